@@ -27,6 +27,7 @@ const (
 	RenderFailed       = distillv1.ErrorCode_ERROR_CODE_RENDER_FAILED
 	Canceled           = distillv1.ErrorCode_ERROR_CODE_CANCELED
 	Internal           = distillv1.ErrorCode_ERROR_CODE_INTERNAL
+	InvalidArgument    = distillv1.ErrorCode_ERROR_CODE_INVALID_ARGUMENT
 )
 
 // Error is a failure with a code. Its message is one line naming the
@@ -99,7 +100,7 @@ func CodeOf(err error) distillv1.ErrorCode {
 		case codes.Canceled:
 			return Canceled
 		case codes.InvalidArgument:
-			return InvalidURL
+			return InvalidArgument
 		}
 	}
 	return Internal
@@ -117,7 +118,8 @@ func FromRemote(err error) error {
 	if st, ok := status.FromError(err); ok {
 		for _, d := range st.Details() {
 			if pe, ok := d.(*distillv1.Error); ok {
-				return &Error{Code: pe.GetCode(), Message: pe.GetMessage()}
+				// The status message holds any wrapping the server added.
+				return &Error{Code: pe.GetCode(), Message: st.Message()}
 			}
 		}
 		return &Error{Code: CodeOf(err), Message: st.Message()}
@@ -143,7 +145,7 @@ func FromProto(pe *distillv1.Error) *Error {
 
 func grpcCode(c distillv1.ErrorCode) codes.Code {
 	switch c {
-	case InvalidURL:
+	case InvalidURL, InvalidArgument:
 		return codes.InvalidArgument
 	case Blocked, RobotsDisallowed:
 		return codes.PermissionDenied

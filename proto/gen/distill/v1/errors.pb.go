@@ -47,6 +47,9 @@ const (
 	ErrorCode_ERROR_CODE_CANCELED ErrorCode = 9
 	// Anything else: a bug or an unavailable service.
 	ErrorCode_ERROR_CODE_INTERNAL ErrorCode = 10
+	// An option is out of range or malformed (a bad selector, a negative
+	// timeout).
+	ErrorCode_ERROR_CODE_INVALID_ARGUMENT ErrorCode = 11
 )
 
 // Enum value maps for ErrorCode.
@@ -63,6 +66,7 @@ var (
 		8:  "ERROR_CODE_RENDER_FAILED",
 		9:  "ERROR_CODE_CANCELED",
 		10: "ERROR_CODE_INTERNAL",
+		11: "ERROR_CODE_INVALID_ARGUMENT",
 	}
 	ErrorCode_value = map[string]int32{
 		"ERROR_CODE_UNSPECIFIED":         0,
@@ -76,6 +80,7 @@ var (
 		"ERROR_CODE_RENDER_FAILED":       8,
 		"ERROR_CODE_CANCELED":            9,
 		"ERROR_CODE_INTERNAL":            10,
+		"ERROR_CODE_INVALID_ARGUMENT":    11,
 	}
 )
 
@@ -168,7 +173,7 @@ const file_distill_v1_errors_proto_rawDesc = "" +
 	"distill.v1\"L\n" +
 	"\x05Error\x12)\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x15.distill.v1.ErrorCodeR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage*\xbb\x02\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage*\xdc\x02\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16ERROR_CODE_INVALID_URL\x10\x01\x12\x16\n" +
@@ -181,7 +186,8 @@ const file_distill_v1_errors_proto_rawDesc = "" +
 	"\x18ERROR_CODE_RENDER_FAILED\x10\b\x12\x17\n" +
 	"\x13ERROR_CODE_CANCELED\x10\t\x12\x17\n" +
 	"\x13ERROR_CODE_INTERNAL\x10\n" +
-	"B,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\x12\x1f\n" +
+	"\x1bERROR_CODE_INVALID_ARGUMENT\x10\vB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_errors_proto_rawDescOnce sync.Once

@@ -1,0 +1,198 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+	"google.golang.org/protobuf/proto"
+
+	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/pipeline"
+)
+
+// queueGrace is how much longer than a job's own budget the dispatcher
+// waits for its result: time spent queued and redelivered.
+const queueGrace = 30 * time.Second
+
+// Dispatcher runs batches over the job queue.
+type Dispatcher struct {
+	logger *slog.Logger
+	js     jetstream.JetStream
+}
+
+// NewDispatcher returns a Dispatcher publishing on js.
+func NewDispatcher(logger *slog.Logger, js jetstream.JetStream) *Dispatcher {
+	return &Dispatcher{logger: logger, js: js}
+}
+
+// Run distills urls as one batch. It keeps at most
+// fetchopts.Concurrency(opts) jobs in flight and calls deliver exactly once
+// per URL, in completion order, from the calling goroutine. A URL whose
+// result does not come back within its budget is delivered as a timeout
+// error; when ctx ends, the URLs still open are delivered as cancelled.
+func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*distillv1.FetchJobResult)) error {
+	if len(urls) == 0 {
+		return nil
+	}
+	batchID := nuid.Next()
+	subject := ResultsPrefix + batchID
+	cons, err := d.js.CreateConsumer(ctx, ResultsStream, jetstream.ConsumerConfig{
+		FilterSubject:     subject,
+		AckPolicy:         jetstream.AckExplicitPolicy,
+		InactiveThreshold: time.Minute,
+	})
+	if err != nil {
+		return fmt.Errorf("batch %s: results consumer: %w", batchID, err)
+	}
+	defer func() {
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = d.js.DeleteConsumer(cleanup, ResultsStream, cons.CachedInfo().Name)
+	}()
+	msgs, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("batch %s: consume results: %w", batchID, err)
+	}
+	results := make(chan jetstream.Msg)
+	go func() {
+		defer close(results)
+		for {
+			m, err := msgs.Next()
+			if err != nil {
+				return
+			}
+			select {
+			case results <- m:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	defer msgs.Stop()
+
+	b := &batch{
+		id:       batchID,
+		subject:  subject,
+		urls:     urls,
+		opts:     opts,
+		budget:   pipeline.Budget(opts) + queueGrace,
+		inFlight: make(map[int32]time.Time),
+		done:     make([]bool, len(urls)),
+	}
+	limit := fetchopts.Concurrency(opts)
+	deliverOnce := func(r *distillv1.FetchJobResult) {
+		if b.done[r.GetIndex()] {
+			return
+		}
+		b.done[r.GetIndex()] = true
+		b.remaining--
+		delete(b.inFlight, r.GetIndex())
+		deliver(r)
+	}
+	b.remaining = len(urls)
+
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for b.remaining > 0 {
+		for b.next < len(urls) && len(b.inFlight) < limit {
+			idx := int32(b.next)
+			b.next++
+			if err := d.publish(ctx, b, idx); err != nil {
+				deliverOnce(errorResult(b, idx, err))
+			}
+		}
+		if b.remaining == 0 {
+			break
+		}
+		timer.Reset(b.untilNextDeadline())
+		select {
+		case <-ctx.Done():
+			for i := range urls {
+				if !b.done[i] {
+					deliverOnce(errorResult(b, int32(i), failure.Wrap(failure.Canceled, ctx.Err(), "batch cancelled before %s was answered", urls[i])))
+				}
+			}
+			return ctx.Err()
+		case m, ok := <-results:
+			if !ok {
+				return fmt.Errorf("batch %s: result stream closed", batchID)
+			}
+			r := &distillv1.FetchJobResult{}
+			if err := proto.Unmarshal(m.Data(), r); err != nil || r.GetBatchId() != batchID || r.GetIndex() < 0 || int(r.GetIndex()) >= len(urls) {
+				d.logger.Warn("jobs: stray result dropped", "batch", batchID, "err", err)
+				_ = m.Term()
+				continue
+			}
+			_ = m.Ack()
+			deliverOnce(r)
+		case now := <-timer.C:
+			for idx, deadline := range b.inFlight {
+				if now.After(deadline) {
+					deliverOnce(errorResult(b, idx, failure.New(failure.Timeout,
+						"no worker answered for %s within %s", urls[idx], b.budget.Round(time.Second))))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+type batch struct {
+	id, subject string
+	urls        []string
+	opts        *distillv1.FetchOptions
+	budget      time.Duration
+	next        int
+	remaining   int
+	inFlight    map[int32]time.Time // index -> deadline
+	done        []bool
+}
+
+func (b *batch) untilNextDeadline() time.Duration {
+	wait := time.Hour
+	now := time.Now()
+	for _, deadline := range b.inFlight {
+		wait = min(wait, deadline.Sub(now))
+	}
+	return max(wait, time.Millisecond)
+}
+
+func (d *Dispatcher) publish(ctx context.Context, b *batch, idx int32) error {
+	job := &distillv1.FetchJob{
+		JobId:         b.id + "." + strconv.Itoa(int(idx)),
+		BatchId:       b.id,
+		Index:         idx,
+		Url:           b.urls[idx],
+		Options:       b.opts,
+		ResultSubject: b.subject,
+	}
+	data, err := proto.Marshal(job)
+	if err != nil {
+		return failure.Wrap(failure.Internal, err, "encode job for %s", b.urls[idx])
+	}
+	msg := &nats.Msg{Subject: JobsSubject, Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, job.GetJobId())
+	if _, err := d.js.PublishMsg(ctx, msg); err != nil {
+		return failure.Wrap(failure.Internal, err, "queue job for %s", b.urls[idx])
+	}
+	b.inFlight[idx] = time.Now().Add(b.budget)
+	return nil
+}
+
+func errorResult(b *batch, idx int32, err error) *distillv1.FetchJobResult {
+	return &distillv1.FetchJobResult{
+		JobId:   b.id + "." + strconv.Itoa(int(idx)),
+		BatchId: b.id,
+		Index:   idx,
+		Url:     b.urls[idx],
+		Outcome: &distillv1.FetchJobResult_Error{Error: failure.Proto(err)},
+	}
+}

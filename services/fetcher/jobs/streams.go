@@ -1,0 +1,66 @@
+// Package jobs fans batches out over NATS JetStream. A Dispatcher queues one
+// FetchJob per URL on a work-queue stream; Workers pull jobs with explicit
+// acks, distill them and publish a FetchJobResult to the batch's result
+// subject on a second work-queue stream. A worker that dies before acking
+// has its job redelivered; results are published with the job id as the
+// message id and deduplicated by index, so no URL is lost or answered twice.
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Names of the streams, subjects and the workers' durable consumer.
+const (
+	JobsStream     = "DISTILL_JOBS"
+	JobsSubject    = "distill.jobs"
+	ResultsStream  = "DISTILL_RESULTS"
+	ResultsPrefix  = "distill.results."
+	WorkerConsumer = "distill-fetchers"
+)
+
+// resultsMaxAge drops results nobody collected (a gateway that died).
+const resultsMaxAge = time.Hour
+
+// StreamConfig chooses how the streams are stored.
+type StreamConfig struct {
+	// Memory keeps the streams in memory: right for the single binary,
+	// whose queue lives and dies with the process.
+	Memory bool
+	// Replicas for a clustered NATS; 0 means 1.
+	Replicas int
+}
+
+// EnsureStreams creates or updates the job and result streams.
+func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamConfig) error {
+	storage := jetstream.FileStorage
+	if cfg.Memory {
+		storage = jetstream.MemoryStorage
+	}
+	replicas := max(cfg.Replicas, 1)
+	streams := []jetstream.StreamConfig{{
+		Name:      JobsStream,
+		Subjects:  []string{JobsSubject},
+		Retention: jetstream.WorkQueuePolicy,
+		Storage:   storage,
+		Replicas:  replicas,
+	}, {
+		Name:       ResultsStream,
+		Subjects:   []string{ResultsPrefix + ">"},
+		Retention:  jetstream.WorkQueuePolicy,
+		Storage:    storage,
+		Replicas:   replicas,
+		MaxAge:     resultsMaxAge,
+		Duplicates: 2 * time.Minute,
+	}}
+	for _, sc := range streams {
+		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+			return fmt.Errorf("ensure stream %s: %w", sc.Name, err)
+		}
+	}
+	return nil
+}

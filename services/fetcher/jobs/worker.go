@@ -1,0 +1,182 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"distill.dev/proto/failure"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/pipeline"
+)
+
+// Processor distills one URL. *pipeline.Pipeline satisfies it.
+type Processor interface {
+	Distill(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*distillv1.Distilled, error)
+}
+
+// Delivery limits: a job whose worker keeps dying is given up after
+// maxDeliver attempts, and the dispatcher reports it as unanswered.
+const (
+	ackWait    = time.Minute
+	maxDeliver = 5
+)
+
+// Worker pulls jobs and distills them, at most Concurrency at a time.
+type Worker struct {
+	logger      *slog.Logger
+	js          jetstream.JetStream
+	proc        Processor
+	concurrency int
+}
+
+// NewWorker returns a worker that runs up to concurrency jobs at once.
+func NewWorker(logger *slog.Logger, js jetstream.JetStream, proc Processor, concurrency int) *Worker {
+	return &Worker{logger: logger, js: js, proc: proc, concurrency: max(concurrency, 1)}
+}
+
+// Run consumes jobs until ctx ends, then waits for the jobs in flight. A job
+// cut short by shutdown is not acked, so it is redelivered to another
+// worker.
+func (w *Worker) Run(ctx context.Context) error {
+	cons, err := w.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+		Durable:       WorkerConsumer,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       ackWait,
+		MaxDeliver:    maxDeliver,
+		MaxAckPending: -1,
+	})
+	if err != nil {
+		return fmt.Errorf("jobs consumer: %w", err)
+	}
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(w.concurrency))
+	if err != nil {
+		return fmt.Errorf("jobs consume: %w", err)
+	}
+	go func() {
+		<-ctx.Done()
+		msgs.Stop()
+	}()
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	slots := make(chan struct{}, w.concurrency)
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		msg, err := msgs.Next()
+		if err != nil {
+			<-slots
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+				return nil
+			}
+			w.logger.Warn("jobs: next message", "err", err)
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			w.handle(ctx, msg)
+		})
+	}
+}
+
+func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
+	job := &distillv1.FetchJob{}
+	if err := proto.Unmarshal(msg.Data(), job); err != nil {
+		w.logger.Error("jobs: undecodable job dropped", "err", err)
+		_ = msg.Term()
+		return
+	}
+	budget := pipeline.Budget(job.GetOptions())
+	jobCtx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+
+	// Long renders outlive the ack wait; tell the server the job is alive.
+	stopBeat := heartbeat(jobCtx, msg, ackWait/3)
+	page, err := w.proc.Distill(jobCtx, job.GetUrl(), job.GetOptions())
+	stopBeat()
+
+	if ctx.Err() != nil {
+		// Shutting down: leave the job for another worker.
+		_ = msg.Nak()
+		return
+	}
+	res := &distillv1.FetchJobResult{
+		JobId:   job.GetJobId(),
+		BatchId: job.GetBatchId(),
+		Index:   job.GetIndex(),
+		Url:     job.GetUrl(),
+	}
+	if err != nil {
+		res.Outcome = &distillv1.FetchJobResult_Error{Error: failure.Proto(err)}
+	} else {
+		res.Outcome = &distillv1.FetchJobResult_Result{Result: page}
+	}
+	if err := w.publish(ctx, job.GetResultSubject(), res); err != nil {
+		w.logger.Warn("jobs: publish result, job will be redelivered", "job", job.GetJobId(), "err", err)
+		_ = msg.NakWithDelay(time.Second)
+		return
+	}
+	if err := msg.DoubleAck(ctx); err != nil {
+		// The result is out and deduplicated by job id, so a redelivery
+		// after a lost ack costs work but not correctness.
+		w.logger.Warn("jobs: ack", "job", job.GetJobId(), "err", err)
+	}
+}
+
+func (w *Worker) publish(ctx context.Context, subject string, res *distillv1.FetchJobResult) error {
+	data, err := proto.Marshal(res)
+	if err != nil {
+		return err
+	}
+	out := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+	out.Header.Set(jetstream.MsgIDHeader, res.GetJobId())
+	_, err = w.js.PublishMsg(ctx, out)
+	if errors.Is(err, nats.ErrMaxPayload) {
+		// The page is too big for the queue: answer with the reason rather
+		// than leave the URL unanswered.
+		res.Outcome = &distillv1.FetchJobResult_Error{Error: failure.Proto(failure.New(failure.TooLarge,
+			"distilled result of %d bytes exceeds the queue's message limit", len(data)))}
+		data, err = proto.Marshal(res)
+		if err != nil {
+			return err
+		}
+		out.Data = data
+		_, err = w.js.PublishMsg(ctx, out)
+	}
+	return err
+}
+
+// heartbeat marks msg in progress every interval until the returned stop
+// function is called.
+func heartbeat(ctx context.Context, msg jetstream.Msg, interval time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}

@@ -1,0 +1,69 @@
+// Package natsembed runs a NATS server with JetStream inside the process, for
+// the single binary and for tests. Clients reach it through an in-process
+// connection: no port is opened.
+package natsembed
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// MaxPayload is the largest message the embedded server accepts. A batch
+// result carries a whole distilled page, so the NATS default of 1 MiB is too
+// small; 64 MiB is the server's ceiling.
+const MaxPayload = 64 << 20
+
+// readyTimeout bounds the server's start.
+const readyTimeout = 10 * time.Second
+
+// Server is a running embedded NATS server.
+type Server struct {
+	ns *server.Server
+}
+
+// Config configures the embedded server.
+type Config struct {
+	// StoreDir is where JetStream keeps file-backed streams; empty uses a
+	// temporary directory the server removes on shutdown.
+	StoreDir string
+}
+
+// Start starts a server and waits until it accepts connections.
+func Start(cfg Config) (*Server, error) {
+	ns, err := server.NewServer(&server.Options{
+		ServerName: "distill-embedded",
+		DontListen: true,
+		JetStream:  true,
+		StoreDir:   cfg.StoreDir,
+		MaxPayload: MaxPayload,
+		NoSigs:     true,
+		NoLog:      true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedded nats: %w", err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(readyTimeout) {
+		ns.Shutdown()
+		return nil, fmt.Errorf("embedded nats: not ready after %s", readyTimeout)
+	}
+	return &Server{ns: ns}, nil
+}
+
+// Connect opens an in-process client connection.
+func (s *Server) Connect(name string) (*nats.Conn, error) {
+	nc, err := nats.Connect("", nats.InProcessServer(s.ns), nats.Name(name))
+	if err != nil {
+		return nil, fmt.Errorf("connect embedded nats: %w", err)
+	}
+	return nc, nil
+}
+
+// Shutdown stops the server and waits for it.
+func (s *Server) Shutdown() {
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+}

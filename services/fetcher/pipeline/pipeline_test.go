@@ -1,0 +1,147 @@
+package pipeline
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	"distill.dev/proto/failure"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+)
+
+// The stages here are small in-test implementations: this package decides
+// when to render and which result to keep; the real stages are tested in
+// their own packages and together in the gateway's end-to-end tests.
+
+type fetchFunc func(context.Context, *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error)
+
+func (f fetchFunc) Fetch(ctx context.Context, r *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
+	return f(ctx, r)
+}
+
+// charsExtractor returns a page whose output size is the body's length and
+// whose low_content flag is set below 10 bytes.
+type charsExtractor struct{ calls []*distillv1.ExtractRequest }
+
+func (e *charsExtractor) Extract(_ context.Context, r *distillv1.ExtractRequest) (*distillv1.ExtractResponse, error) {
+	e.calls = append(e.calls, r)
+	d := &distillv1.Distilled{FinalUrl: r.GetUrl(), Status: r.GetStatus(), Markdown: string(r.GetHtml())}
+	if r.GetOptions().GetDiagnostics() {
+		d.Diagnostics = &distillv1.Diagnostics{
+			OutputChars:  int64(len(r.GetHtml())),
+			LowContent:   len(r.GetHtml()) < 10,
+			UsedHeadless: r.GetRendered(),
+		}
+	}
+	return &distillv1.ExtractResponse{Distilled: d}, nil
+}
+
+type renderFunc func(context.Context, *distillv1.RenderRequest) (*distillv1.RenderResponse, error)
+
+func (f renderFunc) Render(ctx context.Context, r *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+	return f(ctx, r)
+}
+
+func page(body string) fetchFunc {
+	return func(_ context.Context, r *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
+		return &distillv1.FetcherServiceFetchResponse{FinalUrl: r.GetUrl(), Status: 200, ContentType: "text/html", Body: []byte(body), RedirectHistory: []string{"http://old/"}}, nil
+	}
+}
+
+func rendered(body string, calls *int) renderFunc {
+	return func(_ context.Context, r *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+		*calls++
+		return &distillv1.RenderResponse{FinalUrl: r.GetUrl(), Status: 200, Html: []byte(body)}, nil
+	}
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func TestRun(t *testing.T) {
+	unavailable := renderFunc(func(context.Context, *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+		return nil, failure.New(failure.RenderFailed, "no browser")
+	})
+	tests := []struct {
+		name         string
+		body         string
+		renderBody   string
+		renderFails  bool
+		js           distillv1.JsMode
+		diagnostics  bool
+		wantMarkdown string
+		wantRenders  int
+		wantReason   string
+		wantCode     distillv1.ErrorCode
+	}{
+		{name: "rich page is not rendered in auto", body: "plenty of text here", renderBody: "rendered and longer text", wantMarkdown: "plenty of text here"},
+		{name: "thin page is rendered in auto and the richer render kept", body: "<div/>", renderBody: "rendered app content", wantMarkdown: "rendered app content", wantRenders: 1, wantReason: "js_app"},
+		{name: "render no richer than the page is discarded", body: "<div/>", renderBody: "<p/>", wantMarkdown: "<div/>", wantRenders: 1},
+		{name: "failed fallback keeps the fetched page", body: "<div/>", renderFails: true, wantMarkdown: "<div/>"},
+		{name: "off never renders", body: "<div/>", renderBody: "rendered app content", js: distillv1.JsMode_JS_MODE_OFF, wantMarkdown: "<div/>"},
+		{name: "always renders", body: "plenty of text here", renderBody: "rendered", js: distillv1.JsMode_JS_MODE_ALWAYS, wantMarkdown: "rendered", wantRenders: 1, wantReason: "forced"},
+		{name: "always fails when rendering fails", body: "plenty of text here", renderFails: true, js: distillv1.JsMode_JS_MODE_ALWAYS, wantCode: failure.RenderFailed},
+		{name: "diagnostics kept when asked", body: "plenty of text here", diagnostics: true, wantMarkdown: "plenty of text here"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			renders := 0
+			var r Renderer = rendered(tt.renderBody, &renders)
+			if tt.renderFails {
+				r = unavailable
+			}
+			ex := &charsExtractor{}
+			p := New(quiet, page(tt.body), ex, r)
+			res, err := p.Run(context.Background(), "http://127.0.0.1/", &distillv1.FetchOptions{Js: tt.js, Diagnostics: tt.diagnostics})
+			if tt.wantCode != distillv1.ErrorCode_ERROR_CODE_UNSPECIFIED {
+				if got := failure.CodeOf(err); got != tt.wantCode {
+					t.Fatalf("code = %v, want %v (err %v)", got, tt.wantCode, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Distilled.GetMarkdown(); got != tt.wantMarkdown {
+				t.Errorf("markdown = %q, want %q", got, tt.wantMarkdown)
+			}
+			if renders != tt.wantRenders {
+				t.Errorf("renders = %d, want %d", renders, tt.wantRenders)
+			}
+			if res.FallbackReason != tt.wantReason {
+				t.Errorf("fallback reason = %q, want %q", res.FallbackReason, tt.wantReason)
+			}
+			if got := res.Distilled.GetDiagnostics() != nil; got != tt.diagnostics {
+				t.Errorf("diagnostics present = %v, want %v", got, tt.diagnostics)
+			}
+			if len(res.RedirectHistory) != 1 {
+				t.Errorf("redirect history = %v, want the fetcher's", res.RedirectHistory)
+			}
+			for _, c := range ex.calls {
+				if !c.GetOptions().GetDiagnostics() {
+					t.Error("extraction ran without diagnostics, so low_content was unknown")
+				}
+			}
+		})
+	}
+}
+
+func TestRunRefusesInvalidOptions(t *testing.T) {
+	p := New(quiet, page("x"), &charsExtractor{}, nil)
+	zero := int32(0)
+	_, err := p.Run(context.Background(), "http://127.0.0.1/", &distillv1.FetchOptions{TimeoutSecs: &zero})
+	if failure.CodeOf(err) != failure.InvalidArgument {
+		t.Fatalf("err = %v, want an invalid-options error", err)
+	}
+}
+
+func TestRunPassesFetchErrorsThrough(t *testing.T) {
+	blocked := fetchFunc(func(context.Context, *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
+		return nil, failure.New(failure.Blocked, "blocked by network policy: 10.0.0.1")
+	})
+	p := New(quiet, blocked, &charsExtractor{}, nil)
+	_, err := p.Run(context.Background(), "http://10.0.0.1/", nil)
+	if failure.CodeOf(err) != failure.Blocked {
+		t.Fatalf("err = %v, want Blocked", err)
+	}
+}
