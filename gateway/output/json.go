@@ -1,0 +1,249 @@
+// Package output writes distilled pages the way users read them: Markdown
+// or text for people, and the public JSON shape for programs. The JSON shape
+// is the frozen public contract: field names and nesting as documented,
+// optional parts absent (never null) when they were not asked for, numbers
+// as JSON numbers. It is written here rather than with protojson, which
+// renders 64-bit integers as strings, cannot tell an absent list from an
+// empty one, and varies its whitespace.
+package output
+
+import (
+	"encoding/json"
+	"io"
+
+	distillv1 "distill.dev/proto/gen/distill/v1"
+)
+
+type distilledJSON struct {
+	FinalURL    string           `json:"final_url"`
+	Status      int32            `json:"status"`
+	Title       string           `json:"title"`
+	Byline      *string          `json:"byline,omitempty"`
+	Excerpt     *string          `json:"excerpt,omitempty"`
+	Markdown    string           `json:"markdown"`
+	Stats       *statsJSON       `json:"stats,omitempty"`
+	Links       *[]linkJSON      `json:"links,omitempty"`
+	Tables      *[]tableJSON     `json:"tables,omitempty"`
+	Actions     *actionsJSON     `json:"actions,omitempty"`
+	Diagnostics *diagnosticsJSON `json:"diagnostics,omitempty"`
+}
+
+type statsJSON struct {
+	RawBytes     int64   `json:"raw_bytes"`
+	RawTokens    int64   `json:"raw_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	SavedTokens  int64   `json:"saved_tokens"`
+	SavedRatio   float64 `json:"saved_ratio"`
+}
+
+type linkJSON struct {
+	Href string `json:"href"`
+	Text string `json:"text"`
+}
+
+type tableJSON struct {
+	Headers []string   `json:"headers"`
+	Rows    [][]string `json:"rows"`
+}
+
+type actionsJSON struct {
+	Links     []actionLinkJSON `json:"links"`
+	Forms     []formJSON       `json:"forms"`
+	Buttons   []buttonJSON     `json:"buttons"`
+	Downloads []actionLinkJSON `json:"downloads"`
+}
+
+type actionLinkJSON struct {
+	ActionID string `json:"action_id"`
+	Href     string `json:"href"`
+	Text     string `json:"text"`
+}
+
+type buttonJSON struct {
+	ActionID string  `json:"action_id"`
+	Label    string  `json:"label"`
+	FormID   *string `json:"form_id,omitempty"`
+}
+
+type formJSON struct {
+	ActionID string      `json:"action_id"`
+	Method   string      `json:"method"`
+	Action   string      `json:"action"`
+	Fields   []fieldJSON `json:"fields"`
+	SubmitID *string     `json:"submit_id,omitempty"`
+}
+
+type fieldJSON struct {
+	Name     string       `json:"name"`
+	Type     string       `json:"type"`
+	Value    *string      `json:"value,omitempty"`
+	Label    *string      `json:"label,omitempty"`
+	Required bool         `json:"required,omitempty"`
+	Options  []optionJSON `json:"options,omitempty"`
+}
+
+type optionJSON struct {
+	Value    string `json:"value"`
+	Label    string `json:"label"`
+	Selected bool   `json:"selected"`
+}
+
+type diagnosticsJSON struct {
+	Profile         string  `json:"profile"`
+	RawBytes        int64   `json:"raw_bytes"`
+	OutputChars     int64   `json:"output_chars"`
+	OutputTokens    int64   `json:"output_tokens"`
+	ExtractionRatio float64 `json:"extraction_ratio"`
+	LinkCount       int32   `json:"link_count"`
+	TableCount      int32   `json:"table_count"`
+	ActionCount     int32   `json:"action_count"`
+	UsedHeadless    bool    `json:"used_headless"`
+	Truncated       bool    `json:"truncated"`
+	LowContent      bool    `json:"low_content"`
+}
+
+// BatchItem is one URL of a batch and its outcome: a page or an error.
+type BatchItem struct {
+	URL    string
+	Result *distillv1.Distilled
+	Err    error
+}
+
+type batchItemJSON struct {
+	URL    string         `json:"url"`
+	OK     bool           `json:"ok"`
+	Result *distilledJSON `json:"result,omitempty"`
+	Error  string         `json:"error,omitempty"`
+}
+
+// WriteJSON writes one page as indented JSON followed by a newline.
+func WriteJSON(w io.Writer, d *distillv1.Distilled) error {
+	return encode(w, toJSON(d))
+}
+
+// WriteBatchJSON writes a batch as a JSON array of {url, ok, result | error}
+// in the order given.
+func WriteBatchJSON(w io.Writer, items []BatchItem) error {
+	out := make([]batchItemJSON, len(items))
+	for i, it := range items {
+		out[i] = batchItemJSON{URL: it.URL, OK: it.Err == nil}
+		if it.Err != nil {
+			out[i].Error = it.Err.Error()
+		} else {
+			out[i].Result = toJSON(it.Result)
+		}
+	}
+	return encode(w, out)
+}
+
+// MarshalDistilled returns one page's compact JSON, for callers that embed
+// it (MCP tool results).
+func MarshalDistilled(d *distillv1.Distilled) ([]byte, error) {
+	return json.Marshal(toJSON(d))
+}
+
+func encode(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	// Markdown is full of <, > and &: keep it readable.
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func toJSON(d *distillv1.Distilled) *distilledJSON {
+	out := &distilledJSON{
+		FinalURL: d.GetFinalUrl(),
+		Status:   d.GetStatus(),
+		Title:    d.GetTitle(),
+		Byline:   d.Byline,
+		Excerpt:  d.Excerpt,
+		Markdown: d.GetMarkdown(),
+	}
+	if s := d.GetStats(); s != nil {
+		out.Stats = &statsJSON{
+			RawBytes:     s.GetRawBytes(),
+			RawTokens:    s.GetRawTokens(),
+			OutputTokens: s.GetOutputTokens(),
+			SavedTokens:  s.GetSavedTokens(),
+			SavedRatio:   s.GetSavedRatio(),
+		}
+	}
+	if l := d.GetLinks(); l != nil {
+		links := make([]linkJSON, 0, len(l.GetItems()))
+		for _, it := range l.GetItems() {
+			links = append(links, linkJSON{Href: it.GetHref(), Text: it.GetText()})
+		}
+		out.Links = &links
+	}
+	if t := d.GetTables(); t != nil {
+		tables := make([]tableJSON, 0, len(t.GetItems()))
+		for _, it := range t.GetItems() {
+			tables = append(tables, toTableJSON(it))
+		}
+		out.Tables = &tables
+	}
+	if a := d.GetActions(); a != nil {
+		out.Actions = toActionsJSON(a)
+	}
+	if g := d.GetDiagnostics(); g != nil {
+		out.Diagnostics = &diagnosticsJSON{
+			Profile:         g.GetProfile(),
+			RawBytes:        g.GetRawBytes(),
+			OutputChars:     g.GetOutputChars(),
+			OutputTokens:    g.GetOutputTokens(),
+			ExtractionRatio: g.GetExtractionRatio(),
+			LinkCount:       g.GetLinkCount(),
+			TableCount:      g.GetTableCount(),
+			ActionCount:     g.GetActionCount(),
+			UsedHeadless:    g.GetUsedHeadless(),
+			Truncated:       g.GetTruncated(),
+			LowContent:      g.GetLowContent(),
+		}
+	}
+	return out
+}
+
+func toTableJSON(t *distillv1.Table) tableJSON {
+	rows := make([][]string, 0, len(t.GetRows()))
+	for _, r := range t.GetRows() {
+		rows = append(rows, nonNil(r.GetCells()))
+	}
+	return tableJSON{Headers: nonNil(t.GetHeaders()), Rows: rows}
+}
+
+func toActionsJSON(a *distillv1.Actions) *actionsJSON {
+	out := &actionsJSON{
+		Links:     make([]actionLinkJSON, 0, len(a.GetLinks())),
+		Forms:     make([]formJSON, 0, len(a.GetForms())),
+		Buttons:   make([]buttonJSON, 0, len(a.GetButtons())),
+		Downloads: make([]actionLinkJSON, 0, len(a.GetDownloads())),
+	}
+	for _, l := range a.GetLinks() {
+		out.Links = append(out.Links, actionLinkJSON{ActionID: l.GetActionId(), Href: l.GetHref(), Text: l.GetText()})
+	}
+	for _, l := range a.GetDownloads() {
+		out.Downloads = append(out.Downloads, actionLinkJSON{ActionID: l.GetActionId(), Href: l.GetHref(), Text: l.GetText()})
+	}
+	for _, b := range a.GetButtons() {
+		out.Buttons = append(out.Buttons, buttonJSON{ActionID: b.GetActionId(), Label: b.GetLabel(), FormID: b.FormId})
+	}
+	for _, f := range a.GetForms() {
+		fields := make([]fieldJSON, 0, len(f.GetFields()))
+		for _, fd := range f.GetFields() {
+			field := fieldJSON{Name: fd.GetName(), Type: fd.GetType(), Value: fd.Value, Label: fd.Label, Required: fd.GetRequired()}
+			for _, o := range fd.GetOptions() {
+				field.Options = append(field.Options, optionJSON{Value: o.GetValue(), Label: o.GetLabel(), Selected: o.GetSelected()})
+			}
+			fields = append(fields, field)
+		}
+		out.Forms = append(out.Forms, formJSON{ActionID: f.GetActionId(), Method: f.GetMethod(), Action: f.GetAction(), Fields: fields, SubmitID: f.SubmitId})
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

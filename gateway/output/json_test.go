@@ -1,0 +1,150 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	distillv1 "distill.dev/proto/gen/distill/v1"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden (rerun with -update after review):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func str(s string) *string { return &s }
+
+// full has every part of the schema set.
+func full() *distillv1.Distilled {
+	return &distillv1.Distilled{
+		FinalUrl: "https://example.com/post",
+		Status:   200,
+		Title:    "A <post> & more",
+		Byline:   str("Ada Lovelace"),
+		Excerpt:  str("On engines."),
+		Markdown: "# A post\n\nBody with <tags> & [a link](https://example.com/a).",
+		Text:     "must not appear in JSON",
+		Stats:    &distillv1.Stats{RawBytes: 12000, RawTokens: 3000, OutputTokens: 120, SavedTokens: 2880, SavedRatio: 0.96},
+		Links:    &distillv1.LinkList{Items: []*distillv1.Link{{Href: "https://example.com/a", Text: "a link"}}},
+		Tables: &distillv1.TableList{Items: []*distillv1.Table{{
+			Headers: []string{"Name", "Age"},
+			Rows:    []*distillv1.TableRow{{Cells: []string{"Ada", "36"}}},
+		}}},
+		Actions: &distillv1.Actions{
+			Links: []*distillv1.LinkAction{{ActionId: "link_1", Href: "https://example.com/a", Text: "a link"}},
+			Forms: []*distillv1.FormAction{{
+				ActionId: "form_1", Method: "GET", Action: "https://example.com/search", SubmitId: str("button_1"),
+				Fields: []*distillv1.FormField{
+					{Name: "q", Type: "search", Label: str("Search"), Required: true},
+					{Name: "sort", Type: "select", Value: str("new"), Options: []*distillv1.SelectOption{
+						{Value: "new", Label: "Newest", Selected: true}, {Value: "old", Label: "Oldest"},
+					}},
+				},
+			}},
+			Buttons:   []*distillv1.ButtonAction{{ActionId: "button_1", Label: "Search", FormId: str("form_1")}},
+			Downloads: []*distillv1.DownloadAction{{ActionId: "download_1", Href: "https://example.com/a.pdf", Text: "PDF"}},
+		},
+		Diagnostics: &distillv1.Diagnostics{
+			Profile: "article", RawBytes: 12000, OutputChars: 480, OutputTokens: 120, ExtractionRatio: 0.04,
+			LinkCount: 1, TableCount: 1, ActionCount: 4, Truncated: true,
+		},
+	}
+}
+
+func TestJSONGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		page *distillv1.Distilled
+	}{
+		{"full.json", full()},
+		// Nothing optional asked for: only the five always-present fields.
+		{"minimal.json", &distillv1.Distilled{FinalUrl: "https://example.com/", Status: 404, Markdown: "Not found"}},
+		// Extraction asked for and empty: empty lists, not absent.
+		{"asked-empty.json", &distillv1.Distilled{
+			FinalUrl: "https://example.com/", Status: 200, Title: "Empty",
+			Links: &distillv1.LinkList{}, Tables: &distillv1.TableList{}, Actions: &distillv1.Actions{},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteJSON(&buf, tt.page); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name, buf.Bytes())
+		})
+	}
+}
+
+// TestJSONFieldSets pins the key sets of the public schema independently of
+// the golden text, so a renamed or dropped field fails with its name.
+func TestJSONFieldSets(t *testing.T) {
+	var m map[string]any
+	b, err := MarshalDistilled(full())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	assertKeys(t, "distilled", m, "final_url", "status", "title", "byline", "excerpt", "markdown", "stats", "links", "tables", "actions", "diagnostics")
+	assertKeys(t, "stats", m["stats"].(map[string]any), "raw_bytes", "raw_tokens", "output_tokens", "saved_tokens", "saved_ratio")
+	assertKeys(t, "diagnostics", m["diagnostics"].(map[string]any), "profile", "raw_bytes", "output_chars", "output_tokens", "extraction_ratio", "link_count", "table_count", "action_count", "used_headless", "truncated", "low_content")
+	assertKeys(t, "link", m["links"].([]any)[0].(map[string]any), "href", "text")
+	assertKeys(t, "table", m["tables"].([]any)[0].(map[string]any), "headers", "rows")
+	actions := m["actions"].(map[string]any)
+	assertKeys(t, "actions", actions, "links", "forms", "buttons", "downloads")
+	form := actions["forms"].([]any)[0].(map[string]any)
+	assertKeys(t, "form", form, "action_id", "method", "action", "fields", "submit_id")
+	option := form["fields"].([]any)[1].(map[string]any)["options"].([]any)[0].(map[string]any)
+	assertKeys(t, "select option", option, "value", "label", "selected")
+	if _, isNumber := m["stats"].(map[string]any)["raw_bytes"].(float64); !isNumber {
+		t.Error("raw_bytes is not a JSON number")
+	}
+}
+
+func assertKeys(t *testing.T, what string, m map[string]any, want ...string) {
+	t.Helper()
+	var got []string
+	for k := range m {
+		got = append(got, k)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s keys = %v, want %v", what, got, want)
+	}
+}
+
+func TestBatchJSONKeepsOrderAndShape(t *testing.T) {
+	var buf bytes.Buffer
+	err := WriteBatchJSON(&buf, []BatchItem{
+		{URL: "https://b.example/", Result: &distillv1.Distilled{FinalUrl: "https://b.example/", Status: 200, Markdown: "B"}},
+		{URL: "http://10.0.0.1/", Err: errors.New("fetch http://10.0.0.1/: blocked by network policy")},
+		{URL: "https://a.example/", Result: &distillv1.Distilled{FinalUrl: "https://a.example/", Status: 200, Markdown: "A"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "batch.json", buf.Bytes())
+}
