@@ -1,0 +1,133 @@
+// Package app composes distill in one process: the fetcher, extractor and
+// renderer services wired into the pipeline, and an embedded NATS server
+// whose JetStream work queue carries batches to in-process workers. It holds
+// no service logic of its own.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/extract"
+	"distill.dev/services/fetcher/fetch"
+	"distill.dev/services/fetcher/jobs"
+	"distill.dev/services/fetcher/natsembed"
+	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/renderer/render"
+)
+
+// Config configures the in-process system.
+type Config struct {
+	// Version names distill in the User-Agent.
+	Version string
+	// Workers is how many batch jobs the in-process workers run at once.
+	Workers int
+}
+
+// App is distill running in one process.
+type App struct {
+	logger   *slog.Logger
+	cfg      Config
+	pipeline *pipeline.Pipeline
+
+	// The queue starts on the first batch: a single fetch never pays for it.
+	queueOnce sync.Once
+	queueErr  error
+	queue     *queue
+}
+
+type queue struct {
+	server       *natsembed.Server
+	conn         *nats.Conn
+	dispatcher   *jobs.Dispatcher
+	stopWorkers  context.CancelFunc
+	workersEnded chan error
+}
+
+// New wires the services.
+func New(logger *slog.Logger, cfg Config) *App {
+	f := fetch.New(logger, fetch.WithUserAgent(cfg.Version))
+	e := extract.New(logger)
+	r := render.New(logger)
+	return &App{logger: logger, cfg: cfg, pipeline: pipeline.New(logger, f, e, r)}
+}
+
+// Fetch distills one page.
+func (a *App) Fetch(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*pipeline.Result, error) {
+	return a.pipeline.Run(ctx, rawURL, opts)
+}
+
+// Batch distills urls over the job queue and calls deliver once per URL as
+// results arrive.
+func (a *App) Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*distillv1.FetchJobResult)) error {
+	q, err := a.startQueue()
+	if err != nil {
+		return err
+	}
+	return q.dispatcher.Run(ctx, urls, opts, deliver)
+}
+
+func (a *App) startQueue() (*queue, error) {
+	a.queueOnce.Do(func() { a.queue, a.queueErr = a.newQueue() })
+	return a.queue, a.queueErr
+}
+
+func (a *App) newQueue() (*queue, error) {
+	srv, err := natsembed.Start(natsembed.Config{})
+	if err != nil {
+		return nil, err
+	}
+	nc, err := srv.Connect("distill")
+	if err != nil {
+		srv.Shutdown()
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		srv.Shutdown()
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	if err := jobs.EnsureStreams(context.Background(), js, jobs.StreamConfig{Memory: true}); err != nil {
+		nc.Close()
+		srv.Shutdown()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan error, 1)
+	worker := jobs.NewWorker(a.logger, js, a.pipeline, a.cfg.Workers)
+	go func() { ended <- worker.Run(ctx) }()
+	return &queue{
+		server:       srv,
+		conn:         nc,
+		dispatcher:   jobs.NewDispatcher(a.logger, js),
+		stopWorkers:  cancel,
+		workersEnded: ended,
+	}, nil
+}
+
+var errClosed = errors.New("distill is shutting down")
+
+// Close stops the workers and the embedded NATS server. Batches started
+// after Close fail.
+func (a *App) Close() error {
+	// Marks the queue as never to be started, and orders this read of
+	// a.queue after any start that did happen.
+	a.queueOnce.Do(func() { a.queueErr = errClosed })
+	q := a.queue
+	if q == nil {
+		return nil
+	}
+	q.stopWorkers()
+	err := <-q.workersEnded
+	q.conn.Close()
+	q.server.Shutdown()
+	return err
+}

@@ -1,0 +1,124 @@
+// Package cli is the `distill` command line: it parses flags into the
+// public FetchOptions, runs the in-process system, and prints results. Exit
+// codes: 0 when everything succeeded, 1 when a page or the server failed,
+// 2 for bad usage.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is distill's version, as shown by `distill version` and sent in
+// the User-Agent.
+const Version = "0.1.0"
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+// exitError carries an exit code out of a command whose failure has
+// already been reported on stderr.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// usageError marks a mistake in how the command was called.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// Run runs distill with args (without the program name) and returns the
+// exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	if e, ok := errors.AsType[exitError](err); ok {
+		return e.code
+	}
+	fmt.Fprintf(stderr, "distill: %v\n", err)
+	if isUsage(err) {
+		fmt.Fprintln(stderr, "Run 'distill --help' for usage.")
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+func isUsage(err error) bool {
+	if _, ok := errors.AsType[usageError](err); ok {
+		return true
+	}
+	// Cobra's own parse errors carry no type; their wording is stable.
+	msg := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand flag", "unknown command", "invalid argument", "flag needs an argument", "requires at least", "accepts "} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+type globals struct {
+	stdout, stderr io.Writer
+	logLevel       slog.Level
+}
+
+func (g *globals) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: g.logLevel}))
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	g := &globals{stdout: stdout, stderr: stderr, logLevel: slog.LevelWarn}
+	root := &cobra.Command{
+		Use:   "distill",
+		Short: "Turn web pages into clean, bounded, LLM-ready content",
+		Long: "distill fetches web pages and turns them into clean Markdown, text or JSON for\n" +
+			"language models, under a network policy that keeps it away from private addresses.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentFlags().Var(&levelFlag{&g.logLevel}, "log-level", "log level on stderr: debug, info, warn or error")
+	root.AddCommand(newFetchCmd(g), newServeCmd(g), newVersionCmd(g))
+	return root
+}
+
+func newVersionCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print distill's version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintf(g.stdout, "distill %s\n", Version)
+			return err
+		},
+	}
+}
+
+type levelFlag struct{ l *slog.Level }
+
+func (f *levelFlag) String() string { return strings.ToLower(f.l.String()) }
+func (f *levelFlag) Type() string   { return "level" }
+func (f *levelFlag) Set(s string) error {
+	return f.l.UnmarshalText([]byte(s))
+}

@@ -1,0 +1,27 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// enumFlag is a string flag limited to a fixed set of values.
+type enumFlag struct {
+	value   string
+	allowed []string
+}
+
+func newEnum(def string, allowed ...string) *enumFlag {
+	return &enumFlag{value: def, allowed: allowed}
+}
+
+func (e *enumFlag) String() string { return e.value }
+func (e *enumFlag) Type() string   { return strings.Join(e.allowed, "|") }
+func (e *enumFlag) Set(s string) error {
+	if !slices.Contains(e.allowed, s) {
+		return fmt.Errorf("must be one of %s", strings.Join(e.allowed, ", "))
+	}
+	e.value = s
+	return nil
+}

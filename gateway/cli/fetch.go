@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"distill.dev/gateway/app"
+	"distill.dev/gateway/output"
+	"distill.dev/proto/fetchopts"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+)
+
+// fetchFlags are the `distill fetch` flags, named as in the public surface.
+type fetchFlags struct {
+	format, profile, js *enumFlag
+	selector            string
+	stats, diagnostics  bool
+	maxOutputTokens     int64
+	timeout             int32
+	maxBytes            int64
+	concurrency         int32
+	links, linksAll     bool
+	tables              bool
+	allowLocal          bool
+	maxRetries          int32
+	perHostConcurrency  int32
+	rateLimit           float64
+}
+
+func (f *fetchFlags) register(fs *pflag.FlagSet) {
+	f.format = newEnum("markdown", "markdown", "text", "json")
+	f.profile = newEnum("article", "article", "full", "metadata")
+	f.js = newEnum("auto", "off", "auto", "always")
+	fs.Var(f.format, "format", "output format: markdown, text or json")
+	fs.StringVar(&f.selector, "selector", "", "extract the elements matching this CSS selector instead of running a profile")
+	fs.Var(f.profile, "profile", "content selection: article (main content), full (whole page) or metadata; ignored with --selector")
+	fs.BoolVar(&f.stats, "stats", false, "print token-savings stats to stderr (inside the JSON with --format json)")
+	fs.BoolVar(&f.diagnostics, "diagnostics", false, "print extraction-quality diagnostics to stderr; with --format json, include them in the JSON")
+	fs.Int64Var(&f.maxOutputTokens, "max-output-tokens", 0, "truncate the Markdown or text output to this many tokens (0 = no limit)")
+	fs.Int32Var(&f.timeout, "timeout", fetchopts.DefaultTimeoutSecs, "request timeout in seconds")
+	fs.Int64Var(&f.maxBytes, "max-bytes", fetchopts.DefaultMaxBytes, "cap on the decoded response body, in bytes")
+	fs.Int32Var(&f.concurrency, "concurrency", fetchopts.DefaultConcurrency, "max concurrent requests of a multi-URL batch")
+	fs.BoolVar(&f.links, "links", false, "extract the main content's links as structured data")
+	fs.BoolVar(&f.linksAll, "links-all", false, "extract every link of the page, for crawling")
+	fs.BoolVar(&f.tables, "tables", false, "extract tables as structured data")
+	fs.Var(f.js, "js", "headless JavaScript rendering fallback: off, auto or always")
+	fs.BoolVar(&f.allowLocal, "allow-local", false, "permit loopback targets (loopback only; private ranges stay refused)")
+	fs.Int32Var(&f.maxRetries, "max-retries", fetchopts.DefaultMaxRetries, "retry transient failures (connect errors, timeouts, 429, 5xx)")
+	fs.Int32Var(&f.perHostConcurrency, "per-host-concurrency", fetchopts.DefaultPerHostConcurrency, "max simultaneous requests per host (0 = unlimited)")
+	fs.Float64Var(&f.rateLimit, "rate-limit", 0, "per-host rate limit in requests per second (0 = off)")
+}
+
+// options turns the flags into FetchOptions. Flags left at their default are
+// left unset, so the defaults live in one place (fetchopts).
+func (f *fetchFlags) options(fs *pflag.FlagSet) *distillv1.FetchOptions {
+	o := &distillv1.FetchOptions{
+		Format:        formats[f.format.value],
+		Selector:      f.selector,
+		Profile:       profiles[f.profile.value],
+		Stats:         f.stats,
+		Diagnostics:   f.diagnostics,
+		ExtractLinks:  f.links,
+		LinksFull:     f.linksAll,
+		ExtractTables: f.tables,
+		Js:            jsModes[f.js.value],
+		AllowLocal:    f.allowLocal,
+		RateLimit:     f.rateLimit,
+	}
+	if fs.Changed("max-output-tokens") {
+		o.MaxOutputTokens = &f.maxOutputTokens
+	}
+	if fs.Changed("timeout") {
+		o.TimeoutSecs = &f.timeout
+	}
+	if fs.Changed("max-bytes") {
+		o.MaxBytes = &f.maxBytes
+	}
+	if fs.Changed("concurrency") {
+		o.Concurrency = &f.concurrency
+	}
+	if fs.Changed("max-retries") {
+		o.MaxRetries = &f.maxRetries
+	}
+	if fs.Changed("per-host-concurrency") {
+		o.PerHostConcurrency = &f.perHostConcurrency
+	}
+	return o
+}
+
+var (
+	formats = map[string]distillv1.Format{
+		"markdown": distillv1.Format_FORMAT_MARKDOWN,
+		"text":     distillv1.Format_FORMAT_TEXT,
+		"json":     distillv1.Format_FORMAT_JSON,
+	}
+	profiles = map[string]distillv1.Profile{
+		"article":  distillv1.Profile_PROFILE_ARTICLE,
+		"full":     distillv1.Profile_PROFILE_FULL,
+		"metadata": distillv1.Profile_PROFILE_METADATA,
+	}
+	jsModes = map[string]distillv1.JsMode{
+		"off":    distillv1.JsMode_JS_MODE_OFF,
+		"auto":   distillv1.JsMode_JS_MODE_AUTO,
+		"always": distillv1.JsMode_JS_MODE_ALWAYS,
+	}
+)
+
+func newFetchCmd(g *globals) *cobra.Command {
+	f := &fetchFlags{}
+	cmd := &cobra.Command{
+		Use:   "fetch <url>...",
+		Short: "Fetch pages and print them distilled",
+		Long: "Fetch one or more pages and print them as Markdown, text or JSON.\n\n" +
+			"Several URLs are fetched concurrently as a batch and printed in input order:\n" +
+			"Markdown and text under a '==> URL <==' header each, JSON as an array of\n" +
+			"{url, ok, result | error}. The exit code is 0 when every URL succeeded and 1\n" +
+			"otherwise, with one line per failure on stderr.",
+		Example: "  distill fetch https://example.com/\n" +
+			"  distill fetch --format json --stats https://example.com/a https://example.com/b",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, urls []string) error {
+			opts := f.options(cmd.Flags())
+			if err := fetchopts.Validate(opts); err != nil {
+				return usageError{err}
+			}
+			return runFetch(cmd, g, urls, opts)
+		},
+	}
+	f.register(cmd.Flags())
+	cmd.Flags().SortFlags = false
+	return cmd
+}
+
+func runFetch(cmd *cobra.Command, g *globals, urls []string, opts *distillv1.FetchOptions) error {
+	ctx := cmd.Context()
+	a := app.New(g.logger(), app.Config{Version: Version, Workers: fetchopts.Concurrency(opts)})
+	defer a.Close()
+
+	items := make([]output.BatchItem, len(urls))
+	if len(urls) == 1 {
+		items[0].URL = urls[0]
+		res, err := a.Fetch(ctx, urls[0], opts)
+		if err != nil {
+			items[0].Err = err
+		} else {
+			items[0].Result = res.Distilled
+		}
+	} else {
+		err := a.Batch(ctx, urls, opts, func(r *distillv1.FetchJobResult) {
+			it := &items[r.GetIndex()]
+			it.URL = r.GetUrl()
+			if e := r.GetError(); e != nil {
+				it.Err = errorOf(e)
+			} else {
+				it.Result = r.GetResult()
+			}
+		})
+		if err != nil && ctx.Err() == nil {
+			return err
+		}
+	}
+	return printFetch(g, items, opts, len(urls) > 1)
+}
+
+func printFetch(g *globals, items []output.BatchItem, opts *distillv1.FetchOptions, batch bool) error {
+	format := fetchopts.Format(opts)
+	var failed int
+	for _, it := range items {
+		if it.Err != nil {
+			failed++
+			fmt.Fprintf(g.stderr, "distill: %s\n", oneLine(it.Err.Error()))
+			continue
+		}
+		if format == distillv1.Format_FORMAT_JSON {
+			continue
+		}
+		if opts.GetStats() {
+			fmt.Fprintln(g.stderr, output.StatsLine(it.Result))
+		}
+		if opts.GetDiagnostics() {
+			fmt.Fprintln(g.stderr, output.DiagnosticsLine(it.Result))
+		}
+	}
+
+	var err error
+	switch {
+	case format == distillv1.Format_FORMAT_JSON && batch:
+		err = output.WriteBatchJSON(g.stdout, items)
+	case format == distillv1.Format_FORMAT_JSON && failed == 0:
+		err = output.WriteJSON(g.stdout, items[0].Result)
+	case batch:
+		err = output.WriteBatch(g.stdout, items, format)
+	case failed == 0:
+		err = output.WritePage(g.stdout, items[0].Result, format)
+	}
+	if err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	if failed > 0 {
+		return exitError{ExitFailure}
+	}
+	return nil
+}
+
+// errorOf gives a batch error the message the worker wrote.
+func errorOf(e *distillv1.Error) error {
+	return fmt.Errorf("%s", e.GetMessage())
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
