@@ -1,0 +1,219 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
+
+	"distill.dev/gateway/api"
+	"distill.dev/gateway/app"
+	"distill.dev/proto/failure"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/proto/grpcserve"
+)
+
+// serve starts the public API on a loopback port, as `distill serve` does,
+// and returns a client connection to it.
+func serve(t *testing.T) *grpc.ClientConn {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a := app.New(logger, app.Config{Version: "test", Workers: 4})
+	srv := grpcserve.New(logger, func(s *grpc.Server) {
+		distillv1.RegisterDistillServiceServer(s, api.New(logger, a))
+	})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		if err := a.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+func site(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<html><head><title>Page %s</title></head><body><main><h1>Page %s</h1><p>Words about %s for a reader to read, several of them in a row.</p></main></body></html>", r.URL.Path, r.URL.Path, r.URL.Path)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestFetchOverGRPC(t *testing.T) {
+	pages := site(t)
+	client := distillv1.NewDistillServiceClient(serve(t))
+	res, err := client.Fetch(context.Background(), &distillv1.FetchRequest{
+		Url:     pages.URL + "/hello",
+		Options: &distillv1.FetchOptions{AllowLocal: true, Stats: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.GetDistilled()
+	if d.GetStatus() != 200 || d.GetFinalUrl() != pages.URL+"/hello" || d.GetTitle() != "Page /hello" {
+		t.Errorf("distilled = status %d url %q title %q", d.GetStatus(), d.GetFinalUrl(), d.GetTitle())
+	}
+	if d.GetStats() == nil || d.GetStats().GetRawBytes() == 0 {
+		t.Errorf("stats missing: %v", d.GetStats())
+	}
+}
+
+func TestFetchErrorsCarryTheirCode(t *testing.T) {
+	client := distillv1.NewDistillServiceClient(serve(t))
+	tests := []struct {
+		name     string
+		req      *distillv1.FetchRequest
+		wantGRPC codes.Code
+		wantCode distillv1.ErrorCode
+	}{
+		{"blocked private address", &distillv1.FetchRequest{Url: "http://192.168.1.1/"}, codes.PermissionDenied, failure.Blocked},
+		{"loopback without allow_local", &distillv1.FetchRequest{Url: "http://127.0.0.1:1/"}, codes.PermissionDenied, failure.Blocked},
+		{"missing url", &distillv1.FetchRequest{}, codes.InvalidArgument, failure.InvalidArgument},
+		{"not http", &distillv1.FetchRequest{Url: "file:///etc/passwd"}, codes.InvalidArgument, failure.InvalidURL},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := client.Fetch(context.Background(), tt.req)
+			if got := status.Code(err); got != tt.wantGRPC {
+				t.Errorf("grpc code = %v, want %v (%v)", got, tt.wantGRPC, err)
+			}
+			if got := failure.CodeOf(err); got != tt.wantCode {
+				t.Errorf("distill code = %v, want %v", got, tt.wantCode)
+			}
+		})
+	}
+}
+
+func TestFetchBatchStreamsEveryURLOnce(t *testing.T) {
+	pages := site(t)
+	client := distillv1.NewDistillServiceClient(serve(t))
+	urls := []string{pages.URL + "/1", pages.URL + "/2", "http://10.0.0.1/", pages.URL + "/3", pages.URL + "/4"}
+	stream, err := client.FetchBatch(context.Background(), &distillv1.FetchBatchRequest{
+		Urls:    urls,
+		Options: &distillv1.FetchOptions{AllowLocal: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int32]*distillv1.FetchBatchResponse{}
+	for {
+		r, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, dup := seen[r.GetIndex()]; dup {
+			t.Errorf("index %d streamed twice", r.GetIndex())
+		}
+		seen[r.GetIndex()] = r
+	}
+	if len(seen) != len(urls) {
+		t.Fatalf("streamed %d results, want %d", len(seen), len(urls))
+	}
+	for i, u := range urls {
+		r := seen[int32(i)]
+		if r.GetUrl() != u {
+			t.Errorf("index %d url %q, want %q", i, r.GetUrl(), u)
+		}
+		if i == 2 {
+			if r.GetError().GetCode() != failure.Blocked {
+				t.Errorf("private address result = %v, want a blocked error", r)
+			}
+		} else if r.GetResult().GetFinalUrl() != u {
+			t.Errorf("index %d result = %v", i, r)
+		}
+	}
+}
+
+func TestFetchBatchRefusesEmpty(t *testing.T) {
+	client := distillv1.NewDistillServiceClient(serve(t))
+	stream, err := client.FetchBatch(context.Background(), &distillv1.FetchBatchRequest{})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("err = %v, want InvalidArgument", err)
+	}
+}
+
+func TestObserveAddsDiagnostics(t *testing.T) {
+	pages := site(t)
+	client := distillv1.NewDistillServiceClient(serve(t))
+	res, err := client.Observe(context.Background(), &distillv1.ObserveRequest{Url: pages.URL + "/x", Options: &distillv1.FetchOptions{AllowLocal: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GetDistilled().GetDiagnostics() == nil {
+		t.Error("observe without diagnostics")
+	}
+}
+
+func TestHealthAndReflection(t *testing.T) {
+	conn := serve(t)
+	ctx := context.Background()
+
+	h, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "distill.v1.DistillService"})
+	if err != nil || h.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health = %v, %v; want SERVING", h, err)
+	}
+
+	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range resp.GetListServicesResponse().GetService() {
+		names = append(names, s.GetName())
+	}
+	for _, want := range []string{"distill.v1.DistillService", "grpc.health.v1.Health"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("reflection lists %v, missing %s", names, want)
+		}
+	}
+}
+
+func TestSessionsAreNotServedYet(t *testing.T) {
+	client := distillv1.NewDistillServiceClient(serve(t))
+	_, err := client.SessionStart(context.Background(), &distillv1.SessionStartRequest{Url: "http://127.0.0.1/"})
+	if status.Code(err) != codes.Unimplemented {
+		t.Fatalf("err = %v, want Unimplemented", err)
+	}
+}
