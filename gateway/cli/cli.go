@@ -86,7 +86,7 @@ func (g *globals) logger() *slog.Logger {
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
-	g := &globals{stdout: stdout, stderr: stderr, logLevel: slog.LevelWarn}
+	g := &globals{stdout: stdout, stderr: stderr, logLevel: slog.LevelError}
 	root := &cobra.Command{
 		Use:   "distill",
 		Short: "Turn web pages into clean, bounded, LLM-ready content",

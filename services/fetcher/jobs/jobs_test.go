@@ -229,7 +229,8 @@ func TestDuplicateResultsAreDeliveredOnce(t *testing.T) {
 		for copyN := range 2 {
 			msg := &nats.Msg{Subject: job.GetResultSubject(), Data: data, Header: nats.Header{}}
 			msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s-%d", job.GetJobId(), copyN))
-			if _, err := js.PublishMsg(ctx, msg); err != nil {
+			// Publishing may outlive the batch; only failures during it count.
+			if _, err := js.PublishMsg(ctx, msg); err != nil && ctx.Err() == nil {
 				t.Error(err)
 			}
 		}

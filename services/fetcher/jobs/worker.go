@@ -127,7 +127,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.NakWithDelay(time.Second)
 		return
 	}
-	if err := msg.DoubleAck(ctx); err != nil {
+	// The ack outlives a shutdown that begins now: the result is already
+	// out, and an unacked job would be redone by another worker.
+	ackCtx, cancelAck := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancelAck()
+	if err := msg.DoubleAck(ackCtx); err != nil {
 		// The result is out and deduplicated by job id, so a redelivery
 		// after a lost ack costs work but not correctness.
 		w.logger.Warn("jobs: ack", "job", job.GetJobId(), "err", err)

@@ -102,14 +102,16 @@ func last32(a [16]byte) []netip.Addr {
 }
 
 // rfc6052 returns the IPv4 addresses a local-use NAT64 address may carry.
-// The operator picks the prefix length (48, 56, 64 or 96 inside
-// 64:ff9b:1::/48) and it cannot be read off the address, so every layout
-// whose reserved octet and suffix are zero, as RFC 6052 requires, is a
-// candidate; the address is refused if any candidate is.
+// The operator chooses the prefix length (48, 56, 64 or 96 inside
+// 64:ff9b:1::/48) and it cannot be read off the address, so the /96 reading
+// and every shorter layout whose reserved octet and suffix are zero, as
+// RFC 6052 requires, are candidates, and one refused candidate refuses the
+// address. This fails closed: /48 and /56 layouts read as 0.0.0.0 in the
+// /96 layout and are always refused.
 func rfc6052(a [16]byte) []netip.Addr {
 	layouts := []struct {
 		octets [4]int
-		suffix int // first byte of the suffix that must be zero
+		suffix int // first byte of the suffix, which must be zero
 	}{
 		{octets: [4]int{6, 7, 9, 10}, suffix: 11},
 		{octets: [4]int{7, 9, 10, 11}, suffix: 12},
@@ -117,7 +119,7 @@ func rfc6052(a [16]byte) []netip.Addr {
 	}
 	out := last32(a)
 	for _, l := range layouts {
-		if a[8] != 0 || !zero(a[l.suffix:]) {
+		if a[8] != 0 || !allZero(a[l.suffix:]) {
 			continue
 		}
 		out = append(out, netip.AddrFrom4([4]byte{a[l.octets[0]], a[l.octets[1]], a[l.octets[2]], a[l.octets[3]]}))
@@ -125,7 +127,7 @@ func rfc6052(a [16]byte) []netip.Addr {
 	return out
 }
 
-func zero(b []byte) bool {
+func allZero(b []byte) bool {
 	for _, c := range b {
 		if c != 0 {
 			return false

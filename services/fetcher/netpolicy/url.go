@@ -176,8 +176,8 @@ func parseIPv4Number(s string) (uint64, error) {
 		return 0, nil
 	}
 	// ParseUint would accept a sign or underscores; a host part may not.
-	for _, c := range s {
-		if !strings.ContainsRune("0123456789abcdefABCDEF"[:digitsFor(base)], c) {
+	for i := 0; i < len(s); i++ {
+		if digitValue(s[i]) >= base {
 			return 0, fmt.Errorf("%q is not a base-%d number", s, base)
 		}
 	}
@@ -188,13 +188,14 @@ func parseIPv4Number(s string) (uint64, error) {
 	return n, nil
 }
 
-func digitsFor(base int) int {
-	switch base {
-	case 8:
-		return 8
-	case 16:
-		return 22
-	default:
-		return 10
+func digitValue(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
 	}
+	return 99
 }

@@ -1,0 +1,166 @@
+package fetch
+
+import (
+	"bufio"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"distill.dev/proto/failure"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+)
+
+// answer reads the final response into the reply: content type first, so
+// an unsupported type is refused without reading its body, then the body
+// through the byte cap.
+func (c *call) answer(ctx context.Context, where string, u *url.URL, resp *http.Response, history []string) (*distillv1.FetcherServiceFetchResponse, error) {
+	defer resp.Body.Close()
+	declared := resp.Header.Get("Content-Type")
+	if declared != "" {
+		if mt := mediaType(declared); !supported(mt) {
+			return nil, failure.New(failure.UnsupportedContent, "%s: unsupported content type %s", where, mt)
+		}
+	}
+	body, err := c.readBody(resp)
+	if err != nil {
+		return nil, c.classify(ctx, where, err)
+	}
+	if declared == "" {
+		declared = http.DetectContentType(body)
+	}
+	mt := mediaType(declared)
+	if !supported(mt) {
+		return nil, failure.New(failure.UnsupportedContent, "%s: unsupported content type %s (sniffed)", where, mt)
+	}
+	return &distillv1.FetcherServiceFetchResponse{
+		FinalUrl:        u.String(),
+		Status:          int32(resp.StatusCode),
+		ContentType:     mt,
+		Body:            body,
+		RedirectHistory: history,
+	}, nil
+}
+
+// tooLarge is the cap being hit; classify turns it into failure.TooLarge.
+type tooLarge struct{ limit int64 }
+
+func (e *tooLarge) Error() string {
+	return fmt.Sprintf("body exceeds the max_bytes cap of %d bytes", e.limit)
+}
+
+// readBody streams the decoded body through the cap and stops one byte
+// past it, so neither a long body nor a compression bomb is read whole.
+func (c *call) readBody(resp *http.Response) ([]byte, error) {
+	codings, err := contentCodings(resp.Header.Values("Content-Encoding"))
+	if err != nil {
+		return nil, err
+	}
+	if len(codings) == 0 && resp.ContentLength > c.maxBytes {
+		return nil, &tooLarge{limit: c.maxBytes}
+	}
+	r, err := decoder(resp.Body, codings)
+	if err != nil {
+		return nil, err
+	}
+	limit := c.maxBytes
+	if limit < math.MaxInt64 {
+		limit++
+	}
+	body, err := io.ReadAll(io.LimitReader(r, limit))
+	if err != nil {
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	if int64(len(body)) > c.maxBytes {
+		return nil, &tooLarge{limit: c.maxBytes}
+	}
+	return body, nil
+}
+
+// unsupportedEncoding is a Content-Encoding we did not ask for.
+type unsupportedEncoding struct{ coding string }
+
+func (e *unsupportedEncoding) Error() string {
+	return "unsupported content encoding " + e.coding
+}
+
+func contentCodings(values []string) ([]string, error) {
+	var codings []string
+	for _, v := range values {
+		for c := range strings.SplitSeq(v, ",") {
+			switch c = strings.ToLower(strings.TrimSpace(c)); c {
+			case "", "identity":
+			case "gzip", "x-gzip", "deflate":
+				codings = append(codings, c)
+			default:
+				return nil, &unsupportedEncoding{coding: c}
+			}
+		}
+	}
+	return codings, nil
+}
+
+// decoder undoes the codings, last applied first. Decoding is lazy, so the
+// cap on the result bounds the work done on every layer.
+func decoder(body io.Reader, codings []string) (io.Reader, error) {
+	r := body
+	for i := len(codings) - 1; i >= 0; i-- {
+		switch codings[i] {
+		case "gzip", "x-gzip":
+			gz, err := gzip.NewReader(r)
+			if err != nil {
+				return nil, fmt.Errorf("gzip body: %w", err)
+			}
+			r = gz
+		case "deflate":
+			dr, err := deflateReader(r)
+			if err != nil {
+				return nil, fmt.Errorf("deflate body: %w", err)
+			}
+			r = dr
+		}
+	}
+	return r, nil
+}
+
+// deflateReader reads "deflate" bodies, which are meant to be zlib streams
+// (RFC 9110) but are often raw deflate; the zlib header tells them apart.
+func deflateReader(r io.Reader) (io.Reader, error) {
+	br := bufio.NewReader(r)
+	h, err := br.Peek(2)
+	if err == nil && h[0]&0x0f == 8 && (uint16(h[0])<<8|uint16(h[1]))%31 == 0 {
+		return zlib.NewReader(br)
+	}
+	return flate.NewReader(br), nil
+}
+
+// mediaType returns the bare, lower-case media type of a Content-Type.
+func mediaType(contentType string) string {
+	if mt, _, err := mime.ParseMediaType(contentType); err == nil {
+		return mt
+	}
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// supported reports whether distill can distill a media type: markup,
+// text and the structured formats pages are served as.
+func supported(mt string) bool {
+	switch {
+	case strings.HasPrefix(mt, "text/"),
+		mt == "application/xhtml+xml",
+		mt == "application/xml",
+		mt == "application/json",
+		strings.HasSuffix(mt, "+xml"),
+		strings.HasSuffix(mt, "+json"):
+		return true
+	}
+	return false
+}

@@ -1,0 +1,277 @@
+// Package fetch retrieves web pages for distill under the network policy:
+// every URL and redirect is checked before it is requested, every socket
+// is checked on the address actually dialled, and bytes, time, retries and
+// per-host load are bounded by the request's FetchOptions.
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/netpolicy"
+)
+
+// MaxRedirects is how many redirects one fetch follows.
+const MaxRedirects = 10
+
+const (
+	defaultBackoffBase = 250 * time.Millisecond
+	defaultBackoffMax  = 8 * time.Second
+
+	accept         = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	acceptLanguage = "en-US,en;q=0.9"
+	acceptEncoding = "gzip, deflate"
+)
+
+// Fetcher fetches pages. It serves FetcherService and is called in-process
+// alike. Its connection pools and per-host limits are shared by every call,
+// so one Fetcher should serve a whole process.
+type Fetcher struct {
+	distillv1.UnimplementedFetcherServiceServer
+
+	logger      *slog.Logger
+	userAgent   string
+	backoffBase time.Duration
+	backoffMax  time.Duration
+	resolver    *net.Resolver
+	hosts       *hostGate
+
+	// One client per policy: a connection opened while loopback was
+	// allowed must never be reused by a call that does not allow it.
+	strict, allowLoopback *http.Client
+}
+
+// Option configures a Fetcher.
+type Option func(*Fetcher)
+
+// WithUserAgent sets the version in the User-Agent header,
+// distill/<version> (+https://distill.dev).
+func WithUserAgent(version string) Option {
+	return func(f *Fetcher) {
+		if version != "" {
+			f.userAgent = userAgent(version)
+		}
+	}
+}
+
+// WithBackoff sets the retry backoff: full jitter over base·2^attempt,
+// capped at max. Tests shorten it.
+func WithBackoff(base, max time.Duration) Option {
+	return func(f *Fetcher) { f.backoffBase, f.backoffMax = base, max }
+}
+
+// WithResolver sets the resolver used to dial; the policy still judges
+// every address it returns. Tests use it to fake DNS.
+func WithResolver(r *net.Resolver) Option {
+	return func(f *Fetcher) { f.resolver = r }
+}
+
+func userAgent(version string) string {
+	return "distill/" + version + " (+https://distill.dev)"
+}
+
+// New returns a Fetcher. Close releases its idle connections.
+func New(logger *slog.Logger, opts ...Option) *Fetcher {
+	f := &Fetcher{
+		logger:      logger,
+		userAgent:   userAgent("dev"),
+		backoffBase: defaultBackoffBase,
+		backoffMax:  defaultBackoffMax,
+		hosts:       newHostGate(),
+	}
+	for _, o := range opts {
+		o(f)
+	}
+	f.strict = f.newClient(netpolicy.Policy{})
+	f.allowLoopback = f.newClient(netpolicy.Policy{AllowLoopback: true})
+	return f
+}
+
+func (f *Fetcher) newClient(p netpolicy.Policy) *http.Client {
+	dialer := &net.Dialer{
+		Timeout:   10 * time.Second,
+		KeepAlive: 30 * time.Second,
+		Resolver:  f.resolver,
+		Control:   p.Control,
+	}
+	return &http.Client{
+		Transport: &http.Transport{
+			// A proxy would dial on our behalf, out of the policy's sight.
+			Proxy:                  nil,
+			DialContext:            dialer.DialContext,
+			ForceAttemptHTTP2:      true,
+			TLSHandshakeTimeout:    10 * time.Second,
+			MaxIdleConns:           100,
+			IdleConnTimeout:        90 * time.Second,
+			ExpectContinueTimeout:  time.Second,
+			MaxResponseHeaderBytes: 1 << 20,
+			// We ask for gzip and deflate and decode ourselves, so the
+			// decoded size is what the byte cap counts.
+			DisableCompression: true,
+		},
+		// Redirects are followed by hand so that each hop is checked,
+		// recorded, and counted against its own host's limits.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// Close releases idle connections. The Fetcher stays usable.
+func (f *Fetcher) Close() {
+	f.strict.CloseIdleConnections()
+	f.allowLoopback.CloseIdleConnections()
+}
+
+// call is one Fetch: its options, read once, and the URL it was asked for.
+type call struct {
+	raw        string
+	opts       *distillv1.FetchOptions
+	policy     netpolicy.Policy
+	client     *http.Client
+	timeout    time.Duration
+	maxBytes   int64
+	maxRetries int
+	perHost    int
+	rate       float64
+}
+
+// Fetch retrieves req.url. HTTP error statuses are answers; policy
+// refusals, limits and network failures are *failure.Error values whose
+// one-line message names the URL.
+func (f *Fetcher) Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
+	o := req.GetOptions()
+	c := &call{
+		raw:        req.GetUrl(),
+		opts:       o,
+		policy:     netpolicy.Policy{AllowLoopback: o.GetAllowLocal()},
+		timeout:    fetchopts.Timeout(o),
+		maxBytes:   fetchopts.MaxBytes(o),
+		maxRetries: fetchopts.MaxRetries(o),
+		perHost:    fetchopts.PerHostConcurrency(o),
+		rate:       o.GetRateLimit(),
+	}
+	c.client = f.strict
+	if c.policy.AllowLoopback {
+		c.client = f.allowLoopback
+	}
+	start := time.Now()
+	resp, err := f.fetch(ctx, c)
+	if err != nil {
+		level := slog.LevelInfo
+		if failure.CodeOf(err) == failure.Blocked {
+			level = slog.LevelWarn
+		}
+		f.logger.Log(ctx, level, "fetch failed", "url", c.raw, "code", failure.CodeOf(err).String(), "err", err.Error(), "elapsed", time.Since(start))
+		return nil, err
+	}
+	f.logger.Debug("fetched", "url", c.raw, "final_url", resp.GetFinalUrl(), "status", resp.GetStatus(),
+		"bytes", len(resp.GetBody()), "redirects", len(resp.GetRedirectHistory()), "elapsed", time.Since(start))
+	return resp, nil
+}
+
+func (f *Fetcher) fetch(ctx context.Context, c *call) (*distillv1.FetcherServiceFetchResponse, error) {
+	where := "fetch " + display(c.raw)
+	if err := fetchopts.Validate(c.opts); err != nil {
+		return nil, failure.Wrap(failure.InvalidArgument, err, "%s: bad options", where)
+	}
+	u, err := c.policy.CheckURL(c.raw)
+	if err != nil {
+		return nil, c.classify(ctx, where, err)
+	}
+
+	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimeout)
+	defer cancel()
+
+	var history []string
+	for hop := 0; ; hop++ {
+		resp, err := f.getWithRetries(ctx, c, u)
+		if err != nil {
+			return nil, c.classify(ctx, where, err)
+		}
+		next, err := redirectTarget(resp, u)
+		if err != nil {
+			discard(resp)
+			return nil, c.classify(ctx, where, err)
+		}
+		if next == "" {
+			return c.answer(ctx, where, u, resp, history)
+		}
+		discard(resp)
+		if hop == MaxRedirects {
+			return nil, failure.New(failure.Network, "%s: stopped after %d redirects, next was %s", where, MaxRedirects, display(next))
+		}
+		nu, err := c.policy.CheckURL(next)
+		if err != nil {
+			return nil, c.classify(ctx, where+": redirect to "+display(next), err)
+		}
+		history = append(history, u.String())
+		u = nu
+		where = "fetch " + display(c.raw) + ": redirect to " + display(next)
+	}
+}
+
+// redirectTarget returns the absolute URL a redirect points to, or "" when
+// resp is not a redirect to follow.
+func redirectTarget(resp *http.Response, from *url.URL) (string, error) {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		return "", nil
+	}
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return "", nil
+	}
+	target, err := from.Parse(loc)
+	if err != nil {
+		return "", &netpolicy.InvalidURLError{URL: loc, Reason: fmt.Sprintf("redirect Location %s: %v", display(loc), unwrapURLError(err))}
+	}
+	return target.String(), nil
+}
+
+// request builds the GET for one attempt.
+func (f *Fetcher) request(ctx context.Context, u *url.URL) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", f.userAgent)
+	req.Header.Set("Accept", accept)
+	req.Header.Set("Accept-Language", acceptLanguage)
+	req.Header.Set("Accept-Encoding", acceptEncoding)
+	return req, nil
+}
+
+// display keeps a URL on one line in messages: anything with spaces or
+// control characters is quoted.
+func display(raw string) string {
+	for _, r := range raw {
+		if r <= ' ' || r == 0x7f {
+			return fmt.Sprintf("%q", raw)
+		}
+	}
+	return raw
+}
+
+func unwrapURLError(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return ue.Err
+	}
+	return err
+}
+
+// hostKey is what per-host limits count by: the host name without port, so
+// that one machine is not hammered through several ports.
+func hostKey(u *url.URL) string {
+	return strings.ToLower(u.Hostname())
+}

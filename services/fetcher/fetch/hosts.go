@@ -1,0 +1,133 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// errRateDeadline says the rate limit would make a request wait past the
+// fetch's deadline; waiting is pointless, so the fetch times out now.
+var errRateDeadline = errors.New("rate limit wait would pass the deadline")
+
+// sweepAbove is the number of tracked hosts past which idle ones are
+// forgotten, so a long-running fetcher does not keep every host it met.
+const sweepAbove = 1024
+
+// hostGate enforces per-host concurrency and rate limits across all calls
+// of a Fetcher. Limits come with each call, because options are per
+// request; the counts and token buckets are shared.
+type hostGate struct {
+	mu    sync.Mutex
+	hosts map[string]*hostState
+}
+
+type hostState struct {
+	refs   int // calls holding or waiting for a slot; the entry lives while > 0
+	active int
+	// freed is closed and replaced whenever a slot is released, waking
+	// every waiter to recheck against its own limit.
+	freed   chan struct{}
+	limiter *rate.Limiter
+}
+
+func newHostGate() *hostGate {
+	return &hostGate{hosts: make(map[string]*hostState)}
+}
+
+// acquire waits for a slot on host (limit 0 = unlimited) and then for a
+// token at perSec requests a second (0 = no rate limit). The slot is taken
+// first so that the token is spent right before the request goes out.
+func (g *hostGate) acquire(ctx context.Context, host string, limit int, perSec float64) (release func(), err error) {
+	g.mu.Lock()
+	if len(g.hosts) > sweepAbove {
+		g.sweep()
+	}
+	st := g.hosts[host]
+	if st == nil {
+		st = &hostState{freed: make(chan struct{})}
+		g.hosts[host] = st
+	}
+	st.refs++
+	g.mu.Unlock()
+
+	var limiter *rate.Limiter
+	for {
+		g.mu.Lock()
+		if limit <= 0 || st.active < limit {
+			st.active++
+			limiter = st.rateLimiter(perSec)
+			g.mu.Unlock()
+			break
+		}
+		freed := st.freed
+		g.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			g.leave(host, st, false)
+			return nil, ctx.Err()
+		}
+	}
+	release = func() { g.leave(host, st, true) }
+	if limiter != nil {
+		if err := limiter.Wait(ctx); err != nil {
+			release()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%w (%g requests/s to %s)", errRateDeadline, perSec, host)
+		}
+	}
+	return release, nil
+}
+
+// rateLimiter returns the host's limiter at perSec, or nil for no limit.
+// Calls asking for different rates share one bucket; the latest rate wins.
+// Called with g.mu held.
+func (st *hostState) rateLimiter(perSec float64) *rate.Limiter {
+	if perSec <= 0 {
+		return nil
+	}
+	if st.limiter == nil {
+		st.limiter = rate.NewLimiter(rate.Limit(perSec), 1)
+	} else if st.limiter.Limit() != rate.Limit(perSec) {
+		st.limiter.SetLimit(rate.Limit(perSec))
+	}
+	return st.limiter
+}
+
+func (g *hostGate) leave(host string, st *hostState, held bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if held {
+		st.active--
+		close(st.freed)
+		st.freed = make(chan struct{})
+	}
+	st.refs--
+	if st.idle(time.Now()) {
+		delete(g.hosts, host)
+	}
+}
+
+// idle reports whether forgetting the host changes nothing: no call uses
+// it and its token bucket is full, as a new one would be.
+func (st *hostState) idle(now time.Time) bool {
+	return st.refs == 0 && (st.limiter == nil || st.limiter.TokensAt(now) >= float64(st.limiter.Burst()))
+}
+
+// sweep forgets idle hosts whose buckets have refilled since their last
+// call. Called with g.mu held.
+func (g *hostGate) sweep() {
+	now := time.Now()
+	for host, st := range g.hosts {
+		if st.idle(now) {
+			delete(g.hosts, host)
+		}
+	}
+}

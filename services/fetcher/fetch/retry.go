@@ -1,0 +1,150 @@
+package fetch
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"distill.dev/services/fetcher/netpolicy"
+)
+
+// maxRetryAfter caps how long a server may ask us to wait.
+const maxRetryAfter = 60 * time.Second
+
+// getWithRetries sends GET u, retrying transient failures. The response it
+// returns holds a per-host slot until its body is closed. When retries run
+// out, or the next wait would pass the deadline, the last response or
+// error is returned as it is: an HTTP error status is an answer.
+func (f *Fetcher) getWithRetries(ctx context.Context, c *call, u *url.URL) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		resp, err := f.getOnce(ctx, c, u)
+		if attempt >= c.maxRetries || !retryable(ctx, resp, err) {
+			return resp, err
+		}
+		wait := f.backoff(attempt)
+		if resp != nil {
+			if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+				wait = d
+			}
+		}
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= wait {
+			return resp, err
+		}
+		var reason string
+		if resp != nil {
+			reason = resp.Status
+			discard(resp)
+		} else {
+			reason = err.Error()
+		}
+		f.logger.Debug("fetch retry", "url", u.String(), "attempt", attempt+1, "wait", wait, "reason", reason)
+
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// getOnce makes one attempt under the host's concurrency and rate limits.
+func (f *Fetcher) getOnce(ctx context.Context, c *call, u *url.URL) (*http.Response, error) {
+	release, err := f.hosts.acquire(ctx, hostKey(u), c.perHost, c.rate)
+	if err != nil {
+		return nil, err
+	}
+	req, err := f.request(ctx, u)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	// The slot is held until the body is read: a server is busy with us
+	// until the last byte is sent.
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: sync.OnceFunc(release)}
+	return resp, nil
+}
+
+type releasingBody struct {
+	io.ReadCloser
+	release func()
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.release()
+	return err
+}
+
+// retryable reports whether an attempt failed in a way another attempt may
+// not: 429, 5xx, and transport errors other than a policy refusal, a
+// certificate problem or the end of the whole fetch's time.
+func retryable(ctx context.Context, resp *http.Response, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if err == nil {
+		return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
+	}
+	if _, ok := errors.AsType[*tls.CertificateVerificationError](err); ok {
+		return false
+	}
+	return !errors.Is(err, netpolicy.ErrBlocked) && !errors.Is(err, errRateDeadline)
+}
+
+// backoff returns a full-jitter wait before retry attempt+1: uniform in
+// [0, min(max, base·2^attempt)], which spreads retries of many clients.
+func (f *Fetcher) backoff(attempt int) time.Duration {
+	ceiling := f.backoffMax
+	if attempt < 32 {
+		if d := f.backoffBase << attempt; d > 0 && d < ceiling {
+			ceiling = d
+		}
+	}
+	if ceiling <= 0 {
+		return 0
+	}
+	return rand.N(ceiling + 1)
+}
+
+// retryAfter reads a Retry-After header, in seconds or as an HTTP date,
+// capped at maxRetryAfter.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	var d time.Duration
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
+		d = maxRetryAfter
+		if secs < uint64(maxRetryAfter/time.Second) {
+			d = time.Duration(secs) * time.Second
+		}
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = max(t.Sub(now), 0)
+	} else {
+		return 0, false
+	}
+	return min(d, maxRetryAfter), true
+}
+
+// discard drops a response we will not use. A short body is drained so the
+// connection can be reused; a long one is cut.
+func discard(resp *http.Response) {
+	_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
+	_ = resp.Body.Close()
+}

@@ -1,0 +1,88 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"distill.dev/proto/failure"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+)
+
+// The service over a real gRPC connection: answers arrive whole, and
+// failures keep their code and message across the wire.
+func TestFetcherServiceOverGRPC(t *testing.T) {
+	var userAgent string
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		userAgent = r.UserAgent()
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, "<p>hi</p>")
+	}))
+	defer page.Close()
+
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
+	go func() { done <- serve(ctx, lis, Config{UserAgentVersion: "9.9.9"}, logger) }()
+
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	client := distillv1.NewFetcherServiceClient(conn)
+
+	t.Run("answer", func(t *testing.T) {
+		resp, err := client.Fetch(t.Context(), &distillv1.FetcherServiceFetchRequest{Url: page.URL, Options: &distillv1.FetchOptions{AllowLocal: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.GetStatus() != 200 || string(resp.GetBody()) != "<p>hi</p>" || resp.GetContentType() != "text/html" {
+			t.Fatalf("got %d %q %q", resp.GetStatus(), resp.GetContentType(), resp.GetBody())
+		}
+		if userAgent != "distill/9.9.9 (+https://distill.dev)" {
+			t.Fatalf("User-Agent %q", userAgent)
+		}
+	})
+	t.Run("blocked", func(t *testing.T) {
+		_, err := client.Fetch(t.Context(), &distillv1.FetcherServiceFetchRequest{Url: page.URL})
+		err = failure.FromRemote(err)
+		if !errors.Is(err, &failure.Error{Code: failure.Blocked}) {
+			t.Fatalf("got %v, want code Blocked", err)
+		}
+		if want := "fetch " + page.URL + ": blocked by network policy: 127.0.0.1"; !strings.HasPrefix(err.Error(), want) {
+			t.Fatalf("message %q, want it to start %q", err, want)
+		}
+	})
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("server did not stop")
+	}
+}
+
+func TestRunReportsListenError(t *testing.T) {
+	err := Run(t.Context(), Config{Addr: "256.0.0.1:0"}, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "listen 256.0.0.1:0") {
+		t.Fatalf("got %v, want a listen error", err)
+	}
+}
