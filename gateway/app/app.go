@@ -35,6 +35,7 @@ type Config struct {
 type App struct {
 	logger   *slog.Logger
 	cfg      Config
+	fetcher  *fetch.Fetcher
 	pipeline *pipeline.Pipeline
 
 	// The queue starts on the first batch: a single fetch never pays for it.
@@ -56,7 +57,7 @@ func New(logger *slog.Logger, cfg Config) *App {
 	f := fetch.New(logger, fetch.WithUserAgent(cfg.Version))
 	e := extract.New(logger)
 	r := render.New(logger)
-	return &App{logger: logger, cfg: cfg, pipeline: pipeline.New(logger, f, e, r)}
+	return &App{logger: logger, cfg: cfg, fetcher: f, pipeline: pipeline.New(logger, f, e, r)}
 }
 
 // Fetch distills one page.
@@ -121,6 +122,7 @@ func (a *App) Close() error {
 	// Marks the queue as never to be started, and orders this read of
 	// a.queue after any start that did happen.
 	a.queueOnce.Do(func() { a.queueErr = errClosed })
+	a.fetcher.Close()
 	q := a.queue
 	if q == nil {
 		return nil

@@ -1,0 +1,204 @@
+// Package extract turns a fetched page into Distilled: Markdown (and plain
+// text) of the part of the page that was asked for, with its title, byline,
+// excerpt, links, tables, token figures and diagnostics.
+package extract
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+
+	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/markdown"
+	"distill.dev/services/extractor/readable"
+	"distill.dev/services/extractor/tokens"
+)
+
+// Profile names as diagnostics report them.
+const (
+	profileArticle  = "article"
+	profileFull     = "full"
+	profileMetadata = "metadata"
+	profileSelector = "selector"
+)
+
+// Extractor distils pages. It holds no state between calls and is safe for
+// concurrent use.
+type Extractor struct {
+	distillv1.UnimplementedExtractorServiceServer
+
+	logger *slog.Logger
+	md     *markdown.Converter
+	// article picks and cleans a page's main content. It is the one seam
+	// the article scorer sits behind, so a stronger scorer replaces it
+	// without touching the rest of the pipeline.
+	article func(doc *html.Node) *html.Node
+}
+
+// New returns an Extractor.
+func New(logger *slog.Logger) *Extractor {
+	return &Extractor{
+		logger:  logger,
+		md:      markdown.New(),
+		article: readable.Article,
+	}
+}
+
+// page is a distilled page before budgets and figures are applied.
+type page struct {
+	title      string
+	byline     string
+	excerpt    string
+	markdown   string
+	text       string
+	profile    string
+	links      []*distillv1.Link
+	tables     []*distillv1.Table
+	linkCount  int
+	tableCount int
+	lowContent bool
+}
+
+// Extract distils one page. It is both the gRPC method and the in-process
+// entry point, and a pure function of the request: no network, no state.
+func (e *Extractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) (*distillv1.ExtractResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	u, err := pageURL(req.GetUrl())
+	if err != nil {
+		return nil, err
+	}
+	opts := req.GetOptions()
+	sel, err := compileSelector(opts.GetSelector())
+	if err != nil {
+		return nil, err
+	}
+
+	mt, _ := mediaType(req.GetContentType())
+	kind := kindOf(mt)
+	var p page
+	switch kind {
+	case kindUnsupported:
+		return nil, failure.New(failure.UnsupportedContent, "unsupported content type %q", req.GetContentType())
+	case kindHTML:
+		p, err = e.fromHTML(ctx, req, u, sel)
+		if err != nil {
+			return nil, err
+		}
+	default:
+		p = fromText(kind, decode(req.GetHtml(), req.GetContentType()), u)
+		if opts.GetExtractLinks() || opts.GetLinksFull() {
+			p.links = []*distillv1.Link{}
+		}
+		if opts.GetExtractTables() {
+			p.tables = []*distillv1.Table{}
+		}
+	}
+
+	d := finish(req, p)
+	e.logger.DebugContext(ctx, "extracted",
+		"url", req.GetUrl(), "profile", p.profile, "raw_bytes", len(req.GetHtml()),
+		"markdown_chars", len(d.GetMarkdown()), "low_content", p.lowContent)
+	return &distillv1.ExtractResponse{Distilled: d}, nil
+}
+
+// finish applies the token budget and fills in the figures.
+func finish(req *distillv1.ExtractRequest, p page) *distillv1.Distilled {
+	opts := req.GetOptions()
+	if fetchopts.Format(opts) != distillv1.Format_FORMAT_TEXT {
+		p.text = ""
+	}
+	truncated := false
+	if budget := fetchopts.MaxOutputTokens(opts); budget > 0 {
+		var mdCut, textCut bool
+		p.markdown, mdCut = truncateMarkdown(p.markdown, budget)
+		p.text, textCut = tokens.Truncate(p.text, budget)
+		truncated = mdCut || textCut
+	}
+
+	d := &distillv1.Distilled{
+		FinalUrl: req.GetUrl(),
+		Status:   req.GetStatus(),
+		Title:    p.title,
+		Markdown: p.markdown,
+	}
+	if p.byline != "" {
+		d.Byline = &p.byline
+	}
+	if p.excerpt != "" {
+		d.Excerpt = &p.excerpt
+	}
+	d.Text = p.text
+	if p.links != nil {
+		d.Links = &distillv1.LinkList{Items: p.links}
+	}
+	if p.tables != nil {
+		d.Tables = &distillv1.TableList{Items: p.tables}
+	}
+
+	rawBytes := int64(len(req.GetHtml()))
+	outputTokens := tokens.Count(p.markdown)
+	if opts.GetStats() {
+		rawTokens := tokens.Count(string(req.GetHtml()))
+		saved := max(0, rawTokens-outputTokens)
+		d.Stats = &distillv1.Stats{
+			RawBytes:     rawBytes,
+			RawTokens:    rawTokens,
+			OutputTokens: outputTokens,
+			SavedTokens:  saved,
+			SavedRatio:   ratio(saved, rawTokens),
+		}
+	}
+	if opts.GetDiagnostics() {
+		chars := int64(utf8.RuneCountInString(p.markdown))
+		d.Diagnostics = &distillv1.Diagnostics{
+			Profile:         p.profile,
+			RawBytes:        rawBytes,
+			OutputChars:     chars,
+			OutputTokens:    outputTokens,
+			ExtractionRatio: ratio(chars, rawBytes),
+			LinkCount:       int32(p.linkCount),
+			TableCount:      int32(p.tableCount),
+			UsedHeadless:    req.GetRendered(),
+			Truncated:       truncated,
+			LowContent:      p.lowContent,
+		}
+	}
+	return d
+}
+
+// ratio returns a/b rounded to four decimals, 0 when b is 0.
+func ratio(a, b int64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return math.Round(float64(a)/float64(b)*10000) / 10000
+}
+
+// truncateMarkdown cuts md to budget tokens, closing a code fence the cut
+// left open; the closing fence counts against the budget.
+func truncateMarkdown(md string, budget int64) (string, bool) {
+	out, cut := tokens.Truncate(md, budget)
+	if !cut {
+		return out, false
+	}
+	for b := budget; b > 0; {
+		fence := markdown.OpenFence(out)
+		if fence == "" {
+			return out, true
+		}
+		closing := "\n" + fence
+		if closed := out + closing; tokens.Count(closed) <= budget {
+			return closed, true
+		}
+		b -= tokens.Count(closing)
+		out, _ = tokens.Truncate(md, b)
+	}
+	return out, true
+}

@@ -1,0 +1,220 @@
+package extract
+
+import (
+	"context"
+	"net/url"
+	"strings"
+
+	"github.com/andybalholm/cascadia"
+	"golang.org/x/net/html"
+
+	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/internal/htmlnode"
+	"distill.dev/services/extractor/markdown"
+	"distill.dev/services/extractor/metadata"
+	"distill.dev/services/extractor/plaintext"
+	"distill.dev/services/extractor/readable"
+)
+
+// compileSelector parses options.selector; an empty one gives nil.
+func compileSelector(sel string) (cascadia.Selector, error) {
+	if strings.TrimSpace(sel) == "" {
+		return nil, nil
+	}
+	s, err := cascadia.Compile(sel)
+	if err != nil {
+		// ErrorCode has no code for a bad argument other than a URL.
+		return nil, failure.Wrap(failure.InvalidArgument, err, "invalid selector %q", sel)
+	}
+	return s, nil
+}
+
+// fromHTML distils an HTML page. Everything that reads the whole page runs
+// before the content is chosen, because choosing it edits the tree; the
+// Markdown conversion, which edits the content, runs last.
+func (e *Extractor) fromHTML(ctx context.Context, req *distillv1.ExtractRequest, u *url.URL, sel cascadia.Selector) (page, error) {
+	opts := req.GetOptions()
+	doc, err := parseHTML(decode(req.GetHtml(), req.GetContentType()))
+	if err != nil {
+		return page{}, err
+	}
+	base := baseURL(doc, u)
+	meta := metadata.Read(doc, base)
+	sig := readSignals(doc)
+
+	var allLinks []*distillv1.Link
+	if opts.GetLinksFull() {
+		allLinks = linksIn(htmlnode.First(doc, "body"), base)
+	}
+
+	p := page{title: meta.Title, byline: meta.Byline, excerpt: meta.Description}
+	var content *html.Node
+	switch {
+	case sel != nil:
+		p.profile = profileSelector
+		content = selectAll(doc, sel)
+	default:
+		switch fetchopts.Profile(opts) {
+		case distillv1.Profile_PROFILE_FULL:
+			p.profile = profileFull
+			content = readable.Full(doc)
+		case distillv1.Profile_PROFILE_METADATA:
+			p.profile = profileMetadata
+			content = e.article(doc)
+		default:
+			p.profile = profileArticle
+			content = e.article(doc)
+		}
+	}
+
+	p.lowContent = sig.lowContent(htmlnode.TextLen(content))
+	contentLinks := linksIn(content, base)
+	p.linkCount = len(contentLinks)
+	p.tableCount = len(htmlnode.Elements(content, "table"))
+	switch {
+	case opts.GetLinksFull():
+		p.links = allLinks
+	case opts.GetExtractLinks():
+		p.links = contentLinks
+	}
+	if opts.GetExtractTables() {
+		p.tables = tablesIn(content)
+	}
+
+	if p.profile == profileMetadata {
+		lead := leadParagraphs(content, 2)
+		leadMD, err := e.md.Convert(ctx, lead, base)
+		if err != nil {
+			return page{}, failure.Wrap(failure.Internal, err, "render lead")
+		}
+		p.markdown = metadataMarkdown(meta, leadMD)
+		p.text = metadataText(meta, plaintext.Render(lead))
+		return p, nil
+	}
+
+	if fetchopts.Format(opts) == distillv1.Format_FORMAT_TEXT {
+		p.text = plaintext.Render(content)
+	}
+	p.markdown, err = e.md.Convert(ctx, content, base)
+	if err != nil {
+		return page{}, failure.Wrap(failure.Internal, err, "render markdown")
+	}
+	return p, nil
+}
+
+// selectAll gathers the elements sel matches into one container, in
+// document order, without scripts, styles and hidden elements. A match
+// inside another match comes with it and is not repeated.
+func selectAll(doc *html.Node, sel cascadia.Selector) *html.Node {
+	container := htmlnode.NewElement("div")
+	var picked []*html.Node
+	for _, n := range sel.MatchAll(doc) {
+		if len(picked) > 0 && htmlnode.Contains(picked[len(picked)-1], n) {
+			continue
+		}
+		picked = append(picked, n)
+	}
+	for _, n := range picked {
+		readable.RemoveNonContent(n)
+		htmlnode.Remove(n)
+		container.AppendChild(n)
+	}
+	return container
+}
+
+// leadParagraphs moves the first n paragraphs of prose in content into a
+// new container. Short paragraphs (datelines, captions) are passed over
+// unless there is nothing longer.
+func leadParagraphs(content *html.Node, n int) *html.Node {
+	lead := htmlnode.NewElement("div")
+	var long, short []*html.Node
+	for _, p := range htmlnode.Elements(content, "p") {
+		l := htmlnode.TextLen(p)
+		if l == 0 {
+			continue
+		}
+		if len(short) < n {
+			short = append(short, p)
+		}
+		if l >= 80 && len(long) < n && !insideAny(p, long) {
+			long = append(long, p)
+		}
+	}
+	picked := long
+	if len(picked) == 0 {
+		picked = short
+	}
+	for _, p := range picked {
+		htmlnode.Remove(p)
+		lead.AppendChild(p)
+	}
+	return lead
+}
+
+func insideAny(n *html.Node, list []*html.Node) bool {
+	for _, a := range list {
+		if htmlnode.Contains(a, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// metadataMarkdown renders the metadata profile: title, a list of the
+// facts found, the description as a quote, then the lead.
+func metadataMarkdown(m metadata.Metadata, lead string) string {
+	var b strings.Builder
+	if m.Title != "" {
+		b.WriteString("# " + m.Title + "\n\n")
+	}
+	facts := metadataFacts(m)
+	for _, f := range facts {
+		b.WriteString("- " + f[0] + ": " + f[1] + "\n")
+	}
+	if len(facts) > 0 {
+		b.WriteString("\n")
+	}
+	if m.Description != "" {
+		b.WriteString("> " + m.Description + "\n\n")
+	}
+	b.WriteString(lead)
+	return markdown.Tidy(b.String())
+}
+
+// metadataText is metadataMarkdown without the Markdown syntax.
+func metadataText(m metadata.Metadata, lead string) string {
+	var b strings.Builder
+	if m.Title != "" {
+		b.WriteString(m.Title + "\n\n")
+	}
+	facts := metadataFacts(m)
+	for _, f := range facts {
+		b.WriteString(f[0] + ": " + f[1] + "\n")
+	}
+	if len(facts) > 0 {
+		b.WriteString("\n")
+	}
+	if m.Description != "" {
+		b.WriteString(m.Description + "\n\n")
+	}
+	b.WriteString(lead)
+	return strings.TrimSpace(b.String())
+}
+
+func metadataFacts(m metadata.Metadata) [][2]string {
+	var facts [][2]string
+	for _, f := range [][2]string{
+		{"Author", m.Byline},
+		{"Published", m.Published},
+		{"Site", m.SiteName},
+		{"Language", m.Language},
+		{"Image", m.Image},
+	} {
+		if f[1] != "" {
+			facts = append(facts, f)
+		}
+	}
+	return facts
+}

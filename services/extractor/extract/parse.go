@@ -1,0 +1,175 @@
+package extract
+
+import (
+	"bytes"
+	"mime"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
+
+	"distill.dev/proto/failure"
+	"distill.dev/services/extractor/internal/htmlnode"
+)
+
+// pageURL parses the URL a page came from. It must be absolute: http(s)
+// with a host, or file.
+func pageURL(raw string) (*url.URL, error) {
+	raw = strings.TrimSpace(raw)
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, failure.Wrap(failure.InvalidURL, err, "invalid page url %q", raw)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		if u.Host == "" {
+			return nil, failure.New(failure.InvalidURL, "page url %q has no host", raw)
+		}
+	case "file":
+	default:
+		return nil, failure.New(failure.InvalidURL, "page url %q is not an absolute http(s) or file URL", raw)
+	}
+	return u, nil
+}
+
+// baseURL returns the URL relative references resolve against: the page
+// URL, or the first <base href> resolved against it when that is a usable
+// http(s) or file URL.
+func baseURL(doc *html.Node, page *url.URL) *url.URL {
+	base := htmlnode.First(doc, "base")
+	if base == nil || !htmlnode.HasAttr(base, "href") {
+		return page
+	}
+	ref, err := url.Parse(strings.TrimSpace(htmlnode.Attr(base, "href")))
+	if err != nil {
+		return page
+	}
+	u := page.ResolveReference(ref)
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		if u.Host != "" {
+			return u
+		}
+	case "file":
+		return u
+	}
+	return page
+}
+
+// mediaType returns the lower-case media type of a Content-Type value and
+// its charset parameter. A malformed value still yields the type before
+// its first semicolon.
+func mediaType(contentType string) (string, string) {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt, _, _ = strings.Cut(contentType, ";")
+		return strings.ToLower(strings.TrimSpace(mt)), ""
+	}
+	return strings.ToLower(mt), params["charset"]
+}
+
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// decode returns b as UTF-8. Bytes that already are valid UTF-8 are kept
+// whatever the page declares; otherwise the declared charset (the
+// Content-Type's, then <meta charset>) decodes them, with windows-1252 as
+// the web's fallback.
+func decode(b []byte, contentType string) []byte {
+	b = bytes.TrimPrefix(b, utf8BOM)
+	if utf8.Valid(b) {
+		return b
+	}
+	enc, _, _ := charset.DetermineEncoding(b, contentType)
+	out, err := enc.NewDecoder().Bytes(b)
+	if err != nil {
+		return bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	}
+	return bytes.TrimPrefix(out, utf8BOM)
+}
+
+// maxNesting is how deep the fallback parse lets elements nest. The parser
+// refuses documents nested deeper than 512 elements; implied elements can
+// triple the depth a page writes, hence the margin.
+const maxNesting = 128
+
+// parseHTML parses a page. A page the parser refuses for its depth is
+// parsed again with its deepest tags dropped and their text kept; should
+// that fail too, its text alone is parsed.
+func parseHTML(b []byte) (*html.Node, error) {
+	doc, err := html.Parse(bytes.NewReader(b))
+	if err == nil {
+		return doc, nil
+	}
+	if doc, err := html.Parse(bytes.NewReader(flatten(b, maxNesting))); err == nil {
+		return doc, nil
+	}
+	doc, err = html.Parse(strings.NewReader("<p>" + html.EscapeString(textOnly(b)) + "</p>"))
+	if err != nil {
+		return nil, failure.Wrap(failure.Internal, err, "parse html")
+	}
+	return doc, nil
+}
+
+// voidElements never have an end tag, so they do not nest.
+var voidElements = map[string]bool{
+	"area": true, "base": true, "br": true, "col": true, "embed": true, "hr": true,
+	"img": true, "input": true, "link": true, "meta": true, "source": true,
+	"track": true, "wbr": true, "param": true, "keygen": true,
+}
+
+// flatten re-serialises b without the start and end tags that sit deeper
+// than maxDepth, keeping everything else, text included.
+func flatten(b []byte, maxDepth int) []byte {
+	z := html.NewTokenizer(bytes.NewReader(b))
+	var out bytes.Buffer
+	out.Grow(len(b))
+	depth := 0
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return out.Bytes()
+		case html.StartTagToken, html.SelfClosingTagToken:
+			// The parser opens a non-void element written <div/> like <div>.
+			name, _ := z.TagName()
+			if voidElements[string(name)] {
+				break
+			}
+			depth++
+			if depth > maxDepth {
+				continue
+			}
+		case html.EndTagToken:
+			depth--
+			if depth >= maxDepth {
+				continue
+			}
+			depth = max(depth, 0)
+		}
+		out.Write(z.Raw())
+	}
+}
+
+// textOnly returns the text of b's markup, without scripts and styles.
+func textOnly(b []byte) string {
+	z := html.NewTokenizer(bytes.NewReader(b))
+	var out strings.Builder
+	skip := false
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return out.String()
+		case html.StartTagToken:
+			name, _ := z.TagName()
+			skip = string(name) == "script" || string(name) == "style"
+		case html.EndTagToken:
+			skip = false
+		case html.TextToken:
+			if !skip {
+				out.Write(z.Text())
+				out.WriteByte(' ')
+			}
+		}
+	}
+}

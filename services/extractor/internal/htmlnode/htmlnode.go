@@ -1,0 +1,295 @@
+// Package htmlnode holds the small tree operations the extractor's packages
+// share. Every traversal is iterative: hostile pages must not exhaust the
+// stack, whatever depth the parser let through.
+package htmlnode
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+)
+
+// Walk visits root and its descendants in document order. When fn returns
+// false the node's children are skipped. fn must not detach nodes: collect
+// them and change the tree after the walk.
+func Walk(root *html.Node, fn func(n *html.Node) bool) {
+	if root == nil {
+		return
+	}
+	n := root
+	for n != nil {
+		if fn(n) && n.FirstChild != nil {
+			n = n.FirstChild
+			continue
+		}
+		for n != root && n.NextSibling == nil {
+			n = n.Parent
+		}
+		if n == root || n == nil {
+			return
+		}
+		n = n.NextSibling
+	}
+}
+
+// Elements returns the elements under root (root included) whose tag is one
+// of tags, in document order.
+func Elements(root *html.Node, tags ...string) []*html.Node {
+	var out []*html.Node
+	Walk(root, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && isOneOf(n.Data, tags) {
+			out = append(out, n)
+		}
+		return true
+	})
+	return out
+}
+
+// First returns the first element under root (root included) with one of
+// tags, or nil.
+func First(root *html.Node, tags ...string) *html.Node {
+	var found *html.Node
+	Walk(root, func(n *html.Node) bool {
+		if found != nil {
+			return false
+		}
+		if n.Type == html.ElementNode && isOneOf(n.Data, tags) {
+			found = n
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+func isOneOf(s string, list []string) bool {
+	for _, l := range list {
+		if s == l {
+			return true
+		}
+	}
+	return false
+}
+
+// Attr returns the value of n's attribute key, or "".
+func Attr(n *html.Node, key string) string {
+	if n == nil {
+		return ""
+	}
+	for _, a := range n.Attr {
+		if a.Namespace == "" && a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// HasAttr reports whether n carries the attribute key.
+func HasAttr(n *html.Node, key string) bool {
+	if n == nil {
+		return false
+	}
+	for _, a := range n.Attr {
+		if a.Namespace == "" && a.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// SetAttr sets n's attribute key, adding it when missing.
+func SetAttr(n *html.Node, key, val string) {
+	for i, a := range n.Attr {
+		if a.Namespace == "" && a.Key == key {
+			n.Attr[i].Val = val
+			return
+		}
+	}
+	n.Attr = append(n.Attr, html.Attribute{Key: key, Val: val})
+}
+
+// DelAttr removes n's attribute key.
+func DelAttr(n *html.Node, key string) {
+	out := n.Attr[:0]
+	for _, a := range n.Attr {
+		if a.Namespace != "" || a.Key != key {
+			out = append(out, a)
+		}
+	}
+	n.Attr = out
+}
+
+// Remove detaches n from its parent, if it has one.
+func Remove(n *html.Node) {
+	if n != nil && n.Parent != nil {
+		n.Parent.RemoveChild(n)
+	}
+}
+
+// Contains reports whether n is ancestor or itself.
+func Contains(ancestor, n *html.Node) bool {
+	for ; n != nil; n = n.Parent {
+		if n == ancestor {
+			return true
+		}
+	}
+	return false
+}
+
+// Closest returns the nearest ancestor of n (n excluded) that is an element
+// with one of tags, or nil.
+func Closest(n *html.Node, tags ...string) *html.Node {
+	if n == nil {
+		return nil
+	}
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.Type == html.ElementNode && isOneOf(p.Data, tags) {
+			return p
+		}
+	}
+	return nil
+}
+
+// silent are the elements whose text is never shown as page text.
+var silent = map[string]bool{
+	"script": true, "style": true, "noscript": true, "template": true,
+	"head": true, "title": true, "svg": true, "math": true,
+}
+
+// inline elements run on within a line; every other element starts and
+// ends a block, which separates the words on either side.
+var inline = map[string]bool{
+	"a": true, "abbr": true, "b": true, "bdi": true, "bdo": true, "big": true,
+	"cite": true, "code": true, "data": true, "del": true, "dfn": true, "em": true,
+	"font": true, "i": true, "ins": true, "kbd": true, "label": true, "mark": true,
+	"nobr": true, "q": true, "s": true, "samp": true, "small": true, "span": true,
+	"strike": true, "strong": true, "sub": true, "sup": true, "time": true,
+	"tt": true, "u": true, "var": true, "wbr": true,
+}
+
+// Text returns the text under n with whitespace runs collapsed to one space
+// and trimmed, skipping scripts, styles and other non-text elements. Block
+// boundaries count as whitespace.
+func Text(n *html.Node) string {
+	var b strings.Builder
+	words(n, func(w string, space bool) {
+		if space {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	})
+	return b.String()
+}
+
+// TextLen returns the number of runes in Text(n), without building it.
+func TextLen(n *html.Node) int {
+	count := 0
+	words(n, func(w string, space bool) {
+		if space {
+			count++
+		}
+		count += utf8.RuneCountInString(w)
+	})
+	return count
+}
+
+// words calls emit for each run of non-space text under n, saying whether
+// a space separates it from the text before. It keeps no stack.
+func words(root *html.Node, emit func(w string, space bool)) {
+	if root == nil {
+		return
+	}
+	started, space := false, false
+	boundary := func(c *html.Node) {
+		if c.Type == html.ElementNode && !inline[c.Data] {
+			space = started
+		}
+	}
+	n := root
+	for {
+		descend := true
+		switch n.Type {
+		case html.ElementNode:
+			descend = !silent[n.Data] || n == root
+			if descend {
+				boundary(n)
+			}
+		case html.TextNode:
+			descend = false
+			data := n.Data
+			for i := 0; i < len(data); {
+				r, size := utf8.DecodeRuneInString(data[i:])
+				if unicode.IsSpace(r) {
+					space = started
+					i += size
+					continue
+				}
+				j := i + size
+				for j < len(data) {
+					r, size := utf8.DecodeRuneInString(data[j:])
+					if unicode.IsSpace(r) {
+						break
+					}
+					j += size
+				}
+				emit(data[i:j], space)
+				started, space = true, false
+				i = j
+			}
+		}
+		if descend && n.FirstChild != nil {
+			n = n.FirstChild
+			continue
+		}
+		for {
+			if n.Type == html.ElementNode && !(silent[n.Data] && n != root) {
+				boundary(n)
+			}
+			if n == root || n.Parent == nil {
+				return
+			}
+			if n.NextSibling != nil {
+				n = n.NextSibling
+				break
+			}
+			n = n.Parent
+		}
+	}
+}
+
+// CollapseSpace collapses whitespace runs of s to one space and trims it.
+func CollapseSpace(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// IsHidden reports whether n is hidden by its own markup: the hidden
+// attribute, aria-hidden="true", or an inline display:none or
+// visibility:hidden.
+func IsHidden(n *html.Node) bool {
+	if n == nil || n.Type != html.ElementNode {
+		return false
+	}
+	return HasAttr(n, "hidden") || ariaHidden(n) || StyleHidden(n)
+}
+
+// ariaHidden reports whether n carries aria-hidden="true".
+func ariaHidden(n *html.Node) bool {
+	return strings.EqualFold(strings.TrimSpace(Attr(n, "aria-hidden")), "true")
+}
+
+// StyleHidden reports whether n's inline style hides it.
+func StyleHidden(n *html.Node) bool {
+	style := Attr(n, "style")
+	if style == "" {
+		return false
+	}
+	style = strings.ToLower(strings.Join(strings.Fields(style), ""))
+	return strings.Contains(style, "display:none") || strings.Contains(style, "visibility:hidden")
+}
+
+// NewElement returns a detached element.
+func NewElement(tag string) *html.Node {
+	return &html.Node{Type: html.ElementNode, Data: tag}
+}

@@ -1,0 +1,124 @@
+package htmlnode
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+func parseBody(t *testing.T, fragment string) *html.Node {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(fragment))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return First(doc, "body")
+}
+
+func TestText(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"collapses and trims", "<p>  a \n b  </p>", "a b"},
+		{"inline elements do not split words", "<p>un<b>bold</b>ed <i>x</i></p>", "unbolded x"},
+		{"blocks separate words", "<div>one</div><div>two</div><p>three</p>", "one two three"},
+		{"skips scripts and styles", "<p>a<script>s()</script><style>x{}</style>b</p>", "ab"},
+		{"br separates", "a<br>b", "a b"},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := parseBody(t, tt.in)
+			if got := Text(body); got != tt.want {
+				t.Errorf("Text = %q, want %q", got, tt.want)
+			}
+			if got := TextLen(body); got != len([]rune(tt.want)) {
+				t.Errorf("TextLen = %d, want %d", got, len([]rune(tt.want)))
+			}
+		})
+	}
+}
+
+func TestDeepTreesDoNotRecurse(t *testing.T) {
+	// A million levels: any recursion would need a huge stack.
+	root := &html.Node{Type: html.ElementNode, Data: "div"}
+	n := root
+	for range 1_000_000 {
+		c := &html.Node{Type: html.ElementNode, Data: "div"}
+		n.AppendChild(c)
+		n = c
+	}
+	n.AppendChild(&html.Node{Type: html.TextNode, Data: "leaf"})
+
+	count := 0
+	Walk(root, func(*html.Node) bool { count++; return true })
+	if count != 1_000_002 {
+		t.Errorf("Walk visited %d nodes", count)
+	}
+	if got := Text(root); got != "leaf" {
+		t.Errorf("Text = %q", got)
+	}
+	if got := First(root, "nope"); got != nil {
+		t.Errorf("First = %v", got)
+	}
+	if !Contains(root, n) || Closest(n, "div") != n.Parent {
+		t.Error("Contains or Closest wrong")
+	}
+}
+
+func TestWalkSkipsChildren(t *testing.T) {
+	body := parseBody(t, "<div><p>skip</p></div><p>keep</p>")
+	var seen []string
+	Walk(body, func(n *html.Node) bool {
+		if n.Type == html.TextNode {
+			seen = append(seen, n.Data)
+		}
+		return n.Data != "div"
+	})
+	if strings.Join(seen, ",") != "keep" {
+		t.Errorf("seen %v", seen)
+	}
+}
+
+func TestIsHidden(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{`<p hidden>x</p>`, true},
+		{`<p aria-hidden="TRUE">x</p>`, true},
+		{`<p aria-hidden="false">x</p>`, false},
+		{`<p style="color:red; display : none">x</p>`, true},
+		{`<p style="visibility:hidden">x</p>`, true},
+		{`<p style="display:block">x</p>`, false},
+		{`<p>x</p>`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := IsHidden(First(parseBody(t, tt.in), "p")); got != tt.want {
+				t.Errorf("IsHidden = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAttrs(t *testing.T) {
+	body := parseBody(t, `<div id="w"><b>a</b>c</div>`)
+	w := First(body, "div")
+	SetAttr(w, "class", "x")
+	SetAttr(w, "class", "y")
+	if Attr(w, "class") != "y" || !HasAttr(w, "id") {
+		t.Errorf("attrs = %v", w.Attr)
+	}
+	DelAttr(w, "id")
+	if HasAttr(w, "id") {
+		t.Error("id not deleted")
+	}
+	Remove(w)
+	if First(body, "div") != nil {
+		t.Error("div not removed")
+	}
+}

@@ -1,0 +1,49 @@
+package weburl
+
+import (
+	"net/url"
+	"testing"
+)
+
+func TestResolve(t *testing.T) {
+	base, _ := url.Parse("https://example.com/a/b/page.html?q=1")
+	web := []string{"http", "https"}
+	tests := []struct {
+		name    string
+		ref     string
+		schemes []string
+		want    string
+		ok      bool
+	}{
+		{"relative", "c.html", web, "https://example.com/a/b/c.html", true},
+		{"parent", "../c", web, "https://example.com/a/c", true},
+		{"root", "/x", web, "https://example.com/x", true},
+		{"scheme-relative", "//cdn.example.net/i.png", web, "https://cdn.example.net/i.png", true},
+		{"fragment", "#top", web, "https://example.com/a/b/page.html?q=1#top", true},
+		{"whitespace and newlines dropped", "  /p\nath\t ", web, "https://example.com/path", true},
+		{"empty", "  ", web, "", false},
+		{"javascript refused", "javascript:alert(1)", web, "", false},
+		{"mailto refused for web", "mailto:a@example.com", web, "", false},
+		{"mailto allowed", "mailto:a@example.com", []string{"mailto"}, "mailto:a@example.com", true},
+		{"scheme case-insensitive", "HTTPS://Example.com/", web, "https://Example.com/", true},
+		{"http without host", "http:///x", web, "", false},
+		{"unparseable", "http://[::1", web, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := Resolve(base, tt.ref, tt.schemes...)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("Resolve(%q) = %q, %v; want %q, %v", tt.ref, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestResolveWithoutBase(t *testing.T) {
+	if _, ok := Resolve(nil, "/relative", "https"); ok {
+		t.Error("relative URL accepted without a base")
+	}
+	if got, ok := Resolve(nil, "https://example.com/", "https"); !ok || got != "https://example.com/" {
+		t.Errorf("got %q, %v", got, ok)
+	}
+}

@@ -1,0 +1,317 @@
+// Package markdown renders cleaned HTML as compact Markdown for language
+// models: absolute links, real image sources, fenced code with its language,
+// GFM tables, and no empty links or runs of blank lines.
+package markdown
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/strikethrough"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
+	"golang.org/x/net/html"
+
+	"distill.dev/services/extractor/internal/htmlnode"
+	"distill.dev/services/extractor/internal/weburl"
+)
+
+// Converter turns HTML subtrees into Markdown. It is safe for concurrent
+// use.
+type Converter struct {
+	conv *converter.Converter
+}
+
+// New returns a Converter.
+func New() *Converter {
+	return &Converter{conv: converter.NewConverter(converter.WithPlugins(
+		base.NewBasePlugin(),
+		commonmark.NewCommonmarkPlugin(
+			commonmark.WithListEndComment(false),
+			commonmark.WithLinkEmptyContentBehavior(commonmark.LinkBehaviorSkip),
+			commonmark.WithLinkEmptyHrefBehavior(commonmark.LinkBehaviorSkip),
+		),
+		table.NewTablePlugin(
+			table.WithSpanCellBehavior(table.SpanBehaviorMirror),
+			table.WithHeaderPromotion(true),
+			table.WithSkipEmptyRows(true),
+			table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal),
+		),
+		strikethrough.NewStrikethroughPlugin(),
+	))}
+}
+
+// Convert renders n as Markdown, resolving links and images against base.
+// It rewrites n's subtree while doing so: convert last, after everything
+// else has read the tree.
+func (c *Converter) Convert(ctx context.Context, n *html.Node, base *url.URL) (string, error) {
+	if n == nil {
+		return "", nil
+	}
+	prepare(n, base)
+	out, err := c.conv.ConvertNode(n, converter.WithContext(ctx))
+	if err != nil {
+		return "", fmt.Errorf("convert to markdown: %w", err)
+	}
+	return Tidy(string(out)), nil
+}
+
+// prepare rewrites the subtree into the shape the converter renders well:
+// absolute http(s) or mailto links, images with a real http(s) source, code
+// blocks that name their language. Links to anything else become their
+// text; images without a source go.
+func prepare(root *html.Node, base *url.URL) {
+	var doomed []*html.Node
+	htmlnode.Walk(root, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		switch n.Data {
+		case "a":
+			htmlnode.DelAttr(n, "title")
+			href, ok := weburl.Resolve(base, htmlnode.Attr(n, "href"), "http", "https", "mailto")
+			if ok {
+				htmlnode.SetAttr(n, "href", href)
+			} else {
+				htmlnode.DelAttr(n, "href")
+			}
+		case "img":
+			htmlnode.DelAttr(n, "title")
+			src := imageSource(n, base)
+			if src == "" {
+				doomed = append(doomed, n)
+				return false
+			}
+			htmlnode.SetAttr(n, "src", src)
+		case "table":
+			limitSpans(n)
+		case "pre":
+			if lang := codeLanguage(n); lang != "" {
+				htmlnode.SetAttr(n, "class", "language-"+lang)
+			} else {
+				htmlnode.DelAttr(n, "class")
+			}
+			return false
+		}
+		return true
+	})
+	for _, n := range doomed {
+		htmlnode.Remove(n)
+	}
+}
+
+// maxSpanCells bounds the cells a table's colspans and rowspans may add.
+// The table renderer copies a spanning cell into every cell it covers, so
+// a few hostile spans would otherwise make millions of cells.
+const maxSpanCells = 20000
+
+// limitSpans caps each span at the HTML limit of 1000, and drops a
+// table's spans altogether when they would add more than maxSpanCells
+// cells; the cells then render once.
+func limitSpans(table *html.Node) {
+	added := 0
+	cells := htmlnode.Elements(table, "td", "th")
+	for _, c := range cells {
+		cols, rows := span(c, "colspan"), span(c, "rowspan")
+		for attr, v := range map[string]int{"colspan": cols, "rowspan": rows} {
+			if htmlnode.HasAttr(c, attr) {
+				htmlnode.SetAttr(c, attr, strconv.Itoa(v))
+			}
+		}
+		added += cols*rows - 1
+	}
+	if added <= maxSpanCells {
+		return
+	}
+	for _, c := range cells {
+		htmlnode.DelAttr(c, "colspan")
+		htmlnode.DelAttr(c, "rowspan")
+	}
+}
+
+// span reads a span attribute as the table renderer does, capped at the
+// HTML limit of 1000.
+func span(cell *html.Node, attr string) int {
+	n, err := strconv.Atoi(htmlnode.Attr(cell, attr))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return min(n, 1000)
+}
+
+// lazySourceAttrs hold an image's real source on pages that load images
+// lazily, most trusted first.
+var lazySourceAttrs = []string{"data-src", "data-lazy-src", "data-original", "data-lazy", "data-url"}
+
+// imageSource returns the absolute http(s) source of an img element: its
+// src unless that is a placeholder, else a lazy-loading attribute, else the
+// first srcset candidate. It returns "" when there is none.
+func imageSource(img *html.Node, base *url.URL) string {
+	src := strings.TrimSpace(htmlnode.Attr(img, "src"))
+	if src != "" && !isPlaceholder(src) {
+		if u, ok := weburl.Resolve(base, src, "http", "https"); ok {
+			return u
+		}
+	}
+	for _, attr := range lazySourceAttrs {
+		if u, ok := weburl.Resolve(base, htmlnode.Attr(img, attr), "http", "https"); ok {
+			return u
+		}
+	}
+	for _, attr := range []string{"srcset", "data-srcset", "data-lazy-srcset"} {
+		if u, ok := weburl.Resolve(base, firstSrcsetCandidate(htmlnode.Attr(img, attr)), "http", "https"); ok {
+			return u
+		}
+	}
+	return ""
+}
+
+// isPlaceholder reports whether src is a stand-in shown until a lazy
+// image loads: an inline data URI or a blank or spacer image.
+func isPlaceholder(src string) bool {
+	lower := strings.ToLower(src)
+	if strings.HasPrefix(lower, "data:") {
+		return true
+	}
+	for _, hint := range []string{"blank.gif", "spacer.gif", "pixel.gif", "placeholder", "lazy.gif", "loading.gif", "1x1."} {
+		if strings.Contains(lower, hint) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstSrcsetCandidate returns the URL of a srcset's first candidate.
+func firstSrcsetCandidate(srcset string) string {
+	srcset = strings.TrimSpace(srcset)
+	if srcset == "" {
+		return ""
+	}
+	// A candidate is a URL, optional whitespace and a descriptor, then a
+	// comma; URLs may themselves contain commas, so split on whitespace
+	// first.
+	fields := strings.Fields(srcset)
+	return strings.TrimSuffix(fields[0], ",")
+}
+
+var (
+	langClassRe = regexp.MustCompile(`(?i)(?:^|\s)(?:language|lang)-([\w+#.-]+)`)
+	highlightRe = regexp.MustCompile(`(?i)(?:^|\s)highlight-(?:source-|text-)?([\w+#-]+)`)
+	brushRe     = regexp.MustCompile(`(?i)brush:\s*([\w+#-]+)`)
+)
+
+// codeLanguage finds the language a code block declares, on the pre, its
+// first code element or the wrapper around it, in any of the common
+// spellings: language-go, lang-go, highlight-source-go, brush: go,
+// data-lang="go".
+func codeLanguage(pre *html.Node) string {
+	nodes := []*html.Node{pre}
+	if code := htmlnode.First(pre, "code"); code != nil && code != pre {
+		nodes = append(nodes, code)
+	}
+	if pre.Parent != nil && pre.Parent.Type == html.ElementNode {
+		nodes = append(nodes, pre.Parent)
+	}
+	for _, n := range nodes {
+		for _, attr := range []string{"data-lang", "data-language"} {
+			if v := strings.TrimSpace(htmlnode.Attr(n, attr)); isLangName(v) {
+				return strings.ToLower(v)
+			}
+		}
+		class := htmlnode.Attr(n, "class")
+		for _, re := range []*regexp.Regexp{langClassRe, highlightRe, brushRe} {
+			if m := re.FindStringSubmatch(class); m != nil && isLangName(m[1]) {
+				return strings.ToLower(m[1])
+			}
+		}
+	}
+	return ""
+}
+
+func isLangName(s string) bool {
+	if s == "" || len(s) > 30 {
+		return false
+	}
+	switch strings.ToLower(s) {
+	case "none", "plaintext", "text", "plain", "nohighlight":
+		return false
+	}
+	return !strings.ContainsAny(s, " \t\n`")
+}
+
+// Tidy collapses runs of blank lines to one and trims the text, leaving
+// fenced code blocks untouched.
+func Tidy(md string) string {
+	lines := strings.Split(md, "\n")
+	out := make([]string, 0, len(lines))
+	fence := ""
+	blank := false
+	for _, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		if fence != "" {
+			out = append(out, line)
+			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
+				fence = ""
+			}
+			continue
+		}
+		if f := fenceOpening(trimmed); f != "" {
+			fence = f
+		}
+		if trimmed == "" {
+			if blank {
+				continue
+			}
+			blank = true
+			out = append(out, "")
+			continue
+		}
+		blank = false
+		out = append(out, strings.TrimRight(line, " \t")+hardBreak(line))
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// hardBreak keeps the two trailing spaces that make a Markdown line break.
+func hardBreak(line string) string {
+	if strings.HasSuffix(line, "  ") && strings.TrimSpace(line) != "" {
+		return "  "
+	}
+	return ""
+}
+
+// fenceOpening returns the fence a line opens (``` or ~~~ or longer), or "".
+func fenceOpening(trimmed string) string {
+	for _, ch := range []string{"`", "~"} {
+		n := 0
+		for n < len(trimmed) && trimmed[n] == ch[0] {
+			n++
+		}
+		if n >= 3 {
+			return trimmed[:n]
+		}
+	}
+	return ""
+}
+
+// OpenFence returns the fence of a code block md opens and never closes,
+// or "" when every fence is closed.
+func OpenFence(md string) string {
+	fence := ""
+	for _, line := range strings.Split(md, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case fence == "":
+			fence = fenceOpening(trimmed)
+		case strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "":
+			fence = ""
+		}
+	}
+	return fence
+}

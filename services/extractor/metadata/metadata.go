@@ -1,0 +1,221 @@
+// Package metadata reads what a page says about itself: title, author,
+// summary, dates, site, language and lead image, from meta tags, OpenGraph,
+// JSON-LD and the page's own markup.
+package metadata
+
+import (
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/net/html"
+
+	"distill.dev/services/extractor/internal/htmlnode"
+	"distill.dev/services/extractor/internal/weburl"
+)
+
+// Metadata is what a page says about itself. Empty fields were not found.
+type Metadata struct {
+	Title       string
+	Byline      string
+	Description string
+	Published   string
+	SiteName    string
+	Language    string
+	// Image is the lead image as an absolute http(s) URL.
+	Image string
+}
+
+// maxByline bounds a byline: longer "author" text is a bio, not a name.
+const maxByline = 100
+
+// Read returns doc's metadata. Call it before anything removes parts of doc:
+// JSON-LD lives in script elements.
+func Read(doc *html.Node, base *url.URL) Metadata {
+	d := goquery.NewDocumentFromNode(doc)
+	ld := readJSONLD(d)
+	m := Metadata{
+		SiteName: first(meta(d, "og:site_name"), meta(d, "application-name"), ld.publisher),
+	}
+	m.Title = title(d, m.SiteName, ld.headline)
+	m.Byline = byline(d, ld.author)
+	m.Description = first(meta(d, "description"), meta(d, "og:description"), meta(d, "twitter:description"), ld.description)
+	m.Published = first(
+		meta(d, "article:published_time"), meta(d, "datePublished"), meta(d, "pubdate"),
+		meta(d, "publishdate"), meta(d, "publish-date"), meta(d, "date"), meta(d, "dc.date"),
+		meta(d, "dcterms.created"), meta(d, "parsely-pub-date"), ld.published,
+		itemprop(d, "datePublished"),
+		strings.TrimSpace(d.Find("time[datetime]").First().AttrOr("datetime", "")),
+	)
+	m.Language = first(
+		strings.TrimSpace(d.Find("html").First().AttrOr("lang", "")),
+		strings.TrimSpace(d.Find(`meta[http-equiv="content-language" i]`).First().AttrOr("content", "")),
+		strings.ReplaceAll(meta(d, "og:locale"), "_", "-"),
+	)
+	for _, img := range []string{meta(d, "og:image"), meta(d, "og:image:url"), meta(d, "twitter:image"), meta(d, "twitter:image:src"), ld.image} {
+		if u, ok := weburl.Resolve(base, img, "http", "https"); ok {
+			m.Image = u
+			break
+		}
+	}
+	return m
+}
+
+// meta returns the content of the meta tag named key, by name, property or
+// itemprop, compared without case.
+func meta(d *goquery.Document, key string) string {
+	var val string
+	d.Find("meta").EachWithBreak(func(_ int, s *goquery.Selection) bool {
+		for _, attr := range []string{"property", "name", "itemprop"} {
+			if strings.EqualFold(strings.TrimSpace(s.AttrOr(attr, "")), key) {
+				if v := htmlnode.CollapseSpace(s.AttrOr("content", "")); v != "" {
+					val = v
+					return false
+				}
+			}
+		}
+		return true
+	})
+	return val
+}
+
+// itemprop returns the machine value or text of the first element carrying
+// itemprop=name.
+func itemprop(d *goquery.Document, name string) string {
+	var val string
+	d.Find("[itemprop]").EachWithBreak(func(_ int, s *goquery.Selection) bool {
+		if !hasToken(s.AttrOr("itemprop", ""), name) {
+			return true
+		}
+		for _, attr := range []string{"content", "datetime"} {
+			if v := strings.TrimSpace(s.AttrOr(attr, "")); v != "" {
+				val = v
+				return false
+			}
+		}
+		val = htmlnode.CollapseSpace(s.Text())
+		return val == ""
+	})
+	return val
+}
+
+func hasToken(list, token string) bool {
+	for _, f := range strings.Fields(list) {
+		if strings.EqualFold(f, token) {
+			return true
+		}
+	}
+	return false
+}
+
+func first(vals ...string) string {
+	for _, v := range vals {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// titleSeparators split a document title into the page's own title and the
+// site's name.
+var titleSeparators = []string{" | ", " - ", " – ", " — ", " :: ", " » ", " · ", " • ", " / ", ": "}
+
+// title picks og:title, else <title>, else the JSON-LD headline, else the
+// first h1, and drops a " | Site" part when an h1 or the site name shows
+// which part is the page's own.
+func title(d *goquery.Document, siteName, headline string) string {
+	var h1s []string
+	d.Find("h1").EachWithBreak(func(i int, s *goquery.Selection) bool {
+		if t := htmlnode.CollapseSpace(s.Text()); t != "" {
+			h1s = append(h1s, t)
+		}
+		return len(h1s) < 5
+	})
+	docTitle := htmlnode.CollapseSpace(d.Find("title").First().Text())
+	t := first(meta(d, "og:title"), meta(d, "twitter:title"), docTitle, headline)
+	if t == "" {
+		if len(h1s) > 0 {
+			return h1s[0]
+		}
+		return ""
+	}
+	return cleanTitle(t, siteName, h1s)
+}
+
+func cleanTitle(t, siteName string, h1s []string) string {
+	for _, h := range h1s {
+		if strings.EqualFold(h, t) {
+			return t
+		}
+	}
+	for _, sep := range titleSeparators {
+		if !strings.Contains(t, sep) {
+			continue
+		}
+		parts := strings.Split(t, sep)
+		// An h1 that is the title less a leading or trailing part is the
+		// better title.
+		for _, h := range h1s {
+			for i := 1; i < len(parts); i++ {
+				head := strings.Join(parts[:i], sep)
+				tail := strings.Join(parts[i:], sep)
+				if strings.EqualFold(h, head) {
+					return head
+				}
+				if strings.EqualFold(h, tail) {
+					return tail
+				}
+			}
+		}
+		if siteName != "" {
+			if last := parts[len(parts)-1]; strings.EqualFold(strings.TrimSpace(last), siteName) && len(parts) > 1 {
+				return strings.TrimSpace(strings.Join(parts[:len(parts)-1], sep))
+			}
+			if strings.EqualFold(strings.TrimSpace(parts[0]), siteName) && len(parts) > 1 {
+				return strings.TrimSpace(strings.Join(parts[1:], sep))
+			}
+		}
+	}
+	return t
+}
+
+// byline looks for the author in meta tags, JSON-LD and the markup:
+// rel=author, itemprop=author, .byline.
+func byline(d *goquery.Document, ldAuthor string) string {
+	candidates := []string{meta(d, "author"), meta(d, "article:author"), meta(d, "parsely-author"), meta(d, "dc.creator"), ldAuthor}
+	d.Find(`[rel~="author"], [itemprop~="author"], .byline, .author`).EachWithBreak(func(_ int, s *goquery.Selection) bool {
+		if name := s.Find(`[itemprop~="name"]`).First(); name.Length() > 0 {
+			candidates = append(candidates, name.AttrOr("content", name.Text()))
+		}
+		candidates = append(candidates, s.AttrOr("content", s.Text()))
+		return len(candidates) < 20
+	})
+	for _, c := range candidates {
+		if b := cleanByline(c); b != "" {
+			return b
+		}
+	}
+	return ""
+}
+
+// cleanByline returns c as a byline, or "" when c is not one: a URL (as
+// article:author often is), empty, or too long to be a name.
+func cleanByline(c string) string {
+	c = htmlnode.CollapseSpace(c)
+	lower := strings.ToLower(c)
+	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "www.") {
+		return ""
+	}
+	for _, prefix := range []string{"by ", "by: ", "written by ", "posted by "} {
+		if strings.HasPrefix(lower, prefix) {
+			c = strings.TrimSpace(c[len(prefix):])
+			break
+		}
+	}
+	if c == "" || utf8.RuneCountInString(c) > maxByline {
+		return ""
+	}
+	return c
+}

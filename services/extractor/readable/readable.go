@@ -1,0 +1,91 @@
+// Package readable finds the part of a page a reader came for and strips
+// what is never content.
+//
+// Article is the only place that decides what the main content is: it
+// picks a container and cleans it. The rest of the extractor takes the node
+// it returns, so a stronger scorer can replace this one behind the same
+// signature.
+package readable
+
+import (
+	"golang.org/x/net/html"
+
+	"distill.dev/services/extractor/internal/htmlnode"
+)
+
+// Full returns the page body without scripts, styles, templates, embedded
+// objects and hidden elements. It changes doc in place and returns nil when
+// doc has no body.
+func Full(doc *html.Node) *html.Node {
+	body := htmlnode.First(doc, "body")
+	if body == nil {
+		return nil
+	}
+	RemoveNonContent(body)
+	return body
+}
+
+// Article returns the element holding the page's main content, with the
+// boilerplate inside it removed. It changes doc in place: the result may be
+// an element of doc or a new detached container gathering several of doc's
+// elements. It returns nil when doc has no body.
+func Article(doc *html.Node) *html.Node {
+	body := htmlnode.First(doc, "body")
+	if body == nil {
+		return nil
+	}
+	RemoveNonContent(body)
+	content := mainContent(body)
+	clean(content)
+	return content
+}
+
+// nonContent are elements whose content is never page text.
+var nonContent = map[string]bool{
+	"script": true, "style": true, "noscript": true, "template": true,
+	"svg": true, "canvas": true, "iframe": true, "object": true, "embed": true,
+	"frameset": true, "frame": true, "link": true, "meta": true,
+}
+
+// RemoveNonContent removes the scripts, styles, templates, embedded objects,
+// comments and hidden elements under root; root itself stays.
+func RemoveNonContent(root *html.Node) {
+	st := measure(root)
+	rootText := st.of(root).text
+	var doomed []*html.Node
+	htmlnode.Walk(root, func(n *html.Node) bool {
+		switch n.Type {
+		case html.CommentNode:
+			doomed = append(doomed, n)
+			return false
+		case html.ElementNode:
+		default:
+			return true
+		}
+		if n == root {
+			return true
+		}
+		if nonContent[n.Data] || isHidden(n, st.of(n).text, rootText) {
+			doomed = append(doomed, n)
+			return false
+		}
+		return true
+	})
+	for _, n := range doomed {
+		htmlnode.Remove(n)
+	}
+}
+
+// isHidden reports whether n is hidden. aria-hidden alone does not count
+// when n holds most of the page's text: rendered pages often mark the whole
+// page aria-hidden while a dialog is open.
+func isHidden(n *html.Node, text, rootText int) bool {
+	if !htmlnode.IsHidden(n) {
+		return false
+	}
+	ariaOnly := !htmlnode.HasAttr(n, "hidden") && !htmlnode.StyleHidden(n)
+	if ariaOnly && rootText > 0 && text*2 > rootText {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,33 @@
+// Package server serves the extractor over gRPC.
+package server
+
+import (
+	"context"
+	"log/slog"
+
+	"google.golang.org/grpc"
+
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/proto/grpcserve"
+	"distill.dev/services/extractor/extract"
+)
+
+// Config is how the extractor service is served.
+type Config struct {
+	// Addr is the host:port to listen on.
+	Addr string
+}
+
+// Run serves ExtractorService on cfg.Addr until ctx ends.
+func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	return New(logger).ListenAndServe(ctx, cfg.Addr)
+}
+
+// New returns the gRPC server with ExtractorService, health and reflection
+// registered, for callers that bring their own listener.
+func New(logger *slog.Logger) *grpcserve.Server {
+	ex := extract.New(logger)
+	return grpcserve.New(logger, func(s *grpc.Server) {
+		distillv1.RegisterExtractorServiceServer(s, ex)
+	})
+}
