@@ -44,25 +44,33 @@ type linkJSON struct {
 type tableJSON struct {
 	Headers []string   `json:"headers"`
 	Rows    [][]string `json:"rows"`
+	Caption *string    `json:"caption,omitempty"`
 }
 
 type actionsJSON struct {
 	Links     []actionLinkJSON `json:"links"`
 	Forms     []formJSON       `json:"forms"`
 	Buttons   []buttonJSON     `json:"buttons"`
-	Downloads []actionLinkJSON `json:"downloads"`
+	Downloads []downloadJSON   `json:"downloads"`
 }
 
 type actionLinkJSON struct {
 	ActionID string `json:"action_id"`
-	Href     string `json:"href"`
 	Text     string `json:"text"`
+	Href     string `json:"href"`
+}
+
+type downloadJSON struct {
+	ActionID string  `json:"action_id"`
+	Text     string  `json:"text"`
+	Href     string  `json:"href"`
+	Filename *string `json:"filename,omitempty"`
 }
 
 type buttonJSON struct {
-	ActionID string  `json:"action_id"`
-	Label    string  `json:"label"`
-	FormID   *string `json:"form_id,omitempty"`
+	ActionID string `json:"action_id"`
+	Text     string `json:"text"`
+	Kind     string `json:"kind"`
 }
 
 type formJSON struct {
@@ -70,16 +78,16 @@ type formJSON struct {
 	Method   string      `json:"method"`
 	Action   string      `json:"action"`
 	Fields   []fieldJSON `json:"fields"`
-	SubmitID *string     `json:"submit_id,omitempty"`
+	SubmitID string      `json:"submit_id"`
 }
 
 type fieldJSON struct {
 	Name     string       `json:"name"`
-	Type     string       `json:"type"`
+	Kind     string       `json:"kind"`
 	Value    *string      `json:"value,omitempty"`
-	Label    *string      `json:"label,omitempty"`
-	Required bool         `json:"required,omitempty"`
 	Options  []optionJSON `json:"options,omitempty"`
+	Required bool         `json:"required"`
+	Label    *string      `json:"label,omitempty"`
 }
 
 type optionJSON struct {
@@ -208,7 +216,7 @@ func toTableJSON(t *distillv1.Table) tableJSON {
 	for _, r := range t.GetRows() {
 		rows = append(rows, nonNil(r.GetCells()))
 	}
-	return tableJSON{Headers: nonNil(t.GetHeaders()), Rows: rows}
+	return tableJSON{Headers: nonNil(t.GetHeaders()), Rows: rows, Caption: t.Caption}
 }
 
 func toActionsJSON(a *distillv1.Actions) *actionsJSON {
@@ -216,27 +224,27 @@ func toActionsJSON(a *distillv1.Actions) *actionsJSON {
 		Links:     make([]actionLinkJSON, 0, len(a.GetLinks())),
 		Forms:     make([]formJSON, 0, len(a.GetForms())),
 		Buttons:   make([]buttonJSON, 0, len(a.GetButtons())),
-		Downloads: make([]actionLinkJSON, 0, len(a.GetDownloads())),
+		Downloads: make([]downloadJSON, 0, len(a.GetDownloads())),
 	}
 	for _, l := range a.GetLinks() {
-		out.Links = append(out.Links, actionLinkJSON{ActionID: l.GetActionId(), Href: l.GetHref(), Text: l.GetText()})
+		out.Links = append(out.Links, actionLinkJSON{ActionID: l.GetActionId(), Text: l.GetText(), Href: l.GetHref()})
 	}
-	for _, l := range a.GetDownloads() {
-		out.Downloads = append(out.Downloads, actionLinkJSON{ActionID: l.GetActionId(), Href: l.GetHref(), Text: l.GetText()})
+	for _, d := range a.GetDownloads() {
+		out.Downloads = append(out.Downloads, downloadJSON{ActionID: d.GetActionId(), Text: d.GetText(), Href: d.GetHref(), Filename: d.Filename})
 	}
 	for _, b := range a.GetButtons() {
-		out.Buttons = append(out.Buttons, buttonJSON{ActionID: b.GetActionId(), Label: b.GetLabel(), FormID: b.FormId})
+		out.Buttons = append(out.Buttons, buttonJSON{ActionID: b.GetActionId(), Text: b.GetText(), Kind: b.GetKind()})
 	}
 	for _, f := range a.GetForms() {
 		fields := make([]fieldJSON, 0, len(f.GetFields()))
 		for _, fd := range f.GetFields() {
-			field := fieldJSON{Name: fd.GetName(), Type: fd.GetType(), Value: fd.Value, Label: fd.Label, Required: fd.GetRequired()}
+			field := fieldJSON{Name: fd.GetName(), Kind: fd.GetKind(), Value: fd.Value, Required: fd.GetRequired(), Label: fd.Label}
 			for _, o := range fd.GetOptions() {
 				field.Options = append(field.Options, optionJSON{Value: o.GetValue(), Label: o.GetLabel(), Selected: o.GetSelected()})
 			}
 			fields = append(fields, field)
 		}
-		out.Forms = append(out.Forms, formJSON{ActionID: f.GetActionId(), Method: f.GetMethod(), Action: f.GetAction(), Fields: fields, SubmitID: f.SubmitId})
+		out.Forms = append(out.Forms, formJSON{ActionID: f.GetActionId(), Method: f.GetMethod(), Action: f.GetAction(), Fields: fields, SubmitID: f.GetSubmitId()})
 	}
 	return out
 }

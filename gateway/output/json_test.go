@@ -49,20 +49,22 @@ func full() *distillv1.Distilled {
 		Tables: &distillv1.TableList{Items: []*distillv1.Table{{
 			Headers: []string{"Name", "Age"},
 			Rows:    []*distillv1.TableRow{{Cells: []string{"Ada", "36"}}},
+			Caption: str("People"),
 		}}},
 		Actions: &distillv1.Actions{
-			Links: []*distillv1.LinkAction{{ActionId: "link_1", Href: "https://example.com/a", Text: "a link"}},
+			Links: []*distillv1.LinkAction{{ActionId: "link_0", Href: "https://example.com/a", Text: "a link"}},
 			Forms: []*distillv1.FormAction{{
-				ActionId: "form_1", Method: "GET", Action: "https://example.com/search", SubmitId: str("button_1"),
+				ActionId: "form_0", Method: "GET", Action: "https://example.com/search", SubmitId: "form_0.submit",
 				Fields: []*distillv1.FormField{
-					{Name: "q", Type: "search", Label: str("Search"), Required: true},
-					{Name: "sort", Type: "select", Value: str("new"), Options: []*distillv1.SelectOption{
+					{Name: "q", Kind: "search", Label: str("Search"), Required: true},
+					{Name: "sort", Kind: "select", Value: str("new"), Options: []*distillv1.SelectOption{
 						{Value: "new", Label: "Newest", Selected: true}, {Value: "old", Label: "Oldest"},
 					}},
+					{Name: "csrf", Kind: "hidden", Value: str("t0k3n")},
 				},
 			}},
-			Buttons:   []*distillv1.ButtonAction{{ActionId: "button_1", Label: "Search", FormId: str("form_1")}},
-			Downloads: []*distillv1.DownloadAction{{ActionId: "download_1", Href: "https://example.com/a.pdf", Text: "PDF"}},
+			Buttons:   []*distillv1.ButtonAction{{ActionId: "button_0", Text: "Dark mode", Kind: "button"}},
+			Downloads: []*distillv1.DownloadAction{{ActionId: "download_0", Href: "https://example.com/a.pdf", Text: "PDF", Filename: str("a.pdf")}},
 		},
 		Diagnostics: &distillv1.Diagnostics{
 			Profile: "article", RawBytes: 12000, OutputChars: 480, OutputTokens: 120, ExtractionRatio: 0.04,
@@ -111,12 +113,18 @@ func TestJSONFieldSets(t *testing.T) {
 	assertKeys(t, "stats", m["stats"].(map[string]any), "raw_bytes", "raw_tokens", "output_tokens", "saved_tokens", "saved_ratio")
 	assertKeys(t, "diagnostics", m["diagnostics"].(map[string]any), "profile", "raw_bytes", "output_chars", "output_tokens", "extraction_ratio", "link_count", "table_count", "action_count", "used_headless", "truncated", "low_content")
 	assertKeys(t, "link", m["links"].([]any)[0].(map[string]any), "href", "text")
-	assertKeys(t, "table", m["tables"].([]any)[0].(map[string]any), "headers", "rows")
+	assertKeys(t, "table", m["tables"].([]any)[0].(map[string]any), "headers", "rows", "caption")
 	actions := m["actions"].(map[string]any)
 	assertKeys(t, "actions", actions, "links", "forms", "buttons", "downloads")
 	form := actions["forms"].([]any)[0].(map[string]any)
 	assertKeys(t, "form", form, "action_id", "method", "action", "fields", "submit_id")
-	option := form["fields"].([]any)[1].(map[string]any)["options"].([]any)[0].(map[string]any)
+	assertKeys(t, "link action", actions["links"].([]any)[0].(map[string]any), "action_id", "text", "href")
+	assertKeys(t, "download", actions["downloads"].([]any)[0].(map[string]any), "action_id", "text", "href", "filename")
+	assertKeys(t, "button", actions["buttons"].([]any)[0].(map[string]any), "action_id", "text", "kind")
+	fields := form["fields"].([]any)
+	assertKeys(t, "select field", fields[1].(map[string]any), "name", "kind", "value", "options", "required")
+	assertKeys(t, "hidden field", fields[2].(map[string]any), "name", "kind", "value", "required")
+	option := fields[1].(map[string]any)["options"].([]any)[0].(map[string]any)
 	assertKeys(t, "select option", option, "value", "label", "selected")
 	if _, isNumber := m["stats"].(map[string]any)["raw_bytes"].(float64); !isNumber {
 		t.Error("raw_bytes is not a JSON number")

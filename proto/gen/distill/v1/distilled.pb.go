@@ -346,11 +346,14 @@ func (x *LinkList) GetItems() []*Link {
 	return nil
 }
 
-// Table is an HTML table as data.
+// Table is an HTML table as data: one cell per column in every row, with
+// colspan and rowspan expanded and stacked header rows joined.
 type Table struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Headers       []string               `protobuf:"bytes,1,rep,name=headers,proto3" json:"headers,omitempty"`
-	Rows          []*TableRow            `protobuf:"bytes,2,rep,name=rows,proto3" json:"rows,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Headers []string               `protobuf:"bytes,1,rep,name=headers,proto3" json:"headers,omitempty"`
+	Rows    []*TableRow            `protobuf:"bytes,2,rep,name=rows,proto3" json:"rows,omitempty"`
+	// The table's <caption>, when it has one.
+	Caption       *string `protobuf:"bytes,3,opt,name=caption,proto3,oneof" json:"caption,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -397,6 +400,13 @@ func (x *Table) GetRows() []*TableRow {
 		return x.Rows
 	}
 	return nil
+}
+
+func (x *Table) GetCaption() string {
+	if x != nil && x.Caption != nil {
+		return *x.Caption
+	}
+	return ""
 }
 
 // TableRow is one row of cells, in column order.
@@ -490,7 +500,8 @@ func (x *TableList) GetItems() []*Table {
 }
 
 // Actions is what an agent can operate on a page. Every entry has an
-// action_id that is stable for the same page; only http(s) targets appear,
+// action_id that is positional and stable for the same page (link_0,
+// download_0, button_0, form_0); only http(s) targets appear, absolute,
 // resolved against the final URL and <base href>.
 type Actions struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -560,7 +571,7 @@ func (x *Actions) GetDownloads() []*DownloadAction {
 	return nil
 }
 
-// LinkAction is a navigable link (action_id "link_N").
+// LinkAction is a link to another page (action_id "link_N").
 type LinkAction struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ActionId      string                 `protobuf:"bytes,1,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
@@ -621,12 +632,15 @@ func (x *LinkAction) GetText() string {
 	return ""
 }
 
-// DownloadAction is a link to a file rather than a page (action_id "download_N").
+// DownloadAction is a link to a file rather than a page (action_id
+// "download_N").
 type DownloadAction struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ActionId      string                 `protobuf:"bytes,1,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
-	Href          string                 `protobuf:"bytes,2,opt,name=href,proto3" json:"href,omitempty"`
-	Text          string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ActionId string                 `protobuf:"bytes,1,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
+	Href     string                 `protobuf:"bytes,2,opt,name=href,proto3" json:"href,omitempty"`
+	Text     string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	// The file name the download would be saved under, when known.
+	Filename      *string `protobuf:"bytes,4,opt,name=filename,proto3,oneof" json:"filename,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -682,14 +696,21 @@ func (x *DownloadAction) GetText() string {
 	return ""
 }
 
-// ButtonAction is a button outside the submit role of a form (action_id
-// "button_N").
+func (x *DownloadAction) GetFilename() string {
+	if x != nil && x.Filename != nil {
+		return *x.Filename
+	}
+	return ""
+}
+
+// ButtonAction is a button that belongs to no form (action_id "button_N");
+// a form's buttons belong to the form.
 type ButtonAction struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	ActionId string                 `protobuf:"bytes,1,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
-	Label    string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
-	// The form the button belongs to, when it has one.
-	FormId        *string `protobuf:"bytes,3,opt,name=form_id,json=formId,proto3,oneof" json:"form_id,omitempty"`
+	Text     string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	// button, submit, reset, or role for elements with role=button.
+	Kind          string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -731,16 +752,16 @@ func (x *ButtonAction) GetActionId() string {
 	return ""
 }
 
-func (x *ButtonAction) GetLabel() string {
+func (x *ButtonAction) GetText() string {
 	if x != nil {
-		return x.Label
+		return x.Text
 	}
 	return ""
 }
 
-func (x *ButtonAction) GetFormId() string {
-	if x != nil && x.FormId != nil {
-		return *x.FormId
+func (x *ButtonAction) GetKind() string {
+	if x != nil {
+		return x.Kind
 	}
 	return ""
 }
@@ -754,8 +775,8 @@ type FormAction struct {
 	// Absolute URL the form submits to.
 	Action string       `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
 	Fields []*FormField `protobuf:"bytes,4,rep,name=fields,proto3" json:"fields,omitempty"`
-	// action_id of the form's submit control, when it has one.
-	SubmitId      *string `protobuf:"bytes,5,opt,name=submit_id,json=submitId,proto3,oneof" json:"submit_id,omitempty"`
+	// "<action_id>.submit": the id that submits the form.
+	SubmitId      string `protobuf:"bytes,5,opt,name=submit_id,json=submitId,proto3" json:"submit_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -819,25 +840,26 @@ func (x *FormAction) GetFields() []*FormField {
 }
 
 func (x *FormAction) GetSubmitId() string {
-	if x != nil && x.SubmitId != nil {
-		return *x.SubmitId
+	if x != nil {
+		return x.SubmitId
 	}
 	return ""
 }
 
-// FormField is one named control of a form.
+// FormField is one named control of a form, hidden ones included.
 type FormField struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// Input type: text, email, password, hidden, checkbox, radio, select,
-	// textarea, ...
-	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
-	// Default value the form would submit.
+	// The control's kind: text, email, password, hidden, checkbox, radio,
+	// select, textarea, ...
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Value the form would submit unless the caller gives another.
 	Value    *string `protobuf:"bytes,3,opt,name=value,proto3,oneof" json:"value,omitempty"`
-	Label    *string `protobuf:"bytes,4,opt,name=label,proto3,oneof" json:"label,omitempty"`
-	Required bool    `protobuf:"varint,5,opt,name=required,proto3" json:"required,omitempty"`
-	// Choices of a select, radio group or datalist.
-	Options       []*SelectOption `protobuf:"bytes,6,rep,name=options,proto3" json:"options,omitempty"`
+	Required bool    `protobuf:"varint,4,opt,name=required,proto3" json:"required,omitempty"`
+	// Choices of a select or radio group.
+	Options []*SelectOption `protobuf:"bytes,5,rep,name=options,proto3" json:"options,omitempty"`
+	// The control's visible label, when it has one.
+	Label         *string `protobuf:"bytes,6,opt,name=label,proto3,oneof" json:"label,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -879,9 +901,9 @@ func (x *FormField) GetName() string {
 	return ""
 }
 
-func (x *FormField) GetType() string {
+func (x *FormField) GetKind() string {
 	if x != nil {
-		return x.Type
+		return x.Kind
 	}
 	return ""
 }
@@ -889,13 +911,6 @@ func (x *FormField) GetType() string {
 func (x *FormField) GetValue() string {
 	if x != nil && x.Value != nil {
 		return *x.Value
-	}
-	return ""
-}
-
-func (x *FormField) GetLabel() string {
-	if x != nil && x.Label != nil {
-		return *x.Label
 	}
 	return ""
 }
@@ -914,7 +929,14 @@ func (x *FormField) GetOptions() []*SelectOption {
 	return nil
 }
 
-// SelectOption is one choice of a select control.
+func (x *FormField) GetLabel() string {
+	if x != nil && x.Label != nil {
+		return *x.Label
+	}
+	return ""
+}
+
+// SelectOption is one choice of a select control or radio group.
 type SelectOption struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Value         string                 `protobuf:"bytes,1,opt,name=value,proto3" json:"value,omitempty"`
@@ -1141,10 +1163,13 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\x04href\x18\x01 \x01(\tR\x04href\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\"2\n" +
 	"\bLinkList\x12&\n" +
-	"\x05items\x18\x01 \x03(\v2\x10.distill.v1.LinkR\x05items\"K\n" +
+	"\x05items\x18\x01 \x03(\v2\x10.distill.v1.LinkR\x05items\"v\n" +
 	"\x05Table\x12\x18\n" +
 	"\aheaders\x18\x01 \x03(\tR\aheaders\x12(\n" +
-	"\x04rows\x18\x02 \x03(\v2\x14.distill.v1.TableRowR\x04rows\" \n" +
+	"\x04rows\x18\x02 \x03(\v2\x14.distill.v1.TableRowR\x04rows\x12\x1d\n" +
+	"\acaption\x18\x03 \x01(\tH\x00R\acaption\x88\x01\x01B\n" +
+	"\n" +
+	"\b_caption\" \n" +
 	"\bTableRow\x12\x14\n" +
 	"\x05cells\x18\x01 \x03(\tR\x05cells\"4\n" +
 	"\tTableList\x12'\n" +
@@ -1158,33 +1183,31 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"LinkAction\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12\x12\n" +
 	"\x04href\x18\x02 \x01(\tR\x04href\x12\x12\n" +
-	"\x04text\x18\x03 \x01(\tR\x04text\"U\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\"\x83\x01\n" +
 	"\x0eDownloadAction\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12\x12\n" +
 	"\x04href\x18\x02 \x01(\tR\x04href\x12\x12\n" +
-	"\x04text\x18\x03 \x01(\tR\x04text\"k\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12\x1f\n" +
+	"\bfilename\x18\x04 \x01(\tH\x00R\bfilename\x88\x01\x01B\v\n" +
+	"\t_filename\"S\n" +
 	"\fButtonAction\x12\x1b\n" +
-	"\taction_id\x18\x01 \x01(\tR\bactionId\x12\x14\n" +
-	"\x05label\x18\x02 \x01(\tR\x05label\x12\x1c\n" +
-	"\aform_id\x18\x03 \x01(\tH\x00R\x06formId\x88\x01\x01B\n" +
-	"\n" +
-	"\b_form_id\"\xb8\x01\n" +
+	"\taction_id\x18\x01 \x01(\tR\bactionId\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\"\xa5\x01\n" +
 	"\n" +
 	"FormAction\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +
 	"\x06action\x18\x03 \x01(\tR\x06action\x12-\n" +
-	"\x06fields\x18\x04 \x03(\v2\x15.distill.v1.FormFieldR\x06fields\x12 \n" +
-	"\tsubmit_id\x18\x05 \x01(\tH\x00R\bsubmitId\x88\x01\x01B\f\n" +
-	"\n" +
-	"_submit_id\"\xcd\x01\n" +
+	"\x06fields\x18\x04 \x03(\v2\x15.distill.v1.FormFieldR\x06fields\x12\x1b\n" +
+	"\tsubmit_id\x18\x05 \x01(\tR\bsubmitId\"\xcd\x01\n" +
 	"\tFormField\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04type\x18\x02 \x01(\tR\x04type\x12\x19\n" +
-	"\x05value\x18\x03 \x01(\tH\x00R\x05value\x88\x01\x01\x12\x19\n" +
-	"\x05label\x18\x04 \x01(\tH\x01R\x05label\x88\x01\x01\x12\x1a\n" +
-	"\brequired\x18\x05 \x01(\bR\brequired\x122\n" +
-	"\aoptions\x18\x06 \x03(\v2\x18.distill.v1.SelectOptionR\aoptionsB\b\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x19\n" +
+	"\x05value\x18\x03 \x01(\tH\x00R\x05value\x88\x01\x01\x12\x1a\n" +
+	"\brequired\x18\x04 \x01(\bR\brequired\x122\n" +
+	"\aoptions\x18\x05 \x03(\v2\x18.distill.v1.SelectOptionR\aoptions\x12\x19\n" +
+	"\x05label\x18\x06 \x01(\tH\x01R\x05label\x88\x01\x01B\b\n" +
 	"\x06_valueB\b\n" +
 	"\x06_label\"V\n" +
 	"\fSelectOption\x12\x14\n" +
@@ -1266,8 +1289,8 @@ func file_distill_v1_distilled_proto_init() {
 		return
 	}
 	file_distill_v1_distilled_proto_msgTypes[0].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[10].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[11].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[4].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[9].OneofWrappers = []any{}
 	file_distill_v1_distilled_proto_msgTypes[12].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
