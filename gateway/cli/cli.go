@@ -47,7 +47,12 @@ func usagef(format string, args ...any) error {
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	return exitCode(root.ExecuteContext(ctx), stderr)
+}
+
+// exitCode reports err on stderr, unless already reported, and returns the
+// exit code it stands for.
+func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
@@ -99,7 +104,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().Var(&levelFlag{&g.logLevel}, "log-level", "log level on stderr: debug, info, warn or error")
-	root.AddCommand(newFetchCmd(g), newServeCmd(g), newVersionCmd(g))
+	root.AddCommand(newFetchCmd(g), newExtractCmd(g), newServeCmd(g), newVersionCmd(g))
 	return root
 }
 

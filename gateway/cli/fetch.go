@@ -13,39 +13,74 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
-// fetchFlags are the `distill fetch` flags, named as in the public surface.
-type fetchFlags struct {
-	format, profile, js *enumFlag
-	selector            string
-	stats, diagnostics  bool
-	maxOutputTokens     int64
-	timeout             int32
-	maxBytes            int64
-	concurrency         int32
-	links, linksAll     bool
-	tables              bool
-	allowLocal          bool
-	maxRetries          int32
-	perHostConcurrency  int32
-	rateLimit           float64
+// outputFlags choose what is extracted and how it is printed; fetch and
+// extract share them.
+type outputFlags struct {
+	format, profile    *enumFlag
+	selector           string
+	stats, diagnostics bool
+	maxOutputTokens    int64
+	links, linksAll    bool
+	tables             bool
+	actions            bool
+	maxActions         int32
 }
 
-func (f *fetchFlags) register(fs *pflag.FlagSet) {
+func (f *outputFlags) register(fs *pflag.FlagSet) {
 	f.format = newEnum("markdown", "markdown", "text", "json")
 	f.profile = newEnum("article", "article", "full", "metadata")
-	f.js = newEnum("auto", "off", "auto", "always")
 	fs.Var(f.format, "format", "output format: markdown, text or json")
 	fs.StringVar(&f.selector, "selector", "", "extract the elements matching this CSS selector instead of running a profile")
 	fs.Var(f.profile, "profile", "content selection: article (main content), full (whole page) or metadata; ignored with --selector")
 	fs.BoolVar(&f.stats, "stats", false, "print token-savings stats to stderr (inside the JSON with --format json)")
 	fs.BoolVar(&f.diagnostics, "diagnostics", false, "print extraction-quality diagnostics to stderr; with --format json, include them in the JSON")
 	fs.Int64Var(&f.maxOutputTokens, "max-output-tokens", 0, "truncate the Markdown or text output to this many tokens (0 = no limit)")
-	fs.Int32Var(&f.timeout, "timeout", fetchopts.DefaultTimeoutSecs, "request timeout in seconds")
-	fs.Int64Var(&f.maxBytes, "max-bytes", fetchopts.DefaultMaxBytes, "cap on the decoded response body, in bytes")
-	fs.Int32Var(&f.concurrency, "concurrency", fetchopts.DefaultConcurrency, "max concurrent requests of a multi-URL batch")
 	fs.BoolVar(&f.links, "links", false, "extract the main content's links as structured data")
 	fs.BoolVar(&f.linksAll, "links-all", false, "extract every link of the page, for crawling")
 	fs.BoolVar(&f.tables, "tables", false, "extract tables as structured data")
+	fs.BoolVar(&f.actions, "actions", false, "extract the operable action tree (links, forms, buttons, downloads)")
+	fs.Int32Var(&f.maxActions, "max-actions", 0, "cap each action category, form fields and select options at this many entries (0 = no cap)")
+}
+
+func (f *outputFlags) apply(fs *pflag.FlagSet, o *distillv1.FetchOptions) {
+	o.Format = formats[f.format.value]
+	o.Selector = f.selector
+	o.Profile = profiles[f.profile.value]
+	o.Stats = f.stats
+	o.Diagnostics = f.diagnostics
+	o.ExtractLinks = f.links
+	o.LinksFull = f.linksAll
+	o.ExtractTables = f.tables
+	o.ExtractActions = f.actions
+	if fs.Changed("max-output-tokens") {
+		o.MaxOutputTokens = &f.maxOutputTokens
+	}
+	// 0 means no cap, as for the other limits; negative values are left for
+	// validation to refuse.
+	if fs.Changed("max-actions") && f.maxActions != 0 {
+		o.MaxActions = &f.maxActions
+	}
+}
+
+// fetchFlags are the `distill fetch` flags, named as in the public surface.
+type fetchFlags struct {
+	outputFlags
+	js                 *enumFlag
+	timeout            int32
+	maxBytes           int64
+	concurrency        int32
+	allowLocal         bool
+	maxRetries         int32
+	perHostConcurrency int32
+	rateLimit          float64
+}
+
+func (f *fetchFlags) register(fs *pflag.FlagSet) {
+	f.outputFlags.register(fs)
+	f.js = newEnum("auto", "off", "auto", "always")
+	fs.Int32Var(&f.timeout, "timeout", fetchopts.DefaultTimeoutSecs, "request timeout in seconds")
+	fs.Int64Var(&f.maxBytes, "max-bytes", fetchopts.DefaultMaxBytes, "cap on the decoded response body, in bytes")
+	fs.Int32Var(&f.concurrency, "concurrency", fetchopts.DefaultConcurrency, "max concurrent requests of a multi-URL batch")
 	fs.Var(f.js, "js", "headless JavaScript rendering fallback: off, auto or always")
 	fs.BoolVar(&f.allowLocal, "allow-local", false, "permit loopback targets (loopback only; private ranges stay refused)")
 	fs.Int32Var(&f.maxRetries, "max-retries", fetchopts.DefaultMaxRetries, "retry transient failures (connect errors, timeouts, 429, 5xx)")
@@ -57,21 +92,11 @@ func (f *fetchFlags) register(fs *pflag.FlagSet) {
 // left unset, so the defaults live in one place (fetchopts).
 func (f *fetchFlags) options(fs *pflag.FlagSet) *distillv1.FetchOptions {
 	o := &distillv1.FetchOptions{
-		Format:        formats[f.format.value],
-		Selector:      f.selector,
-		Profile:       profiles[f.profile.value],
-		Stats:         f.stats,
-		Diagnostics:   f.diagnostics,
-		ExtractLinks:  f.links,
-		LinksFull:     f.linksAll,
-		ExtractTables: f.tables,
-		Js:            jsModes[f.js.value],
-		AllowLocal:    f.allowLocal,
-		RateLimit:     f.rateLimit,
+		Js:         jsModes[f.js.value],
+		AllowLocal: f.allowLocal,
+		RateLimit:  f.rateLimit,
 	}
-	if fs.Changed("max-output-tokens") {
-		o.MaxOutputTokens = &f.maxOutputTokens
-	}
+	f.outputFlags.apply(fs, o)
 	if fs.Changed("timeout") {
 		o.TimeoutSecs = &f.timeout
 	}

@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"distill.dev/gateway/output"
+	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/extract"
+)
+
+// stdinName is the file argument that reads standard input.
+const stdinName = "-"
+
+func newExtractCmd(g *globals) *cobra.Command {
+	f := &outputFlags{}
+	var base string
+	maxBytes := int64(fetchopts.DefaultMaxBytes)
+	cmd := &cobra.Command{
+		Use:   "extract [--url URL] FILE...",
+		Short: "Distill saved HTML files, with no network access",
+		Long: "Distill saved pages from files (or - for standard input) with the same output\n" +
+			"flags as fetch. Nothing is fetched: relative links resolve against --url when\n" +
+			"given, else against the file's own file:// URL (and such links, not being\n" +
+			"http or https, are left out of links and actions).\n\n" +
+			"Several files print like a batch, in input order.",
+		Example: "  distill extract saved/page.html\n" +
+			"  curl -s https://example.com/ | distill extract --url https://example.com/ -\n" +
+			"  distill extract --format json --links archive/*.html",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			opts := &distillv1.FetchOptions{}
+			f.apply(cmd.Flags(), opts)
+			if cmd.Flags().Changed("max-bytes") {
+				opts.MaxBytes = &maxBytes
+			}
+			if err := fetchopts.Validate(opts); err != nil {
+				return usageError{err}
+			}
+			if base != "" {
+				if err := checkBase(base); err != nil {
+					return usageError{err}
+				}
+			}
+			if n := countStdin(files); n > 1 {
+				return usagef("standard input (-) can be read only once, got it %d times", n)
+			}
+			items := extractFiles(cmd.Context(), g, files, base, opts, cmd.InOrStdin())
+			return printFetch(g, items, opts, len(files) > 1)
+		},
+	}
+	f.register(cmd.Flags())
+	cmd.Flags().StringVar(&base, "url", "", "URL the page was served from: the base for relative links (default: the file's file:// URL)")
+	cmd.Flags().Int64Var(&maxBytes, "max-bytes", maxBytes, "refuse files larger than this many bytes")
+	cmd.Flags().SortFlags = false
+	return cmd
+}
+
+func checkBase(base string) error {
+	scheme, _, ok := strings.Cut(base, "://")
+	switch {
+	case !ok:
+		return fmt.Errorf("--url %q is not an absolute URL", base)
+	case scheme != "http" && scheme != "https" && scheme != "file":
+		return fmt.Errorf("--url %q: scheme %q is not http, https or file", base, scheme)
+	}
+	return nil
+}
+
+func countStdin(files []string) int {
+	n := 0
+	for _, f := range files {
+		if f == stdinName {
+			n++
+		}
+	}
+	return n
+}
+
+// extractFiles distills each file, using every core, and returns the
+// results in input order. Extraction is pure CPU work: no queue is needed.
+func extractFiles(ctx context.Context, g *globals, files []string, base string, opts *distillv1.FetchOptions, stdin io.Reader) []output.BatchItem {
+	ex := extract.New(g.logger())
+	items := make([]output.BatchItem, len(files))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			for i := range work {
+				items[i] = extractFile(ctx, ex, files[i], base, opts, stdin)
+			}
+		})
+	}
+	for i := range files {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return items
+}
+
+func extractFile(ctx context.Context, ex *extract.Extractor, name, base string, opts *distillv1.FetchOptions, stdin io.Reader) output.BatchItem {
+	item := output.BatchItem{URL: name}
+	body, pageURL, contentType, err := readPage(name, base, fetchopts.MaxBytes(opts), stdin)
+	if err != nil {
+		item.Err = err
+		return item
+	}
+	res, err := ex.Extract(ctx, &distillv1.ExtractRequest{
+		Html:        body,
+		Url:         pageURL,
+		Status:      200,
+		ContentType: contentType,
+		Options:     opts,
+	})
+	if err != nil {
+		item.Err = fmt.Errorf("extract %s: %w", name, err)
+		return item
+	}
+	item.Result = res.GetDistilled()
+	return item
+}
+
+// readPage reads a saved page, refusing more than maxBytes, and returns its
+// bytes, the URL it stands for and its media type ("" for HTML).
+func readPage(name, base string, maxBytes int64, stdin io.Reader) ([]byte, string, string, error) {
+	var r io.Reader
+	pageURL := base
+	contentType := ""
+	if name == stdinName {
+		r = stdin
+		if pageURL == "" {
+			pageURL = "file:///dev/stdin"
+		}
+	} else {
+		file, err := os.Open(name)
+		if err != nil {
+			return nil, "", "", failure.Wrap(failure.InvalidArgument, err, "read %s", name)
+		}
+		defer file.Close()
+		if info, err := file.Stat(); err == nil && info.IsDir() {
+			return nil, "", "", failure.New(failure.InvalidArgument, "read %s: is a directory", name)
+		}
+		r = file
+		if pageURL == "" {
+			abs, err := filepath.Abs(name)
+			if err != nil {
+				return nil, "", "", failure.Wrap(failure.InvalidArgument, err, "read %s", name)
+			}
+			pageURL = "file://" + filepath.ToSlash(abs)
+		}
+		contentType = mediaTypeOf(name)
+	}
+	body, err := io.ReadAll(io.LimitReader(r, maxBytes+1))
+	if err != nil {
+		return nil, "", "", failure.Wrap(failure.InvalidArgument, err, "read %s", name)
+	}
+	if int64(len(body)) > maxBytes {
+		return nil, "", "", failure.New(failure.TooLarge, "read %s: larger than --max-bytes (%d bytes)", name, maxBytes)
+	}
+	return body, pageURL, contentType, nil
+}
+
+// mediaTypeOf names a saved file's type by its extension; HTML and unknown
+// extensions give "", which the extractor reads as HTML.
+func mediaTypeOf(name string) string {
+	switch ext := strings.ToLower(filepath.Ext(name)); ext {
+	case "", ".html", ".htm", ".shtml", ".xhtml":
+		return ""
+	default:
+		t, _, err := mime.ParseMediaType(mime.TypeByExtension(ext))
+		if err != nil {
+			return ""
+		}
+		return t
+	}
+}
