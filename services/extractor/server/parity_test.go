@@ -1,0 +1,60 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/extract"
+)
+
+// TestGRPCMatchesInProcess checks that a remote extractor and the
+// in-process one, as the single binary uses it, give identical results for
+// the extractor's fixture pages under every option.
+func TestGRPCMatchesInProcess(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join("..", "extract", "testdata", "*.html"))
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no fixture pages: %v", err)
+	}
+	budget := int64(60)
+	optionSets := map[string]*distillv1.FetchOptions{
+		"defaults": nil,
+		"everything": {
+			Stats: true, Diagnostics: true, ExtractLinks: true, LinksFull: true,
+			ExtractTables: true, ExtractActions: true, Format: distillv1.Format_FORMAT_TEXT,
+		},
+		"full profile truncated": {Profile: distillv1.Profile_PROFILE_FULL, MaxOutputTokens: &budget, Diagnostics: true},
+		"metadata":               {Profile: distillv1.Profile_PROFILE_METADATA},
+		"selector":               {Selector: "p, h1, h2", ExtractLinks: true},
+	}
+	remote := distillv1.NewExtractorServiceClient(dial(t))
+	local := extract.New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for _, page := range pages {
+		html, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, opts := range optionSets {
+			t.Run(filepath.Base(page)+"/"+name, func(t *testing.T) {
+				req := &distillv1.ExtractRequest{Html: html, Url: "https://example.com/dir/page", Status: 200, Options: opts}
+				want, err := local.Extract(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := remote.Extract(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !proto.Equal(got, want) {
+					t.Errorf("gRPC result differs from in-process:\n got %v\nwant %v", got, want)
+				}
+			})
+		}
+	}
+}
