@@ -36,6 +36,12 @@ test: check-generate lint go-test ## The whole test suite: generated code, lint,
 go-test: ## Run every module's Go tests.
 	go test $(GOTEST_FLAGS) $(PACKAGES)
 
+CORPUS ?= ../shared/bench/scrapinghub
+
+.PHONY: bench-extract
+bench-extract: ## Score distill, go-trafilatura and go-readability on one core: make bench-extract [CORPUS=dir] [BENCH_ARGS="-worst 20"].
+	cd services/extractor/bench && GOWORK=off go run ./cmd/bench-extract -corpus $(abspath $(CORPUS)) -out $(CURDIR)/bench-out $(BENCH_ARGS)
+
 .PHONY: tools
 tools: $(TOOLS) ## Build the pinned code generation tools into bin/.
 

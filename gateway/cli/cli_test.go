@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/text/encoding/japanese"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -300,5 +302,26 @@ func TestVersion(t *testing.T) {
 	out, _, code := run(t, "version")
 	if code != ExitOK || out != "distill "+Version+"\n" {
 		t.Fatalf("version: exit %d, out %q", code, out)
+	}
+}
+
+// TestFetchDecodesTheDeclaredCharset serves a Shift_JIS page whose charset
+// is declared only in the HTTP header.
+func TestFetchDecodesTheDeclaredCharset(t *testing.T) {
+	page, err := japanese.ShiftJIS.NewEncoder().String("<html><head><title>潮だまりの観察</title></head><body><main><h1>潮だまりの観察</h1><p>干潮になると岩場に小さな潮だまりがたくさん現れます。イソギンチャクやヤドカリが暮らしています。</p></main></body></html>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=Shift_JIS")
+		fmt.Fprint(w, page)
+	}))
+	defer srv.Close()
+	out, errOut, code := run(t, "fetch", "--allow-local", srv.URL)
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, "# 潮だまりの観察") || !strings.Contains(out, "ヤドカリが暮らしています") {
+		t.Errorf("page not decoded from Shift_JIS:\n%s", out)
 	}
 }

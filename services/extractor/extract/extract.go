@@ -59,6 +59,7 @@ type page struct {
 	profile    string
 	links      []*distillv1.Link
 	tables     []*distillv1.Table
+	actions    *distillv1.Actions
 	linkCount  int
 	tableCount int
 	lowContent bool
@@ -99,6 +100,9 @@ func (e *Extractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) 
 		if opts.GetExtractTables() {
 			p.tables = []*distillv1.Table{}
 		}
+		if opts.GetExtractActions() {
+			p.actions = &distillv1.Actions{}
+		}
 	}
 
 	d := finish(req, p)
@@ -117,8 +121,8 @@ func finish(req *distillv1.ExtractRequest, p page) *distillv1.Distilled {
 	truncated := false
 	if budget := fetchopts.MaxOutputTokens(opts); budget > 0 {
 		var mdCut, textCut bool
-		p.markdown, mdCut = truncateMarkdown(p.markdown, budget)
-		p.text, textCut = tokens.Truncate(p.text, budget)
+		p.markdown, mdCut = truncate(p.markdown, budget, true)
+		p.text, textCut = truncate(p.text, budget, false)
 		truncated = mdCut || textCut
 	}
 
@@ -141,11 +145,12 @@ func finish(req *distillv1.ExtractRequest, p page) *distillv1.Distilled {
 	if p.tables != nil {
 		d.Tables = &distillv1.TableList{Items: p.tables}
 	}
+	d.Actions = p.actions
 
 	rawBytes := int64(len(req.GetHtml()))
 	outputTokens := tokens.Count(p.markdown)
 	if opts.GetStats() {
-		rawTokens := tokens.Count(string(req.GetHtml()))
+		rawTokens := tokens.Count(string(decode(req.GetHtml(), req.GetContentType())))
 		saved := max(0, rawTokens-outputTokens)
 		d.Stats = &distillv1.Stats{
 			RawBytes:     rawBytes,
@@ -165,6 +170,7 @@ func finish(req *distillv1.ExtractRequest, p page) *distillv1.Distilled {
 			ExtractionRatio: ratio(chars, rawBytes),
 			LinkCount:       int32(p.linkCount),
 			TableCount:      int32(p.tableCount),
+			ActionCount:     int32(actionCount(p.actions)),
 			UsedHeadless:    req.GetRendered(),
 			Truncated:       truncated,
 			LowContent:      p.lowContent,
@@ -179,26 +185,4 @@ func ratio(a, b int64) float64 {
 		return 0
 	}
 	return math.Round(float64(a)/float64(b)*10000) / 10000
-}
-
-// truncateMarkdown cuts md to budget tokens, closing a code fence the cut
-// left open; the closing fence counts against the budget.
-func truncateMarkdown(md string, budget int64) (string, bool) {
-	out, cut := tokens.Truncate(md, budget)
-	if !cut {
-		return out, false
-	}
-	for b := budget; b > 0; {
-		fence := markdown.OpenFence(out)
-		if fence == "" {
-			return out, true
-		}
-		closing := "\n" + fence
-		if closed := out + closing; tokens.Count(closed) <= budget {
-			return closed, true
-		}
-		b -= tokens.Count(closing)
-		out, _ = tokens.Truncate(md, b)
-	}
-	return out, true
 }

@@ -50,6 +50,9 @@ func (e *Extractor) fromHTML(ctx context.Context, req *distillv1.ExtractRequest,
 	}
 
 	p := page{title: meta.Title, byline: meta.Byline, excerpt: meta.Description}
+	if opts.GetExtractActions() {
+		p.actions = actionsIn(doc, u, base, actionLimit(opts))
+	}
 	var content *html.Node
 	switch {
 	case sel != nil:
@@ -72,15 +75,18 @@ func (e *Extractor) fromHTML(ctx context.Context, req *distillv1.ExtractRequest,
 	p.lowContent = sig.lowContent(htmlnode.TextLen(content))
 	contentLinks := linksIn(content, base)
 	p.linkCount = len(contentLinks)
-	p.tableCount = len(htmlnode.Elements(content, "table"))
 	switch {
 	case opts.GetLinksFull():
 		p.links = allLinks
 	case opts.GetExtractLinks():
 		p.links = contentLinks
 	}
-	if opts.GetExtractTables() {
-		p.tables = tablesIn(content)
+	if opts.GetExtractTables() || opts.GetDiagnostics() {
+		tables := tablesIn(content)
+		p.tableCount = len(tables)
+		if opts.GetExtractTables() {
+			p.tables = tables
+		}
 	}
 
 	if p.profile == profileMetadata {

@@ -5,10 +5,8 @@ import (
 	"mime"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/net/html"
-	"golang.org/x/net/html/charset"
 
 	"distill.dev/proto/failure"
 	"distill.dev/services/extractor/internal/htmlnode"
@@ -68,25 +66,6 @@ func mediaType(contentType string) (string, string) {
 		return strings.ToLower(strings.TrimSpace(mt)), ""
 	}
 	return strings.ToLower(mt), params["charset"]
-}
-
-var utf8BOM = []byte("\xef\xbb\xbf")
-
-// decode returns b as UTF-8. Bytes that already are valid UTF-8 are kept
-// whatever the page declares; otherwise the declared charset (the
-// Content-Type's, then <meta charset>) decodes them, with windows-1252 as
-// the web's fallback.
-func decode(b []byte, contentType string) []byte {
-	b = bytes.TrimPrefix(b, utf8BOM)
-	if utf8.Valid(b) {
-		return b
-	}
-	enc, _, _ := charset.DetermineEncoding(b, contentType)
-	out, err := enc.NewDecoder().Bytes(b)
-	if err != nil {
-		return bytes.ToValidUTF8(b, []byte("\uFFFD"))
-	}
-	return bytes.TrimPrefix(out, utf8BOM)
 }
 
 // maxNesting is how deep the fallback parse lets elements nest. The parser

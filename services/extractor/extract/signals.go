@@ -68,7 +68,7 @@ func readSignals(doc *html.Node) signals {
 		case html.TextNode:
 			// With scripting on, the parser keeps noscript content as raw
 			// text, which is where JavaScript notices live.
-			if !s.jsNotice && n.Parent != nil && n.Parent.Data != "script" && n.Parent.Data != "style" && jsNoticeRe.MatchString(n.Data) {
+			if !s.jsNotice && n.Parent != nil && n.Parent.Data != "script" && n.Parent.Data != "style" && mentionsJavaScript(n.Data) && jsNoticeRe.MatchString(n.Data) {
 				s.jsNotice = true
 			}
 			return false
@@ -100,6 +100,19 @@ func readSignals(doc *html.Node) signals {
 		return true
 	})
 	return s
+}
+
+// mentionsJavaScript is a cheap test that every match of jsNoticeRe
+// passes: the regexp is slow, and most of a page's text nodes never name
+// JavaScript.
+func mentionsJavaScript(s string) bool {
+	const word = "javascript"
+	for i := 0; i+len(word) <= len(s); i++ {
+		if s[i]|0x20 == 'j' && strings.EqualFold(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
 }
 
 // isExecutable reports whether a script type is run by the browser, as

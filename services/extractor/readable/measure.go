@@ -8,10 +8,15 @@ import (
 	"distill.dev/services/extractor/internal/htmlnode"
 )
 
-// textStats are the text figures of one subtree, in non-space runes.
+// textStats are the figures of one subtree, text in non-space runes.
 type textStats struct {
-	text int // all visible text
-	link int // text inside links
+	text   int // all visible text
+	link   int // text inside links
+	commas int // commas in the text, which mark sentences of prose
+	hint   hint
+	// blocks says whether the element has children that are blocks, as
+	// measured, before any removal.
+	blocks bool
 }
 
 // contentLen is the text that is not link text.
@@ -26,50 +31,128 @@ func (s textStats) linkDensity() float64 {
 }
 
 // treeStats holds textStats for every element of a subtree, computed in one
-// pass so the scorer never walks a subtree twice.
+// pass so that no later step walks a subtree to measure it.
 type treeStats map[*html.Node]textStats
 
 func (t treeStats) of(n *html.Node) textStats { return t[n] }
 
-// measure computes the stats of root's subtree. Nodes are listed in document
-// order; walking the list backwards meets every node after all of its
-// descendants, so each one adds its finished figures to its parent.
+// measure computes the stats of root's subtree in one pass, writing each
+// element's figures once, when its subtree is done.
 func measure(root *html.Node) treeStats {
-	var order []*html.Node
-	htmlnode.Walk(root, func(n *html.Node) bool {
-		if n.Type == html.ElementNode && nonContent[n.Data] && n != root {
-			return false
-		}
-		order = append(order, n)
-		return true
-	})
-	st := make(treeStats, len(order)/2)
-	for i := len(order) - 1; i >= 0; i-- {
-		n := order[i]
-		s := st[n]
-		switch n.Type {
-		case html.TextNode:
+	st := make(treeStats, 256)
+	open := []textStats{{}}
+	skipped := func(n *html.Node) bool {
+		return n.Type != html.ElementNode || nonContent[n.Data] && n != root
+	}
+	walk(root, func(n *html.Node) bool {
+		switch {
+		case n.Type == html.TextNode:
+			top := &open[len(open)-1]
 			for _, r := range n.Data {
-				if !unicode.IsSpace(r) {
-					s.text++
+				switch {
+				case r == ',' || r == '，' || r == '、':
+					top.commas++
+					top.text++
+				case !unicode.IsSpace(r):
+					top.text++
 				}
 			}
-		case html.ElementNode:
-			if n.Data == "a" {
-				s.link = s.text
-			}
-		default:
+			return false
+		case skipped(n):
+			return false
+		}
+		open = append(open, textStats{})
+		return true
+	}, func(n *html.Node) {
+		if skipped(n) {
+			return
+		}
+		s := open[len(open)-1]
+		open = open[:len(open)-1]
+		if n.Data == "a" {
+			s.link = s.text
+		}
+		s.hint = hintOf(n)
+		st[n] = s
+		top := &open[len(open)-1]
+		if !inlineTags[n.Data] && n.Data != "br" && n.Data != "img" {
+			top.blocks = true
+		}
+		top.text += s.text
+		top.link += s.link
+		top.commas += s.commas
+	})
+	return st
+}
+
+// walk calls enter on each node under root in document order and leave
+// once its subtree is done; children are skipped when enter returns false.
+// It keeps no stack, so no depth of nesting can exhaust one.
+func walk(root *html.Node, enter func(*html.Node) bool, leave func(*html.Node)) {
+	n := root
+	for {
+		if enter(n) && n.FirstChild != nil {
+			n = n.FirstChild
 			continue
 		}
-		if n.Type == html.ElementNode {
-			st[n] = s
-		}
-		if n != root && n.Parent != nil {
-			p := st[n.Parent]
-			p.text += s.text
-			p.link += s.link
-			st[n.Parent] = p
+		for {
+			leave(n)
+			if n == root || n.Parent == nil {
+				return
+			}
+			if n.NextSibling != nil {
+				n = n.NextSibling
+				break
+			}
+			n = n.Parent
 		}
 	}
-	return st
+}
+
+// add records the figures of a container built from elements already
+// measured.
+func (t treeStats) add(container *html.Node) {
+	var s textStats
+	for c := container.FirstChild; c != nil; c = c.NextSibling {
+		cs := t[c]
+		s.text += cs.text
+		s.link += cs.link
+		s.commas += cs.commas
+	}
+	t[container] = s
+}
+
+// detach removes n from the tree and its figures from those of its
+// ancestors up to root.
+func (t treeStats) detach(n, root *html.Node) {
+	s := t[n]
+	if n.Type == html.ElementNode && (s.text != 0 || s.link != 0) {
+		for a := n.Parent; a != nil; a = a.Parent {
+			as := t[a]
+			as.text -= s.text
+			as.link -= s.link
+			as.commas -= s.commas
+			t[a] = as
+			if a == root {
+				break
+			}
+		}
+	}
+	htmlnode.Remove(n)
+}
+
+// attach adds the figures of n, just inserted, to those of its ancestors
+// up to root.
+func (t treeStats) attach(n, root *html.Node) {
+	s := t[n]
+	for a := n.Parent; a != nil; a = a.Parent {
+		as := t[a]
+		as.text += s.text
+		as.link += s.link
+		as.commas += s.commas
+		t[a] = as
+		if a == root {
+			break
+		}
+	}
 }

@@ -34,9 +34,12 @@ func Article(doc *html.Node) *html.Node {
 	if body == nil {
 		return nil
 	}
-	RemoveNonContent(body)
-	content := mainContent(body)
-	clean(content)
+	st := measure(body)
+	removeNonContent(body, st)
+	sc := score(body, st)
+	content := mainContent(body, st, sc)
+	clean(content, st, sc)
+	trim(content, st)
 	return content
 }
 
@@ -50,7 +53,12 @@ var nonContent = map[string]bool{
 // RemoveNonContent removes the scripts, styles, templates, embedded objects,
 // comments and hidden elements under root; root itself stays.
 func RemoveNonContent(root *html.Node) {
-	st := measure(root)
+	removeNonContent(root, measure(root))
+}
+
+// removeNonContent is RemoveNonContent with root's stats at hand, which it
+// keeps current.
+func removeNonContent(root *html.Node, st treeStats) {
 	rootText := st.of(root).text
 	var doomed []*html.Node
 	htmlnode.Walk(root, func(n *html.Node) bool {
@@ -72,7 +80,7 @@ func RemoveNonContent(root *html.Node) {
 		return true
 	})
 	for _, n := range doomed {
-		htmlnode.Remove(n)
+		st.detach(n, root)
 	}
 }
 

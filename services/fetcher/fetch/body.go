@@ -41,12 +41,25 @@ func (c *call) answer(ctx context.Context, where string, u *url.URL, resp *http.
 		return nil, failure.New(failure.UnsupportedContent, "%s: unsupported content type %s (sniffed)", where, mt)
 	}
 	return &distillv1.FetcherServiceFetchResponse{
-		FinalUrl:        u.String(),
-		Status:          int32(resp.StatusCode),
-		ContentType:     mt,
+		FinalUrl:    u.String(),
+		Status:      int32(resp.StatusCode),
+		ContentType: mt,
+		// Only a charset the server declared: the sniffer's utf-8 is a guess
+		// the extractor makes better from the bytes and <meta>.
+		Charset:         charsetOf(resp.Header.Get("Content-Type")),
 		Body:            body,
 		RedirectHistory: history,
 	}, nil
+}
+
+// charsetOf returns the lower-case charset parameter of a Content-Type, or
+// "" when there is none.
+func charsetOf(contentType string) string {
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(strings.TrimSpace(params["charset"]))
 }
 
 // tooLarge is the cap being hit; classify turns it into failure.TooLarge.

@@ -824,12 +824,14 @@ func TestFetchContentTypes(t *testing.T) {
 		contentType string // "-" = no header
 		body        []byte
 		want        string // "" = UnsupportedContent
+		wantCharset string
 	}{
-		{name: "html with charset", contentType: "text/html; charset=utf-8", want: "text/html"},
+		{name: "html with charset", contentType: "text/html; charset=utf-8", want: "text/html", wantCharset: "utf-8"},
+		{name: "legacy charset", contentType: `text/html; charset="Shift_JIS"`, want: "text/html", wantCharset: "shift_jis"},
 		{name: "upper-case html", contentType: "TEXT/HTML", want: "text/html"},
 		{name: "xhtml", contentType: "application/xhtml+xml", want: "application/xhtml+xml"},
 		{name: "plain text", contentType: "text/plain", want: "text/plain"},
-		{name: "markdown", contentType: "text/markdown; charset=utf-8", want: "text/markdown"},
+		{name: "markdown", contentType: "text/markdown; charset=utf-8", want: "text/markdown", wantCharset: "utf-8"},
 		{name: "json", contentType: "application/json", want: "application/json"},
 		{name: "ld+json", contentType: "application/ld+json", want: "application/ld+json"},
 		{name: "xml", contentType: "application/xml", want: "application/xml"},
@@ -873,6 +875,9 @@ func TestFetchContentTypes(t *testing.T) {
 			}
 			if resp.GetContentType() != tt.want {
 				t.Fatalf("content_type %q, want %q", resp.GetContentType(), tt.want)
+			}
+			if resp.GetCharset() != tt.wantCharset {
+				t.Errorf("charset %q, want %q", resp.GetCharset(), tt.wantCharset)
 			}
 		})
 	}

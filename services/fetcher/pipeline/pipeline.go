@@ -106,7 +106,7 @@ func (p *Pipeline) Run(ctx context.Context, rawURL string, opts *distillv1.Fetch
 	js := fetchopts.JS(opts)
 	var page *distillv1.Distilled
 	if js != distillv1.JsMode_JS_MODE_ALWAYS {
-		page, err = p.extract(ctx, fetched.GetBody(), fetched.GetFinalUrl(), fetched.GetStatus(), fetched.GetContentType(), extractOpts, false)
+		page, err = p.extract(ctx, fetched.GetBody(), fetched.GetFinalUrl(), fetched.GetStatus(), contentType(fetched), extractOpts, false)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +157,16 @@ func (p *Pipeline) render(ctx context.Context, finalURL string, opts, extractOpt
 	if err != nil {
 		return nil, failure.FromRemote(err)
 	}
-	return p.extract(ctx, out.GetHtml(), out.GetFinalUrl(), out.GetStatus(), "text/html", extractOpts, true)
+	// The browser hands back its DOM serialised as UTF-8.
+	return p.extract(ctx, out.GetHtml(), out.GetFinalUrl(), out.GetStatus(), "text/html; charset=utf-8", extractOpts, true)
+}
+
+// contentType rebuilds the header the extractor reads the charset from.
+func contentType(f *distillv1.FetcherServiceFetchResponse) string {
+	if f.GetCharset() == "" {
+		return f.GetContentType()
+	}
+	return f.GetContentType() + "; charset=" + f.GetCharset()
 }
 
 func outputChars(d *distillv1.Distilled) int64 {

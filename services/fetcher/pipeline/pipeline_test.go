@@ -145,3 +145,16 @@ func TestRunPassesFetchErrorsThrough(t *testing.T) {
 		t.Fatalf("err = %v, want Blocked", err)
 	}
 }
+
+func TestRunPassesTheDeclaredCharsetToTheExtractor(t *testing.T) {
+	legacy := fetchFunc(func(_ context.Context, r *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
+		return &distillv1.FetcherServiceFetchResponse{FinalUrl: r.GetUrl(), Status: 200, ContentType: "text/html", Charset: "shift_jis", Body: []byte("plenty of text here")}, nil
+	})
+	ex := &charsExtractor{}
+	if _, err := New(quiet, legacy, ex, nil).Run(context.Background(), "http://127.0.0.1/", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := ex.calls[0].GetContentType(); got != "text/html; charset=shift_jis" {
+		t.Fatalf("extractor saw content type %q", got)
+	}
+}

@@ -29,7 +29,8 @@ type ExtractRequest struct {
 	Url string `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
 	// HTTP status the page came with, copied into the result.
 	Status int32 `protobuf:"varint,3,opt,name=status,proto3" json:"status,omitempty"`
-	// Media type the page was served with; empty means text/html.
+	// Content-Type the page was served with, parameters included
+	// ("text/html; charset=shift_jis"); empty means HTML of unknown charset.
 	ContentType string        `protobuf:"bytes,4,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
 	Options     *FetchOptions `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
 	// The page is a headless render's DOM.

@@ -85,7 +85,10 @@ type FetcherServiceFetchResponse struct {
 	// Every URL visited before final_url, in order.
 	RedirectHistory []string `protobuf:"bytes,5,rep,name=redirect_history,json=redirectHistory,proto3" json:"redirect_history,omitempty"`
 	// The answer came from the on-disk cache.
-	FromCache     bool `protobuf:"varint,6,opt,name=from_cache,json=fromCache,proto3" json:"from_cache,omitempty"`
+	FromCache bool `protobuf:"varint,6,opt,name=from_cache,json=fromCache,proto3" json:"from_cache,omitempty"`
+	// The charset parameter of the Content-Type header, lower-case, when the
+	// server declared one.
+	Charset       string `protobuf:"bytes,7,opt,name=charset,proto3" json:"charset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -162,6 +165,13 @@ func (x *FetcherServiceFetchResponse) GetFromCache() bool {
 	return false
 }
 
+func (x *FetcherServiceFetchResponse) GetCharset() string {
+	if x != nil {
+		return x.Charset
+	}
+	return ""
+}
+
 var File_distill_v1_fetcher_proto protoreflect.FileDescriptor
 
 const file_distill_v1_fetcher_proto_rawDesc = "" +
@@ -170,7 +180,7 @@ const file_distill_v1_fetcher_proto_rawDesc = "" +
 	"distill.v1\x1a\x18distill/v1/options.proto\"b\n" +
 	"\x1aFetcherServiceFetchRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
-	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\"\xd3\x01\n" +
+	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\"\xed\x01\n" +
 	"\x1bFetcherServiceFetchResponse\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12!\n" +
@@ -178,7 +188,8 @@ const file_distill_v1_fetcher_proto_rawDesc = "" +
 	"\x04body\x18\x04 \x01(\fR\x04body\x12)\n" +
 	"\x10redirect_history\x18\x05 \x03(\tR\x0fredirectHistory\x12\x1d\n" +
 	"\n" +
-	"from_cache\x18\x06 \x01(\bR\tfromCache2j\n" +
+	"from_cache\x18\x06 \x01(\bR\tfromCache\x12\x18\n" +
+	"\acharset\x18\a \x01(\tR\acharset2j\n" +
 	"\x0eFetcherService\x12X\n" +
 	"\x05Fetch\x12&.distill.v1.FetcherServiceFetchRequest\x1a'.distill.v1.FetcherServiceFetchResponseB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 

@@ -1,0 +1,91 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	readability "codeberg.org/readeck/go-readability/v2"
+	"github.com/markusmobius/go-trafilatura"
+
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/extract"
+)
+
+// Extractor turns one page into the text a user of it would get.
+type Extractor struct {
+	Name    string
+	Extract func(ctx context.Context, p Page) (string, error)
+}
+
+// pageURL falls back to a placeholder so every extractor gets an absolute
+// URL even when a corpus lacks one.
+func pageURL(p Page) string {
+	if p.URL == "" {
+		return "https://example.com/" + url.PathEscape(p.ID)
+	}
+	return p.URL
+}
+
+// Distill is the article profile with text output: what
+// `distill extract --format text` prints.
+func Distill(logger *slog.Logger) Extractor {
+	e := extract.New(logger)
+	opts := &distillv1.FetchOptions{
+		Format:  distillv1.Format_FORMAT_TEXT,
+		Profile: distillv1.Profile_PROFILE_ARTICLE,
+	}
+	return Extractor{Name: "distill", Extract: func(ctx context.Context, p Page) (string, error) {
+		resp, err := e.Extract(ctx, &distillv1.ExtractRequest{
+			Html:        p.HTML,
+			Url:         pageURL(p),
+			Status:      200,
+			ContentType: "text/html; charset=utf-8",
+			Options:     opts,
+		})
+		if err != nil {
+			return "", err
+		}
+		return strings.TrimRight(resp.GetDistilled().GetText(), "\n") + "\n", nil
+	}}
+}
+
+// Trafilatura is go-trafilatura as its own CLI runs by default (fallback
+// extractors on) and as the benchmark scores article bodies (comments
+// off).
+func Trafilatura() Extractor {
+	return Extractor{Name: "go-trafilatura", Extract: func(_ context.Context, p Page) (string, error) {
+		u, _ := url.Parse(pageURL(p))
+		res, err := trafilatura.Extract(bytes.NewReader(p.HTML), trafilatura.Options{
+			OriginalURL:     u,
+			EnableFallback:  true,
+			ExcludeComments: true,
+		})
+		if err != nil {
+			return "", err
+		}
+		return res.ContentText, nil
+	}}
+}
+
+// Readability is go-readability's text content.
+func Readability() Extractor {
+	return Extractor{Name: "go-readability", Extract: func(_ context.Context, p Page) (string, error) {
+		u, _ := url.Parse(pageURL(p))
+		art, err := readability.FromReader(bytes.NewReader(p.HTML), u)
+		if err != nil {
+			return "", err
+		}
+		if art.Node == nil {
+			return "", nil
+		}
+		var b strings.Builder
+		if err := art.RenderText(&b); err != nil {
+			return "", fmt.Errorf("render text: %w", err)
+		}
+		return b.String(), nil
+	}}
+}

@@ -1,0 +1,279 @@
+package readable
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+
+	"distill.dev/services/extractor/internal/htmlnode"
+)
+
+// hint is what an element's class and id say about it.
+type hint uint8
+
+const (
+	// hintUnlikely: page furniture that never holds the article (sharing,
+	// related links, ads, navigation).
+	hintUnlikely hint = 1 << iota
+	// hintFurniture: furniture unless it holds the article's prose
+	// (widgets, galleries, tag lists).
+	hintFurniture
+	// hintComments: a comment section. It can hold more prose than the
+	// article, so it is never scored, even under a content-like name.
+	hintComments
+	// hintMeta: bylines, dates, captions, credits, tags and other short
+	// labels around the text; furniture only while it stays small.
+	hintMeta
+	// hintContent: named as the content ("article-body", "entry").
+	hintContent
+	// hintOffscreen: text for screen readers only, never shown.
+	hintOffscreen
+)
+
+// unlikelyWords are class and id words that name page furniture which
+// never holds the article: the scorer does not read inside it.
+var unlikelyWords = map[string]bool{
+	// sharing
+	"share": true, "shares": true, "sharing": true, "sharebar": true, "social": true,
+	"sociable": true, "socials": true, "syndication": true, "addthis": true, "sharethis": true,
+	"sharedaddy": true,
+	// ads and promotion
+	"ad": true, "ads": true, "adsbygoogle": true, "adslot": true, "adunit": true,
+	"adwrapper": true, "adcontainer": true, "advert": true, "adverts": true,
+	"advertisement": true, "dfp": true, "sponsor": true, "sponsors": true,
+	"sponsored": true, "promo": true, "promos": true, "outbrain": true, "taboola": true,
+	"zergnet": true,
+	// what to read next
+	"related": true, "relatedposts": true, "recirc": true, "recirculation": true,
+	"recommended": true, "recommendations": true, "trending": true, "mostread": true,
+	"mostpopular": true, "pagination": true, "pager": true,
+	// subscriptions and consent
+	"newsletter": true, "newsletters": true, "subscribe": true, "subscription": true,
+	"signup": true, "optin": true, "cookie": true, "cookies": true, "consent": true,
+	"gdpr": true,
+	// navigation and page chrome
+	"nav": true, "navbar": true, "navigation": true, "menu": true, "breadcrumb": true,
+	"breadcrumbs": true, "masthead": true, "footer": true, "toolbar": true, "sidebar": true,
+	"banner": true, "popup": true, "modal": true,
+}
+
+// furnitureWords name furniture too, but pages also use them for wrappers
+// of real content (page builders put every block in a "widget"), so they
+// only mark an element for removal, and not when it holds the article's
+// prose.
+var furnitureWords = map[string]bool{
+	"widget": true, "widgets": true, "rail": true, "popular": true, "teaser": true,
+	"teasers": true, "next": true, "prev": true, "previous": true, "affiliate": true,
+	"advertising": true, "promoted": true, "paywall": true, "login": true, "signin": true,
+	"register": true, "skip": true, "overlay": true, "lightbox": true, "gallery": true,
+	"slideshow": true, "carousel": true, "slider": true, "slides": true,
+	"tags": true, "tag": true, "taglist": true, "topics": true, "keywords": true,
+}
+
+// commentWords name comment sections.
+var commentWords = map[string]bool{
+	"comment": true, "comments": true, "commenting": true, "commentlist": true,
+	"disqus": true, "respond": true, "replies": true, "reply": true, "discussion": true,
+}
+
+// metaWords name the labels around an article's text.
+var metaWords = map[string]bool{
+	"byline": true, "byl": true, "author": true, "authors": true, "bio": true,
+	"dateline": true, "date": true, "time": true, "timestamp": true, "published": true,
+	"updated": true, "pubdate": true, "meta": true, "metadata": true, "info": true,
+	"credit": true, "credits": true, "caption": true, "captions": true, "kicker": true,
+	"eyebrow": true, "overline": true, "category": true, "categories": true,
+	"dek": true, "deck": true, "standfirst": true, "subtitle": true, "subheadline": true,
+	"copyright": true, "disclaimer": true, "rating": true, "print": true, "icon": true,
+	"label": true, "readtime": true,
+}
+
+// contentWords name the content.
+var contentWords = map[string]bool{
+	"article": true, "body": true, "content": true, "entry": true, "post": true,
+	"story": true, "text": true, "main": true, "prose": true, "copy": true,
+	"richtext": true, "wysiwyg": true, "hentry": true, "articlebody": true,
+	"storybody": true, "postbody": true,
+}
+
+// negations turn the next word around: "has-sidebar" and "no-comments"
+// describe a layout, not furniture.
+var negations = map[string]bool{
+	"has": true, "no": true, "with": true, "without": true, "hide": true, "show": true,
+}
+
+// hintOf classifies n by the words of its class and id.
+func hintOf(n *html.Node) hint {
+	var h hint
+	for _, a := range n.Attr {
+		if a.Key != "class" && a.Key != "id" {
+			continue
+		}
+		for rest := a.Val; rest != ""; {
+			var token string
+			token, rest = nextField(rest)
+			if token == "" || a.Key == "class" && isTaxonomy(token) {
+				continue
+			}
+			if a.Key == "class" && isOffscreen(token) {
+				h |= hintOffscreen
+				continue
+			}
+			h |= tokenHint(token)
+		}
+	}
+	return h
+}
+
+// nextField returns the first whitespace-separated field of s and what
+// follows it, as strings.Fields would split s, without allocating.
+func nextField(s string) (string, string) {
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	j := i
+	for j < len(s) && !isSpace(s[j]) {
+		j++
+	}
+	return s[i:j], s[j:]
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+}
+
+// offscreenClasses hide text that sighted readers never see.
+var offscreenClasses = []string{
+	"sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text", "screen-reader-only",
+}
+
+func isOffscreen(token string) bool {
+	for _, c := range offscreenClasses {
+		if strings.EqualFold(token, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// isTaxonomy reports whether a class token names a category or tag the
+// post is filed under ("category-native-advertising", "tag-comments"), as
+// blog engines add them to the post's wrapper: their words are the
+// post's topics, not the element's role.
+func isTaxonomy(token string) bool {
+	for _, p := range taxonomyPrefixes {
+		if len(token) > len(p) && strings.EqualFold(token[:len(p)], p) {
+			return true
+		}
+	}
+	return false
+}
+
+var taxonomyPrefixes = []string{"category-", "tag-", "tags-", "topic-", "format-", "type-", "status-"}
+
+// tokenHint classifies one class token or id.
+func tokenHint(token string) hint {
+	var h hint
+	negated := false
+	var prev, joined [maxWord]byte
+	prevLen := 0
+	eachWord(token, func(w []byte) {
+		// "sub-headline", "most_read": the words also count joined.
+		if prevLen > 0 && prevLen+len(w) <= maxWord {
+			j := append(append(joined[:0], prev[:prevLen]...), w...)
+			h |= wordHints[string(j)]
+		}
+		prevLen = copy(prev[:], w)
+		if negated {
+			negated = false
+			return
+		}
+		if negations[string(w)] {
+			negated = true
+			return
+		}
+		h |= wordHints[string(w)]
+	})
+	return h
+}
+
+// maxWord is the longest word, in bytes, that can name anything; longer
+// words are passed over.
+const maxWord = 32
+
+// wordHints is what each word of the lists above says.
+var wordHints = func() map[string]hint {
+	m := map[string]hint{}
+	for _, l := range []struct {
+		words map[string]bool
+		h     hint
+	}{
+		{contentWords, hintContent}, {metaWords, hintMeta}, {furnitureWords, hintFurniture},
+		{unlikelyWords, hintUnlikely}, {commentWords, hintComments},
+	} {
+		for w := range l.words {
+			m[w] = l.h
+		}
+	}
+	return m
+}()
+
+// eachWord calls fn with the lower-case words of a class or id, split at
+// punctuation, digits and camelCase humps: "postComments_list" gives post,
+// comments, list. The word passed is only valid during the call.
+func eachWord(hint string, fn func([]byte)) {
+	var buf [maxWord]byte
+	start := -1
+	prevLower := false
+	emit := func(end int) {
+		w := hint[start:end]
+		start = -1
+		if len(w) > maxWord {
+			return
+		}
+		b := buf[:0]
+		for _, r := range w {
+			r = unicode.ToLower(r)
+			if r < utf8.RuneSelf {
+				b = append(b, byte(r))
+			} else {
+				b = utf8.AppendRune(b, r)
+			}
+		}
+		fn(b)
+	}
+	for i, r := range hint {
+		isLetter := unicode.IsLetter(r)
+		if start >= 0 && (!isLetter || (prevLower && unicode.IsUpper(r))) {
+			emit(i)
+		}
+		if isLetter && start < 0 {
+			start = i
+		}
+		prevLower = unicode.IsLower(r)
+	}
+	if start >= 0 {
+		emit(len(hint))
+	}
+}
+
+// words returns the words eachWord gives.
+func words(hint string) []string {
+	var out []string
+	eachWord(hint, func(w []byte) { out = append(out, string(w)) })
+	return out
+}
+
+// unlikelyRoles are ARIA landmarks that are never the article.
+var unlikelyRoles = map[string]bool{
+	"navigation": true, "complementary": true, "banner": true, "contentinfo": true,
+	"menu": true, "menubar": true, "dialog": true, "alertdialog": true, "search": true,
+}
+
+func unlikelyRole(n *html.Node) bool {
+	r := htmlnode.Attr(n, "role")
+	return r != "" && unlikelyRoles[strings.ToLower(strings.TrimSpace(r))]
+}
