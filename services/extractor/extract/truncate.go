@@ -10,10 +10,9 @@ import (
 // Output over options.max_output_tokens is cut at the end of a block: a
 // paragraph, list item, table row, line of code or line of a paragraph
 // that has line breaks. It never ends on a heading, on a table's header or
-// in an open code fence, which is closed instead. When no block fits, the
-// first is cut between words; when the last block that fits leaves more
-// than a fifth of the budget unused, so is the paragraph or item after it.
-// A marker paragraph says the output was cut; it counts against the budget
+// in an open code fence, which is closed instead. Only when not even the
+// first block fits is it cut, between words, so that the output is never
+// empty. A marker paragraph says the output was cut; it counts against the budget
 // like the rest.
 
 // markerFor returns the marker line for a budget: the full one when it
@@ -95,15 +94,14 @@ func cut(s string, room int64, md bool) string {
 	// Whatever leads up to the next text that can be cut between words
 	// comes with it: blank lines and headings, and when nothing else fits,
 	// a fence opening or a table's header too.
-	var used int64
 	next := 0
 	if best >= 0 {
-		used, next = tokens.Count(s[:lines[best].end]), best+1
+		next = best + 1
 	}
 	for next < len(lines) && leadIn(lines[next].kind, best < 0) {
 		next++
 	}
-	if next < len(lines) && (best < 0 || lines[next].kind == lineProse && room-used > room/5) {
+	if best < 0 && next < len(lines) {
 		l := lines[next]
 		head := s[:l.start]
 		closing := closingFence(l.fence)
