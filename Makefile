@@ -7,6 +7,9 @@ SHELL := /bin/bash
 BIN      := $(CURDIR)/bin
 MODULES  := proto services/fetcher services/extractor services/renderer gateway
 PACKAGES := $(addprefix ./,$(addsuffix /...,$(MODULES)))
+# The extraction benchmark is a module of its own, outside go.work, so that
+# the services never depend on the peers it measures.
+BENCH_MODULE := services/extractor/bench
 TOOLS    := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc
 GOTEST_FLAGS ?= -race -count=1
 URL  ?=
@@ -35,6 +38,7 @@ test: check-generate lint go-test ## The whole test suite: generated code, lint,
 .PHONY: go-test
 go-test: ## Run every module's Go tests.
 	go test $(GOTEST_FLAGS) $(PACKAGES)
+	cd $(BENCH_MODULE) && GOWORK=off go test $(GOTEST_FLAGS) ./...
 
 CORPUS ?= ../shared/bench/scrapinghub
 
@@ -61,6 +65,7 @@ check-generate: generate ## Fail when the committed generated code is not curren
 lint: $(TOOLS) ## gofmt, go vet, buf lint, and buf breaking against main.
 	@unformatted=$$(gofmt -l $(MODULES)); test -z "$$unformatted" || { echo "gofmt needed:"; echo "$$unformatted"; exit 1; } >&2
 	go vet $(PACKAGES)
+	cd $(BENCH_MODULE) && GOWORK=off go vet ./...
 	$(BIN)/buf lint
 	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:proto/distill/v1 2>/dev/null; then \
 		echo "$(BIN)/buf breaking --against '.git#branch=main'"; \
@@ -69,7 +74,7 @@ lint: $(TOOLS) ## gofmt, go vet, buf lint, and buf breaking against main.
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module.
-	for m in $(MODULES) proto/tools; do (cd $$m && GOWORK=off go mod tidy); done
+	for m in $(MODULES) proto/tools $(BENCH_MODULE); do (cd $$m && GOWORK=off go mod tidy); done
 
 .PHONY: clean
 clean: ## Remove built binaries.
