@@ -10,6 +10,8 @@ import (
 	"unicode"
 
 	"golang.org/x/net/html"
+
+	"distill.dev/services/extractor/internal/htmlnode"
 )
 
 // Render returns the plain text of n's subtree.
@@ -18,32 +20,8 @@ func Render(n *html.Node) string {
 		return ""
 	}
 	w := &writer{}
-	walk(n, w.enter, w.leave)
+	htmlnode.WalkAround(n, w.enter, w.leave)
 	return tidy(w.buf.String())
-}
-
-// walk calls enter on each node in document order and leave once its
-// subtree is done; children are skipped when enter returns false. It keeps
-// no stack, so no depth of nesting can exhaust one.
-func walk(root *html.Node, enter func(*html.Node) bool, leave func(*html.Node)) {
-	n := root
-	for {
-		if enter(n) && n.FirstChild != nil {
-			n = n.FirstChild
-			continue
-		}
-		for {
-			leave(n)
-			if n == root || n.Parent == nil {
-				return
-			}
-			if n.NextSibling != nil {
-				n = n.NextSibling
-				break
-			}
-			n = n.Parent
-		}
-	}
 }
 
 // skipped elements carry no readable text.

@@ -44,7 +44,7 @@ func measure(root *html.Node) treeStats {
 	skipped := func(n *html.Node) bool {
 		return n.Type != html.ElementNode || nonContent[n.Data] && n != root
 	}
-	walk(root, func(n *html.Node) bool {
+	htmlnode.WalkAround(root, func(n *html.Node) bool {
 		switch {
 		case n.Type == html.TextNode:
 			top := &open[len(open)-1]
@@ -83,30 +83,6 @@ func measure(root *html.Node) treeStats {
 		top.commas += s.commas
 	})
 	return st
-}
-
-// walk calls enter on each node under root in document order and leave
-// once its subtree is done; children are skipped when enter returns false.
-// It keeps no stack, so no depth of nesting can exhaust one.
-func walk(root *html.Node, enter func(*html.Node) bool, leave func(*html.Node)) {
-	n := root
-	for {
-		if enter(n) && n.FirstChild != nil {
-			n = n.FirstChild
-			continue
-		}
-		for {
-			leave(n)
-			if n == root || n.Parent == nil {
-				return
-			}
-			if n.NextSibling != nil {
-				n = n.NextSibling
-				break
-			}
-			n = n.Parent
-		}
-	}
 }
 
 // add records the figures of a container built from elements already

@@ -34,6 +34,30 @@ func Walk(root *html.Node, fn func(n *html.Node) bool) {
 	}
 }
 
+// WalkAround calls enter on each node under root in document order and
+// leave once the node's subtree is done; children are skipped when enter
+// returns false. It keeps no stack, so no depth of nesting can exhaust one.
+func WalkAround(root *html.Node, enter func(*html.Node) bool, leave func(*html.Node)) {
+	n := root
+	for {
+		if enter(n) && n.FirstChild != nil {
+			n = n.FirstChild
+			continue
+		}
+		for {
+			leave(n)
+			if n == root || n.Parent == nil {
+				return
+			}
+			if n.NextSibling != nil {
+				n = n.NextSibling
+				break
+			}
+			n = n.Parent
+		}
+	}
+}
+
 // Elements returns the elements under root (root included) whose tag is one
 // of tags, in document order.
 func Elements(root *html.Node, tags ...string) []*html.Node {
