@@ -46,6 +46,10 @@ CORPUS ?= ../shared/bench/scrapinghub
 bench-extract: ## Score distill, go-trafilatura and go-readability on one core: make bench-extract [CORPUS=dir] [BENCH_ARGS="-worst 20"].
 	cd services/extractor/bench && GOWORK=off go run ./cmd/bench-extract -corpus $(abspath $(CORPUS)) -out $(CURDIR)/bench-out $(BENCH_ARGS)
 
+.PHONY: bench-fetch
+bench-fetch: ## Batch throughput over the NATS fan-out vs the pipeline called directly, on loopback: make bench-fetch [BENCH_ARGS="-count 1000 -concurrency 8 -rounds 3"].
+	go run ./gateway/cmd/bench-fetch $(BENCH_ARGS)
+
 .PHONY: tools
 tools: $(TOOLS) ## Build the pinned code generation tools into bin/.
 

@@ -5,26 +5,34 @@ package api
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/pipeline"
 )
 
 // MaxBatchURLs bounds one FetchBatch call.
 const MaxBatchURLs = 10000
 
-// Backend distills pages.
+// DefaultPruneAge is CachePrune's age when the request gives none.
+const DefaultPruneAge = time.Hour
+
+// Backend distills pages and keeps the fetch cache.
 type Backend interface {
 	Fetch(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*pipeline.Result, error)
 	Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*distillv1.FetchJobResult)) error
+	CacheInfo(ctx context.Context) (entries, bytes int64, dir string, err error)
+	CachePrune(ctx context.Context, olderThan time.Duration) (removed, freed int64, err error)
+	CacheClear(ctx context.Context) (removed, freed int64, err error)
 }
 
-// Server implements DistillService. Sessions and the cache are served by
-// later parts of the gateway; until then those calls answer Unimplemented.
+// Server implements DistillService. Sessions are served by a later part of
+// the gateway; until then those calls answer Unimplemented.
 type Server struct {
 	distillv1.UnimplementedDistillServiceServer
 	logger  *slog.Logger
@@ -104,4 +112,45 @@ func (s *Server) FetchBatch(req *distillv1.FetchBatchRequest, stream distillv1.D
 		return sendErr
 	}
 	return err
+}
+
+// CacheInfo reports the fetch cache's size.
+func (s *Server) CacheInfo(ctx context.Context, _ *distillv1.CacheInfoRequest) (*distillv1.CacheInfoResponse, error) {
+	entries, bytes, dir, err := s.backend.CacheInfo(ctx)
+	if err != nil {
+		return nil, cacheError(err)
+	}
+	return &distillv1.CacheInfoResponse{Entries: entries, TotalBytes: bytes, Dir: dir}, nil
+}
+
+// CachePrune removes cache entries older than older_than_secs.
+func (s *Server) CachePrune(ctx context.Context, req *distillv1.CachePruneRequest) (*distillv1.CachePruneResponse, error) {
+	age := DefaultPruneAge
+	if req.OlderThanSecs != nil {
+		if req.GetOlderThanSecs() < 0 {
+			return nil, status.Errorf(codes.InvalidArgument, "older_than_secs must not be negative, got %d", req.GetOlderThanSecs())
+		}
+		age = cache.Seconds(req.GetOlderThanSecs())
+	}
+	removed, freed, err := s.backend.CachePrune(ctx, age)
+	if err != nil {
+		return nil, cacheError(err)
+	}
+	return &distillv1.CachePruneResponse{Removed: removed, FreedBytes: freed}, nil
+}
+
+// CacheClear removes every cache entry.
+func (s *Server) CacheClear(ctx context.Context, _ *distillv1.CacheClearRequest) (*distillv1.CacheClearResponse, error) {
+	removed, freed, err := s.backend.CacheClear(ctx)
+	if err != nil {
+		return nil, cacheError(err)
+	}
+	return &distillv1.CacheClearResponse{Removed: removed, FreedBytes: freed}, nil
+}
+
+// cacheError translates a cache failure: the directory is missing,
+// unwritable or damaged, which the server's operator must fix, not the
+// caller by retrying.
+func cacheError(err error) error {
+	return status.Error(codes.FailedPrecondition, err.Error())
 }

@@ -8,7 +8,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -26,11 +29,16 @@ import (
 )
 
 // serve starts the public API on a loopback port, as `distill serve` does,
-// and returns a client connection to it.
+// and returns a client connection to it. Each server has its own cache.
 func serve(t *testing.T) *grpc.ClientConn {
 	t.Helper()
+	return serveCache(t, t.TempDir())
+}
+
+func serveCache(t *testing.T, cacheDir string) *grpc.ClientConn {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a := app.New(logger, app.Config{Version: "test", Workers: 4})
+	a := app.New(logger, app.Config{Version: "test", Workers: 4, CacheDir: cacheDir})
 	srv := grpcserve.New(logger, func(s *grpc.Server) {
 		distillv1.RegisterDistillServiceServer(s, api.New(logger, a))
 	})
@@ -215,5 +223,77 @@ func TestSessionsAreNotServedYet(t *testing.T) {
 	_, err := client.SessionStart(context.Background(), &distillv1.SessionStartRequest{Url: "http://127.0.0.1/"})
 	if status.Code(err) != codes.Unimplemented {
 		t.Fatalf("err = %v, want Unimplemented", err)
+	}
+}
+
+func TestCacheRPCs(t *testing.T) {
+	pages := site(t)
+	dir := t.TempDir()
+	client := distillv1.NewDistillServiceClient(serveCache(t, dir))
+	ctx := context.Background()
+	for _, path := range []string{"/a", "/b", "/a"} {
+		if _, err := client.Fetch(ctx, &distillv1.FetchRequest{Url: pages.URL + path, Options: &distillv1.FetchOptions{AllowLocal: true}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	info, err := client.CacheInfo(ctx, &distillv1.CacheInfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.GetEntries() != 2 || info.GetTotalBytes() <= 0 || info.GetDir() != dir {
+		t.Fatalf("CacheInfo = %v, want 2 entries in %s", info, dir)
+	}
+	pruned, err := client.CachePrune(ctx, &distillv1.CachePruneRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pruned.GetRemoved() != 0 {
+		t.Errorf("default prune removed %d young entries", pruned.GetRemoved())
+	}
+	zero := int64(0)
+	pruned, err = client.CachePrune(ctx, &distillv1.CachePruneRequest{OlderThanSecs: &zero})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pruned.GetRemoved() != 2 || pruned.GetFreedBytes() != info.GetTotalBytes() {
+		t.Errorf("prune of everything = %v, want 2 entries and %d bytes", pruned, info.GetTotalBytes())
+	}
+	if _, err := client.Fetch(ctx, &distillv1.FetchRequest{Url: pages.URL + "/c", Options: &distillv1.FetchOptions{AllowLocal: true}}); err != nil {
+		t.Fatal(err)
+	}
+	cleared, err := client.CacheClear(ctx, &distillv1.CacheClearRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cleared.GetRemoved() != 1 || cleared.GetFreedBytes() <= 0 {
+		t.Errorf("CacheClear = %v, want 1 entry", cleared)
+	}
+
+	negative := int64(-1)
+	_, err = client.CachePrune(ctx, &distillv1.CachePruneRequest{OlderThanSecs: &negative})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("negative age: err = %v, want InvalidArgument", err)
+	}
+}
+
+func TestCacheRPCsWithoutACache(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	client := distillv1.NewDistillServiceClient(serveCache(t, filepath.Join(file, "cache")))
+	ctx := context.Background()
+	_, err := client.CacheInfo(ctx, &distillv1.CacheInfoRequest{})
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("CacheInfo: err = %v, want FailedPrecondition saying why", err)
+	}
+	_, err = client.CacheClear(ctx, &distillv1.CacheClearRequest{})
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("CacheClear: err = %v, want FailedPrecondition", err)
+	}
+	pages := site(t)
+	if _, err := client.Fetch(ctx, &distillv1.FetchRequest{Url: pages.URL + "/a", Options: &distillv1.FetchOptions{AllowLocal: true}}); err != nil {
+		t.Errorf("fetch without a cache: %v", err)
 	}
 }

@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
+	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/natsembed"
@@ -29,6 +31,8 @@ type Config struct {
 	Version string
 	// Workers is how many batch jobs the in-process workers run at once.
 	Workers int
+	// CacheDir holds the fetch cache; empty means cache.DefaultDir.
+	CacheDir string
 }
 
 // App is distill running in one process.
@@ -37,6 +41,9 @@ type App struct {
 	cfg      Config
 	fetcher  *fetch.Fetcher
 	pipeline *pipeline.Pipeline
+	// cache is nil when it could not be opened; cacheErr says why.
+	cache    *cache.Cache
+	cacheErr error
 
 	// The queue starts on the first batch: a single fetch never pays for it.
 	queueOnce sync.Once
@@ -52,12 +59,45 @@ type queue struct {
 	workersEnded chan error
 }
 
-// New wires the services.
+// New wires the services. A cache that cannot be opened is logged and
+// left out: pages are still fetched, only never twice from disk.
 func New(logger *slog.Logger, cfg Config) *App {
-	f := fetch.New(logger, fetch.WithUserAgent(cfg.Version))
+	opts := []fetch.Option{fetch.WithUserAgent(cfg.Version)}
+	c, cacheErr := cache.Open(cfg.CacheDir)
+	if cacheErr != nil {
+		logger.Warn("fetching without a cache", "err", cacheErr.Error())
+	} else {
+		opts = append(opts, fetch.WithCache(c))
+	}
+	f := fetch.New(logger, opts...)
 	e := extract.New(logger)
 	r := render.New(logger)
-	return &App{logger: logger, cfg: cfg, fetcher: f, pipeline: pipeline.New(logger, f, e, r)}
+	return &App{logger: logger, cfg: cfg, fetcher: f, pipeline: pipeline.New(logger, f, e, r), cache: c, cacheErr: cacheErr}
+}
+
+// CacheInfo counts the fetch cache's entries and bytes.
+func (a *App) CacheInfo(context.Context) (entries, bytes int64, dir string, err error) {
+	if a.cache == nil {
+		return 0, 0, "", a.cacheErr
+	}
+	entries, bytes, err = a.cache.Info()
+	return entries, bytes, a.cache.Dir(), err
+}
+
+// CachePrune removes cache entries stored olderThan ago or earlier.
+func (a *App) CachePrune(_ context.Context, olderThan time.Duration) (removed, freed int64, err error) {
+	if a.cache == nil {
+		return 0, 0, a.cacheErr
+	}
+	return a.cache.Prune(olderThan)
+}
+
+// CacheClear removes every cache entry.
+func (a *App) CacheClear(context.Context) (removed, freed int64, err error) {
+	if a.cache == nil {
+		return 0, 0, a.cacheErr
+	}
+	return a.cache.Clear()
 }
 
 // Fetch distills one page.

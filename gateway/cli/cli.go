@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"distill.dev/services/fetcher/cache"
 )
 
 // Version is distill's version, as shown by `distill version` and sent in
@@ -84,6 +86,8 @@ func isUsage(err error) bool {
 type globals struct {
 	stdout, stderr io.Writer
 	logLevel       slog.Level
+	// cacheDir is --cache-dir; empty means cache.DefaultDir.
+	cacheDir string
 }
 
 func (g *globals) logger() *slog.Logger {
@@ -104,7 +108,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().Var(&levelFlag{&g.logLevel}, "log-level", "log level on stderr: debug, info, warn or error")
-	root.AddCommand(newFetchCmd(g), newExtractCmd(g), newServeCmd(g), newVersionCmd(g))
+	root.PersistentFlags().StringVar(&g.cacheDir, "cache-dir", "", "fetch cache directory (env "+cache.EnvDir+"; default distill under the user cache directory)")
+	root.AddCommand(newFetchCmd(g), newExtractCmd(g), newServeCmd(g), newCacheCmd(g), newVersionCmd(g))
 	return root
 }
 

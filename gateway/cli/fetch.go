@@ -73,6 +73,9 @@ type fetchFlags struct {
 	maxRetries         int32
 	perHostConcurrency int32
 	rateLimit          float64
+	respectRobots      bool
+	noCache            bool
+	cacheTTL           int64
 }
 
 func (f *fetchFlags) register(fs *pflag.FlagSet) {
@@ -86,6 +89,9 @@ func (f *fetchFlags) register(fs *pflag.FlagSet) {
 	fs.Int32Var(&f.maxRetries, "max-retries", fetchopts.DefaultMaxRetries, "retry transient failures (connect errors, timeouts, 429, 5xx)")
 	fs.Int32Var(&f.perHostConcurrency, "per-host-concurrency", fetchopts.DefaultPerHostConcurrency, "max simultaneous requests per host (0 = unlimited)")
 	fs.Float64Var(&f.rateLimit, "rate-limit", 0, "per-host rate limit in requests per second (0 = off)")
+	fs.BoolVar(&f.respectRobots, "respect-robots", false, "obey each site's robots.txt (RFC 9309) and its Crawl-delay; a disallowed URL fails")
+	fs.BoolVar(&f.noCache, "no-cache", false, "neither read nor write the on-disk fetch cache")
+	fs.Int64Var(&f.cacheTTL, "cache-ttl", fetchopts.DefaultCacheTTLSecs, "cache freshness window in seconds (0 = always refetch)")
 }
 
 // options turns the flags into FetchOptions. Flags left at their default are
@@ -95,8 +101,10 @@ func (f *fetchFlags) options(fs *pflag.FlagSet) *distillv1.FetchOptions {
 		Js:         jsModes[f.js.value],
 		AllowLocal: f.allowLocal,
 		RateLimit:  f.rateLimit,
+		NoCache:    f.noCache,
 	}
 	f.outputFlags.apply(fs, o)
+	o.RespectRobots = f.respectRobots
 	if fs.Changed("timeout") {
 		o.TimeoutSecs = &f.timeout
 	}
@@ -111,6 +119,9 @@ func (f *fetchFlags) options(fs *pflag.FlagSet) *distillv1.FetchOptions {
 	}
 	if fs.Changed("per-host-concurrency") {
 		o.PerHostConcurrency = &f.perHostConcurrency
+	}
+	if fs.Changed("cache-ttl") {
+		o.CacheTtl = &f.cacheTTL
 	}
 	return o
 }
@@ -161,7 +172,7 @@ func newFetchCmd(g *globals) *cobra.Command {
 
 func runFetch(cmd *cobra.Command, g *globals, urls []string, opts *distillv1.FetchOptions) error {
 	ctx := cmd.Context()
-	a := app.New(g.logger(), app.Config{Version: Version, Workers: fetchopts.Concurrency(opts)})
+	a := app.New(g.logger(), app.Config{Version: Version, Workers: fetchopts.Concurrency(opts), CacheDir: g.cacheDir})
 	defer a.Close()
 
 	items := make([]output.BatchItem, len(urls))

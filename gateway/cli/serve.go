@@ -30,7 +30,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger := g.logger()
-			a := app.New(logger, app.Config{Version: Version, Workers: workers})
+			a := app.New(logger, app.Config{Version: Version, Workers: workers, CacheDir: g.cacheDir})
 			defer a.Close()
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
 				distillv1.RegisterDistillServiceServer(s, api.New(logger, a))

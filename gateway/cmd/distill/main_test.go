@@ -43,6 +43,9 @@ func page(t *testing.T) *httptest.Server {
 }
 
 func TestBinary(t *testing.T) {
+	// Off the user's cache, which an earlier run's page on a reused port
+	// could be answering from.
+	t.Setenv("DISTILL_CACHE_DIR", t.TempDir())
 	bin := build(t)
 	srv := page(t)
 

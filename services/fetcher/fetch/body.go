@@ -14,6 +14,9 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
+
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
@@ -79,10 +82,11 @@ func (c *call) readBody(resp *http.Response) ([]byte, error) {
 	if len(codings) == 0 && resp.ContentLength > c.maxBytes {
 		return nil, &tooLarge{limit: c.maxBytes}
 	}
-	r, err := decoder(resp.Body, codings)
+	r, closeDecoders, err := decoder(resp.Body, codings)
 	if err != nil {
 		return nil, err
 	}
+	defer closeDecoders()
 	limit := c.maxBytes
 	if limit < math.MaxInt64 {
 		limit++
@@ -97,6 +101,31 @@ func (c *call) readBody(resp *http.Response) ([]byte, error) {
 	return body, nil
 }
 
+// decodedBody returns resp's body with its content codings undone; closing
+// it closes the decoders and the response.
+func decodedBody(resp *http.Response) (io.ReadCloser, error) {
+	codings, err := contentCodings(resp.Header.Values("Content-Encoding"))
+	if err != nil {
+		return nil, err
+	}
+	r, closeDecoders, err := decoder(resp.Body, codings)
+	if err != nil {
+		return nil, err
+	}
+	raw := resp.Body
+	return &decoded{Reader: r, close: func() error {
+		closeDecoders()
+		return raw.Close()
+	}}, nil
+}
+
+type decoded struct {
+	io.Reader
+	close func() error
+}
+
+func (d *decoded) Close() error { return d.close() }
+
 // unsupportedEncoding is a Content-Encoding we did not ask for.
 type unsupportedEncoding struct{ coding string }
 
@@ -110,7 +139,7 @@ func contentCodings(values []string) ([]string, error) {
 		for c := range strings.SplitSeq(v, ",") {
 			switch c = strings.ToLower(strings.TrimSpace(c)); c {
 			case "", "identity":
-			case "gzip", "x-gzip", "deflate":
+			case "gzip", "x-gzip", "deflate", "br", "zstd":
 				codings = append(codings, c)
 			default:
 				return nil, &unsupportedEncoding{coding: c}
@@ -120,27 +149,56 @@ func contentCodings(values []string) ([]string, error) {
 	return codings, nil
 }
 
+// zstdMaxWindow is the largest window a zstd body may ask for. RFC 9659
+// holds the "zstd" content coding to 8 MB, and a bigger window is memory a
+// hostile server would make us allocate before the byte cap is reached.
+const zstdMaxWindow = 8 << 20
+
 // decoder undoes the codings, last applied first. Decoding is lazy, so the
-// cap on the result bounds the work done on every layer.
-func decoder(body io.Reader, codings []string) (io.Reader, error) {
+// cap on the result bounds the work done on every layer. The returned func
+// releases decoders that hold resources; call it when done reading.
+func decoder(body io.Reader, codings []string) (io.Reader, func(), error) {
 	r := body
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
 	for i := len(codings) - 1; i >= 0; i-- {
 		switch codings[i] {
 		case "gzip", "x-gzip":
 			gz, err := gzip.NewReader(r)
 			if err != nil {
-				return nil, fmt.Errorf("gzip body: %w", err)
+				closeAll()
+				return nil, nil, fmt.Errorf("gzip body: %w", err)
 			}
 			r = gz
 		case "deflate":
 			dr, err := deflateReader(r)
 			if err != nil {
-				return nil, fmt.Errorf("deflate body: %w", err)
+				closeAll()
+				return nil, nil, fmt.Errorf("deflate body: %w", err)
 			}
 			r = dr
+		case "br":
+			r = brotli.NewReader(r)
+		case "zstd":
+			zr, err := zstd.NewReader(r,
+				// One goroutine decoding in step with our reads: no
+				// read-ahead past what the cap lets through.
+				zstd.WithDecoderConcurrency(1),
+				zstd.WithDecoderLowmem(true),
+				zstd.WithDecoderMaxWindow(zstdMaxWindow))
+			if err != nil {
+				closeAll()
+				return nil, nil, fmt.Errorf("zstd body: %w", err)
+			}
+			closers = append(closers, zr.Close)
+			r = zr
 		}
 	}
-	return r, nil
+	return r, closeAll, nil
 }
 
 // deflateReader reads "deflate" bodies, which are meant to be zlib streams

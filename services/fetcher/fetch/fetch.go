@@ -18,6 +18,7 @@ import (
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/netpolicy"
 )
 
@@ -30,7 +31,7 @@ const (
 
 	accept         = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 	acceptLanguage = "en-US,en;q=0.9"
-	acceptEncoding = "gzip, deflate"
+	acceptEncoding = "gzip, deflate, br, zstd"
 )
 
 // Fetcher fetches pages. It serves FetcherService and is called in-process
@@ -45,6 +46,8 @@ type Fetcher struct {
 	backoffMax  time.Duration
 	resolver    *net.Resolver
 	hosts       *hostGate
+	robots      robotsCaches
+	cache       *cache.Cache // nil: no cache
 
 	// One client per policy: a connection opened while loopback was
 	// allowed must never be reused by a call that does not allow it.
@@ -88,6 +91,7 @@ func New(logger *slog.Logger, opts ...Option) *Fetcher {
 		backoffBase: defaultBackoffBase,
 		backoffMax:  defaultBackoffMax,
 		hosts:       newHostGate(),
+		robots:      newRobotsCaches(),
 	}
 	for _, o := range opts {
 		o(f)
@@ -115,7 +119,7 @@ func (f *Fetcher) newClient(p netpolicy.Policy) *http.Client {
 			IdleConnTimeout:        90 * time.Second,
 			ExpectContinueTimeout:  time.Second,
 			MaxResponseHeaderBytes: 1 << 20,
-			// We ask for gzip and deflate and decode ourselves, so the
+			// We ask for compressed bodies and decode ourselves, so the
 			// decoded size is what the byte cap counts.
 			DisableCompression: true,
 		},
@@ -164,6 +168,13 @@ func (f *Fetcher) Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchR
 		c.client = f.allowLoopback
 	}
 	start := time.Now()
+	useCache := f.usesCache(c)
+	if useCache {
+		if resp, ok := f.fromCache(ctx, c); ok {
+			f.logger.Debug("fetched from cache", "url", c.raw, "final_url", resp.GetFinalUrl(), "status", resp.GetStatus(), "elapsed", time.Since(start))
+			return resp, nil
+		}
+	}
 	resp, err := f.fetch(ctx, c)
 	if err != nil {
 		level := slog.LevelInfo
@@ -175,6 +186,9 @@ func (f *Fetcher) Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchR
 	}
 	f.logger.Debug("fetched", "url", c.raw, "final_url", resp.GetFinalUrl(), "status", resp.GetStatus(),
 		"bytes", len(resp.GetBody()), "redirects", len(resp.GetRedirectHistory()), "elapsed", time.Since(start))
+	if useCache {
+		f.store(ctx, c, resp)
+	}
 	return resp, nil
 }
 
@@ -193,6 +207,9 @@ func (f *Fetcher) fetch(ctx context.Context, c *call) (*distillv1.FetcherService
 
 	var history []string
 	for hop := 0; ; hop++ {
+		if err := f.checkRobots(ctx, c, u, where); err != nil {
+			return nil, err
+		}
 		resp, err := f.getWithRetries(ctx, c, u)
 		if err != nil {
 			return nil, c.classify(ctx, where, err)

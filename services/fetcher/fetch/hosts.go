@@ -22,8 +22,28 @@ const sweepAbove = 1024
 // of a Fetcher. Limits come with each call, because options are per
 // request; the counts and token buckets are shared.
 type hostGate struct {
+	clock Clock
 	mu    sync.Mutex
 	hosts map[string]*hostState
+}
+
+// Clock is the time per-host rate limits and retry waits are kept in and
+// waited on.
+type Clock interface {
+	Now() time.Time
+	// After is time.After on this clock.
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// WithClock sets the clock of rate limits and retry waits, so tests can
+// check the spacing of requests without sleeping through it.
+func WithClock(c Clock) Option {
+	return func(f *Fetcher) { f.hosts.clock = c }
 }
 
 type hostState struct {
@@ -36,7 +56,7 @@ type hostState struct {
 }
 
 func newHostGate() *hostGate {
-	return &hostGate{hosts: make(map[string]*hostState)}
+	return &hostGate{clock: realClock{}, hosts: make(map[string]*hostState)}
 }
 
 // acquire waits for a slot on host (limit 0 = unlimited) and then for a
@@ -60,7 +80,7 @@ func (g *hostGate) acquire(ctx context.Context, host string, limit int, perSec f
 		g.mu.Lock()
 		if limit <= 0 || st.active < limit {
 			st.active++
-			limiter = st.rateLimiter(perSec)
+			limiter = st.rateLimiter(g.clock.Now(), perSec)
 			g.mu.Unlock()
 			break
 		}
@@ -75,7 +95,7 @@ func (g *hostGate) acquire(ctx context.Context, host string, limit int, perSec f
 	}
 	release = func() { g.leave(host, st, true) }
 	if limiter != nil {
-		if err := limiter.Wait(ctx); err != nil {
+		if err := g.wait(ctx, limiter); err != nil {
 			release()
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -89,16 +109,42 @@ func (g *hostGate) acquire(ctx context.Context, host string, limit int, perSec f
 // rateLimiter returns the host's limiter at perSec, or nil for no limit.
 // Calls asking for different rates share one bucket; the latest rate wins.
 // Called with g.mu held.
-func (st *hostState) rateLimiter(perSec float64) *rate.Limiter {
+func (st *hostState) rateLimiter(now time.Time, perSec float64) *rate.Limiter {
 	if perSec <= 0 {
 		return nil
 	}
 	if st.limiter == nil {
 		st.limiter = rate.NewLimiter(rate.Limit(perSec), 1)
 	} else if st.limiter.Limit() != rate.Limit(perSec) {
-		st.limiter.SetLimit(rate.Limit(perSec))
+		st.limiter.SetLimitAt(now, rate.Limit(perSec))
 	}
 	return st.limiter
+}
+
+// wait takes a token from lim, waiting on the gate's clock. A wait that
+// would outlast ctx's deadline is not begun: errRateDeadline, at once.
+func (g *hostGate) wait(ctx context.Context, lim *rate.Limiter) error {
+	now := g.clock.Now()
+	r := lim.ReserveN(now, 1)
+	if !r.OK() {
+		return errRateDeadline
+	}
+	d := r.DelayFrom(now)
+	if d <= 0 {
+		return nil
+	}
+	// The deadline is wall-clock time whatever clock the limits use.
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
+		r.CancelAt(now)
+		return errRateDeadline
+	}
+	select {
+	case <-g.clock.After(d):
+		return nil
+	case <-ctx.Done():
+		r.CancelAt(g.clock.Now())
+		return ctx.Err()
+	}
 }
 
 func (g *hostGate) leave(host string, st *hostState, held bool) {
@@ -110,7 +156,7 @@ func (g *hostGate) leave(host string, st *hostState, held bool) {
 		st.freed = make(chan struct{})
 	}
 	st.refs--
-	if st.idle(time.Now()) {
+	if st.idle(g.clock.Now()) {
 		delete(g.hosts, host)
 	}
 }
@@ -124,7 +170,7 @@ func (st *hostState) idle(now time.Time) bool {
 // sweep forgets idle hosts whose buckets have refilled since their last
 // call. Called with g.mu held.
 func (g *hostGate) sweep() {
-	now := time.Now()
+	now := g.clock.Now()
 	for host, st := range g.hosts {
 		if st.idle(now) {
 			delete(g.hosts, host)

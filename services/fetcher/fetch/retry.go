@@ -31,7 +31,7 @@ func (f *Fetcher) getWithRetries(ctx context.Context, c *call, u *url.URL) (*htt
 		}
 		wait := f.backoff(attempt)
 		if resp != nil {
-			if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			if d, ok := retryAfter(resp.Header.Get("Retry-After"), f.hosts.clock.Now()); ok {
 				wait = d
 			}
 		}
@@ -47,11 +47,9 @@ func (f *Fetcher) getWithRetries(ctx context.Context, c *call, u *url.URL) (*htt
 		}
 		f.logger.Debug("fetch retry", "url", u.String(), "attempt", attempt+1, "wait", wait, "reason", reason)
 
-		t := time.NewTimer(wait)
 		select {
-		case <-t.C:
+		case <-f.hosts.clock.After(wait):
 		case <-ctx.Done():
-			t.Stop()
 			return nil, ctx.Err()
 		}
 	}

@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -57,6 +59,13 @@ func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.Fet
 		defer cancel()
 		_ = d.js.DeleteConsumer(cleanup, ResultsStream, cons.CachedInfo().Name)
 	}()
+	// Listen for given-up jobs before the first is queued: the server only
+	// sends the advisory to those already listening.
+	exhausted, stopExhausted, err := d.watchExhausted(ctx)
+	if err != nil {
+		return fmt.Errorf("batch %s: %w", batchID, err)
+	}
+	defer stopExhausted()
 	msgs, err := cons.Messages()
 	if err != nil {
 		return fmt.Errorf("batch %s: consume results: %w", batchID, err)
@@ -85,6 +94,7 @@ func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.Fet
 		opts:     opts,
 		budget:   pipeline.Budget(opts) + queueGrace,
 		inFlight: make(map[int32]time.Time),
+		bySeq:    make(map[uint64]int32),
 		done:     make([]bool, len(urls)),
 	}
 	limit := fetchopts.Concurrency(opts)
@@ -133,6 +143,17 @@ func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.Fet
 			}
 			_ = m.Ack()
 			deliverOnce(r)
+		case ex := <-exhausted:
+			idx, ours := b.bySeq[ex.StreamSeq]
+			if !ours {
+				continue
+			}
+			delete(b.bySeq, ex.StreamSeq)
+			if !b.done[idx] {
+				deliverOnce(errorResult(b, idx, failure.New(failure.Internal,
+					"gave up on %s after %d deliveries: each worker that took it failed before answering", urls[idx], ex.Deliveries)))
+			}
+			d.dropJob(ctx, ex.StreamSeq)
 		case now := <-timer.C:
 			for idx, deadline := range b.inFlight {
 				if now.After(deadline) {
@@ -153,6 +174,7 @@ type batch struct {
 	next        int
 	remaining   int
 	inFlight    map[int32]time.Time // index -> deadline
+	bySeq       map[uint64]int32    // jobs stream sequence -> index
 	done        []bool
 }
 
@@ -180,11 +202,69 @@ func (d *Dispatcher) publish(ctx context.Context, b *batch, idx int32) error {
 	}
 	msg := &nats.Msg{Subject: JobsSubject, Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, job.GetJobId())
-	if _, err := d.js.PublishMsg(ctx, msg); err != nil {
+	ack, err := d.js.PublishMsg(ctx, msg)
+	if err != nil {
 		return failure.Wrap(failure.Internal, err, "queue job for %s", b.urls[idx])
 	}
+	b.bySeq[ack.Sequence] = idx
 	b.inFlight[idx] = time.Now().Add(b.budget)
 	return nil
+}
+
+// exhaustedJob is the part of JetStream's max-deliveries advisory the
+// dispatcher needs.
+type exhaustedJob struct {
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries uint64 `json:"deliveries"`
+}
+
+// watchExhausted reports the jobs the workers' consumer has given up on.
+// Every batch sees every advisory and keeps those whose sequence it
+// published.
+func (d *Dispatcher) watchExhausted(ctx context.Context) (<-chan exhaustedJob, func(), error) {
+	nc := d.js.Conn()
+	out := make(chan exhaustedJob)
+	done := make(chan struct{})
+	// The handler may block: the subscription's own pending buffer holds
+	// advisories while the batch is busy, so none is dropped.
+	sub, err := nc.Subscribe(maxDeliveriesAdvisory, func(m *nats.Msg) {
+		var ex exhaustedJob
+		if err := json.Unmarshal(m.Data, &ex); err != nil {
+			d.logger.Warn("jobs: undecodable max-deliveries advisory", "err", err)
+			return
+		}
+		select {
+		case out <- ex:
+		case <-done:
+		}
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("subscribe to max-deliveries advisories: %w", err)
+	}
+	stop := func() {
+		close(done)
+		_ = sub.Unsubscribe()
+	}
+	// A round trip makes sure the server has the subscription.
+	flushCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := nc.FlushWithContext(flushCtx); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("subscribe to max-deliveries advisories: %w", err)
+	}
+	return out, stop, nil
+}
+
+// dropJob removes a given-up job from the queue, where a work-queue stream
+// would otherwise keep it unacked for good.
+func (d *Dispatcher) dropJob(ctx context.Context, seq uint64) {
+	s, err := d.js.Stream(ctx, JobsStream)
+	if err == nil {
+		err = s.DeleteMsg(ctx, seq)
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		d.logger.Warn("jobs: drop given-up job", "seq", seq, "err", err)
+	}
 }
 
 func errorResult(b *batch, idx int32, err error) *distillv1.FetchJobResult {

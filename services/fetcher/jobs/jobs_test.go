@@ -31,11 +31,27 @@ func (f processFunc) Distill(ctx context.Context, rawURL string, opts *distillv1
 
 func startJetStream(t *testing.T) jetstream.JetStream {
 	t.Helper()
+	return connect(t, startServer(t))
+}
+
+// startServer starts an embedded server with the streams in place.
+func startServer(t *testing.T) *natsembed.Server {
+	t.Helper()
 	s, err := natsembed.Start(natsembed.Config{StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Shutdown)
+	js := connect(t, s)
+	if err := EnsureStreams(context.Background(), js, StreamConfig{Memory: true}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// connect opens a connection of its own, as a separate process would.
+func connect(t *testing.T, s *natsembed.Server) jetstream.JetStream {
+	t.Helper()
 	nc, err := s.Connect(t.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -45,17 +61,14 @@ func startJetStream(t *testing.T) jetstream.JetStream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := EnsureStreams(context.Background(), js, StreamConfig{Memory: true}); err != nil {
-		t.Fatal(err)
-	}
 	return js
 }
 
-func startWorker(t *testing.T, js jetstream.JetStream, proc Processor, concurrency int) (stop func()) {
+func startWorker(t *testing.T, js jetstream.JetStream, proc Processor, concurrency int, opts ...Option) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- NewWorker(quiet, js, proc, concurrency).Run(ctx) }()
+	go func() { done <- NewWorker(quiet, js, proc, concurrency, opts...).Run(ctx) }()
 	return func() {
 		cancel()
 		if err := <-done; err != nil {

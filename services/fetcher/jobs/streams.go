@@ -4,6 +4,9 @@
 // subject on a second work-queue stream. A worker that dies before acking
 // has its job redelivered; results are published with the job id as the
 // message id and deduplicated by index, so no URL is lost or answered twice.
+// A job redelivered until the consumer's delivery limit gives up on it is
+// announced by the server's max-deliveries advisory, which the dispatcher
+// turns into that URL's error rather than waiting out its budget.
 package jobs
 
 import (
@@ -22,6 +25,10 @@ const (
 	ResultsPrefix  = "distill.results."
 	WorkerConsumer = "distill-fetchers"
 )
+
+// maxDeliveriesAdvisory is where the server announces a job that used up
+// its deliveries, under any consumer of the jobs stream.
+const maxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + JobsStream + ".*"
 
 // resultsMaxAge drops results nobody collected (a gateway that died).
 const resultsMaxAge = time.Hour

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -22,11 +23,19 @@ type Processor interface {
 	Distill(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*distillv1.Distilled, error)
 }
 
-// Delivery limits: a job whose worker keeps dying is given up after
-// maxDeliver attempts, and the dispatcher reports it as unanswered.
+// ErrRelease, returned (wrapped or not) by a Processor, hands the job back to
+// the queue instead of answering it: for failures of this worker rather
+// than of the page, such as a renderer that went away. Another attempt
+// follows after the retry delay, up to the consumer's delivery limit, after
+// which the dispatcher reports the URL as failed.
+var ErrRelease = errors.New("jobs: job released for another attempt")
+
+// Delivery defaults. A job whose worker keeps dying, panicking or releasing
+// it is given up after maxDeliver attempts, and the dispatcher reports it.
 const (
-	ackWait    = time.Minute
-	maxDeliver = 5
+	defaultAckWait    = time.Minute
+	defaultMaxDeliver = 5
+	defaultRetryDelay = time.Second
 )
 
 // Worker pulls jobs and distills them, at most Concurrency at a time.
@@ -35,11 +44,48 @@ type Worker struct {
 	js          jetstream.JetStream
 	proc        Processor
 	concurrency int
+	ackWait     time.Duration
+	maxDeliver  int
+	retryDelay  time.Duration
+}
+
+// Option tunes a Worker.
+type Option func(*Worker)
+
+// WithAckWait sets how long a job may go without an ack or heartbeat before
+// the server hands it to another worker: how soon the jobs of a worker that
+// died are redone. The consumer is shared, so every worker should agree.
+func WithAckWait(d time.Duration) Option {
+	return func(w *Worker) { w.ackWait = d }
+}
+
+// WithMaxDeliver sets how many attempts a job gets before it is given up.
+// The consumer is shared, so every worker should agree.
+func WithMaxDeliver(n int) Option {
+	return func(w *Worker) { w.maxDeliver = n }
+}
+
+// WithRetryDelay sets how long a released or panicked job waits before its
+// next attempt.
+func WithRetryDelay(d time.Duration) Option {
+	return func(w *Worker) { w.retryDelay = d }
 }
 
 // NewWorker returns a worker that runs up to concurrency jobs at once.
-func NewWorker(logger *slog.Logger, js jetstream.JetStream, proc Processor, concurrency int) *Worker {
-	return &Worker{logger: logger, js: js, proc: proc, concurrency: max(concurrency, 1)}
+func NewWorker(logger *slog.Logger, js jetstream.JetStream, proc Processor, concurrency int, opts ...Option) *Worker {
+	w := &Worker{
+		logger:      logger,
+		js:          js,
+		proc:        proc,
+		concurrency: max(concurrency, 1),
+		ackWait:     defaultAckWait,
+		maxDeliver:  defaultMaxDeliver,
+		retryDelay:  defaultRetryDelay,
+	}
+	for _, opt := range opts {
+		opt(w)
+	}
+	return w
 }
 
 // Run consumes jobs until ctx ends, then waits for the jobs in flight. A job
@@ -49,8 +95,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	cons, err := w.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
 		Durable:       WorkerConsumer,
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       ackWait,
-		MaxDeliver:    maxDeliver,
+		AckWait:       w.ackWait,
+		MaxDeliver:    w.maxDeliver,
 		MaxAckPending: -1,
 	})
 	if err != nil {
@@ -77,7 +123,15 @@ func (w *Worker) Run(ctx context.Context) error {
 		msg, err := msgs.Next()
 		if err != nil {
 			<-slots
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, jetstream.ErrConnectionClosed) {
+				// Not a shutdown we were asked for: say so. The jobs held
+				// are redelivered to other workers after the ack wait.
+				return fmt.Errorf("jobs: %w", err)
+			}
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 				return nil
 			}
 			w.logger.Warn("jobs: next message", "err", err)
@@ -102,13 +156,18 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	defer cancel()
 
 	// Long renders outlive the ack wait; tell the server the job is alive.
-	stopBeat := heartbeat(jobCtx, msg, ackWait/3)
-	page, err := w.proc.Distill(jobCtx, job.GetUrl(), job.GetOptions())
+	stopBeat := heartbeat(jobCtx, msg, w.ackWait/3)
+	page, err := w.distill(jobCtx, job)
 	stopBeat()
 
 	if ctx.Err() != nil {
 		// Shutting down: leave the job for another worker.
 		_ = msg.Nak()
+		return
+	}
+	if errors.Is(err, ErrRelease) {
+		w.logger.Warn("jobs: job released for another attempt", "job", job.GetJobId(), "url", job.GetUrl(), "err", err)
+		_ = msg.NakWithDelay(w.retryDelay)
 		return
 	}
 	res := &distillv1.FetchJobResult{
@@ -124,7 +183,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	if err := w.publish(ctx, job.GetResultSubject(), res); err != nil {
 		w.logger.Warn("jobs: publish result, job will be redelivered", "job", job.GetJobId(), "err", err)
-		_ = msg.NakWithDelay(time.Second)
+		_ = msg.NakWithDelay(w.retryDelay)
 		return
 	}
 	// The ack outlives a shutdown that begins now: the result is already
@@ -136,6 +195,18 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		// after a lost ack costs work but not correctness.
 		w.logger.Warn("jobs: ack", "job", job.GetJobId(), "err", err)
 	}
+}
+
+// distill runs the processor, turning a panic into a release: one page
+// that trips a bug must not take the whole batch, or the process, with it.
+func (w *Worker) distill(ctx context.Context, job *distillv1.FetchJob) (page *distillv1.Distilled, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			w.logger.Error("jobs: processor panicked", "job", job.GetJobId(), "url", job.GetUrl(), "panic", p, "stack", string(debug.Stack()))
+			page, err = nil, fmt.Errorf("%w: panic: %v", ErrRelease, p)
+		}
+	}()
+	return w.proc.Distill(ctx, job.GetUrl(), job.GetOptions())
 }
 
 func (w *Worker) publish(ctx context.Context, subject string, res *distillv1.FetchJobResult) error {

@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"distill.dev/services/fetcher/cache"
+)
+
+// defaultPruneSecs is `cache prune`'s age when --older-than is not given.
+const defaultPruneSecs = 3600
+
+func newCacheCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cache <action>",
+		Short: "Inspect or empty the on-disk fetch cache",
+		Long: "Inspect or empty the on-disk fetch cache, which keeps successful fetch answers\n" +
+			"for --cache-ttl seconds. It lives in --cache-dir, $" + cache.EnvDir + ", or distill\n" +
+			"under the user cache directory. The exit code is 1 when the cache cannot be\n" +
+			"read or changed.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("cache needs an action: info, prune or clear")
+		},
+	}
+	cmd.AddCommand(newCacheInfoCmd(g), newCachePruneCmd(g), newCacheClearCmd(g))
+	return cmd
+}
+
+// openCache opens the cache directly: its commands need no fetcher.
+func openCache(g *globals, action string) (*cache.Cache, error) {
+	c, err := cache.Open(g.cacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("cache %s: %w", action, err)
+	}
+	return c, nil
+}
+
+func newCacheInfoCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "info",
+		Short: "Show the cache's entry count, total size and directory",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			c, err := openCache(g, "info")
+			if err != nil {
+				return err
+			}
+			entries, bytes, err := c.Info()
+			if err != nil {
+				return fmt.Errorf("cache info: %w", err)
+			}
+			_, err = fmt.Fprintf(g.stdout, "entries: %d\nbytes:   %d\ndir:     %s\n", entries, bytes, c.Dir())
+			return err
+		},
+	}
+}
+
+func newCachePruneCmd(g *globals) *cobra.Command {
+	var olderThan int64
+	cmd := &cobra.Command{
+		Use:   "prune",
+		Short: "Remove entries older than --older-than seconds",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if olderThan < 0 {
+				return usagef("--older-than must not be negative, got %d", olderThan)
+			}
+			c, err := openCache(g, "prune")
+			if err != nil {
+				return err
+			}
+			removed, freed, err := c.Prune(cache.Seconds(olderThan))
+			if err != nil {
+				return fmt.Errorf("cache prune: %w", err)
+			}
+			return printRemoved(g, removed, freed)
+		},
+	}
+	cmd.Flags().Int64Var(&olderThan, "older-than", defaultPruneSecs, "remove entries stored at least this many seconds ago")
+	return cmd
+}
+
+func newCacheClearCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "clear",
+		Short: "Remove every cached entry",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			c, err := openCache(g, "clear")
+			if err != nil {
+				return err
+			}
+			removed, freed, err := c.Clear()
+			if err != nil {
+				return fmt.Errorf("cache clear: %w", err)
+			}
+			return printRemoved(g, removed, freed)
+		},
+	}
+}
+
+func printRemoved(g *globals, removed, freed int64) error {
+	_, err := fmt.Fprintf(g.stdout, "removed %d entries, freed %d bytes\n", removed, freed)
+	return err
+}

@@ -1,0 +1,30 @@
+// Command bench-fetch measures the cost of distill's NATS fan-out against
+// calling the pipeline directly, on pages served over loopback.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+
+	"distill.dev/gateway/benchfetch"
+)
+
+func main() {
+	var cfg benchfetch.Config
+	flag.IntVar(&cfg.Count, "count", 1000, "pages per round")
+	flag.IntVar(&cfg.Concurrency, "concurrency", 8, "batch concurrency, workers and direct goroutines")
+	flag.IntVar(&cfg.Rounds, "rounds", 3, "measured rounds per mode after the warm-up")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if err := benchfetch.Run(ctx, cfg, logger, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-fetch:", err)
+		os.Exit(1)
+	}
+}

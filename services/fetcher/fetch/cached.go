@@ -1,0 +1,116 @@
+package fetch
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"net/url"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"distill.dev/proto/fetchopts"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/cache"
+)
+
+// WithCache makes the Fetcher answer from c while an answer is fresh
+// (options.cache_ttl) and store every successful answer in it, unless a
+// call sets options.no_cache.
+func WithCache(c *cache.Cache) Option {
+	return func(f *Fetcher) { f.cache = c }
+}
+
+// usesCache reports whether c may read or write the cache. Calls with bad
+// options skip it so the live path reports them.
+func (f *Fetcher) usesCache(c *call) bool {
+	return f.cache != nil && !c.opts.GetNoCache() && fetchopts.Validate(c.opts) == nil
+}
+
+// cacheKey is the cache key of c's URL, or "" when the URL is one the
+// policy refuses or cannot parse; the live path then reports why.
+func (c *call) cacheKey() string {
+	u, err := c.policy.CheckURL(c.raw)
+	if err != nil {
+		return ""
+	}
+	return cache.Key(u)
+}
+
+// fromCache returns a fresh cached answer that this call may be given. A
+// cached answer skips the dial, where the policy is otherwise enforced, so
+// every URL the answer came through is judged again under this call's
+// policy, names through a fresh lookup, and, if the call respects
+// robots.txt, by the site's robots.txt: the entry may have been stored by a
+// call that did not. Whatever would be refused or cannot be judged now is a
+// miss, and the live fetch decides and reports.
+func (f *Fetcher) fromCache(ctx context.Context, c *call) (*distillv1.FetcherServiceFetchResponse, bool) {
+	key := c.cacheKey()
+	if key == "" {
+		return nil, false
+	}
+	e, ok := f.cache.Get(key, fetchopts.CacheTTL(c.opts))
+	if !ok || !e.Fits(c.maxBytes) {
+		return nil, false
+	}
+	resp := e.Response
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	seen := map[string]bool{}
+	for _, raw := range slices.Concat([]string{c.raw, resp.GetFinalUrl()}, resp.GetRedirectHistory()) {
+		u, err := c.policy.CheckURL(raw)
+		if err != nil {
+			return nil, false
+		}
+		if seen[u.Hostname()] {
+			continue
+		}
+		seen[u.Hostname()] = true
+		if !f.hostAllowed(ctx, c, u) {
+			return nil, false
+		}
+	}
+	for _, raw := range slices.Concat(resp.GetRedirectHistory(), []string{resp.GetFinalUrl()}) {
+		u, err := c.policy.CheckURL(raw)
+		if err != nil || f.checkRobots(ctx, c, u, "fetch "+display(raw)) != nil {
+			return nil, false
+		}
+	}
+	resp = proto.CloneOf(resp)
+	resp.FromCache = true
+	return resp, true
+}
+
+// hostAllowed resolves u's host, unless it is an address CheckURL already
+// judged, and checks every address it resolves to.
+func (f *Fetcher) hostAllowed(ctx context.Context, c *call, u *url.URL) bool {
+	if _, err := netip.ParseAddr(u.Hostname()); err == nil {
+		return true
+	}
+	r := f.resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	addrs, err := r.LookupNetIP(ctx, "ip", u.Hostname())
+	if err != nil || len(addrs) == 0 {
+		return false
+	}
+	for _, a := range addrs {
+		if c.policy.CheckAddr(a.Unmap()) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// store keeps a live answer; a cache that cannot be written costs speed,
+// not the answer, so failures are only logged.
+func (f *Fetcher) store(ctx context.Context, c *call, resp *distillv1.FetcherServiceFetchResponse) {
+	key := c.cacheKey()
+	if key == "" || !cache.Storable(resp) {
+		return
+	}
+	if err := f.cache.Put(key, resp); err != nil {
+		f.logger.WarnContext(ctx, "cache write failed", "url", c.raw, "err", err.Error())
+	}
+}
