@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,6 +30,9 @@ type Config struct {
 	Concurrency int
 	// Rounds is how many measured rounds each mode runs after a warm-up.
 	Rounds int
+	// CPUProfile, when set, is where a CPU profile of the measured rounds
+	// is written.
+	CPUProfile string
 }
 
 // mode is one way of distilling a round's URLs.
@@ -98,6 +103,13 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) er
 				float64(len(urls))/wall[k].Seconds(), float64(cpu[k].Microseconds())/1000/float64(len(urls)))
 		}
 		if round == 0 {
+			if cfg.CPUProfile != "" {
+				stop, err := startProfile(cfg.CPUProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			continue
 		}
 		fanRates = append(fanRates, float64(cfg.Count)/wall[0].Seconds())
@@ -117,6 +129,21 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) er
 	}
 	fmt.Fprintln(out)
 	return nil
+}
+
+func startProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // fanOut distills urls as one batch over the embedded JetStream queue.

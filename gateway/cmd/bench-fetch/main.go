@@ -18,12 +18,14 @@ func main() {
 	flag.IntVar(&cfg.Count, "count", 1000, "pages per round")
 	flag.IntVar(&cfg.Concurrency, "concurrency", 8, "batch concurrency, workers and direct goroutines")
 	flag.IntVar(&cfg.Rounds, "rounds", 3, "measured rounds per mode after the warm-up")
+	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured rounds to this file")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if err := benchfetch.Run(ctx, cfg, logger, os.Stdout); err != nil {
+	err := benchfetch.Run(ctx, cfg, logger, os.Stdout)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-fetch:", err)
 		os.Exit(1)
 	}
