@@ -20,9 +20,16 @@ import (
 	"distill.dev/services/fetcher/pipeline"
 )
 
-// queueGrace is how much longer than a job's own budget the dispatcher
-// waits for its result: time spent queued and redelivered.
+// queueGrace covers time a job spends queued and scheduled.
 const queueGrace = 30 * time.Second
+
+// answerWithin is how long the dispatcher waits for a job's result before
+// reporting it unanswered: long enough for a worker to die at the end of
+// the job's budget, for the job to be redelivered after the ack wait, and
+// for a second worker to run it in full.
+func answerWithin(opts *distillv1.FetchOptions) time.Duration {
+	return 2*pipeline.Budget(opts) + defaultAckWait + queueGrace
+}
 
 // Dispatcher runs batches over the job queue.
 type Dispatcher struct {
@@ -92,7 +99,7 @@ func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.Fet
 		subject:  subject,
 		urls:     urls,
 		opts:     opts,
-		budget:   pipeline.Budget(opts) + queueGrace,
+		budget:   answerWithin(opts),
 		inFlight: make(map[int32]time.Time),
 		bySeq:    make(map[uint64]int32),
 		done:     make([]bool, len(urls)),

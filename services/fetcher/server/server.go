@@ -12,6 +12,7 @@ import (
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/proto/grpcserve"
+	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/fetch"
 )
 
@@ -21,6 +22,10 @@ type Config struct {
 	Addr string
 	// UserAgentVersion is the version sent in the User-Agent header.
 	UserAgentVersion string
+	// CacheDir holds the fetch cache; empty means cache.DefaultDir.
+	CacheDir string
+	// NoCache runs without the on-disk cache.
+	NoCache bool
 }
 
 // Run serves until ctx ends, then stops gracefully.
@@ -33,7 +38,17 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 }
 
 func serve(ctx context.Context, lis net.Listener, cfg Config, logger *slog.Logger) error {
-	f := fetch.New(logger, fetch.WithUserAgent(cfg.UserAgentVersion))
+	opts := []fetch.Option{fetch.WithUserAgent(cfg.UserAgentVersion)}
+	if !cfg.NoCache {
+		// A cache that cannot be opened costs repeated fetches, not the
+		// service.
+		if c, err := cache.Open(cfg.CacheDir); err != nil {
+			logger.Warn("fetching without a cache", "err", err.Error())
+		} else {
+			opts = append(opts, fetch.WithCache(c))
+		}
+	}
+	f := fetch.New(logger, opts...)
 	defer f.Close()
 	srv := grpcserve.New(logger, func(s *grpc.Server) {
 		distillv1.RegisterFetcherServiceServer(s, f)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,7 +24,9 @@ import (
 // failures keep their code and message across the wire.
 func TestFetcherServiceOverGRPC(t *testing.T) {
 	var userAgent string
+	var hits atomic.Int32
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
 		userAgent = r.UserAgent()
 		w.Header().Set("Content-Type", "text/html")
 		_, _ = io.WriteString(w, "<p>hi</p>")
@@ -37,7 +40,7 @@ func TestFetcherServiceOverGRPC(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
-	go func() { done <- serve(ctx, lis, Config{UserAgentVersion: "9.9.9"}, logger) }()
+	go func() { done <- serve(ctx, lis, Config{UserAgentVersion: "9.9.9", CacheDir: t.TempDir()}, logger) }()
 
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -56,6 +59,16 @@ func TestFetcherServiceOverGRPC(t *testing.T) {
 		}
 		if userAgent != "distill/9.9.9 (+https://distill.dev)" {
 			t.Fatalf("User-Agent %q", userAgent)
+		}
+	})
+	t.Run("second answer from the cache", func(t *testing.T) {
+		before := hits.Load()
+		resp, err := client.Fetch(t.Context(), &distillv1.FetcherServiceFetchRequest{Url: page.URL, Options: &distillv1.FetchOptions{AllowLocal: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !resp.GetFromCache() || hits.Load() != before || string(resp.GetBody()) != "<p>hi</p>" {
+			t.Fatalf("from_cache %v, server hits %d -> %d", resp.GetFromCache(), before, hits.Load())
 		}
 	})
 	t.Run("blocked", func(t *testing.T) {

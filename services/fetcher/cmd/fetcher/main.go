@@ -19,11 +19,13 @@ var version = "dev"
 
 func main() {
 	listen := flag.String("listen", envOr("DISTILL_FETCHER_ADDR", ":7001"), "gRPC listen address, host:port (env DISTILL_FETCHER_ADDR)")
+	cacheDir := flag.String("cache-dir", "", "fetch cache directory (env DISTILL_CACHE_DIR; default: distill under the user's cache dir)")
+	noCache := flag.Bool("no-cache", false, "run without the on-disk fetch cache")
 	flag.Parse()
 
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := server.Run(ctx, server.Config{Addr: *listen, UserAgentVersion: version}, logger)
+	err := server.Run(ctx, server.Config{Addr: *listen, UserAgentVersion: version, CacheDir: *cacheDir, NoCache: *noCache}, logger)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fetcher: %v\n", err)
