@@ -5,9 +5,11 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -135,9 +137,21 @@ func (f *Fetcher) Close() {
 	f.allowLoopback.CloseIdleConnections()
 }
 
+// message is what one hop sends: the method and, for a POST, its body.
+type message struct {
+	method      string
+	body        []byte
+	contentType string
+}
+
+// plainGet is the message of every GET: pages, redirects turned into GETs, and
+// robots.txt.
+var plainGet = message{method: http.MethodGet}
+
 // call is one Fetch: its options, read once, and the URL it was asked for.
 type call struct {
 	raw        string
+	send       message
 	opts       *distillv1.FetchOptions
 	policy     netpolicy.Policy
 	client     *http.Client
@@ -153,8 +167,13 @@ type call struct {
 // one-line message names the URL.
 func (f *Fetcher) Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
 	o := req.GetOptions()
+	send, err := messageOf(req)
+	if err != nil {
+		return nil, err
+	}
 	c := &call{
 		raw:        req.GetUrl(),
+		send:       send,
 		opts:       o,
 		policy:     netpolicy.Policy{AllowLoopback: o.GetAllowLocal()},
 		timeout:    fetchopts.Timeout(o),
@@ -206,11 +225,12 @@ func (f *Fetcher) fetch(ctx context.Context, c *call) (*distillv1.FetcherService
 	defer cancel()
 
 	var history []string
+	send := c.send
 	for hop := 0; ; hop++ {
 		if err := f.checkRobots(ctx, c, u, where); err != nil {
 			return nil, err
 		}
-		resp, err := f.getWithRetries(ctx, c, u)
+		resp, err := f.sendWithRetries(ctx, c, u, send)
 		if err != nil {
 			return nil, c.classify(ctx, where, err)
 		}
@@ -229,6 +249,10 @@ func (f *Fetcher) fetch(ctx context.Context, c *call) (*distillv1.FetcherService
 		nu, err := c.policy.CheckURL(next)
 		if err != nil {
 			return nil, c.classify(ctx, where+": redirect to "+display(next), err)
+		}
+		send, err = redirected(send, resp.StatusCode, u, nu)
+		if err != nil {
+			return nil, failure.Wrap(failure.Blocked, err, "%s: redirect to %s", where, display(next))
 		}
 		history = append(history, u.String())
 		u = nu
@@ -256,11 +280,70 @@ func redirectTarget(resp *http.Response, from *url.URL) (string, error) {
 	return target.String(), nil
 }
 
-// request builds the GET for one attempt.
-func (f *Fetcher) request(ctx context.Context, u *url.URL) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+// messageOf reads what the request asks to send.
+func messageOf(req *distillv1.FetcherServiceFetchRequest) (message, error) {
+	switch m := strings.ToUpper(req.GetMethod()); m {
+	case "", http.MethodGet:
+		if len(req.GetBody()) > 0 {
+			return message{}, failure.New(failure.InvalidArgument, "fetch %s: a GET carries no body", display(req.GetUrl()))
+		}
+		return plainGet, nil
+	case http.MethodPost:
+		return message{method: m, body: req.GetBody(), contentType: req.GetBodyContentType()}, nil
+	default:
+		return message{}, failure.New(failure.InvalidArgument, "fetch %s: method %q is not GET or POST", display(req.GetUrl()), req.GetMethod())
+	}
+}
+
+// errBodyAcrossOrigins refuses a 307 or 308 that would resend a body to
+// another origin: the body was meant for the site that asked for it.
+var errBodyAcrossOrigins = errors.New("refusing to resend a request body to another origin")
+
+// redirected returns what the next hop sends after a redirect of the given
+// status from one URL to another, as browsers do: 301, 302 and 303 turn a
+// POST into a GET without a body; 307 and 308 keep method and body, but
+// only within the same origin.
+func redirected(m message, status int, from, to *url.URL) (message, error) {
+	if m.method == http.MethodGet {
+		return m, nil
+	}
+	switch status {
+	case http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		if !sameOrigin(from, to) {
+			return message{}, errBodyAcrossOrigins
+		}
+		return m, nil
+	default:
+		return plainGet, nil
+	}
+}
+
+func sameOrigin(a, b *url.URL) bool {
+	return a.Scheme == b.Scheme && strings.EqualFold(a.Hostname(), b.Hostname()) && portOf(a) == portOf(b)
+}
+
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// request builds the request of one attempt.
+func (f *Fetcher) request(ctx context.Context, u *url.URL, m message) (*http.Request, error) {
+	var body io.Reader
+	if m.method != http.MethodGet {
+		body = bytes.NewReader(m.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, m.method, u.String(), body)
 	if err != nil {
 		return nil, err
+	}
+	if m.contentType != "" {
+		req.Header.Set("Content-Type", m.contentType)
 	}
 	req.Header.Set("User-Agent", f.userAgent)
 	req.Header.Set("Accept", accept)

@@ -23,10 +23,16 @@ const maxRetryAfter = 60 * time.Second
 // returns holds a per-host slot until its body is closed. When retries run
 // out, or the next wait would pass the deadline, the last response or
 // error is returned as it is: an HTTP error status is an answer.
-func (f *Fetcher) getWithRetries(ctx context.Context, c *call, u *url.URL) (*http.Response, error) {
+func (f *Fetcher) sendWithRetries(ctx context.Context, c *call, u *url.URL, m message) (*http.Response, error) {
+	// A POST may have reached the server before it failed: sending it
+	// again could act twice.
+	retries := c.maxRetries
+	if m.method != http.MethodGet {
+		retries = 0
+	}
 	for attempt := 0; ; attempt++ {
-		resp, err := f.getOnce(ctx, c, u)
-		if attempt >= c.maxRetries || !retryable(ctx, resp, err) {
+		resp, err := f.sendOnce(ctx, c, u, m)
+		if attempt >= retries || !retryable(ctx, resp, err) {
 			return resp, err
 		}
 		wait := f.backoff(attempt)
@@ -55,13 +61,13 @@ func (f *Fetcher) getWithRetries(ctx context.Context, c *call, u *url.URL) (*htt
 	}
 }
 
-// getOnce makes one attempt under the host's concurrency and rate limits.
-func (f *Fetcher) getOnce(ctx context.Context, c *call, u *url.URL) (*http.Response, error) {
+// sendOnce makes one attempt under the host's concurrency and rate limits.
+func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) (*http.Response, error) {
 	release, err := f.hosts.acquire(ctx, hostKey(u), c.perHost, c.rate)
 	if err != nil {
 		return nil, err
 	}
-	req, err := f.request(ctx, u)
+	req, err := f.request(ctx, u, m)
 	if err != nil {
 		release()
 		return nil, err

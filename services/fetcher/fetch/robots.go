@@ -68,7 +68,7 @@ func (f *Fetcher) robotsGetter(c *call) robots.Getter {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := f.getOnce(ctx, c, u)
+		resp, err := f.sendOnce(ctx, c, u, plainGet)
 		if err != nil {
 			return nil, err
 		}

@@ -22,11 +22,19 @@ const (
 )
 
 type FetcherServiceFetchRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Url           string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
-	Options       *FetchOptions          `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Url     string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Options *FetchOptions          `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	// GET (the default when empty) or POST, for a session's form submission.
+	// A POST is never retried, never cached, and never resent across origins
+	// by a 307 or 308 redirect.
+	Method string `protobuf:"bytes,3,opt,name=method,proto3" json:"method,omitempty"`
+	// The request body of a POST.
+	Body []byte `protobuf:"bytes,4,opt,name=body,proto3" json:"body,omitempty"`
+	// Content-Type of the body (application/x-www-form-urlencoded).
+	BodyContentType string `protobuf:"bytes,5,opt,name=body_content_type,json=bodyContentType,proto3" json:"body_content_type,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *FetcherServiceFetchRequest) Reset() {
@@ -71,6 +79,27 @@ func (x *FetcherServiceFetchRequest) GetOptions() *FetchOptions {
 		return x.Options
 	}
 	return nil
+}
+
+func (x *FetcherServiceFetchRequest) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *FetcherServiceFetchRequest) GetBody() []byte {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *FetcherServiceFetchRequest) GetBodyContentType() string {
+	if x != nil {
+		return x.BodyContentType
+	}
+	return ""
 }
 
 type FetcherServiceFetchResponse struct {
@@ -177,10 +206,13 @@ var File_distill_v1_fetcher_proto protoreflect.FileDescriptor
 const file_distill_v1_fetcher_proto_rawDesc = "" +
 	"\n" +
 	"\x18distill/v1/fetcher.proto\x12\n" +
-	"distill.v1\x1a\x18distill/v1/options.proto\"b\n" +
+	"distill.v1\x1a\x18distill/v1/options.proto\"\xba\x01\n" +
 	"\x1aFetcherServiceFetchRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
-	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\"\xed\x01\n" +
+	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\x12\x16\n" +
+	"\x06method\x18\x03 \x01(\tR\x06method\x12\x12\n" +
+	"\x04body\x18\x04 \x01(\fR\x04body\x12*\n" +
+	"\x11body_content_type\x18\x05 \x01(\tR\x0fbodyContentType\"\xed\x01\n" +
 	"\x1bFetcherServiceFetchResponse\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12!\n" +
