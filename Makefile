@@ -47,7 +47,7 @@ bench-extract: ## Score distill, go-trafilatura and go-readability on one core: 
 	cd services/extractor/bench && GOWORK=off go run ./cmd/bench-extract -corpus $(abspath $(CORPUS)) -out $(CURDIR)/bench-out $(BENCH_ARGS)
 
 .PHONY: bench-fetch
-bench-fetch: ## Batch throughput over the NATS fan-out vs the pipeline called directly, on loopback: make bench-fetch [BENCH_ARGS="-count 1000 -concurrency 8 -rounds 3"].
+bench-fetch: ## Batch throughput over the NATS fan-out vs the pipeline called directly, on loopback: make bench-fetch [BENCH_ARGS="-count 1000 -concurrency 8 -rounds 5"].
 	go run ./gateway/cmd/bench-fetch $(BENCH_ARGS)
 
 .PHONY: tools

@@ -17,7 +17,7 @@ func main() {
 	var cfg benchfetch.Config
 	flag.IntVar(&cfg.Count, "count", 1000, "pages per round")
 	flag.IntVar(&cfg.Concurrency, "concurrency", 8, "batch concurrency, workers and direct goroutines")
-	flag.IntVar(&cfg.Rounds, "rounds", 3, "measured rounds per mode after the warm-up")
+	flag.IntVar(&cfg.Rounds, "rounds", 5, "measured rounds per mode after the warm-up; the overhead is the median of per-round ratios, so more rounds steady it on a busy machine")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured rounds to this file")
 	flag.Parse()
 
