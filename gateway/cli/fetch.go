@@ -76,6 +76,8 @@ type fetchFlags struct {
 	respectRobots      bool
 	noCache            bool
 	cacheTTL           int64
+	jsWait             int32
+	jsWaitFor          string
 }
 
 func (f *fetchFlags) register(fs *pflag.FlagSet) {
@@ -85,6 +87,8 @@ func (f *fetchFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&f.maxBytes, "max-bytes", fetchopts.DefaultMaxBytes, "cap on the decoded response body, in bytes")
 	fs.Int32Var(&f.concurrency, "concurrency", fetchopts.DefaultConcurrency, "max concurrent requests of a multi-URL batch")
 	fs.Var(f.js, "js", "headless JavaScript rendering fallback: off, auto or always")
+	fs.Int32Var(&f.jsWait, "js-wait", 0, "headless render: wait budget in milliseconds for the page to settle")
+	fs.StringVar(&f.jsWaitFor, "js-wait-for", "", "headless render: wait until this CSS selector appears (a clear timeout error if it never does)")
 	fs.BoolVar(&f.allowLocal, "allow-local", false, "permit loopback targets (loopback only; private ranges stay refused)")
 	fs.Int32Var(&f.maxRetries, "max-retries", fetchopts.DefaultMaxRetries, "retry transient failures (connect errors, timeouts, 429, 5xx)")
 	fs.Int32Var(&f.perHostConcurrency, "per-host-concurrency", fetchopts.DefaultPerHostConcurrency, "max simultaneous requests per host (0 = unlimited)")
@@ -102,6 +106,7 @@ func (f *fetchFlags) options(fs *pflag.FlagSet) *distillv1.FetchOptions {
 		AllowLocal: f.allowLocal,
 		RateLimit:  f.rateLimit,
 		NoCache:    f.noCache,
+		JsWaitFor:  f.jsWaitFor,
 	}
 	f.outputFlags.apply(fs, o)
 	o.RespectRobots = f.respectRobots
@@ -122,6 +127,9 @@ func (f *fetchFlags) options(fs *pflag.FlagSet) *distillv1.FetchOptions {
 	}
 	if fs.Changed("cache-ttl") {
 		o.CacheTtl = &f.cacheTTL
+	}
+	if fs.Changed("js-wait") {
+		o.JsWait = &f.jsWait
 	}
 	return o
 }
