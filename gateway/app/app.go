@@ -40,6 +40,7 @@ type App struct {
 	logger   *slog.Logger
 	cfg      Config
 	fetcher  *fetch.Fetcher
+	renderer *render.Renderer
 	pipeline *pipeline.Pipeline
 	// cache is nil when it could not be opened; cacheErr says why.
 	cache    *cache.Cache
@@ -72,7 +73,7 @@ func New(logger *slog.Logger, cfg Config) *App {
 	f := fetch.New(logger, opts...)
 	e := extract.New(logger)
 	r := render.New(logger)
-	return &App{logger: logger, cfg: cfg, fetcher: f, pipeline: pipeline.New(logger, f, e, r), cache: c, cacheErr: cacheErr}
+	return &App{logger: logger, cfg: cfg, fetcher: f, renderer: r, pipeline: pipeline.New(logger, f, e, r), cache: c, cacheErr: cacheErr}
 }
 
 // CacheInfo counts the fetch cache's entries and bytes.
@@ -162,14 +163,16 @@ func (a *App) Close() error {
 	// Marks the queue as never to be started, and orders this read of
 	// a.queue after any start that did happen.
 	a.queueOnce.Do(func() { a.queueErr = errClosed })
-	a.fetcher.Close()
-	q := a.queue
-	if q == nil {
-		return nil
+	var err error
+	if q := a.queue; q != nil {
+		q.stopWorkers()
+		err = <-q.workersEnded
+		q.conn.Close()
+		q.server.Shutdown()
 	}
-	q.stopWorkers()
-	err := <-q.workersEnded
-	q.conn.Close()
-	q.server.Shutdown()
+	// After the workers, whose renders need the browser until they end; the
+	// browser, when one was started, goes with its profile directory.
+	err = errors.Join(err, a.renderer.Close())
+	a.fetcher.Close()
 	return err
 }

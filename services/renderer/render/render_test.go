@@ -4,22 +4,287 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
-func TestRenderReportsUnavailable(t *testing.T) {
-	r := New(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	_, err := r.Render(context.Background(), &distillv1.RenderRequest{Url: "http://127.0.0.1/"})
-	if got := failure.CodeOf(err); got != failure.RenderFailed {
-		t.Fatalf("code = %v, want RenderFailed (err %v)", got, err)
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func page(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, "<!doctype html><html><head><title>t</title></head><body>"+body+"</body></html>")
+	}
+}
+
+func localReq(u string, mod func(*distillv1.FetchOptions)) *distillv1.RenderRequest {
+	o := &distillv1.FetchOptions{AllowLocal: true, TimeoutSecs: proto.Int32(10)}
+	if mod != nil {
+		mod(o)
+	}
+	return &distillv1.RenderRequest{Url: u, Options: o}
+}
+
+// ourProcesses counts processes started with dir as their profile.
+func ourProcesses(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range cmdlines {
+		b, err := os.ReadFile(f)
+		if err == nil && strings.Contains(string(b), dir) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRender(t *testing.T) {
+	if _, err := os.Stat(DefaultChromium); err != nil && os.Getenv("DISTILL_CHROMIUM") == "" {
+		t.Skipf("no chromium at %s", DefaultChromium)
+	}
+	var apiHits atomic.Int32
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		apiHits.Add(1)
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		_, _ = io.WriteString(w, "api-ok")
+	}))
+	defer api.Close()
+
+	release := make(chan struct{})
+	hung := make(chan struct{}, 1)
+	var pageHits atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/shell", page(`<div id="app">loading</div><script>
+		setTimeout(() => { document.getElementById('app').innerHTML = '<p>Rendered by script</p>' }, 200)</script>`))
+	mux.HandleFunc("/late", page(`<script>
+		setTimeout(() => { const d = document.createElement('div'); d.id = 'late'; d.textContent = 'arrived late'; document.body.append(d) }, 300)</script>`))
+	mux.HandleFunc("/missing", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, "<html><body><p>no such page here</p></body></html>")
+	})
+	mux.HandleFunc("/calls", func(w http.ResponseWriter, r *http.Request) {
+		pageHits.Add(1)
+		page(`<div id="api">pending</div><div id="private">pending</div><script>
+		const get = (u, o) => fetch(u, o).then(r => r.text()).then(t => 'ok:' + t, () => 'blocked');
+		// no-cors: an opaque answer still resolves, so only a refused request reads as blocked.
+		Promise.all([
+			get('`+api.URL+`/data'),
+			get('http://10.0.0.1/', {mode: 'no-cors'}),
+			get('http://169.254.169.254/latest/meta-data/', {mode: 'no-cors'}),
+		]).then(([a, p, m]) => {
+			document.getElementById('api').textContent = a;
+			document.getElementById('private').textContent = p + '|' + m;
+			const d = document.createElement('div'); d.id = 'done'; document.body.append(d);
+		});</script>`)(w, r)
+	})
+	mux.HandleFunc("/to-private", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://10.0.0.1/", http.StatusFound)
+	})
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		hung <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	defer close(release)
+
+	logs := &syncBuffer{}
+	r := New(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	closed := false
+	defer func() {
+		if !closed {
+			_ = r.Close()
+		}
+	}()
+	ctx := context.Background()
+
+	t.Run("app shell renders with its scripted content", func(t *testing.T) {
+		res, err := r.Render(ctx, localReq(srv.URL+"/shell", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(res.GetHtml()), "Rendered by script") {
+			t.Fatalf("html lacks scripted content:\n%s", res.GetHtml())
+		}
+		if res.GetStatus() != 200 || res.GetFinalUrl() != srv.URL+"/shell" {
+			t.Fatalf("status %d final %q", res.GetStatus(), res.GetFinalUrl())
+		}
+	})
+
+	t.Run("status of the main document", func(t *testing.T) {
+		res, err := r.Render(ctx, localReq(srv.URL+"/missing", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.GetStatus() != 404 {
+			t.Fatalf("status %d, want 404", res.GetStatus())
+		}
+	})
+
+	t.Run("js_wait_for waits for a late selector", func(t *testing.T) {
+		res, err := r.Render(ctx, localReq(srv.URL+"/late", func(o *distillv1.FetchOptions) {
+			o.JsWaitFor = "#late"
+			o.JsWait = proto.Int32(1) // the selector, not network quiet, must hold the render
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(res.GetHtml()), "arrived late") {
+			t.Fatalf("html lacks the late element:\n%s", res.GetHtml())
+		}
+	})
+
+	t.Run("js_wait_for a selector that never appears times out", func(t *testing.T) {
+		_, err := r.Render(ctx, localReq(srv.URL+"/late", func(o *distillv1.FetchOptions) {
+			o.JsWaitFor = "#never"
+			o.TimeoutSecs = proto.Int32(1)
+		}))
+		if failure.CodeOf(err) != failure.Timeout || !strings.Contains(err.Error(), `"#never" did not appear`) {
+			t.Fatalf("err = %v (%v), want Timeout naming the selector", err, failure.CodeOf(err))
+		}
+	})
+
+	t.Run("page requests obey the network policy", func(t *testing.T) {
+		res, err := r.Render(ctx, localReq(srv.URL+"/calls", func(o *distillv1.FetchOptions) { o.JsWaitFor = "#done" }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		html := string(res.GetHtml())
+		if !strings.Contains(html, `<div id="api">ok:api-ok</div>`) {
+			t.Errorf("loopback API call with allow_local did not succeed:\n%s", html)
+		}
+		if !strings.Contains(html, `<div id="private">blocked|blocked</div>`) {
+			t.Errorf("private and metadata calls were not blocked:\n%s", html)
+		}
+		for _, refused := range []string{"url=http://10.0.0.1/", "url=http://169.254.169.254/latest/meta-data/"} {
+			if !strings.Contains(logs.String(), refused) {
+				t.Errorf("no refusal logged for %s", refused)
+			}
+		}
+		if apiHits.Load() != 1 {
+			t.Errorf("api hits = %d, want 1", apiHits.Load())
+		}
+	})
+
+	t.Run("without allow_local loopback is refused before the browser dials", func(t *testing.T) {
+		before, apiBefore := pageHits.Load(), apiHits.Load()
+		req := localReq(srv.URL+"/calls", nil)
+		req.Options.AllowLocal = false
+		_, err := r.Render(ctx, req)
+		if failure.CodeOf(err) != failure.Blocked {
+			t.Fatalf("err = %v, want Blocked", err)
+		}
+		if pageHits.Load() != before || apiHits.Load() != apiBefore {
+			t.Fatalf("servers were reached: page %d->%d api %d->%d", before, pageHits.Load(), apiBefore, apiHits.Load())
+		}
+	})
+
+	t.Run("redirect to a private address is blocked", func(t *testing.T) {
+		_, err := r.Render(ctx, localReq(srv.URL+"/to-private", nil))
+		if failure.CodeOf(err) != failure.Blocked {
+			t.Fatalf("err = %v (%v), want Blocked", err, failure.CodeOf(err))
+		}
+	})
+
+	t.Run("a crash fails the render in flight and the next one relaunches", func(t *testing.T) {
+		r.mu.Lock()
+		inst := r.inst
+		r.mu.Unlock()
+		errc := make(chan error, 1)
+		go func() {
+			_, err := r.Render(ctx, localReq(srv.URL+"/hang", nil))
+			errc <- err
+		}()
+		<-hung
+		if err := syscall.Kill(inst.launcher.PID(), syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-errc; failure.CodeOf(err) != failure.RenderFailed {
+			t.Fatalf("in-flight err = %v (%v), want RenderFailed", err, failure.CodeOf(err))
+		}
+		<-inst.exited
+		res, err := r.Render(ctx, localReq(srv.URL+"/shell", nil))
+		if err != nil {
+			t.Fatalf("render after crash: %v", err)
+		}
+		if !strings.Contains(string(res.GetHtml()), "Rendered by script") {
+			t.Fatal("render after crash lacks content")
+		}
+	})
+
+	t.Run("close leaves no chromium of ours", func(t *testing.T) {
+		r.mu.Lock()
+		dir := r.inst.dataDir
+		r.mu.Unlock()
+		if n := ourProcesses(t, dir); n == 0 {
+			t.Fatalf("no process uses %s before Close; the count proves nothing", dir)
+		}
+		closed = true
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for ourProcesses(t, dir) > 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if n := ourProcesses(t, dir); n > 0 {
+			t.Fatalf("%d chromium processes still use %s", n, dir)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("profile %s not removed: %v", dir, err)
+		}
+		if _, err := r.Render(ctx, localReq(srv.URL+"/shell", nil)); failure.CodeOf(err) != failure.RenderFailed {
+			t.Fatalf("render after Close: %v", err)
+		}
+	})
+}
+
+func TestRenderWithoutChromium(t *testing.T) {
+	r := New(discard(), WithChromium("/nonexistent/chromium"))
+	defer r.Close()
+	_, err := r.Render(context.Background(), localReq("http://127.0.0.1:1/", nil))
+	if failure.CodeOf(err) != failure.RenderFailed || !strings.Contains(err.Error(), "chromium not found at /nonexistent/chromium") {
+		t.Fatalf("err = %v, want RenderFailed naming the path", err)
 	}
 }
 
 func TestRenderHonoursCancelledContext(t *testing.T) {
-	r := New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r := New(discard())
+	defer r.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := r.Render(ctx, &distillv1.RenderRequest{Url: "http://127.0.0.1/"})

@@ -21,6 +21,7 @@ type Config struct {
 // Run serves RendererService on cfg.Addr until ctx ends.
 func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	r := render.New(logger)
+	defer func() { _ = r.Close() }()
 	srv := grpcserve.New(logger, func(s *grpc.Server) {
 		distillv1.RegisterRendererServiceServer(s, r)
 	})

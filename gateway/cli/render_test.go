@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// appShell is an empty client-side app: its article exists only once its
+// script has run.
+const appShell = `<!doctype html><html><head><title>Tide tables</title></head><body>
+<div id="root"></div>
+<script>
+setTimeout(function () {
+  document.getElementById('root').innerHTML =
+    '<article><h1>Tide tables</h1><p>High water at the harbour is at 06:42 and again at 19:05, ' +
+    'with low water at 12:51. Spring tides this week bring the lowest water of the month, ' +
+    'so the rock pools past the lifeboat station are open for most of the afternoon.</p></article>';
+}, 200);
+</script></body></html>`
+
+func TestFetchRendersAnAppShell(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, appShell)
+	}))
+	defer srv.Close()
+
+	t.Run("auto renders the empty shell", func(t *testing.T) {
+		out, errOut, code := run(t, "fetch", "--allow-local", "--no-cache", "--diagnostics", srv.URL)
+		if code != ExitOK {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
+		}
+		if !strings.Contains(out, "High water at the harbour is at 06:42") {
+			t.Errorf("the script's article is missing:\n%s", out)
+		}
+		if !strings.Contains(errOut, "used_headless=true") {
+			t.Errorf("diagnostics do not say the page was rendered: %q", errOut)
+		}
+	})
+	t.Run("off keeps the page as fetched", func(t *testing.T) {
+		out, errOut, code := run(t, "fetch", "--allow-local", "--no-cache", "--js", "off", srv.URL)
+		if code != ExitOK {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
+		}
+		if strings.Contains(out, "High water") {
+			t.Errorf("rendered although --js off:\n%s", out)
+		}
+	})
+}

@@ -1,0 +1,68 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"sync"
+
+	"distill.dev/services/fetcher/netpolicy"
+)
+
+// guard applies the network policy to the requests of one render. It
+// judges each URL and every address its host resolves to before the
+// browser is let go. The browser then resolves the name again itself, so a
+// host whose DNS answer changes between the two lookups (DNS rebinding) can
+// still reach an address the guard never saw: the fetcher closes that gap
+// by judging the dialled socket, which the browser's network stack gives us
+// no hook for. Answers are cached for the render so a page of many
+// resources costs one lookup per host.
+type guard struct {
+	policy   netpolicy.Policy
+	resolver *net.Resolver
+
+	mu    sync.Mutex
+	hosts map[string]error
+}
+
+func newGuard(p netpolicy.Policy) *guard {
+	return &guard{policy: p, resolver: net.DefaultResolver, hosts: map[string]error{}}
+}
+
+// check returns nil when raw may be requested.
+func (g *guard) check(ctx context.Context, raw string) error {
+	u, err := g.policy.CheckURL(raw)
+	if err != nil {
+		return err
+	}
+	return g.checkHost(ctx, u)
+}
+
+func (g *guard) checkHost(ctx context.Context, u *url.URL) error {
+	host := u.Hostname()
+	g.mu.Lock()
+	err, seen := g.hosts[host]
+	g.mu.Unlock()
+	if seen {
+		return err
+	}
+	err = g.resolve(ctx, host)
+	g.mu.Lock()
+	g.hosts[host] = err
+	g.mu.Unlock()
+	return err
+}
+
+func (g *guard) resolve(ctx context.Context, host string) error {
+	addrs, err := g.resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", host, err)
+	}
+	for _, a := range addrs {
+		if err := g.policy.CheckAddr(a.Unmap()); err != nil {
+			return fmt.Errorf("host %s: %w", host, err)
+		}
+	}
+	return nil
+}
