@@ -174,23 +174,7 @@ func TestFetchBatchJSONInInputOrder(t *testing.T) {
 	if code != ExitFailure {
 		t.Errorf("exit %d, want %d: one URL failed", code, ExitFailure)
 	}
-	var items []struct {
-		URL    string         `json:"url"`
-		OK     bool           `json:"ok"`
-		Result map[string]any `json:"result"`
-		Error  string         `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(out), &items); err != nil {
-		t.Fatalf("not a JSON array: %v\n%s", err, out)
-	}
-	if len(items) != len(urls) {
-		t.Fatalf("%d items, want %d", len(items), len(urls))
-	}
-	for i, it := range items {
-		if it.URL != urls[i] {
-			t.Errorf("item %d url = %q, want %q", i, it.URL, urls[i])
-		}
-	}
+	items := batchItems(t, out, urls)
 	if items[2].OK || !strings.Contains(items[2].Error, "blocked") {
 		t.Errorf("private address: %+v, want a blocked error", items[2])
 	}
@@ -324,4 +308,31 @@ func TestFetchDecodesTheDeclaredCharset(t *testing.T) {
 	if !strings.Contains(out, "# 潮だまりの観察") || !strings.Contains(out, "ヤドカリが暮らしています") {
 		t.Errorf("page not decoded from Shift_JIS:\n%s", out)
 	}
+}
+
+// batchItem is one entry of a batch's JSON output.
+type batchItem struct {
+	URL    string         `json:"url"`
+	OK     bool           `json:"ok"`
+	Result map[string]any `json:"result"`
+	Error  string         `json:"error"`
+}
+
+// batchItems decodes a batch's JSON output and checks it has one item per
+// input, in input order.
+func batchItems(t *testing.T, out string, inputs []string) []batchItem {
+	t.Helper()
+	var items []batchItem
+	if err := json.Unmarshal([]byte(out), &items); err != nil {
+		t.Fatalf("not a JSON array: %v\n%s", err, out)
+	}
+	if len(items) != len(inputs) {
+		t.Fatalf("%d items, want %d", len(items), len(inputs))
+	}
+	for i, it := range items {
+		if it.URL != inputs[i] {
+			t.Errorf("item %d url = %q, want %q", i, it.URL, inputs[i])
+		}
+	}
+	return items
 }

@@ -90,23 +90,7 @@ func TestExtractBatchInInputOrder(t *testing.T) {
 	if code != ExitFailure {
 		t.Errorf("exit %d, want %d for the missing file", code, ExitFailure)
 	}
-	var items []struct {
-		URL    string         `json:"url"`
-		OK     bool           `json:"ok"`
-		Result map[string]any `json:"result"`
-		Error  string         `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(out), &items); err != nil {
-		t.Fatalf("not a JSON array: %v\n%s", err, out)
-	}
-	if len(items) != len(files) {
-		t.Fatalf("%d items, want %d", len(items), len(files))
-	}
-	for i, it := range items {
-		if it.URL != files[i] {
-			t.Errorf("item %d url = %q, want %q", i, it.URL, files[i])
-		}
-	}
+	items := batchItems(t, out, files)
 	if !strings.Contains(items[0].Result["markdown"].(string), "Beta") || !strings.Contains(items[2].Result["markdown"].(string), "Alpha") {
 		t.Errorf("results do not match their files: %+v", items)
 	}
