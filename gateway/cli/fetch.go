@@ -52,9 +52,7 @@ func (f *outputFlags) apply(fs *pflag.FlagSet, o *distillv1.FetchOptions) {
 	o.LinksFull = f.linksAll
 	o.ExtractTables = f.tables
 	o.ExtractActions = f.actions
-	if fs.Changed("max-output-tokens") {
-		o.MaxOutputTokens = &f.maxOutputTokens
-	}
+	setIfChanged(fs, "max-output-tokens", &o.MaxOutputTokens, &f.maxOutputTokens)
 	// 0 means no cap, as for the other limits; negative values are left for
 	// validation to refuse.
 	if fs.Changed("max-actions") && f.maxActions != 0 {
@@ -110,28 +108,23 @@ func (f *fetchFlags) options(fs *pflag.FlagSet) *distillv1.FetchOptions {
 	}
 	f.outputFlags.apply(fs, o)
 	o.RespectRobots = f.respectRobots
-	if fs.Changed("timeout") {
-		o.TimeoutSecs = &f.timeout
-	}
-	if fs.Changed("max-bytes") {
-		o.MaxBytes = &f.maxBytes
-	}
-	if fs.Changed("concurrency") {
-		o.Concurrency = &f.concurrency
-	}
-	if fs.Changed("max-retries") {
-		o.MaxRetries = &f.maxRetries
-	}
-	if fs.Changed("per-host-concurrency") {
-		o.PerHostConcurrency = &f.perHostConcurrency
-	}
-	if fs.Changed("cache-ttl") {
-		o.CacheTtl = &f.cacheTTL
-	}
-	if fs.Changed("js-wait") {
-		o.JsWait = &f.jsWait
-	}
+	setIfChanged(fs, "timeout", &o.TimeoutSecs, &f.timeout)
+	setIfChanged(fs, "max-bytes", &o.MaxBytes, &f.maxBytes)
+	setIfChanged(fs, "concurrency", &o.Concurrency, &f.concurrency)
+	setIfChanged(fs, "max-retries", &o.MaxRetries, &f.maxRetries)
+	setIfChanged(fs, "per-host-concurrency", &o.PerHostConcurrency, &f.perHostConcurrency)
+	setIfChanged(fs, "cache-ttl", &o.CacheTtl, &f.cacheTTL)
+	setIfChanged(fs, "js-wait", &o.JsWait, &f.jsWait)
 	return o
+}
+
+// setIfChanged points *dst at v when the flag was given on the command
+// line, so a flag left alone leaves its option unset and its default to
+// fetchopts.
+func setIfChanged[T any](fs *pflag.FlagSet, name string, dst **T, v *T) {
+	if fs.Changed(name) {
+		*dst = v
+	}
 }
 
 var (
