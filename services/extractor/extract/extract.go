@@ -63,6 +63,8 @@ type page struct {
 	linkCount  int
 	tableCount int
 	lowContent bool
+	// lowContentReason is "" or one of the reason constants.
+	lowContentReason string
 }
 
 // Extract distils one page. It is both the gRPC method and the in-process
@@ -109,7 +111,7 @@ func (e *Extractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) 
 	e.logger.DebugContext(ctx, "extracted",
 		"url", req.GetUrl(), "profile", p.profile, "raw_bytes", len(req.GetHtml()),
 		"markdown_chars", len(d.GetMarkdown()), "low_content", p.lowContent)
-	return &distillv1.ExtractResponse{Distilled: d}, nil
+	return &distillv1.ExtractResponse{Distilled: d, LowContentReason: p.lowContentReason}, nil
 }
 
 // finish applies the token budget and fills in the figures.

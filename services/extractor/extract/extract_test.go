@@ -334,23 +334,30 @@ func TestDiagnostics(t *testing.T) {
 	const jsNotice = `<html><body><div id="app"><p>Loading…</p></div><noscript>Please enable JavaScript to continue.</noscript></body></html>`
 	const shortNoScript = `<html><body><p>Short static page.</p></body></html>`
 	tests := []struct {
-		name     string
-		req      *distillv1.ExtractRequest
-		wantLow  bool
-		rendered bool
+		name       string
+		req        *distillv1.ExtractRequest
+		wantLow    bool
+		wantReason string
+		rendered   bool
 	}{
 		{name: "article is not low content", req: htmlReq(articlePage, nil)},
-		{name: "app shell", req: &distillv1.ExtractRequest{Html: readPage(t, "appshell.html"), Url: pageURLForTests}, wantLow: true},
-		{name: "challenge page", req: htmlReq(challenge, nil), wantLow: true},
-		{name: "javascript notice", req: htmlReq(jsNotice, nil), wantLow: true},
+		{name: "app shell", req: &distillv1.ExtractRequest{Html: readPage(t, "appshell.html"), Url: pageURLForTests}, wantLow: true, wantReason: "js_app"},
+		{name: "challenge page", req: htmlReq(challenge, nil), wantLow: true, wantReason: "challenge"},
+		{name: "javascript notice", req: htmlReq(jsNotice, nil), wantLow: true, wantReason: "js_app"},
 		{name: "short page without scripts", req: htmlReq(shortNoScript, nil)},
 		{name: "rendered page", req: &distillv1.ExtractRequest{Html: []byte(articlePage), Url: pageURLForTests, Rendered: true}, rendered: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.req.Options = &distillv1.FetchOptions{Diagnostics: true}
-			d := run(t, tt.req)
-			diag := d.GetDiagnostics()
+			resp, err := newExtractor().Extract(context.Background(), tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.GetLowContentReason(); got != tt.wantReason {
+				t.Errorf("low_content_reason = %q, want %q", got, tt.wantReason)
+			}
+			diag := resp.GetDistilled().GetDiagnostics()
 			if diag.GetLowContent() != tt.wantLow {
 				t.Errorf("low_content = %v, want %v", diag.GetLowContent(), tt.wantLow)
 			}

@@ -72,7 +72,8 @@ func (e *Extractor) fromHTML(ctx context.Context, req *distillv1.ExtractRequest,
 		}
 	}
 
-	p.lowContent = sig.lowContent(htmlnode.TextLen(content))
+	p.lowContentReason = sig.lowContentReason(htmlnode.TextLen(content))
+	p.lowContent = p.lowContentReason != ""
 	contentLinks := linksIn(content, base)
 	p.linkCount = len(contentLinks)
 	switch {

@@ -43,6 +43,26 @@ func (s signals) lowContent(n int) bool {
 	return false
 }
 
+// Reasons a page is low content, as ExtractResponse.low_content_reason
+// names them.
+const (
+	reasonChallenge = "challenge"
+	reasonJSApp     = "js_app"
+)
+
+// lowContentReason names why content of n runes on this page is low
+// content, or returns "" when it is not.
+func (s signals) lowContentReason(n int) string {
+	switch {
+	case !s.lowContent(n):
+		return ""
+	case s.challenge:
+		return reasonChallenge
+	default:
+		return reasonJSApp
+	}
+}
+
 // appRootIDs are the mount points of client-side frameworks.
 var appRootIDs = map[string]bool{
 	"root": true, "app": true, "__next": true, "__nuxt": true, "___gatsby": true,

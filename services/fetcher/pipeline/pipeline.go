@@ -105,8 +105,9 @@ func (p *Pipeline) Run(ctx context.Context, rawURL string, opts *distillv1.Fetch
 
 	js := fetchopts.JS(opts)
 	var page *distillv1.Distilled
+	var lowContentReason string
 	if js != distillv1.JsMode_JS_MODE_ALWAYS {
-		page, err = p.extract(ctx, fetched.GetBody(), fetched.GetFinalUrl(), fetched.GetStatus(), contentType(fetched), extractOpts, false)
+		page, lowContentReason, err = p.extract(ctx, fetched.GetBody(), fetched.GetFinalUrl(), fetched.GetStatus(), contentType(fetched), extractOpts, false)
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +129,7 @@ func (p *Pipeline) Run(ctx context.Context, rawURL string, opts *distillv1.Fetch
 			// means it stays as thin as it was.
 			p.logger.Debug("render fallback failed", "url", fetched.GetFinalUrl(), "err", err)
 		case outputChars(rendered) > outputChars(page):
-			res.Distilled, res.FallbackReason = rendered, "js_app"
+			res.Distilled, res.FallbackReason = rendered, fallbackReason(lowContentReason)
 		}
 	}
 	if !opts.GetDiagnostics() {
@@ -137,7 +138,9 @@ func (p *Pipeline) Run(ctx context.Context, rawURL string, opts *distillv1.Fetch
 	return res, nil
 }
 
-func (p *Pipeline) extract(ctx context.Context, body []byte, finalURL string, status int32, contentType string, opts *distillv1.FetchOptions, rendered bool) (*distillv1.Distilled, error) {
+// extract returns the page and, when it is low content, why (as the
+// extractor names it).
+func (p *Pipeline) extract(ctx context.Context, body []byte, finalURL string, status int32, contentType string, opts *distillv1.FetchOptions, rendered bool) (*distillv1.Distilled, string, error) {
 	out, err := p.extractor.Extract(ctx, &distillv1.ExtractRequest{
 		Html:        body,
 		Url:         finalURL,
@@ -147,9 +150,18 @@ func (p *Pipeline) extract(ctx context.Context, body []byte, finalURL string, st
 		Rendered:    rendered,
 	})
 	if err != nil {
-		return nil, failure.FromRemote(err)
+		return nil, "", failure.FromRemote(err)
 	}
-	return out.GetDistilled(), nil
+	return out.GetDistilled(), out.GetLowContentReason(), nil
+}
+
+// fallbackReason is the session loop's fallback_reason for a render of a
+// low-content page: the extractor's reason, js_app when it gave none.
+func fallbackReason(lowContentReason string) string {
+	if lowContentReason == "" {
+		return "js_app"
+	}
+	return lowContentReason
 }
 
 func (p *Pipeline) render(ctx context.Context, finalURL string, opts, extractOpts *distillv1.FetchOptions) (*distillv1.Distilled, error) {
@@ -158,7 +170,8 @@ func (p *Pipeline) render(ctx context.Context, finalURL string, opts, extractOpt
 		return nil, failure.FromRemote(err)
 	}
 	// The browser hands back its DOM serialised as UTF-8.
-	return p.extract(ctx, out.GetHtml(), out.GetFinalUrl(), out.GetStatus(), "text/html; charset=utf-8", extractOpts, true)
+	page, _, err := p.extract(ctx, out.GetHtml(), out.GetFinalUrl(), out.GetStatus(), "text/html; charset=utf-8", extractOpts, true)
+	return page, err
 }
 
 // contentType rebuilds the header the extractor reads the charset from.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"distill.dev/proto/failure"
@@ -27,6 +28,14 @@ type charsExtractor struct{ calls []*distillv1.ExtractRequest }
 func (e *charsExtractor) Extract(_ context.Context, r *distillv1.ExtractRequest) (*distillv1.ExtractResponse, error) {
 	e.calls = append(e.calls, r)
 	d := &distillv1.Distilled{FinalUrl: r.GetUrl(), Status: r.GetStatus(), Markdown: string(r.GetHtml())}
+	// A thin page says why it is thin: a challenge when its body says so.
+	var reason string
+	if len(r.GetHtml()) < 10 {
+		reason = "js_app"
+		if strings.HasPrefix(string(r.GetHtml()), "cf!") {
+			reason = "challenge"
+		}
+	}
 	if r.GetOptions().GetDiagnostics() {
 		d.Diagnostics = &distillv1.Diagnostics{
 			OutputChars:  int64(len(r.GetHtml())),
@@ -34,7 +43,7 @@ func (e *charsExtractor) Extract(_ context.Context, r *distillv1.ExtractRequest)
 			UsedHeadless: r.GetRendered(),
 		}
 	}
-	return &distillv1.ExtractResponse{Distilled: d}, nil
+	return &distillv1.ExtractResponse{Distilled: d, LowContentReason: reason}, nil
 }
 
 type renderFunc func(context.Context, *distillv1.RenderRequest) (*distillv1.RenderResponse, error)
@@ -76,6 +85,7 @@ func TestRun(t *testing.T) {
 	}{
 		{name: "rich page is not rendered in auto", body: "plenty of text here", renderBody: "rendered and longer text", wantMarkdown: "plenty of text here"},
 		{name: "thin page is rendered in auto and the richer render kept", body: "<div/>", renderBody: "rendered app content", wantMarkdown: "rendered app content", wantRenders: 1, wantReason: "js_app"},
+		{name: "challenge page rendered with its reason", body: "cf!", renderBody: "the page behind the challenge", wantMarkdown: "the page behind the challenge", wantRenders: 1, wantReason: "challenge"},
 		{name: "render no richer than the page is discarded", body: "<div/>", renderBody: "<p/>", wantMarkdown: "<div/>", wantRenders: 1},
 		{name: "failed fallback keeps the fetched page", body: "<div/>", renderFails: true, wantMarkdown: "<div/>"},
 		{name: "off never renders", body: "<div/>", renderBody: "rendered app content", js: distillv1.JsMode_JS_MODE_OFF, wantMarkdown: "<div/>"},

@@ -112,10 +112,15 @@ func (x *ExtractRequest) GetRendered() bool {
 }
 
 type ExtractResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Distilled     *Distilled             `protobuf:"bytes,1,opt,name=distilled,proto3" json:"distilled,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Distilled *Distilled             `protobuf:"bytes,1,opt,name=distilled,proto3" json:"distilled,omitempty"`
+	// Why the page is low content, for the headless fallback's
+	// fallback_reason: "challenge" for a bot challenge or interstitial,
+	// "js_app" for an app shell or a page that needs JavaScript; empty when
+	// it is not low content.
+	LowContentReason string `protobuf:"bytes,2,opt,name=low_content_reason,json=lowContentReason,proto3" json:"low_content_reason,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ExtractResponse) Reset() {
@@ -155,6 +160,13 @@ func (x *ExtractResponse) GetDistilled() *Distilled {
 	return nil
 }
 
+func (x *ExtractResponse) GetLowContentReason() string {
+	if x != nil {
+		return x.LowContentReason
+	}
+	return ""
+}
+
 var File_distill_v1_extractor_proto protoreflect.FileDescriptor
 
 const file_distill_v1_extractor_proto_rawDesc = "" +
@@ -167,9 +179,10 @@ const file_distill_v1_extractor_proto_rawDesc = "" +
 	"\x06status\x18\x03 \x01(\x05R\x06status\x12!\n" +
 	"\fcontent_type\x18\x04 \x01(\tR\vcontentType\x122\n" +
 	"\aoptions\x18\x05 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\x12\x1a\n" +
-	"\brendered\x18\x06 \x01(\bR\brendered\"F\n" +
+	"\brendered\x18\x06 \x01(\bR\brendered\"t\n" +
 	"\x0fExtractResponse\x123\n" +
-	"\tdistilled\x18\x01 \x01(\v2\x15.distill.v1.DistilledR\tdistilled2V\n" +
+	"\tdistilled\x18\x01 \x01(\v2\x15.distill.v1.DistilledR\tdistilled\x12,\n" +
+	"\x12low_content_reason\x18\x02 \x01(\tR\x10lowContentReason2V\n" +
 	"\x10ExtractorService\x12B\n" +
 	"\aExtract\x12\x1a.distill.v1.ExtractRequest\x1a\x1b.distill.v1.ExtractResponseB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
