@@ -847,7 +847,7 @@ func rawText(n *html.Node) string {
 		if c.Type == html.TextNode {
 			b.WriteString(c.Data)
 		}
-		return c == n || c.Type == html.ElementNode && !textSilent[c.Data]
+		return c == n || c.Type == html.ElementNode && !htmlnode.Silent(c.Data)
 	})
 	return b.String()
 }

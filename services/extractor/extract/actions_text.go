@@ -6,6 +6,8 @@ import (
 	"unicode"
 
 	"golang.org/x/net/html"
+
+	"distill.dev/services/extractor/internal/htmlnode"
 )
 
 // visibleText is the text under root as a reader sees it, like
@@ -46,10 +48,10 @@ func visibleText(root *html.Node, limit int, skip ...string) (string, bool) {
 		return true
 	}
 	skipped := func(n *html.Node) bool {
-		return n != root && n.Type == html.ElementNode && (textSilent[n.Data] || slices.Contains(skip, n.Data))
+		return n != root && n.Type == html.ElementNode && (htmlnode.Silent(n.Data) || slices.Contains(skip, n.Data))
 	}
 	boundary := func(n *html.Node) {
-		if n.Type == html.ElementNode && !phrasing[n.Data] && !textSilent[n.Data] {
+		if n.Type == html.ElementNode && !htmlnode.Inline(n.Data) && !htmlnode.Silent(n.Data) {
 			space = started
 		}
 	}
@@ -84,21 +86,3 @@ func visibleText(root *html.Node, limit int, skip ...string) (string, bool) {
 		}
 	}
 }
-
-// textSilent and phrasing mirror htmlnode's lists, which it does not
-// export: elements whose text is never shown, and elements that run on
-// within a line rather than start a block.
-var (
-	textSilent = map[string]bool{
-		"script": true, "style": true, "noscript": true, "template": true,
-		"head": true, "title": true, "svg": true, "math": true,
-	}
-	phrasing = map[string]bool{
-		"a": true, "abbr": true, "b": true, "bdi": true, "bdo": true, "big": true,
-		"cite": true, "code": true, "data": true, "del": true, "dfn": true, "em": true,
-		"font": true, "i": true, "ins": true, "kbd": true, "label": true, "mark": true,
-		"nobr": true, "q": true, "s": true, "samp": true, "small": true, "span": true,
-		"strike": true, "strong": true, "sub": true, "sup": true, "time": true,
-		"tt": true, "u": true, "var": true, "wbr": true,
-	}
-)

@@ -329,7 +329,7 @@ func cellContent(cell *html.Node) cellKind {
 		case blockContent[n.Data]:
 			k.block = true
 		}
-		return !textSilent[n.Data]
+		return !htmlnode.Silent(n.Data)
 	})
 	text, cut := visibleText(cell, longCellRunes+1, "table")
 	k.empty = text == ""

@@ -190,17 +190,7 @@ func TestFetchDecodesContentEncoding(t *testing.T) {
 
 // nested gzips what is written twice over, for a "gzip, gzip" body.
 func nested(outer *gzip.Writer) io.WriteCloser {
-	return &nestedWriter{inner: gzip.NewWriter(outer), outer: outer}
-}
-
-type nestedWriter struct{ inner, outer *gzip.Writer }
-
-func (n *nestedWriter) Write(p []byte) (int, error) { return n.inner.Write(p) }
-func (n *nestedWriter) Close() error {
-	if err := n.inner.Close(); err != nil {
-		return err
-	}
-	return n.outer.Close()
+	return &stacked{inner: gzip.NewWriter(outer), outer: outer}
 }
 
 func TestFetchBlocked(t *testing.T) {

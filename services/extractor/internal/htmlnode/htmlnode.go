@@ -193,6 +193,14 @@ var inline = map[string]bool{
 	"tt": true, "u": true, "var": true, "wbr": true,
 }
 
+// Silent reports whether an element's text is never shown as page text
+// (scripts, styles, templates, the head, ...).
+func Silent(tag string) bool { return silent[tag] }
+
+// Inline reports whether an element runs on within a line rather than
+// starting a block.
+func Inline(tag string) bool { return inline[tag] }
+
 // Text returns the text under n with whitespace runs collapsed to one space
 // and trimmed, skipping scripts, styles and other non-text elements. Block
 // boundaries count as whitespace.
