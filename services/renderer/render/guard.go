@@ -12,12 +12,12 @@ import (
 
 // guard applies the network policy to the requests of one render. It
 // judges each URL and every address its host resolves to before the
-// browser is let go. The browser then resolves the name again itself, so a
-// host whose DNS answer changes between the two lookups (DNS rebinding) can
-// still reach an address the guard never saw: the fetcher closes that gap
-// by judging the dialled socket, which the browser's network stack gives us
-// no hook for. Answers are cached for the render so a page of many
-// resources costs one lookup per host.
+// browser is let go, so a refused request fails at once with a clear
+// reason. It is the first of two checks: the connection itself goes through
+// the render's egress proxy, which resolves again and dials only what it
+// judged, so a DNS answer that changes after this check (rebinding) still
+// leads nowhere unjudged. Answers are cached for the render so a page of
+// many resources costs one lookup per host.
 type guard struct {
 	policy   netpolicy.Policy
 	resolver *net.Resolver
@@ -26,8 +26,8 @@ type guard struct {
 	hosts map[string]error
 }
 
-func newGuard(p netpolicy.Policy) *guard {
-	return &guard{policy: p, resolver: net.DefaultResolver, hosts: map[string]error{}}
+func newGuard(p netpolicy.Policy, r *net.Resolver) *guard {
+	return &guard{policy: p, resolver: r, hosts: map[string]error{}}
 }
 
 // check returns nil when raw may be requested.

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -73,6 +74,10 @@ type Renderer struct {
 	bin      string
 	maxPages int
 	pages    chan struct{}
+	// resolver and dialAddr are how the egress proxy reaches the network;
+	// tests replace them to stand a public name in for a loopback server.
+	resolver *net.Resolver
+	dialAddr func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu     sync.Mutex
 	inst   *instance
@@ -85,7 +90,7 @@ type Renderer struct {
 // New returns a Renderer. The browser is launched on the first Render, from
 // DISTILL_CHROMIUM when set, else /usr/bin/chromium.
 func New(logger *slog.Logger, opts ...Option) *Renderer {
-	r := &Renderer{logger: logger, bin: DefaultChromium, maxPages: DefaultMaxPages}
+	r := &Renderer{logger: logger, bin: DefaultChromium, maxPages: DefaultMaxPages, resolver: net.DefaultResolver}
 	if env := os.Getenv("DISTILL_CHROMIUM"); env != "" {
 		r.bin = env
 	}
@@ -122,7 +127,7 @@ func (r *Renderer) Render(ctx context.Context, req *distillv1.RenderRequest) (*d
 	defer cancel()
 	target := req.GetUrl()
 
-	g := newGuard(netpolicy.Policy{AllowLoopback: opts.GetAllowLocal()})
+	g := newGuard(netpolicy.Policy{AllowLoopback: opts.GetAllowLocal()}, r.resolver)
 	if err := g.check(ctx, target); err != nil {
 		return nil, classify(ctx, target, timeout, err)
 	}
@@ -142,9 +147,11 @@ func (r *Renderer) Render(ctx context.Context, req *distillv1.RenderRequest) (*d
 	if err == nil {
 		return res, nil
 	}
-	if _, ok := errors.AsType[*failure.Error](err); !ok && !inst.alive() {
+	// Whatever went wrong, a browser that no longer answers is replaced:
+	// the next render must not inherit a crash or a hang.
+	if code := failure.CodeOf(err); code != failure.Blocked && code != failure.InvalidURL && !inst.alive() {
 		r.drop(inst)
-		return nil, failure.Wrap(failure.RenderFailed, err, "render %s: browser connection lost", target)
+		return nil, failure.Wrap(failure.RenderFailed, err, "render %s: chromium crashed or stopped answering; it is restarted for the next render", target)
 	}
 	return nil, classify(ctx, target, timeout, err)
 }
@@ -181,28 +188,49 @@ func (r *Renderer) drop(inst *instance) {
 		r.inst = nil
 	}
 	r.mu.Unlock()
-	r.logger.Warn("chromium connection lost; relaunching on next render", "pid", inst.launcher.PID())
-	r.kills.Go(inst.kill)
+	r.logger.Warn("chromium crashed or stopped answering; relaunching on next render", "pid", inst.launcher.PID())
+	r.kills.Go(inst.abort)
 }
 
 func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
 	opts := req.GetOptions()
 	target := req.GetUrl()
 
-	incognito, err := inst.browser.Context(ctx).Incognito()
+	// Deferred in this order, undone in reverse: the page stops, its
+	// context and cookies are destroyed, the page's connections are cut,
+	// and the render's CDP connection closes.
+	eg, err := startEgress(r.logger, g.policy, r.resolver, r.dialAddr)
+	if err != nil {
+		return nil, err
+	}
+	defer eg.close()
+	conn, err := inst.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.close()
+
+	bc, err := proto.TargetCreateBrowserContext{
+		// The browser reaches the network only through the egress proxy.
+		// "<-loopback>" removes Chromium's implicit bypass for localhost, so
+		// loopback requests are judged like any other.
+		ProxyServer:     eg.proxyURL(),
+		ProxyBypassList: "<-loopback>",
+		// Should this process die mid-render, Chromium drops the context.
+		DisposeOnDetach: true,
+	}.Call(conn.browser)
 	if err != nil {
 		return nil, fmt.Errorf("create browser context: %w", err)
 	}
-	defer func() {
-		// The render's context may be spent; disposing must still happen.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = incognito.Context(cctx).Close()
-	}()
+	defer inst.dispose(bc.BrowserContextID)
 
-	page, err := incognito.Page(proto.TargetCreateTarget{})
+	created, err := proto.TargetCreateTarget{URL: "about:blank", BrowserContextID: bc.BrowserContextID}.Call(conn.browser)
 	if err != nil {
 		return nil, fmt.Errorf("open page: %w", err)
+	}
+	page, err := conn.browser.PageFromTarget(created.TargetID)
+	if err != nil {
+		return nil, fmt.Errorf("attach to page: %w", err)
 	}
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -226,7 +254,7 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *di
 	if err := lockDown(page); err != nil {
 		return nil, err
 	}
-	if err := setCookies(page, target, req.GetCookies()); err != nil {
+	if err := setCookies(page, target, r.cookies(req)); err != nil {
 		return nil, err
 	}
 
@@ -247,7 +275,8 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *di
 			return
 		}
 		// Released, not fetched by us: the browser's own stack keeps its
-		// caching, HTTP/2 and cookie handling.
+		// caching, HTTP/2 and cookie handling, and its egress proxy judges
+		// the connection.
 		h.ContinueRequest(&proto.FetchContinueRequest{})
 	})
 	if err != nil {
@@ -268,6 +297,9 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *di
 			return nil, failure.Wrap(failure.Blocked, blocked, "render %s", target)
 		}
 		if ne, ok := errors.AsType[*rod.NavigationError](err); ok {
+			if refused := eg.refusal(); refused != nil {
+				return nil, failure.Wrap(failure.Blocked, refused, "render %s", target)
+			}
 			return nil, failure.Wrap(failure.Network, ne, "render %s", target)
 		}
 		return nil, fmt.Errorf("navigate: %w", err)
@@ -296,12 +328,12 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *di
 	if err != nil {
 		return nil, fmt.Errorf("page info: %w", err)
 	}
-	html, err := page.HTML()
+	html, err := serialize(page)
 	if err != nil {
-		return nil, fmt.Errorf("serialize DOM: %w", err)
-	}
-	if len(html) > MaxHTMLBytes {
-		return nil, failure.New(failure.TooLarge, "render %s: rendered DOM is %d bytes, over the %d byte limit", target, len(html), MaxHTMLBytes)
+		if fe, ok := errors.AsType[*failure.Error](err); ok {
+			return nil, failure.Wrap(fe.Code, fe, "render %s", target)
+		}
+		return nil, err
 	}
 	mu.Lock()
 	code := status
@@ -312,11 +344,62 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *di
 	return &distillv1.RenderResponse{FinalUrl: info.URL, Status: int32(code), Html: []byte(html)}, nil
 }
 
-// lockDownScript removes the ways a page can reach the network that request
-// hijacking does not see: service workers fetch from their own target, and
-// WebSocket, WebTransport and WebRTC connections are not Fetch requests.
+// serializeScript returns the DOM as HTML, or only its length when that
+// alone is over the cap (UTF-8 takes at least as many bytes as UTF-16 code
+// units), so a huge DOM is never copied out of the browser.
+const serializeScript = `(cap) => {
+	const dt = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '';
+	const html = dt + document.documentElement.outerHTML;
+	return html.length > cap ? {units: html.length} : {html};
+}`
+
+func serialize(page *rod.Page) (string, error) {
+	res, err := page.Eval(serializeScript, MaxHTMLBytes)
+	if err != nil {
+		return "", fmt.Errorf("serialize DOM: %w", err)
+	}
+	var out struct {
+		HTML  string `json:"html"`
+		Units int    `json:"units"`
+	}
+	if err := res.Value.Unmarshal(&out); err != nil {
+		return "", fmt.Errorf("serialize DOM: %w", err)
+	}
+	if out.Units > 0 {
+		return "", failure.New(failure.TooLarge, "rendered DOM is over %d characters, over the %d byte limit", out.Units, MaxHTMLBytes)
+	}
+	if len(out.HTML) > MaxHTMLBytes {
+		return "", failure.New(failure.TooLarge, "rendered DOM is %d bytes, over the %d byte limit", len(out.HTML), MaxHTMLBytes)
+	}
+	return out.HTML, nil
+}
+
+// cookies are the request's cookies unless the host turned cookie carrying
+// off.
+func (r *Renderer) cookies(req *distillv1.RenderRequest) []*distillv1.Cookie {
+	if NoCookies() {
+		return nil
+	}
+	return req.GetCookies()
+}
+
+// NoCookiesEnv names the environment variable that, set to 1 or true, makes
+// every render anonymous: a session's cookies are neither sent to the
+// renderer nor set in the browser.
+const NoCookiesEnv = "DISTILL_FALLBACK_NO_COOKIES"
+
+// NoCookies reports whether NoCookiesEnv turns cookie carrying off.
+func NoCookies() bool {
+	v, _ := strconv.ParseBool(os.Getenv(NoCookiesEnv))
+	return v
+}
+
+// lockDownScript removes what the egress proxy cannot judge or the policy
+// refuses outright: service workers, which outlive a page by design, and
+// WebTransport and WebRTC, which speak UDP (the launch flags also keep
+// WebRTC off any UDP path that bypasses the proxy).
 const lockDownScript = `(() => {
-	for (const [o, k] of [[Navigator.prototype, 'serviceWorker'], [window, 'WebSocket'],
+	for (const [o, k] of [[Navigator.prototype, 'serviceWorker'],
 		[window, 'WebTransport'], [window, 'RTCPeerConnection'], [window, 'webkitRTCPeerConnection']]) {
 		try { delete o[k]; } catch (e) {}
 	}

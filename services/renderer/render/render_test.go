@@ -69,10 +69,33 @@ func ourProcesses(t *testing.T, dir string) int {
 	return n
 }
 
-func TestRender(t *testing.T) {
-	if _, err := os.Stat(DefaultChromium); err != nil && os.Getenv("DISTILL_CHROMIUM") == "" {
-		t.Skipf("no chromium at %s", DefaultChromium)
+// requireChromium fails the test when there is no browser to drive: the
+// renderer's tests run against the real one (apt-get install chromium).
+func requireChromium(t *testing.T) {
+	t.Helper()
+	bin := DefaultChromium
+	if env := os.Getenv("DISTILL_CHROMIUM"); env != "" {
+		bin = env
 	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("no chromium at %s: install Debian's chromium package or set DISTILL_CHROMIUM", bin)
+	}
+}
+
+// waitGone fails unless every process using the profile dir exits soon.
+func waitGone(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for ourProcesses(t, dir) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := ourProcesses(t, dir); n > 0 {
+		t.Fatalf("%d chromium processes still use %s", n, dir)
+	}
+}
+
+func TestRender(t *testing.T) {
+	requireChromium(t)
 	var apiHits atomic.Int32
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		apiHits.Add(1)
@@ -118,6 +141,21 @@ func TestRender(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	})
+	mux.HandleFunc("/members", page(`<div id="who">checking</div><script>
+		fetch('/api/me').then(r => r.text()).then(t => {
+			document.getElementById('who').textContent = t;
+			const d = document.createElement('div'); d.id = 'done'; document.body.append(d);
+		});</script>`))
+	mux.HandleFunc("/api/me", func(w http.ResponseWriter, r *http.Request) {
+		if c, err := r.Cookie("sid"); err == nil && c.Value == "s3cret" {
+			_, _ = io.WriteString(w, "member: alice")
+			return
+		}
+		_, _ = io.WriteString(w, "anonymous")
+	})
+	// Hidden, so that laying out 17 million characters does not eat the
+	// render's time before the cap is reached.
+	mux.HandleFunc("/huge", page(`<div id="big" hidden></div><script>document.getElementById('big').textContent = 'x'.repeat(17 * 1024 * 1024)</script>`))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	defer close(release)
@@ -220,6 +258,75 @@ func TestRender(t *testing.T) {
 		}
 	})
 
+	t.Run("a session's cookies reach the page and leave with its context", func(t *testing.T) {
+		who := func(cookies ...*distillv1.Cookie) string {
+			t.Helper()
+			req := localReq(srv.URL+"/members", func(o *distillv1.FetchOptions) { o.JsWaitFor = "#done" })
+			req.Cookies = cookies
+			res, err := r.Render(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			html := string(res.GetHtml())
+			for _, w := range []string{"member: alice", "anonymous"} {
+				if strings.Contains(html, w) {
+					return w
+				}
+			}
+			t.Fatalf("no answer on the page:\n%s", html)
+			return ""
+		}
+		sid := &distillv1.Cookie{Name: "sid", Value: "s3cret", Path: "/", HttpOnly: true}
+		if got := who(sid); got != "member: alice" {
+			t.Fatalf("with the session cookie the page says %q", got)
+		}
+		if got := who(); got != "anonymous" {
+			t.Fatalf("the next render without cookies says %q: the cookie outlived its context", got)
+		}
+		t.Setenv(NoCookiesEnv, "1")
+		if got := who(sid); got != "anonymous" {
+			t.Fatalf("with %s=1 the page says %q", NoCookiesEnv, got)
+		}
+		if strings.Contains(logs.String(), "s3cret") {
+			t.Fatal("a cookie value reached the log")
+		}
+	})
+
+	t.Run("a DOM over the cap is refused", func(t *testing.T) {
+		_, err := r.Render(ctx, localReq(srv.URL+"/huge", nil))
+		if failure.CodeOf(err) != failure.TooLarge || !strings.Contains(err.Error(), "over the 16777216 byte limit") {
+			t.Fatalf("err = %v (%v), want TooLarge", err, failure.CodeOf(err))
+		}
+	})
+
+	t.Run("a hung browser fails the render in flight and is replaced", func(t *testing.T) {
+		if _, err := r.Render(ctx, localReq(srv.URL+"/shell", nil)); err != nil {
+			t.Fatal(err)
+		}
+		r.mu.Lock()
+		inst := r.inst
+		r.mu.Unlock()
+		errc := make(chan error, 1)
+		go func() {
+			_, err := r.Render(ctx, localReq(srv.URL+"/hang", func(o *distillv1.FetchOptions) { o.TimeoutSecs = proto.Int32(2) }))
+			errc <- err
+		}()
+		<-hung
+		if err := syscall.Kill(inst.launcher.PID(), syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		err := <-errc
+		if failure.CodeOf(err) != failure.RenderFailed || !strings.Contains(err.Error(), "stopped answering") {
+			t.Fatalf("in-flight err = %v (%v), want RenderFailed", err, failure.CodeOf(err))
+		}
+		<-inst.exited
+		waitGone(t, inst.dataDir)
+		res, err := r.Render(ctx, localReq(srv.URL+"/shell", nil))
+		if err != nil || !strings.Contains(string(res.GetHtml()), "Rendered by script") {
+			t.Fatalf("render after the hang: %v", err)
+		}
+	})
+
 	t.Run("a crash fails the render in flight and the next one relaunches", func(t *testing.T) {
 		r.mu.Lock()
 		inst := r.inst
@@ -237,6 +344,8 @@ func TestRender(t *testing.T) {
 			t.Fatalf("in-flight err = %v (%v), want RenderFailed", err, failure.CodeOf(err))
 		}
 		<-inst.exited
+		// Killing the browser's main process takes its children with it.
+		waitGone(t, inst.dataDir)
 		res, err := r.Render(ctx, localReq(srv.URL+"/shell", nil))
 		if err != nil {
 			t.Fatalf("render after crash: %v", err)
@@ -257,13 +366,7 @@ func TestRender(t *testing.T) {
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for ourProcesses(t, dir) > 0 && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if n := ourProcesses(t, dir); n > 0 {
-			t.Fatalf("%d chromium processes still use %s", n, dir)
-		}
+		waitGone(t, dir)
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Fatalf("profile %s not removed: %v", dir, err)
 		}
@@ -290,5 +393,50 @@ func TestRenderHonoursCancelledContext(t *testing.T) {
 	_, err := r.Render(ctx, &distillv1.RenderRequest{Url: "http://127.0.0.1/"})
 	if got := failure.CodeOf(err); got != failure.Canceled {
 		t.Fatalf("code = %v, want Canceled", got)
+	}
+}
+
+func TestRenderCapsConcurrentPages(t *testing.T) {
+	requireChromium(t)
+	arrived := make(chan string, 3)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- r.URL.Path
+		<-release
+		page("<p>done</p>")(w, r)
+	}))
+	defer srv.Close()
+	r := New(discard(), WithMaxPages(2))
+	defer func() { _ = r.Close() }()
+
+	errs := make(chan error, 3)
+	for _, p := range []string{"/a", "/b", "/c"} {
+		go func() {
+			_, err := r.Render(context.Background(), localReq(srv.URL+p, nil))
+			errs <- err
+		}()
+	}
+	for range 2 {
+		select {
+		case <-arrived:
+		case <-time.After(20 * time.Second):
+			t.Fatal("two renders did not start")
+		}
+	}
+	select {
+	case p := <-arrived:
+		t.Fatalf("a third page (%s) was opened while two were rendering", p)
+	case <-time.After(500 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-arrived:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the third render never started after a slot freed")
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
