@@ -50,3 +50,46 @@ func TestFetchRendersAnAppShell(t *testing.T) {
 		}
 	})
 }
+
+// scriptedNav is a readable page whose links and search form exist only
+// once its script has run: the fetched HTML offers no action.
+const scriptedNav = `<!doctype html><html><head><title>Harbour guide</title></head><body>
+<main><h1>Harbour guide</h1>
+<p>The harbour has moorings for forty boats, a fuel berth on the north quay and a slipway that
+can be used two hours either side of high water. Visitors should call the harbour office on
+channel 12 before entering, and keep to the buoyed channel: the sand bar shifts every winter.</p>
+<nav id="nav"></nav></main>
+<script>
+document.getElementById('nav').innerHTML =
+  '<a href="/moorings">Moorings</a> <a href="/tides">Tides</a>' +
+  '<form action="/search"><input name="q"><button>Search</button></form>';
+</script></body></html>`
+
+func TestFetchRendersForActions(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, scriptedNav)
+	}))
+	defer srv.Close()
+
+	t.Run("actions asked: the scripted links are found", func(t *testing.T) {
+		out, errOut, code := run(t, "fetch", "--allow-local", "--no-cache", "--actions", "--diagnostics", "--format", "json", srv.URL)
+		if code != ExitOK {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
+		}
+		for _, want := range []string{`/moorings"`, `"form_0"`, `"used_headless": true`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %s:\n%s", want, out)
+			}
+		}
+	})
+	t.Run("actions not asked: the readable page is not rendered", func(t *testing.T) {
+		out, errOut, code := run(t, "fetch", "--allow-local", "--no-cache", "--diagnostics", "--format", "json", srv.URL)
+		if code != ExitOK {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
+		}
+		if !strings.Contains(out, `"used_headless": false`) {
+			t.Errorf("rendered although nothing called for it:\n%s", out)
+		}
+	})
+}

@@ -65,6 +65,7 @@ type page struct {
 	lowContent bool
 	// lowContentReason is "" or one of the reason constants.
 	lowContentReason string
+	scripted         bool
 }
 
 // Extract distils one page. It is both the gRPC method and the in-process
@@ -111,7 +112,7 @@ func (e *Extractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) 
 	e.logger.DebugContext(ctx, "extracted",
 		"url", req.GetUrl(), "profile", p.profile, "raw_bytes", len(req.GetHtml()),
 		"markdown_chars", len(d.GetMarkdown()), "low_content", p.lowContent)
-	return &distillv1.ExtractResponse{Distilled: d, LowContentReason: p.lowContentReason}, nil
+	return &distillv1.ExtractResponse{Distilled: d, LowContentReason: p.lowContentReason, Scripted: p.scripted}, nil
 }
 
 // finish applies the token budget and fills in the figures.

@@ -339,13 +339,14 @@ func TestDiagnostics(t *testing.T) {
 		wantLow    bool
 		wantReason string
 		rendered   bool
+		scripted   bool
 	}{
-		{name: "article is not low content", req: htmlReq(articlePage, nil)},
-		{name: "app shell", req: &distillv1.ExtractRequest{Html: readPage(t, "appshell.html"), Url: pageURLForTests}, wantLow: true, wantReason: "js_app"},
+		{name: "article is not low content", req: htmlReq(articlePage, nil), scripted: true},
+		{name: "app shell", req: &distillv1.ExtractRequest{Html: readPage(t, "appshell.html"), Url: pageURLForTests}, wantLow: true, wantReason: "js_app", scripted: true},
 		{name: "challenge page", req: htmlReq(challenge, nil), wantLow: true, wantReason: "challenge"},
 		{name: "javascript notice", req: htmlReq(jsNotice, nil), wantLow: true, wantReason: "js_app"},
 		{name: "short page without scripts", req: htmlReq(shortNoScript, nil)},
-		{name: "rendered page", req: &distillv1.ExtractRequest{Html: []byte(articlePage), Url: pageURLForTests, Rendered: true}, rendered: true},
+		{name: "rendered page", req: &distillv1.ExtractRequest{Html: []byte(articlePage), Url: pageURLForTests, Rendered: true}, rendered: true, scripted: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -363,6 +364,9 @@ func TestDiagnostics(t *testing.T) {
 			}
 			if diag.GetUsedHeadless() != tt.rendered {
 				t.Errorf("used_headless = %v, want %v", diag.GetUsedHeadless(), tt.rendered)
+			}
+			if resp.GetScripted() != tt.scripted {
+				t.Errorf("scripted = %v, want %v", resp.GetScripted(), tt.scripted)
 			}
 		})
 	}

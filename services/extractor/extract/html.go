@@ -74,6 +74,7 @@ func (e *Extractor) fromHTML(ctx context.Context, req *distillv1.ExtractRequest,
 
 	p.lowContentReason = sig.lowContentReason(htmlnode.TextLen(content))
 	p.lowContent = p.lowContentReason != ""
+	p.scripted = sig.scripts
 	contentLinks := linksIn(content, base)
 	p.linkCount = len(contentLinks)
 	switch {

@@ -8,6 +8,8 @@ package pipeline
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -39,7 +41,8 @@ type Result struct {
 	// RedirectHistory lists the URLs before the final one.
 	RedirectHistory []string
 	// FallbackReason says why the page was rendered headless (forced,
-	// js_app, challenge); empty when it was not.
+	// js_app, challenge, no_actions); empty when it was not, or when an
+	// automatic render was not better than the page as fetched.
 	FallbackReason string
 }
 
@@ -72,6 +75,25 @@ func Budget(opts *distillv1.FetchOptions) time.Duration {
 	return b
 }
 
+// Request is one URL to distill and the state it runs in.
+type Request struct {
+	URL     string
+	Options *distillv1.FetchOptions
+	// Jar holds a session's cookies; nil for a stateless fetch. A headless
+	// render gets only the cookies the jar holds for the URL it renders,
+	// unless the host set fetchopts.NoFallbackCookiesEnv.
+	Jar http.CookieJar
+}
+
+// Reasons for a headless render, as the session loop's fallback_reason
+// names them.
+const (
+	ReasonForced    = "forced"
+	ReasonJSApp     = "js_app"
+	ReasonChallenge = "challenge"
+	ReasonNoActions = "no_actions"
+)
+
 // Distill runs the pipeline and returns only the Distilled page.
 func (p *Pipeline) Distill(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*distillv1.Distilled, error) {
 	res, err := p.Run(ctx, rawURL, opts)
@@ -81,8 +103,18 @@ func (p *Pipeline) Distill(ctx context.Context, rawURL string, opts *distillv1.F
 	return res.Distilled, nil
 }
 
-// Run distills rawURL.
+// Run distills rawURL statelessly.
 func (p *Pipeline) Run(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*Result, error) {
+	return p.Do(ctx, Request{URL: rawURL, Options: opts})
+}
+
+// Do distills req.URL: fetch, extract, and render headless when js=always,
+// or when js=auto and the page as fetched is low content (an app shell, a
+// JavaScript notice, a challenge) or, when actions were asked for, offers
+// none while it runs scripts. An automatic render is kept only when it is
+// better: more content, or actions where there were none.
+func (p *Pipeline) Do(ctx context.Context, req Request) (*Result, error) {
+	opts := req.Options
 	if opts == nil {
 		opts = &distillv1.FetchOptions{}
 	}
@@ -92,7 +124,7 @@ func (p *Pipeline) Run(ctx context.Context, rawURL string, opts *distillv1.Fetch
 	ctx, cancel := context.WithTimeout(ctx, Budget(opts))
 	defer cancel()
 
-	fetched, err := p.fetcher.Fetch(ctx, &distillv1.FetcherServiceFetchRequest{Url: rawURL, Options: opts})
+	fetched, err := p.fetcher.Fetch(ctx, &distillv1.FetcherServiceFetchRequest{Url: req.URL, Options: opts})
 	if err != nil {
 		return nil, failure.FromRemote(err)
 	}
@@ -104,32 +136,32 @@ func (p *Pipeline) Run(ctx context.Context, rawURL string, opts *distillv1.Fetch
 	extractOpts.Diagnostics = true
 
 	js := fetchopts.JS(opts)
-	var page *distillv1.Distilled
-	var lowContentReason string
-	if js != distillv1.JsMode_JS_MODE_ALWAYS {
-		page, lowContentReason, err = p.extract(ctx, fetched.GetBody(), fetched.GetFinalUrl(), fetched.GetStatus(), contentType(fetched), extractOpts, false)
+	res := &Result{RedirectHistory: fetched.GetRedirectHistory()}
+	var reason string
+	if js == distillv1.JsMode_JS_MODE_ALWAYS {
+		reason = ReasonForced
+	} else {
+		out, err := p.extract(ctx, fetched.GetBody(), fetched.GetFinalUrl(), fetched.GetStatus(), contentType(fetched), extractOpts, false)
 		if err != nil {
 			return nil, err
+		}
+		res.Distilled = out.GetDistilled()
+		if js == distillv1.JsMode_JS_MODE_AUTO && isHTML(fetched.GetContentType()) {
+			reason = autoReason(out, opts)
 		}
 	}
 
-	res := &Result{Distilled: page, RedirectHistory: fetched.GetRedirectHistory()}
-	switch {
-	case js == distillv1.JsMode_JS_MODE_ALWAYS:
-		rendered, err := p.render(ctx, fetched.GetFinalUrl(), opts, extractOpts)
-		if err != nil {
-			return nil, err
-		}
-		res.Distilled, res.FallbackReason = rendered, "forced"
-	case js == distillv1.JsMode_JS_MODE_AUTO && page.GetDiagnostics().GetLowContent() && isHTML(fetched.GetContentType()):
-		rendered, err := p.render(ctx, fetched.GetFinalUrl(), opts, extractOpts)
+	if reason != "" {
+		rendered, err := p.render(ctx, fetched.GetFinalUrl(), opts, extractOpts, renderCookies(req.Jar, fetched.GetFinalUrl()))
 		switch {
+		case reason == ReasonForced && err != nil:
+			return nil, err
 		case err != nil:
 			// The fetched page is still an answer; a failed fallback only
 			// means it stays as thin as it was.
-			p.logger.Debug("render fallback failed", "url", fetched.GetFinalUrl(), "err", err)
-		case outputChars(rendered) > outputChars(page):
-			res.Distilled, res.FallbackReason = rendered, fallbackReason(lowContentReason)
+			p.logger.DebugContext(ctx, "render fallback failed", "url", fetched.GetFinalUrl(), "reason", reason, "err", err)
+		case reason == ReasonForced || better(rendered, res.Distilled, reason):
+			res.Distilled, res.FallbackReason = rendered, reason
 		}
 	}
 	if !opts.GetDiagnostics() {
@@ -138,9 +170,49 @@ func (p *Pipeline) Run(ctx context.Context, rawURL string, opts *distillv1.Fetch
 	return res, nil
 }
 
-// extract returns the page and, when it is low content, why (as the
-// extractor names it).
-func (p *Pipeline) extract(ctx context.Context, body []byte, finalURL string, status int32, contentType string, opts *distillv1.FetchOptions, rendered bool) (*distillv1.Distilled, string, error) {
+// autoReason says why js=auto should render a page as fetched, or "".
+func autoReason(out *distillv1.ExtractResponse, opts *distillv1.FetchOptions) string {
+	diag := out.GetDistilled().GetDiagnostics()
+	switch {
+	case diag.GetLowContent() && out.GetLowContentReason() == ReasonChallenge:
+		return ReasonChallenge
+	case diag.GetLowContent():
+		return ReasonJSApp
+	case opts.GetExtractActions() && diag.GetActionCount() == 0 && out.GetScripted():
+		return ReasonNoActions
+	}
+	return ""
+}
+
+// better reports whether an automatic render improved on the page as
+// fetched, by what the render was for.
+func better(rendered, fetched *distillv1.Distilled, reason string) bool {
+	if reason == ReasonNoActions {
+		return rendered.GetDiagnostics().GetActionCount() > fetched.GetDiagnostics().GetActionCount()
+	}
+	return rendered.GetDiagnostics().GetOutputChars() > fetched.GetDiagnostics().GetOutputChars()
+}
+
+// renderCookies are the jar's cookies for rawURL, for the render's isolated
+// browser context. They are set for that URL's host alone, with path "/" so
+// the page's own requests to its host (an app shell asking its API who is
+// logged in) carry them too.
+func renderCookies(jar http.CookieJar, rawURL string) []*distillv1.Cookie {
+	if jar == nil || fetchopts.NoFallbackCookies() {
+		return nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil
+	}
+	var out []*distillv1.Cookie
+	for _, c := range jar.Cookies(u) {
+		out = append(out, &distillv1.Cookie{Name: c.Name, Value: c.Value, Path: "/", Secure: u.Scheme == "https"})
+	}
+	return out
+}
+
+func (p *Pipeline) extract(ctx context.Context, body []byte, finalURL string, status int32, contentType string, opts *distillv1.FetchOptions, rendered bool) (*distillv1.ExtractResponse, error) {
 	out, err := p.extractor.Extract(ctx, &distillv1.ExtractRequest{
 		Html:        body,
 		Url:         finalURL,
@@ -150,28 +222,22 @@ func (p *Pipeline) extract(ctx context.Context, body []byte, finalURL string, st
 		Rendered:    rendered,
 	})
 	if err != nil {
-		return nil, "", failure.FromRemote(err)
+		return nil, failure.FromRemote(err)
 	}
-	return out.GetDistilled(), out.GetLowContentReason(), nil
+	return out, nil
 }
 
-// fallbackReason is the session loop's fallback_reason for a render of a
-// low-content page: the extractor's reason, js_app when it gave none.
-func fallbackReason(lowContentReason string) string {
-	if lowContentReason == "" {
-		return "js_app"
-	}
-	return lowContentReason
-}
-
-func (p *Pipeline) render(ctx context.Context, finalURL string, opts, extractOpts *distillv1.FetchOptions) (*distillv1.Distilled, error) {
-	out, err := p.renderer.Render(ctx, &distillv1.RenderRequest{Url: finalURL, Options: opts})
+func (p *Pipeline) render(ctx context.Context, finalURL string, opts, extractOpts *distillv1.FetchOptions, cookies []*distillv1.Cookie) (*distillv1.Distilled, error) {
+	out, err := p.renderer.Render(ctx, &distillv1.RenderRequest{Url: finalURL, Options: opts, Cookies: cookies})
 	if err != nil {
 		return nil, failure.FromRemote(err)
 	}
 	// The browser hands back its DOM serialised as UTF-8.
-	page, _, err := p.extract(ctx, out.GetHtml(), out.GetFinalUrl(), out.GetStatus(), "text/html; charset=utf-8", extractOpts, true)
-	return page, err
+	page, err := p.extract(ctx, out.GetHtml(), out.GetFinalUrl(), out.GetStatus(), "text/html; charset=utf-8", extractOpts, true)
+	if err != nil {
+		return nil, err
+	}
+	return page.GetDistilled(), nil
 }
 
 // contentType rebuilds the header the extractor reads the charset from.
@@ -180,10 +246,6 @@ func contentType(f *distillv1.FetcherServiceFetchResponse) string {
 		return f.GetContentType()
 	}
 	return f.GetContentType() + "; charset=" + f.GetCharset()
-}
-
-func outputChars(d *distillv1.Distilled) int64 {
-	return d.GetDiagnostics().GetOutputChars()
 }
 
 func isHTML(contentType string) bool {

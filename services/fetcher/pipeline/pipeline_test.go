@@ -4,10 +4,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"testing"
 
 	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -21,8 +25,9 @@ func (f fetchFunc) Fetch(ctx context.Context, r *distillv1.FetcherServiceFetchRe
 	return f(ctx, r)
 }
 
-// charsExtractor returns a page whose output size is the body's length and
-// whose low_content flag is set below 10 bytes.
+// charsExtractor returns a page whose output size is the body's length,
+// whose low_content flag is set below 10 bytes, with one action per "<a"
+// when actions are asked for, and scripted when the body has "<script".
 type charsExtractor struct{ calls []*distillv1.ExtractRequest }
 
 func (e *charsExtractor) Extract(_ context.Context, r *distillv1.ExtractRequest) (*distillv1.ExtractResponse, error) {
@@ -42,8 +47,12 @@ func (e *charsExtractor) Extract(_ context.Context, r *distillv1.ExtractRequest)
 			LowContent:   len(r.GetHtml()) < 10,
 			UsedHeadless: r.GetRendered(),
 		}
+		if r.GetOptions().GetExtractActions() {
+			d.Diagnostics.ActionCount = int32(strings.Count(string(r.GetHtml()), "<a"))
+		}
 	}
-	return &distillv1.ExtractResponse{Distilled: d, LowContentReason: reason}, nil
+	scripted := strings.Contains(string(r.GetHtml()), "<script")
+	return &distillv1.ExtractResponse{Distilled: d, LowContentReason: reason, Scripted: scripted}, nil
 }
 
 type renderFunc func(context.Context, *distillv1.RenderRequest) (*distillv1.RenderResponse, error)
@@ -78,6 +87,7 @@ func TestRun(t *testing.T) {
 		renderFails  bool
 		js           distillv1.JsMode
 		diagnostics  bool
+		actions      bool
 		wantMarkdown string
 		wantRenders  int
 		wantReason   string
@@ -92,6 +102,12 @@ func TestRun(t *testing.T) {
 		{name: "always renders", body: "plenty of text here", renderBody: "rendered", js: distillv1.JsMode_JS_MODE_ALWAYS, wantMarkdown: "rendered", wantRenders: 1, wantReason: "forced"},
 		{name: "always fails when rendering fails", body: "plenty of text here", renderFails: true, js: distillv1.JsMode_JS_MODE_ALWAYS, wantCode: failure.RenderFailed},
 		{name: "diagnostics kept when asked", body: "plenty of text here", diagnostics: true, wantMarkdown: "plenty of text here"},
+		{name: "scripted page without actions is rendered for them", body: "plenty of text <script>", renderBody: "rendered <a>", actions: true, wantMarkdown: "rendered <a>", wantRenders: 1, wantReason: "no_actions"},
+		{name: "render that finds no actions either is discarded", body: "plenty of text <script>", renderBody: "rendered and much longer text", actions: true, wantMarkdown: "plenty of text <script>", wantRenders: 1},
+		{name: "page with actions is not rendered for them", body: "plenty <a> <script>", renderBody: "rendered <a> <a>", actions: true, wantMarkdown: "plenty <a> <script>"},
+		{name: "page without scripts is not rendered for actions", body: "plenty of text here", renderBody: "rendered <a>", actions: true, wantMarkdown: "plenty of text here"},
+		{name: "actions not asked for: no render for them", body: "plenty of text <script>", renderBody: "rendered <a>", wantMarkdown: "plenty of text <script>"},
+		{name: "off never renders for actions", body: "plenty of text <script>", renderBody: "rendered <a>", actions: true, js: distillv1.JsMode_JS_MODE_OFF, wantMarkdown: "plenty of text <script>"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,7 +118,7 @@ func TestRun(t *testing.T) {
 			}
 			ex := &charsExtractor{}
 			p := New(quiet, page(tt.body), ex, r)
-			res, err := p.Run(context.Background(), "http://127.0.0.1/", &distillv1.FetchOptions{Js: tt.js, Diagnostics: tt.diagnostics})
+			res, err := p.Run(context.Background(), "http://127.0.0.1/", &distillv1.FetchOptions{Js: tt.js, Diagnostics: tt.diagnostics, ExtractActions: tt.actions})
 			if tt.wantCode != distillv1.ErrorCode_ERROR_CODE_UNSPECIFIED {
 				if got := failure.CodeOf(err); got != tt.wantCode {
 					t.Fatalf("code = %v, want %v (err %v)", got, tt.wantCode, err)
@@ -166,5 +182,45 @@ func TestRunPassesTheDeclaredCharsetToTheExtractor(t *testing.T) {
 	}
 	if got := ex.calls[0].GetContentType(); got != "text/html; charset=shift_jis" {
 		t.Fatalf("extractor saw content type %q", got)
+	}
+}
+
+func TestRenderGetsOnlyTheRenderedURLsCookies(t *testing.T) {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site, _ := url.Parse("http://site.test/app/")
+	other, _ := url.Parse("http://other.test/")
+	jar.SetCookies(site, []*http.Cookie{{Name: "sid", Value: "s3cret", Path: "/"}, {Name: "scoped", Value: "x", Path: "/elsewhere"}})
+	jar.SetCookies(other, []*http.Cookie{{Name: "tracker", Value: "y"}})
+
+	var got []*distillv1.Cookie
+	r := renderFunc(func(_ context.Context, r *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+		got = r.GetCookies()
+		return &distillv1.RenderResponse{FinalUrl: r.GetUrl(), Status: 200, Html: []byte("rendered app content")}, nil
+	})
+	p := New(quiet, page("<div/>"), &charsExtractor{}, r)
+	run := func() {
+		t.Helper()
+		got = nil
+		res, err := p.Do(context.Background(), Request{URL: "http://site.test/app/", Jar: jar})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.FallbackReason != "js_app" {
+			t.Fatalf("not rendered: reason %q", res.FallbackReason)
+		}
+	}
+
+	run()
+	if len(got) != 1 || got[0].GetName() != "sid" || got[0].GetValue() != "s3cret" || got[0].GetDomain() != "" || got[0].GetPath() != "/" {
+		t.Fatalf("render cookies = %v, want sid alone, host-only", got)
+	}
+
+	t.Setenv(fetchopts.NoFallbackCookiesEnv, "1")
+	run()
+	if len(got) != 0 {
+		t.Fatalf("with %s=1 the render got cookies %v", fetchopts.NoFallbackCookiesEnv, got)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -377,21 +376,10 @@ func serialize(page *rod.Page) (string, error) {
 // cookies are the request's cookies unless the host turned cookie carrying
 // off.
 func (r *Renderer) cookies(req *distillv1.RenderRequest) []*distillv1.Cookie {
-	if NoCookies() {
+	if fetchopts.NoFallbackCookies() {
 		return nil
 	}
 	return req.GetCookies()
-}
-
-// NoCookiesEnv names the environment variable that, set to 1 or true, makes
-// every render anonymous: a session's cookies are neither sent to the
-// renderer nor set in the browser.
-const NoCookiesEnv = "DISTILL_FALLBACK_NO_COOKIES"
-
-// NoCookies reports whether NoCookiesEnv turns cookie carrying off.
-func NoCookies() bool {
-	v, _ := strconv.ParseBool(os.Getenv(NoCookiesEnv))
-	return v
 }
 
 // lockDownScript removes what the egress proxy cannot judge or the policy

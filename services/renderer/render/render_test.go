@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -283,9 +284,9 @@ func TestRender(t *testing.T) {
 		if got := who(); got != "anonymous" {
 			t.Fatalf("the next render without cookies says %q: the cookie outlived its context", got)
 		}
-		t.Setenv(NoCookiesEnv, "1")
+		t.Setenv(fetchopts.NoFallbackCookiesEnv, "1")
 		if got := who(sid); got != "anonymous" {
-			t.Fatalf("with %s=1 the page says %q", NoCookiesEnv, got)
+			t.Fatalf("with %s=1 the page says %q", fetchopts.NoFallbackCookiesEnv, got)
 		}
 		if strings.Contains(logs.String(), "s3cret") {
 			t.Fatal("a cookie value reached the log")

@@ -16,14 +16,30 @@ import (
 type Config struct {
 	// Addr is the gRPC listen address, host:port.
 	Addr string
+	// Chromium is the browser binary; empty means DISTILL_CHROMIUM or
+	// /usr/bin/chromium.
+	Chromium string
+	// MaxPages caps concurrent renders; 0 means render.DefaultMaxPages.
+	MaxPages int
 }
 
-// Run serves RendererService on cfg.Addr until ctx ends.
+// Run serves RendererService on cfg.Addr until ctx ends, then closes the
+// browser: no Chromium outlives the process's serving.
 func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
-	r := render.New(logger)
+	opts := []render.Option{render.WithMaxPages(cfg.MaxPages)}
+	if cfg.Chromium != "" {
+		opts = append(opts, render.WithChromium(cfg.Chromium))
+	}
+	r := render.New(logger, opts...)
 	defer func() { _ = r.Close() }()
-	srv := grpcserve.New(logger, func(s *grpc.Server) {
+	return New(logger, r).ListenAndServe(ctx, cfg.Addr)
+}
+
+// New returns the gRPC server with r as RendererService, and health and
+// reflection, for callers that bring their own listener. The caller closes
+// r.
+func New(logger *slog.Logger, r *render.Renderer) *grpcserve.Server {
+	return grpcserve.New(logger, func(s *grpc.Server) {
 		distillv1.RegisterRendererServiceServer(s, r)
 	})
-	return srv.ListenAndServe(ctx, cfg.Addr)
 }

@@ -119,8 +119,11 @@ type ExtractResponse struct {
 	// "js_app" for an app shell or a page that needs JavaScript; empty when
 	// it is not low content.
 	LowContentReason string `protobuf:"bytes,2,opt,name=low_content_reason,json=lowContentReason,proto3" json:"low_content_reason,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The page runs scripts: a browser may build more of it (content, links,
+	// forms) than its HTML shows.
+	Scripted      bool `protobuf:"varint,3,opt,name=scripted,proto3" json:"scripted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExtractResponse) Reset() {
@@ -167,6 +170,13 @@ func (x *ExtractResponse) GetLowContentReason() string {
 	return ""
 }
 
+func (x *ExtractResponse) GetScripted() bool {
+	if x != nil {
+		return x.Scripted
+	}
+	return false
+}
+
 var File_distill_v1_extractor_proto protoreflect.FileDescriptor
 
 const file_distill_v1_extractor_proto_rawDesc = "" +
@@ -179,10 +189,11 @@ const file_distill_v1_extractor_proto_rawDesc = "" +
 	"\x06status\x18\x03 \x01(\x05R\x06status\x12!\n" +
 	"\fcontent_type\x18\x04 \x01(\tR\vcontentType\x122\n" +
 	"\aoptions\x18\x05 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\x12\x1a\n" +
-	"\brendered\x18\x06 \x01(\bR\brendered\"t\n" +
+	"\brendered\x18\x06 \x01(\bR\brendered\"\x90\x01\n" +
 	"\x0fExtractResponse\x123\n" +
 	"\tdistilled\x18\x01 \x01(\v2\x15.distill.v1.DistilledR\tdistilled\x12,\n" +
-	"\x12low_content_reason\x18\x02 \x01(\tR\x10lowContentReason2V\n" +
+	"\x12low_content_reason\x18\x02 \x01(\tR\x10lowContentReason\x12\x1a\n" +
+	"\bscripted\x18\x03 \x01(\bR\bscripted2V\n" +
 	"\x10ExtractorService\x12B\n" +
 	"\aExtract\x12\x1a.distill.v1.ExtractRequest\x1a\x1b.distill.v1.ExtractResponseB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
