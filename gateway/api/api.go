@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/pipeline"
@@ -24,15 +25,18 @@ const DefaultPruneAge = time.Hour
 
 // Backend distills pages and keeps the fetch cache.
 type Backend interface {
-	Fetch(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*pipeline.Result, error)
+	// Do runs the pipeline for one request: a stateless fetch, or a
+	// session's step with its cookie jar.
+	Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error)
 	Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*distillv1.FetchJobResult)) error
 	CacheInfo(ctx context.Context) (entries, bytes int64, dir string, err error)
 	CachePrune(ctx context.Context, olderThan time.Duration) (removed, freed int64, err error)
 	CacheClear(ctx context.Context) (removed, freed int64, err error)
 }
 
-// Server implements DistillService. Sessions are served by a later part of
-// the gateway; until then those calls answer Unimplemented.
+// Server implements DistillService. It is the one implementation behind
+// every door: the gRPC API serves it, and the CLI and the MCP server call
+// its methods in process.
 type Server struct {
 	distillv1.UnimplementedDistillServiceServer
 	logger  *slog.Logger
@@ -49,7 +53,7 @@ func (s *Server) Fetch(ctx context.Context, req *distillv1.FetchRequest) (*disti
 	if req.GetUrl() == "" {
 		return nil, status.Error(codes.InvalidArgument, "url is required")
 	}
-	res, err := s.backend.Fetch(ctx, req.GetUrl(), req.GetOptions())
+	res, err := s.backend.Do(ctx, pipeline.Request{URL: req.GetUrl(), Options: req.GetOptions()})
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +65,7 @@ func (s *Server) Observe(ctx context.Context, req *distillv1.ObserveRequest) (*d
 	if req.GetUrl() == "" {
 		return nil, status.Error(codes.InvalidArgument, "url is required")
 	}
-	res, err := s.backend.Fetch(ctx, req.GetUrl(), ObserveOptions(req.GetOptions()))
+	res, err := s.backend.Do(ctx, pipeline.Request{URL: req.GetUrl(), Options: ObserveOptions(req.GetOptions())})
 	if err != nil {
 		return nil, err
 	}
@@ -83,27 +87,14 @@ func ObserveOptions(opts *distillv1.FetchOptions) *distillv1.FetchOptions {
 
 // FetchBatch distills many pages and streams each result as it is ready.
 func (s *Server) FetchBatch(req *distillv1.FetchBatchRequest, stream distillv1.DistillService_FetchBatchServer) error {
-	urls := req.GetUrls()
-	switch {
-	case len(urls) == 0:
-		return status.Error(codes.InvalidArgument, "urls is required")
-	case len(urls) > MaxBatchURLs:
-		return status.Errorf(codes.InvalidArgument, "a batch holds at most %d urls, got %d", MaxBatchURLs, len(urls))
-	}
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
 	var sendErr error
-	err := s.backend.Batch(ctx, urls, req.GetOptions(), func(r *distillv1.FetchJobResult) {
+	err := s.Batch(ctx, req, func(r *distillv1.FetchBatchResponse) {
 		if sendErr != nil {
 			return
 		}
-		out := &distillv1.FetchBatchResponse{Index: r.GetIndex(), Url: r.GetUrl()}
-		if e := r.GetError(); e != nil {
-			out.Outcome = &distillv1.FetchBatchResponse_Error{Error: e}
-		} else {
-			out.Outcome = &distillv1.FetchBatchResponse_Result{Result: r.GetResult()}
-		}
-		if sendErr = stream.Send(out); sendErr != nil {
+		if sendErr = stream.Send(r); sendErr != nil {
 			// The client is gone: stop queueing the rest.
 			cancel()
 		}
@@ -112,6 +103,32 @@ func (s *Server) FetchBatch(req *distillv1.FetchBatchRequest, stream distillv1.D
 		return sendErr
 	}
 	return err
+}
+
+// Batch distills req.urls and calls deliver once per URL, from one
+// goroutine at a time, as results arrive; each names its index in
+// req.urls. It returns once every URL is answered, or with the error that
+// stopped the batch.
+func (s *Server) Batch(ctx context.Context, req *distillv1.FetchBatchRequest, deliver func(*distillv1.FetchBatchResponse)) error {
+	urls := req.GetUrls()
+	switch {
+	case len(urls) == 0:
+		return status.Error(codes.InvalidArgument, "urls is required")
+	case len(urls) > MaxBatchURLs:
+		return status.Errorf(codes.InvalidArgument, "a batch holds at most %d urls, got %d", MaxBatchURLs, len(urls))
+	}
+	if err := fetchopts.Validate(req.GetOptions()); err != nil {
+		return status.Errorf(codes.InvalidArgument, "invalid options: %v", err)
+	}
+	return s.backend.Batch(ctx, urls, req.GetOptions(), func(r *distillv1.FetchJobResult) {
+		out := &distillv1.FetchBatchResponse{Index: r.GetIndex(), Url: r.GetUrl()}
+		if e := r.GetError(); e != nil {
+			out.Outcome = &distillv1.FetchBatchResponse_Error{Error: e}
+		} else {
+			out.Outcome = &distillv1.FetchBatchResponse_Result{Result: r.GetResult()}
+		}
+		deliver(out)
+	})
 }
 
 // CacheInfo reports the fetch cache's size.

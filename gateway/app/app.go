@@ -101,9 +101,9 @@ func (a *App) CacheClear(context.Context) (removed, freed int64, err error) {
 	return a.cache.Clear()
 }
 
-// Fetch distills one page.
-func (a *App) Fetch(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*pipeline.Result, error) {
-	return a.pipeline.Run(ctx, rawURL, opts)
+// Do distills one page.
+func (a *App) Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
+	return a.pipeline.Do(ctx, req)
 }
 
 // Batch distills urls over the job queue and calls deliver once per URL as

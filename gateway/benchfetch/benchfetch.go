@@ -19,6 +19,7 @@ import (
 
 	"distill.dev/gateway/app"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/pipeline"
 )
 
 // Config chooses the workload.
@@ -174,7 +175,7 @@ func direct(ctx context.Context, a *app.App, urls []string, opts *distillv1.Fetc
 				if i >= len(urls) || ctx.Err() != nil {
 					return
 				}
-				if _, err := a.Fetch(ctx, urls[i], opts); err != nil {
+				if _, err := a.Do(ctx, pipeline.Request{URL: urls[i], Options: opts}); err != nil {
 					once.Do(func() { firstErr = urls[i] + ": " + err.Error() })
 					failed.Add(1)
 				}

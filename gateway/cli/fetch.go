@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"distill.dev/gateway/api"
 	"distill.dev/gateway/app"
 	"distill.dev/gateway/output"
 	"distill.dev/proto/fetchopts"
@@ -175,18 +176,19 @@ func runFetch(cmd *cobra.Command, g *globals, urls []string, opts *distillv1.Fet
 	ctx := cmd.Context()
 	a := app.New(g.logger(), app.Config{Version: Version, Workers: fetchopts.Concurrency(opts), CacheDir: g.cacheDir})
 	defer a.Close()
+	svc := api.New(g.logger(), a)
 
 	items := make([]output.BatchItem, len(urls))
 	if len(urls) == 1 {
 		items[0].URL = urls[0]
-		res, err := a.Fetch(ctx, urls[0], opts)
+		res, err := svc.Fetch(ctx, &distillv1.FetchRequest{Url: urls[0], Options: opts})
 		if err != nil {
 			items[0].Err = err
 		} else {
-			items[0].Result = res.Distilled
+			items[0].Result = res.GetDistilled()
 		}
 	} else {
-		err := a.Batch(ctx, urls, opts, func(r *distillv1.FetchJobResult) {
+		err := svc.Batch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: opts}, func(r *distillv1.FetchBatchResponse) {
 			it := &items[r.GetIndex()]
 			it.URL = r.GetUrl()
 			if e := r.GetError(); e != nil {
