@@ -147,7 +147,7 @@ func WriteBatchJSON(w io.Writer, items []BatchItem) error {
 // MarshalDistilled returns one page's compact JSON, for callers that embed
 // it (MCP tool results).
 func MarshalDistilled(d *distillv1.Distilled) ([]byte, error) {
-	return json.Marshal(toJSON(d))
+	return marshal(toJSON(d))
 }
 
 func encode(w io.Writer, v any) error {
