@@ -25,8 +25,9 @@ func WithCache(c *cache.Cache) Option {
 // usesCache reports whether c may read or write the cache. Calls with bad
 // options skip it so the live path reports them.
 func (f *Fetcher) usesCache(c *call) bool {
-	// Only a GET's answer is the page at a URL; a POST's is one reply.
-	return f.cache != nil && c.send.method == http.MethodGet && !c.opts.GetNoCache() && fetchopts.Validate(c.opts) == nil
+	// Only a GET's answer is the page at a URL; a POST's is one reply, and
+	// an answer to a request with cookies may be one user's page.
+	return f.cache != nil && c.send.method == http.MethodGet && c.jar == nil && !c.opts.GetNoCache() && fetchopts.Validate(c.opts) == nil
 }
 
 // cacheKey is the cache key of c's URL, or "" when the URL is one the

@@ -21,6 +21,7 @@ import (
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/cache"
+	"distill.dev/services/fetcher/cookies"
 	"distill.dev/services/fetcher/netpolicy"
 )
 
@@ -142,11 +143,16 @@ type message struct {
 	method      string
 	body        []byte
 	contentType string
+	// anonymous sends no cookies and keeps none, whatever the call's jar.
+	anonymous bool
 }
 
-// plainGet is the message of every GET: pages, redirects turned into GETs, and
-// robots.txt.
+// plainGet is the message of every page GET, and of redirects turned into
+// GETs.
 var plainGet = message{method: http.MethodGet}
+
+// robotsGet fetches robots.txt: a crawler's request, not the session's.
+var robotsGet = message{method: http.MethodGet, anonymous: true}
 
 // call is one Fetch: its options, read once, and the URL it was asked for.
 type call struct {
@@ -160,6 +166,10 @@ type call struct {
 	maxRetries int
 	perHost    int
 	rate       float64
+	// jar is the session's cookie jar, nil when the call keeps no cookies;
+	// setCookies collects what the call's hops set in it.
+	jar        *cookies.Jar
+	setCookies []*distillv1.JarEntry
 }
 
 // Fetch retrieves req.url. HTTP error statuses are answers; policy
@@ -181,6 +191,9 @@ func (f *Fetcher) Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchR
 		maxRetries: fetchopts.MaxRetries(o),
 		perHost:    fetchopts.PerHostConcurrency(o),
 		rate:       o.GetRateLimit(),
+	}
+	if req.GetUseCookies() {
+		c.jar = cookies.FromEntries(req.GetJar())
 	}
 	c.client = f.strict
 	if c.policy.AllowLoopback {
@@ -240,7 +253,13 @@ func (f *Fetcher) fetch(ctx context.Context, c *call) (*distillv1.FetcherService
 			return nil, c.classify(ctx, where, err)
 		}
 		if next == "" {
-			return c.answer(ctx, where, u, resp, history)
+			retry := f.retryAfterOf(resp)
+			out, err := c.answer(ctx, where, u, resp, history)
+			if err != nil {
+				return nil, err
+			}
+			out.SetCookies, out.RetryAfterSecs = c.setCookies, retry
+			return out, nil
 		}
 		discard(resp)
 		if hop == MaxRedirects {

@@ -72,10 +72,19 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 		release()
 		return nil, err
 	}
+	keepCookies := c.jar != nil && !m.anonymous
+	if keepCookies {
+		for _, ck := range c.jar.Cookies(u) {
+			req.AddCookie(ck)
+		}
+	}
 	resp, err := c.client.Do(req)
 	if err != nil {
 		release()
 		return nil, err
+	}
+	if keepCookies {
+		c.setCookies = append(c.setCookies, c.jar.Record(u, resp.Cookies())...)
 	}
 	// The slot is held until the body is read: a server is busy with us
 	// until the last byte is sent.
@@ -108,6 +117,19 @@ func retryable(ctx context.Context, resp *http.Response, err error) bool {
 		return false
 	}
 	return !errors.Is(err, netpolicy.ErrBlocked) && !errors.Is(err, errRateDeadline)
+}
+
+// retryAfterOf returns a 429 or 503's Retry-After in whole seconds
+// (rounded up), or 0.
+func (f *Fetcher) retryAfterOf(resp *http.Response) int64 {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+		return 0
+	}
+	d, ok := retryAfter(resp.Header.Get("Retry-After"), f.hosts.clock.Now())
+	if !ok {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
 }
 
 // backoff returns a full-jitter wait before retry attempt+1: uniform in

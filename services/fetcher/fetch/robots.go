@@ -68,7 +68,7 @@ func (f *Fetcher) robotsGetter(c *call) robots.Getter {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := f.sendOnce(ctx, c, u, plainGet)
+		resp, err := f.sendOnce(ctx, c, u, robotsGet)
 		if err != nil {
 			return nil, err
 		}

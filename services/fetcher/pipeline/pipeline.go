@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -17,6 +18,7 @@ import (
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/cookies"
 )
 
 // Fetcher retrieves a page. *fetch.Fetcher and a FetcherService client
@@ -40,6 +42,8 @@ type Result struct {
 	Distilled *distillv1.Distilled
 	// RedirectHistory lists the URLs before the final one.
 	RedirectHistory []string
+	// RetryAfter is the server's Retry-After on a 429 or 503; 0 when absent.
+	RetryAfter time.Duration
 	// FallbackReason says why the page was rendered headless (forced,
 	// js_app, challenge, no_actions); empty when it was not, or when an
 	// automatic render was not better than the page as fetched.
@@ -79,10 +83,17 @@ func Budget(opts *distillv1.FetchOptions) time.Duration {
 type Request struct {
 	URL     string
 	Options *distillv1.FetchOptions
-	// Jar holds a session's cookies; nil for a stateless fetch. A headless
-	// render gets only the cookies the jar holds for the URL it renders,
-	// unless the host set fetchopts.NoFallbackCookiesEnv.
-	Jar http.CookieJar
+	// Method is GET when empty, or POST for a form, with Body and its
+	// BodyContentType. The answer to a POST is never rendered: the browser
+	// would have to send it again.
+	Method          string
+	Body            []byte
+	BodyContentType string
+	// Jar holds a session's cookies; nil for a stateless fetch. The fetch
+	// sends them and stores what the server sets in it. A headless render
+	// gets only the cookies the jar holds for the URL it renders, unless
+	// the host set fetchopts.NoFallbackCookiesEnv.
+	Jar *cookies.Jar
 }
 
 // Reasons for a headless render, as the session loop's fallback_reason
@@ -124,10 +135,21 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, Budget(opts))
 	defer cancel()
 
-	fetched, err := p.fetcher.Fetch(ctx, &distillv1.FetcherServiceFetchRequest{Url: req.URL, Options: opts})
+	freq := &distillv1.FetcherServiceFetchRequest{
+		Url: req.URL, Options: opts,
+		Method: req.Method, Body: req.Body, BodyContentType: req.BodyContentType,
+	}
+	if req.Jar != nil {
+		freq.UseCookies, freq.Jar = true, req.Jar.Entries()
+	}
+	fetched, err := p.fetcher.Fetch(ctx, freq)
 	if err != nil {
 		return nil, failure.FromRemote(err)
 	}
+	if req.Jar != nil {
+		req.Jar.Apply(fetched.GetSetCookies())
+	}
+	sent := req.Method != "" && !strings.EqualFold(req.Method, http.MethodGet)
 
 	// The pipeline needs low_content to decide on a render whether or not
 	// the caller asked for diagnostics, so extraction always computes them
@@ -136,9 +158,9 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (*Result, error) {
 	extractOpts.Diagnostics = true
 
 	js := fetchopts.JS(opts)
-	res := &Result{RedirectHistory: fetched.GetRedirectHistory()}
+	res := &Result{RedirectHistory: fetched.GetRedirectHistory(), RetryAfter: time.Duration(fetched.GetRetryAfterSecs()) * time.Second}
 	var reason string
-	if js == distillv1.JsMode_JS_MODE_ALWAYS {
+	if js == distillv1.JsMode_JS_MODE_ALWAYS && !sent {
 		reason = ReasonForced
 	} else {
 		out, err := p.extract(ctx, fetched.GetBody(), fetched.GetFinalUrl(), fetched.GetStatus(), contentType(fetched), extractOpts, false)
@@ -146,7 +168,7 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (*Result, error) {
 			return nil, err
 		}
 		res.Distilled = out.GetDistilled()
-		if js == distillv1.JsMode_JS_MODE_AUTO && isHTML(fetched.GetContentType()) {
+		if js == distillv1.JsMode_JS_MODE_AUTO && !sent && isHTML(fetched.GetContentType()) {
 			reason = autoReason(out, opts)
 		}
 	}
@@ -197,7 +219,7 @@ func better(rendered, fetched *distillv1.Distilled, reason string) bool {
 // browser context. They are set for that URL's host alone, with path "/" so
 // the page's own requests to its host (an app shell asking its API who is
 // logged in) carry them too.
-func renderCookies(jar http.CookieJar, rawURL string) []*distillv1.Cookie {
+func renderCookies(jar *cookies.Jar, rawURL string) []*distillv1.Cookie {
 	if jar == nil || fetchopts.NoFallbackCookies() {
 		return nil
 	}

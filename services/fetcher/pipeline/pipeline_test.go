@@ -5,13 +5,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
+	"distill.dev/services/fetcher/cookies"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -186,10 +186,7 @@ func TestRunPassesTheDeclaredCharsetToTheExtractor(t *testing.T) {
 }
 
 func TestRenderGetsOnlyTheRenderedURLsCookies(t *testing.T) {
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	jar := cookies.New()
 	site, _ := url.Parse("http://site.test/app/")
 	other, _ := url.Parse("http://other.test/")
 	jar.SetCookies(site, []*http.Cookie{{Name: "sid", Value: "s3cret", Path: "/"}, {Name: "scoped", Value: "x", Path: "/elsewhere"}})
@@ -222,5 +219,38 @@ func TestRenderGetsOnlyTheRenderedURLsCookies(t *testing.T) {
 	run()
 	if len(got) != 0 {
 		t.Fatalf("with %s=1 the render got cookies %v", fetchopts.NoFallbackCookiesEnv, got)
+	}
+}
+
+func TestPostAnswersAreNeverRendered(t *testing.T) {
+	for _, js := range []distillv1.JsMode{distillv1.JsMode_JS_MODE_AUTO, distillv1.JsMode_JS_MODE_ALWAYS} {
+		renders := 0
+		var sent *distillv1.FetcherServiceFetchRequest
+		f := fetchFunc(func(_ context.Context, r *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
+			sent = r
+			return &distillv1.FetcherServiceFetchResponse{
+				FinalUrl: r.GetUrl(), Status: 200, ContentType: "text/html", Body: []byte("<div/>"),
+				SetCookies: []*distillv1.JarEntry{{Url: r.GetUrl(), Cookie: &distillv1.Cookie{Name: "sid", Value: "new"}}},
+			}, nil
+		})
+		p := New(quiet, f, &charsExtractor{}, rendered("rendered app content", &renders))
+		jar := cookies.New()
+		res, err := p.Do(context.Background(), Request{
+			URL: "http://site.test/login", Options: &distillv1.FetchOptions{Js: js},
+			Method: "POST", Body: []byte("user=a"), BodyContentType: "application/x-www-form-urlencoded", Jar: jar,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if renders != 0 || res.FallbackReason != "" || res.Distilled.GetMarkdown() != "<div/>" {
+			t.Fatalf("js %v: the answer to a POST was rendered (%d renders, reason %q)", js, renders, res.FallbackReason)
+		}
+		if sent.GetMethod() != "POST" || string(sent.GetBody()) != "user=a" || !sent.GetUseCookies() {
+			t.Fatalf("fetch request = %v", sent)
+		}
+		u, _ := url.Parse("http://site.test/")
+		if cs := jar.Cookies(u); len(cs) != 1 || cs[0].Value != "new" {
+			t.Fatalf("the cookie the answer set is not in the jar: %v", cs)
+		}
 	}
 }

@@ -33,8 +33,14 @@ type FetcherServiceFetchRequest struct {
 	Body []byte `protobuf:"bytes,4,opt,name=body,proto3" json:"body,omitempty"`
 	// Content-Type of the body (application/x-www-form-urlencoded).
 	BodyContentType string `protobuf:"bytes,5,opt,name=body_content_type,json=bodyContentType,proto3" json:"body_content_type,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Keep cookies, as a session does: send the jar's cookies on every hop,
+	// and return every cookie a hop sets in set_cookies. Off, no cookie is
+	// sent and Set-Cookie is ignored.
+	UseCookies bool `protobuf:"varint,6,opt,name=use_cookies,json=useCookies,proto3" json:"use_cookies,omitempty"`
+	// The session's cookie jar, as the cookies its servers set.
+	Jar           []*JarEntry `protobuf:"bytes,7,rep,name=jar,proto3" json:"jar,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FetcherServiceFetchRequest) Reset() {
@@ -102,6 +108,76 @@ func (x *FetcherServiceFetchRequest) GetBodyContentType() string {
 	return ""
 }
 
+func (x *FetcherServiceFetchRequest) GetUseCookies() bool {
+	if x != nil {
+		return x.UseCookies
+	}
+	return false
+}
+
+func (x *FetcherServiceFetchRequest) GetJar() []*JarEntry {
+	if x != nil {
+		return x.Jar
+	}
+	return nil
+}
+
+// JarEntry is one cookie as a server set it: the URL of the response that
+// set it and its attributes as sent (an empty domain is a host-only
+// cookie; expires is absolute, 0 for a session cookie, in the past to
+// delete). Setting the entries again, in order, rebuilds the jar anywhere.
+type JarEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Url           string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Cookie        *Cookie                `protobuf:"bytes,2,opt,name=cookie,proto3" json:"cookie,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JarEntry) Reset() {
+	*x = JarEntry{}
+	mi := &file_distill_v1_fetcher_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JarEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JarEntry) ProtoMessage() {}
+
+func (x *JarEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_fetcher_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JarEntry.ProtoReflect.Descriptor instead.
+func (*JarEntry) Descriptor() ([]byte, []int) {
+	return file_distill_v1_fetcher_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *JarEntry) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *JarEntry) GetCookie() *Cookie {
+	if x != nil {
+		return x.Cookie
+	}
+	return nil
+}
+
 type FetcherServiceFetchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// URL of the last hop.
@@ -117,14 +193,18 @@ type FetcherServiceFetchResponse struct {
 	FromCache bool `protobuf:"varint,6,opt,name=from_cache,json=fromCache,proto3" json:"from_cache,omitempty"`
 	// The charset parameter of the Content-Type header, lower-case, when the
 	// server declared one.
-	Charset       string `protobuf:"bytes,7,opt,name=charset,proto3" json:"charset,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Charset string `protobuf:"bytes,7,opt,name=charset,proto3" json:"charset,omitempty"`
+	// With use_cookies: the cookies set by every hop, in order.
+	SetCookies []*JarEntry `protobuf:"bytes,8,rep,name=set_cookies,json=setCookies,proto3" json:"set_cookies,omitempty"`
+	// The server's Retry-After on a 429 or 503, in seconds; 0 when absent.
+	RetryAfterSecs int64 `protobuf:"varint,9,opt,name=retry_after_secs,json=retryAfterSecs,proto3" json:"retry_after_secs,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *FetcherServiceFetchResponse) Reset() {
 	*x = FetcherServiceFetchResponse{}
-	mi := &file_distill_v1_fetcher_proto_msgTypes[1]
+	mi := &file_distill_v1_fetcher_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -136,7 +216,7 @@ func (x *FetcherServiceFetchResponse) String() string {
 func (*FetcherServiceFetchResponse) ProtoMessage() {}
 
 func (x *FetcherServiceFetchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_fetcher_proto_msgTypes[1]
+	mi := &file_distill_v1_fetcher_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -149,7 +229,7 @@ func (x *FetcherServiceFetchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetcherServiceFetchResponse.ProtoReflect.Descriptor instead.
 func (*FetcherServiceFetchResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_fetcher_proto_rawDescGZIP(), []int{1}
+	return file_distill_v1_fetcher_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *FetcherServiceFetchResponse) GetFinalUrl() string {
@@ -201,18 +281,38 @@ func (x *FetcherServiceFetchResponse) GetCharset() string {
 	return ""
 }
 
+func (x *FetcherServiceFetchResponse) GetSetCookies() []*JarEntry {
+	if x != nil {
+		return x.SetCookies
+	}
+	return nil
+}
+
+func (x *FetcherServiceFetchResponse) GetRetryAfterSecs() int64 {
+	if x != nil {
+		return x.RetryAfterSecs
+	}
+	return 0
+}
+
 var File_distill_v1_fetcher_proto protoreflect.FileDescriptor
 
 const file_distill_v1_fetcher_proto_rawDesc = "" +
 	"\n" +
 	"\x18distill/v1/fetcher.proto\x12\n" +
-	"distill.v1\x1a\x18distill/v1/options.proto\"\xba\x01\n" +
+	"distill.v1\x1a\x18distill/v1/options.proto\x1a\x19distill/v1/renderer.proto\"\x83\x02\n" +
 	"\x1aFetcherServiceFetchRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
 	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\x12\x16\n" +
 	"\x06method\x18\x03 \x01(\tR\x06method\x12\x12\n" +
 	"\x04body\x18\x04 \x01(\fR\x04body\x12*\n" +
-	"\x11body_content_type\x18\x05 \x01(\tR\x0fbodyContentType\"\xed\x01\n" +
+	"\x11body_content_type\x18\x05 \x01(\tR\x0fbodyContentType\x12\x1f\n" +
+	"\vuse_cookies\x18\x06 \x01(\bR\n" +
+	"useCookies\x12&\n" +
+	"\x03jar\x18\a \x03(\v2\x14.distill.v1.JarEntryR\x03jar\"H\n" +
+	"\bJarEntry\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12*\n" +
+	"\x06cookie\x18\x02 \x01(\v2\x12.distill.v1.CookieR\x06cookie\"\xce\x02\n" +
 	"\x1bFetcherServiceFetchResponse\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12!\n" +
@@ -221,7 +321,10 @@ const file_distill_v1_fetcher_proto_rawDesc = "" +
 	"\x10redirect_history\x18\x05 \x03(\tR\x0fredirectHistory\x12\x1d\n" +
 	"\n" +
 	"from_cache\x18\x06 \x01(\bR\tfromCache\x12\x18\n" +
-	"\acharset\x18\a \x01(\tR\acharset2j\n" +
+	"\acharset\x18\a \x01(\tR\acharset\x125\n" +
+	"\vset_cookies\x18\b \x03(\v2\x14.distill.v1.JarEntryR\n" +
+	"setCookies\x12(\n" +
+	"\x10retry_after_secs\x18\t \x01(\x03R\x0eretryAfterSecs2j\n" +
 	"\x0eFetcherService\x12X\n" +
 	"\x05Fetch\x12&.distill.v1.FetcherServiceFetchRequest\x1a'.distill.v1.FetcherServiceFetchResponseB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
@@ -237,21 +340,26 @@ func file_distill_v1_fetcher_proto_rawDescGZIP() []byte {
 	return file_distill_v1_fetcher_proto_rawDescData
 }
 
-var file_distill_v1_fetcher_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_distill_v1_fetcher_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_distill_v1_fetcher_proto_goTypes = []any{
 	(*FetcherServiceFetchRequest)(nil),  // 0: distill.v1.FetcherServiceFetchRequest
-	(*FetcherServiceFetchResponse)(nil), // 1: distill.v1.FetcherServiceFetchResponse
-	(*FetchOptions)(nil),                // 2: distill.v1.FetchOptions
+	(*JarEntry)(nil),                    // 1: distill.v1.JarEntry
+	(*FetcherServiceFetchResponse)(nil), // 2: distill.v1.FetcherServiceFetchResponse
+	(*FetchOptions)(nil),                // 3: distill.v1.FetchOptions
+	(*Cookie)(nil),                      // 4: distill.v1.Cookie
 }
 var file_distill_v1_fetcher_proto_depIdxs = []int32{
-	2, // 0: distill.v1.FetcherServiceFetchRequest.options:type_name -> distill.v1.FetchOptions
-	0, // 1: distill.v1.FetcherService.Fetch:input_type -> distill.v1.FetcherServiceFetchRequest
-	1, // 2: distill.v1.FetcherService.Fetch:output_type -> distill.v1.FetcherServiceFetchResponse
-	2, // [2:3] is the sub-list for method output_type
-	1, // [1:2] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	3, // 0: distill.v1.FetcherServiceFetchRequest.options:type_name -> distill.v1.FetchOptions
+	1, // 1: distill.v1.FetcherServiceFetchRequest.jar:type_name -> distill.v1.JarEntry
+	4, // 2: distill.v1.JarEntry.cookie:type_name -> distill.v1.Cookie
+	1, // 3: distill.v1.FetcherServiceFetchResponse.set_cookies:type_name -> distill.v1.JarEntry
+	0, // 4: distill.v1.FetcherService.Fetch:input_type -> distill.v1.FetcherServiceFetchRequest
+	2, // 5: distill.v1.FetcherService.Fetch:output_type -> distill.v1.FetcherServiceFetchResponse
+	5, // [5:6] is the sub-list for method output_type
+	4, // [4:5] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_fetcher_proto_init() }
@@ -260,13 +368,14 @@ func file_distill_v1_fetcher_proto_init() {
 		return
 	}
 	file_distill_v1_options_proto_init()
+	file_distill_v1_renderer_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_fetcher_proto_rawDesc), len(file_distill_v1_fetcher_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
