@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"distill.dev/gateway/session"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/cache"
@@ -39,13 +40,55 @@ type Backend interface {
 // its methods in process.
 type Server struct {
 	distillv1.UnimplementedDistillServiceServer
-	logger  *slog.Logger
-	backend Backend
+	logger   *slog.Logger
+	backend  Backend
+	sessions *session.Manager
+}
+
+// Option configures a Server.
+type Option func(*options)
+
+type options struct {
+	sessions session.Config
+}
+
+// WithSessionLimits bounds the browsing sessions the server keeps.
+func WithSessionLimits(c session.Config) Option {
+	return func(o *options) { o.sessions = c }
 }
 
 // New returns a Server over backend.
-func New(logger *slog.Logger, backend Backend) *Server {
-	return &Server{logger: logger, backend: backend}
+func New(logger *slog.Logger, backend Backend, opts ...Option) *Server {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &Server{logger: logger, backend: backend, sessions: session.New(logger, backend, o.sessions)}
+}
+
+// SessionStart opens a browsing session on a URL.
+func (s *Server) SessionStart(ctx context.Context, req *distillv1.SessionStartRequest) (*distillv1.SessionStartResponse, error) {
+	return s.sessions.Start(ctx, req)
+}
+
+// SessionObserve navigates a session to a URL.
+func (s *Server) SessionObserve(ctx context.Context, req *distillv1.SessionObserveRequest) (*distillv1.SessionObserveResponse, error) {
+	return s.sessions.Observe(ctx, req)
+}
+
+// SessionFollow follows a link or download of the session's last snapshot.
+func (s *Server) SessionFollow(ctx context.Context, req *distillv1.SessionFollowRequest) (*distillv1.SessionFollowResponse, error) {
+	return s.sessions.Follow(ctx, req)
+}
+
+// SessionSubmitForm submits a form of the session's last snapshot.
+func (s *Server) SessionSubmitForm(ctx context.Context, req *distillv1.SessionSubmitFormRequest) (*distillv1.SessionSubmitFormResponse, error) {
+	return s.sessions.SubmitForm(ctx, req)
+}
+
+// SessionClose forgets a session.
+func (s *Server) SessionClose(ctx context.Context, req *distillv1.SessionCloseRequest) (*distillv1.SessionCloseResponse, error) {
+	return s.sessions.Close(ctx, req)
 }
 
 // Fetch distills one page.

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -20,6 +21,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"distill.dev/gateway/api"
 	"distill.dev/gateway/app"
@@ -218,11 +220,86 @@ func TestHealthAndReflection(t *testing.T) {
 	}
 }
 
-func TestSessionsAreNotServedYet(t *testing.T) {
+func TestSessionsOverGRPC(t *testing.T) {
+	pages := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/slow":
+			select {
+			case <-time.After(5 * time.Second):
+			case <-r.Context().Done():
+			}
+			return
+		case "/next":
+			fmt.Fprint(w, "<html><head><title>Next</title></head><body><main><p>The second page, with words enough to read.</p></main></body></html>")
+			return
+		}
+		fmt.Fprint(w, `<html><head><title>First</title></head><body><main><p>The first page, with words enough to read.</p>
+			<a href="/next">Onwards</a><form method="post" action="/order"><input name="qty"><button>Order</button></form></main></body></html>`)
+	}))
+	defer pages.Close()
 	client := distillv1.NewDistillServiceClient(serve(t))
-	_, err := client.SessionStart(context.Background(), &distillv1.SessionStartRequest{Url: "http://127.0.0.1/"})
-	if status.Code(err) != codes.Unimplemented {
-		t.Fatalf("err = %v, want Unimplemented", err)
+	ctx := context.Background()
+
+	started, err := client.SessionStart(ctx, &distillv1.SessionStartRequest{Url: pages.URL + "/", AllowLocal: true, Js: distillv1.JsMode_JS_MODE_OFF})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := started.GetView()
+	if v.GetSessionId() == "" || v.GetSnapshot().GetTitle() != "First" || len(v.GetLoop().GetAvailableActions()) != 2 {
+		t.Fatalf("start view = %v", v)
+	}
+	followed, err := client.SessionFollow(ctx, &distillv1.SessionFollowRequest{SessionId: v.GetSessionId(), ActionId: "link_0"})
+	if err != nil || followed.GetView().GetCurrentUrl() != pages.URL+"/next" {
+		t.Fatalf("follow: %v %v", followed.GetView().GetCurrentUrl(), err)
+	}
+	back, err := client.SessionObserve(ctx, &distillv1.SessionObserveRequest{SessionId: v.GetSessionId(), Url: pages.URL + "/"})
+	if err != nil || back.GetView().GetLoop().GetState().GetStepsTaken() != 3 {
+		t.Fatalf("observe: %v %v", back.GetView().GetLoop().GetState(), err)
+	}
+	withheld, err := client.SessionSubmitForm(ctx, &distillv1.SessionSubmitFormRequest{
+		SessionId: v.GetSessionId(), FormId: "form_0", Values: map[string]*distillv1.FieldValues{"qty": {Values: []string{"2"}}},
+	})
+	if err != nil || !withheld.GetNeedsConfirmation() || withheld.GetWouldSubmit().GetFields()["qty"].GetValues()[0] != "2" {
+		t.Fatalf("submit without confirm: %v %v", withheld, err)
+	}
+	closed, err := client.SessionClose(ctx, &distillv1.SessionCloseRequest{SessionId: v.GetSessionId()})
+	if err != nil || !closed.GetClosed() {
+		t.Fatalf("close: %v %v", closed, err)
+	}
+
+	failures := []struct {
+		name     string
+		call     func() error
+		wantGRPC codes.Code
+	}{
+		{"closed session", func() error {
+			_, err := client.SessionFollow(ctx, &distillv1.SessionFollowRequest{SessionId: v.GetSessionId(), ActionId: "link_0"})
+			return err
+		}, codes.NotFound},
+		{"missing url", func() error {
+			_, err := client.SessionStart(ctx, &distillv1.SessionStartRequest{})
+			return err
+		}, codes.InvalidArgument},
+		{"private address", func() error {
+			_, err := client.SessionStart(ctx, &distillv1.SessionStartRequest{Url: "http://10.1.2.3/"})
+			return err
+		}, codes.PermissionDenied},
+		{"deadline", func() error {
+			_, err := client.SessionStart(ctx, &distillv1.SessionStartRequest{Url: pages.URL + "/slow", AllowLocal: true, TimeoutSecs: proto.Int32(1), MaxActionRetries: proto.Int32(0)})
+			return err
+		}, codes.DeadlineExceeded},
+		{"nothing listening", func() error {
+			_, err := client.SessionStart(ctx, &distillv1.SessionStartRequest{Url: "http://127.0.0.1:1/", AllowLocal: true, MaxActionRetries: proto.Int32(0)})
+			return err
+		}, codes.Unavailable},
+	}
+	for _, tt := range failures {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.call(); status.Code(err) != tt.wantGRPC {
+				t.Fatalf("err = %v, want %v", err, tt.wantGRPC)
+			}
+		})
 	}
 }
 

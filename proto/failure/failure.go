@@ -28,6 +28,8 @@ const (
 	Canceled           = distillv1.ErrorCode_ERROR_CODE_CANCELED
 	Internal           = distillv1.ErrorCode_ERROR_CODE_INTERNAL
 	InvalidArgument    = distillv1.ErrorCode_ERROR_CODE_INVALID_ARGUMENT
+	NotFound           = distillv1.ErrorCode_ERROR_CODE_NOT_FOUND
+	Exhausted          = distillv1.ErrorCode_ERROR_CODE_EXHAUSTED
 )
 
 // Error is a failure with a code. Its message is one line naming the
@@ -149,8 +151,10 @@ func grpcCode(c distillv1.ErrorCode) codes.Code {
 		return codes.InvalidArgument
 	case Blocked, RobotsDisallowed:
 		return codes.PermissionDenied
-	case TooLarge:
+	case TooLarge, Exhausted:
 		return codes.ResourceExhausted
+	case NotFound:
+		return codes.NotFound
 	case Timeout:
 		return codes.DeadlineExceeded
 	case Network, RenderFailed:

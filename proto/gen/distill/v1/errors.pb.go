@@ -50,6 +50,10 @@ const (
 	// An option is out of range or malformed (a bad selector, a negative
 	// timeout).
 	ErrorCode_ERROR_CODE_INVALID_ARGUMENT ErrorCode = 11
+	// The named session does not exist: never started, closed, or expired.
+	ErrorCode_ERROR_CODE_NOT_FOUND ErrorCode = 12
+	// A host limit is reached, such as the number of live sessions.
+	ErrorCode_ERROR_CODE_EXHAUSTED ErrorCode = 13
 )
 
 // Enum value maps for ErrorCode.
@@ -67,6 +71,8 @@ var (
 		9:  "ERROR_CODE_CANCELED",
 		10: "ERROR_CODE_INTERNAL",
 		11: "ERROR_CODE_INVALID_ARGUMENT",
+		12: "ERROR_CODE_NOT_FOUND",
+		13: "ERROR_CODE_EXHAUSTED",
 	}
 	ErrorCode_value = map[string]int32{
 		"ERROR_CODE_UNSPECIFIED":         0,
@@ -81,6 +87,8 @@ var (
 		"ERROR_CODE_CANCELED":            9,
 		"ERROR_CODE_INTERNAL":            10,
 		"ERROR_CODE_INVALID_ARGUMENT":    11,
+		"ERROR_CODE_NOT_FOUND":           12,
+		"ERROR_CODE_EXHAUSTED":           13,
 	}
 )
 
@@ -173,7 +181,7 @@ const file_distill_v1_errors_proto_rawDesc = "" +
 	"distill.v1\"L\n" +
 	"\x05Error\x12)\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x15.distill.v1.ErrorCodeR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage*\xdc\x02\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage*\x90\x03\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16ERROR_CODE_INVALID_URL\x10\x01\x12\x16\n" +
@@ -187,7 +195,9 @@ const file_distill_v1_errors_proto_rawDesc = "" +
 	"\x13ERROR_CODE_CANCELED\x10\t\x12\x17\n" +
 	"\x13ERROR_CODE_INTERNAL\x10\n" +
 	"\x12\x1f\n" +
-	"\x1bERROR_CODE_INVALID_ARGUMENT\x10\vB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\x1bERROR_CODE_INVALID_ARGUMENT\x10\v\x12\x18\n" +
+	"\x14ERROR_CODE_NOT_FOUND\x10\f\x12\x18\n" +
+	"\x14ERROR_CODE_EXHAUSTED\x10\rB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_errors_proto_rawDescOnce sync.Once

@@ -1,0 +1,529 @@
+// Package session runs stateful browsing for agents. A session keeps a
+// cookie jar, the current URL, the redirect history of the last navigation
+// and the last snapshot with its action tree; each step (start, observe,
+// follow, submit a form) runs the pipeline with the session's cookies and
+// commits what it learned only once it has settled, so a step that fails or
+// runs out of time leaves the session as it was.
+//
+// Sessions live in memory, bounded in number and expired when idle.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	mathrand "math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/cookies"
+	"distill.dev/services/fetcher/pipeline"
+)
+
+// Limits of the host, and the seed's defaults.
+const (
+	DefaultMaxSessions      = 64
+	DefaultIdleTTL          = 30 * time.Minute
+	DefaultMaxActionRetries = 1
+	MaxActionRetries        = 2
+	// StepMargin is added to every step's deadline for extraction and
+	// scheduling.
+	StepMargin = 15 * time.Second
+	// maxLogEntries bounds the operation log a view carries.
+	maxLogEntries = 50
+	retryBase     = 500 * time.Millisecond
+	retryMax      = 10 * time.Second
+)
+
+// Distiller runs the pipeline for one request.
+type Distiller interface {
+	Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error)
+}
+
+// Config bounds what sessions may take from the host. Zero values take the
+// defaults.
+type Config struct {
+	// MaxSessions caps live sessions; a start past it is refused.
+	MaxSessions int
+	// IdleTTL expires a session this long after its last step.
+	IdleTTL time.Duration
+	// StepMargin replaces the 15 s margin of the step deadline (tests).
+	StepMargin time.Duration
+}
+
+// Manager holds the live sessions.
+type Manager struct {
+	logger *slog.Logger
+	d      Distiller
+	cfg    Config
+	now    func() time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+}
+
+// New returns a Manager that runs steps through d.
+func New(logger *slog.Logger, d Distiller, cfg Config) *Manager {
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.IdleTTL <= 0 {
+		cfg.IdleTTL = DefaultIdleTTL
+	}
+	if cfg.StepMargin == 0 {
+		cfg.StepMargin = StepMargin
+	}
+	return &Manager{logger: logger, d: d, cfg: cfg, now: time.Now, sessions: map[string]*Session{}}
+}
+
+// settings are what session_start fixed for every step of a session.
+type settings struct {
+	profile       distillv1.Profile
+	maxActions    int32
+	timeoutSecs   int32
+	allowLocal    bool
+	respectRobots bool
+	retries       int
+	js            distillv1.JsMode
+	jsWait        *int32
+}
+
+// options are the pipeline options of one attempt. Retries belong to the
+// session's loop, one HTTP attempt per loop attempt, so the fetcher makes
+// none of its own; the cache is off because answers with cookies are one
+// user's pages. The action tree is extracted whole: the cap applies to the
+// view only, so a form keeps the hidden fields a cap would have cut.
+func (s settings) options() *distillv1.FetchOptions {
+	return &distillv1.FetchOptions{
+		Profile:         s.profile,
+		Format:          distillv1.Format_FORMAT_JSON,
+		Diagnostics:     true,
+		ExtractActions:  true,
+		TimeoutSecs:     proto.Int32(s.timeoutSecs),
+		AllowLocal:      s.allowLocal,
+		RespectRobots:   s.respectRobots,
+		MaxRetries:      proto.Int32(0),
+		NoCache:         true,
+		Js:              s.js,
+		JsWait:          s.jsWait,
+		MaxOutputTokens: proto.Int64(fetchopts.DefaultMCPMaxOutputTokens),
+	}
+}
+
+// deadline bounds one step: (max_action_retries + 1) × timeout_secs, or
+// js_wait when that is longer, plus the margin.
+func (s settings) deadline(margin time.Duration) time.Duration {
+	d := time.Duration(s.retries+1) * time.Duration(s.timeoutSecs) * time.Second
+	if s.jsWait != nil {
+		d = max(d, time.Duration(*s.jsWait)*time.Millisecond)
+	}
+	return d + margin
+}
+
+// Session is one agent's browsing state.
+type Session struct {
+	id  string
+	set settings
+	// step serialises the session's steps: one settles before the next.
+	step sync.Mutex
+
+	mu       sync.Mutex
+	jar      *cookies.Jar
+	url      string
+	history  []string
+	snapshot *distillv1.Distilled // with the whole action tree
+	fallback string
+	failure  string
+	steps    int32
+	visited  map[string]bool
+	log      []*distillv1.Operation
+	lastUsed time.Time
+}
+
+// Start opens a session on req.url.
+func (m *Manager) Start(ctx context.Context, req *distillv1.SessionStartRequest) (*distillv1.SessionStartResponse, error) {
+	set, err := settingsOf(req)
+	if err != nil {
+		return nil, err
+	}
+	if req.GetUrl() == "" {
+		return nil, failure.New(failure.InvalidArgument, "url is required")
+	}
+	s := &Session{id: newID(), set: set, jar: cookies.New(), visited: map[string]bool{}, lastUsed: m.now()}
+	if err := m.reserve(s); err != nil {
+		return nil, err
+	}
+	view, err := m.navigate(ctx, s, "start", req.GetUrl(), navigation{url: req.GetUrl(), idempotent: true})
+	if err != nil || s.snapshot == nil {
+		// A session that never reached a page has nothing to go on from.
+		m.drop(s.id)
+		return nil, err
+	}
+	return &distillv1.SessionStartResponse{View: view}, nil
+}
+
+// Observe navigates the session to req.url.
+func (m *Manager) Observe(ctx context.Context, req *distillv1.SessionObserveRequest) (*distillv1.SessionObserveResponse, error) {
+	s, err := m.get(req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetUrl() == "" {
+		return nil, failure.New(failure.InvalidArgument, "url is required")
+	}
+	view, err := m.navigate(ctx, s, "observe", req.GetUrl(), navigation{url: req.GetUrl(), idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &distillv1.SessionObserveResponse{View: view}, nil
+}
+
+// Follow follows a link_* or download_* action of the last snapshot.
+func (m *Manager) Follow(ctx context.Context, req *distillv1.SessionFollowRequest) (*distillv1.SessionFollowResponse, error) {
+	s, err := m.get(req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	href, err := followTarget(s.snapshot.GetActions(), req.GetActionId())
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	view, err := m.navigate(ctx, s, "follow", req.GetActionId(), navigation{url: href, idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	return &distillv1.SessionFollowResponse{View: view}, nil
+}
+
+// SubmitForm submits a form of the last snapshot with req.values merged
+// over its defaults. A GET form is sent at once; any other is withheld
+// unless req.confirm, and the answer says what it would send.
+func (m *Manager) SubmitForm(ctx context.Context, req *distillv1.SessionSubmitFormRequest) (*distillv1.SessionSubmitFormResponse, error) {
+	s, err := m.get(req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	sub, err := buildSubmission(s.snapshot.GetActions(), req.GetFormId(), req.GetValues())
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	nav := navigation{url: sub.target, idempotent: sub.method == http.MethodGet}
+	if !nav.idempotent {
+		if !req.GetConfirm() {
+			return m.withhold(s, sub), nil
+		}
+		nav.method, nav.body, nav.contentType = sub.method, []byte(sub.encoded), "application/x-www-form-urlencoded"
+	}
+	view, err := m.navigate(ctx, s, "submit_form", sub.formID, nav)
+	if err != nil {
+		return nil, err
+	}
+	return &distillv1.SessionSubmitFormResponse{View: view}, nil
+}
+
+// Close forgets a session. Closing one that does not exist is not an
+// error: closed is false.
+func (m *Manager) Close(_ context.Context, req *distillv1.SessionCloseRequest) (*distillv1.SessionCloseResponse, error) {
+	m.mu.Lock()
+	_, ok := m.sessions[req.GetSessionId()]
+	delete(m.sessions, req.GetSessionId())
+	m.mu.Unlock()
+	return &distillv1.SessionCloseResponse{SessionId: req.GetSessionId(), Closed: ok}, nil
+}
+
+// Len is the number of live sessions.
+func (m *Manager) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep()
+	return len(m.sessions)
+}
+
+func settingsOf(req *distillv1.SessionStartRequest) (settings, error) {
+	set := settings{
+		profile:       req.GetProfile(),
+		timeoutSecs:   fetchopts.DefaultTimeoutSecs,
+		allowLocal:    req.GetAllowLocal(),
+		respectRobots: req.GetRespectRobots(),
+		retries:       DefaultMaxActionRetries,
+		js:            req.GetJs(),
+		jsWait:        req.JsWait,
+	}
+	if req.MaxActions != nil {
+		if req.GetMaxActions() < 0 {
+			return settings{}, failure.New(failure.InvalidArgument, "max_actions must not be negative, got %d", req.GetMaxActions())
+		}
+		set.maxActions = req.GetMaxActions()
+	}
+	if req.TimeoutSecs != nil {
+		set.timeoutSecs = req.GetTimeoutSecs()
+	}
+	if req.MaxActionRetries != nil {
+		set.retries = min(max(int(req.GetMaxActionRetries()), 0), MaxActionRetries)
+	}
+	if err := fetchopts.Validate(set.options()); err != nil {
+		return settings{}, failure.Wrap(failure.InvalidArgument, err, "invalid session options")
+	}
+	return set, nil
+}
+
+func newID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "s_" + hex.EncodeToString(b)
+}
+
+// reserve adds s under the cap, after expiring idle sessions.
+func (m *Manager) reserve(s *Session) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep()
+	if len(m.sessions) >= m.cfg.MaxSessions {
+		return failure.New(failure.Exhausted, "too many live sessions (%d): close one with session_close, or wait for idle ones to expire after %s", m.cfg.MaxSessions, m.cfg.IdleTTL)
+	}
+	m.sessions[s.id] = s
+	return nil
+}
+
+func (m *Manager) drop(id string) {
+	m.mu.Lock()
+	delete(m.sessions, id)
+	m.mu.Unlock()
+}
+
+// get returns a live session and marks it used.
+func (m *Manager) get(id string) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep()
+	s, ok := m.sessions[id]
+	if !ok {
+		if id == "" {
+			return nil, failure.New(failure.InvalidArgument, "session_id is required")
+		}
+		return nil, failure.New(failure.NotFound, "no session %q: it was closed, expired after %s idle, or never started; start one with session_start", id, m.cfg.IdleTTL)
+	}
+	s.touch(m.now())
+	return s, nil
+}
+
+// sweep expires idle sessions; m.mu is held. A session in the middle of a
+// step is used, not idle.
+func (m *Manager) sweep() {
+	now := m.now()
+	for id, s := range m.sessions {
+		if s.idleSince(now) > m.cfg.IdleTTL {
+			delete(m.sessions, id)
+			m.logger.Debug("session expired", "session", id)
+		}
+	}
+}
+
+func (s *Session) touch(now time.Time) {
+	s.mu.Lock()
+	s.lastUsed = now
+	s.mu.Unlock()
+}
+
+func (s *Session) idleSince(now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return now.Sub(s.lastUsed)
+}
+
+// navigation is what one step requests.
+type navigation struct {
+	url         string
+	method      string // "" for GET
+	body        []byte
+	contentType string
+	// idempotent steps may be attempted again.
+	idempotent bool
+}
+
+// navigate runs one step and commits it once it settles.
+func (m *Manager) navigate(ctx context.Context, s *Session, op, target string, nav navigation) (*distillv1.SessionView, error) {
+	s.step.Lock()
+	defer s.step.Unlock()
+	defer s.touch(m.now())
+
+	deadline := s.set.deadline(m.cfg.StepMargin)
+	stepCtx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+
+	s.mu.Lock()
+	jar := s.jar.Clone()
+	step := s.steps + 1
+	s.mu.Unlock()
+
+	attempts := 1
+	if nav.idempotent {
+		attempts += s.set.retries
+	}
+	var (
+		res *pipeline.Result
+		err error
+		ops []*distillv1.Operation
+	)
+	for attempt := 1; ; attempt++ {
+		res, err = m.d.Do(stepCtx, pipeline.Request{
+			URL: nav.url, Options: s.set.options(),
+			Method: nav.method, Body: nav.body, BodyContentType: nav.contentType,
+			Jar: jar,
+		})
+		entry := &distillv1.Operation{Step: step, Op: op, Target: target, Attempt: int32(attempt)}
+		ops = append(ops, entry)
+		var again bool
+		switch {
+		case err != nil:
+			entry.Outcome = "error"
+			entry.FailureReason = proto.String(err.Error())
+			again = transient(stepCtx, err)
+		case res.Distilled.GetStatus() >= 400:
+			code := res.Distilled.GetStatus()
+			entry.Outcome, entry.Status = "http_error", proto.Int32(code)
+			entry.FailureReason = proto.String(httpFailure(code, res.Distilled.GetFinalUrl()))
+			again = code == http.StatusTooManyRequests || code >= 500
+		default:
+			entry.Outcome, entry.Status = "ok", proto.Int32(res.Distilled.GetStatus())
+		}
+		if !again || attempt >= attempts {
+			break
+		}
+		wait := backoff(attempt)
+		if res != nil && res.RetryAfter > 0 {
+			wait = res.RetryAfter
+		}
+		if d, ok := stepCtx.Deadline(); ok && time.Until(d) <= wait {
+			// Waiting would miss the step's deadline: the last answer
+			// stands.
+			break
+		}
+		select {
+		case <-time.After(wait):
+		case <-stepCtx.Done():
+		}
+		if stepCtx.Err() != nil {
+			err = stepCtx.Err()
+			break
+		}
+	}
+
+	if err != nil {
+		err = m.stepError(ctx, stepCtx, deadline, op, nav, err)
+		s.mu.Lock()
+		s.appendLog(ops)
+		s.mu.Unlock()
+		return nil, err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.appendLog(ops)
+	s.steps = step
+	// Cookies set by an answer are kept whatever its status: a browser
+	// keeps them too.
+	s.jar = jar
+	status := res.Distilled.GetStatus()
+	if status >= 400 && s.snapshot != nil {
+		// An HTTP error does not move the session: the page it is on, its
+		// history and its actions stay, and the loop says what failed.
+		s.failure = httpFailure(status, res.Distilled.GetFinalUrl())
+		return s.view(), nil
+	}
+	s.failure = ""
+	if status >= 400 {
+		s.failure = httpFailure(status, res.Distilled.GetFinalUrl())
+	}
+	s.url = res.Distilled.GetFinalUrl()
+	s.history = res.RedirectHistory
+	s.snapshot = res.Distilled
+	s.fallback = res.FallbackReason
+	s.visited[s.url] = true
+	return s.view(), nil
+}
+
+// stepError explains a failed step.
+func (m *Manager) stepError(callerCtx, stepCtx context.Context, deadline time.Duration, op string, nav navigation, err error) error {
+	sent := nav.method != "" && nav.method != http.MethodGet
+	timedOut := errors.Is(stepCtx.Err(), context.DeadlineExceeded) && callerCtx.Err() == nil
+	switch {
+	case sent && (timedOut || failure.CodeOf(err) == failure.Timeout):
+		return failure.Wrap(failure.Timeout, err, "%s: no answer in time to the %s; the request may already have been received by the server, so do not submit it again: observe the page to see what happened", op, nav.method)
+	case timedOut:
+		return failure.Wrap(failure.Timeout, err, "%s: step exceeded its %s deadline; the session is unchanged and still usable", op, deadline)
+	}
+	return failure.Wrap(failure.CodeOf(err), err, "%s failed; the session is unchanged", op)
+}
+
+// transient reports whether another attempt of an idempotent step might
+// succeed: a network failure or a fetch timeout, while the step still has
+// time.
+func transient(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	switch failure.CodeOf(err) {
+	case failure.Network, failure.Timeout:
+		return true
+	}
+	return false
+}
+
+// backoff is a full-jitter wait before attempt+1.
+func backoff(attempt int) time.Duration {
+	ceiling := min(retryMax, time.Duration(float64(retryBase)*math.Pow(2, float64(attempt-1))))
+	return mathrand.N(ceiling + 1)
+}
+
+func httpFailure(status int32, url string) string {
+	return fmt.Sprintf("HTTP %d %s at %s", status, http.StatusText(int(status)), url)
+}
+
+// appendLog adds a step's operations, keeping the most recent; s.mu is
+// held.
+func (s *Session) appendLog(ops []*distillv1.Operation) {
+	s.log = append(s.log, ops...)
+	if n := len(s.log) - maxLogEntries; n > 0 {
+		s.log = append([]*distillv1.Operation(nil), s.log[n:]...)
+	}
+}
+
+// withhold answers a non-GET form sent without confirm: the session is
+// unchanged, and the answer says what a confirmed submit would send.
+func (m *Manager) withhold(s *Session, sub *submission) *distillv1.SessionSubmitFormResponse {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.appendLog([]*distillv1.Operation{{
+		Step: s.steps + 1, Op: "submit_form", Target: sub.formID, Attempt: 0, Outcome: "withheld",
+		FailureReason: proto.String(sub.method + " form needs confirm=true"),
+	}})
+	fields := make(map[string]*distillv1.FieldValues, len(sub.fields))
+	for _, f := range sub.fields {
+		fv := fields[f.name]
+		if fv == nil {
+			fv = &distillv1.FieldValues{}
+			fields[f.name] = fv
+		}
+		fv.Values = append(fv.Values, f.value)
+	}
+	return &distillv1.SessionSubmitFormResponse{
+		View:              s.view(),
+		NeedsConfirmation: true,
+		WouldSubmit:       &distillv1.FormSubmission{Method: sub.method, Url: sub.target, Fields: fields},
+	}
+}
