@@ -50,6 +50,10 @@ bench-extract: ## Score distill, go-trafilatura and go-readability on one core: 
 bench-fetch: ## Batch throughput over the NATS fan-out vs the pipeline called directly, on loopback: make bench-fetch [BENCH_ARGS="-count 1000 -concurrency 8 -rounds 5"].
 	go run ./gateway/cmd/bench-fetch $(BENCH_ARGS)
 
+.PHONY: bench-render
+bench-render: ## Renders/min, p50 and p95 of the warm renderer pool vs a chromium --dump-dom per page, on loopback: make bench-render [BENCH_ARGS="-renders 200 -concurrency 4 -dump-renders 50"].
+	go run ./services/renderer/cmd/bench-render $(BENCH_ARGS)
+
 .PHONY: tools
 tools: $(TOOLS) ## Build the pinned code generation tools into bin/.
 

@@ -306,21 +306,25 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *di
 	if err := page.WaitLoad(); err != nil {
 		return nil, fmt.Errorf("wait for load: %w", err)
 	}
-	budget := fetchopts.JSWait(opts)
-	if budget <= 0 {
-		budget = defaultIdleBudget
-	}
-	timer := time.AfterFunc(budget, idleCancel)
-	waitIdle()
-	timer.Stop()
-
-	if sel := opts.GetJsWaitFor(); sel != "" {
+	// A selector says when the page is ready: wait for it alone, and for
+	// network quiet too only when js_wait asks for it. Without one, wait
+	// for quiet within js_wait or the default budget.
+	sel := opts.GetJsWaitFor()
+	if sel != "" {
 		if _, err := page.Element(sel); err != nil {
 			if ctx.Err() != nil {
 				return nil, failure.Wrap(failure.Timeout, err, "js_wait_for selector %q did not appear within %s", sel, fetchopts.Timeout(opts))
 			}
 			return nil, fmt.Errorf("js_wait_for %q: %w", sel, err)
 		}
+	}
+	if budget := fetchopts.JSWait(opts); sel == "" || budget > 0 {
+		if budget <= 0 {
+			budget = defaultIdleBudget
+		}
+		timer := time.AfterFunc(budget, idleCancel)
+		waitIdle()
+		timer.Stop()
 	}
 
 	info, err := page.Info()

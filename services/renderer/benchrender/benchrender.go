@@ -1,0 +1,73 @@
+// Package benchrender measures the headless renderer on a client-side app
+// served over loopback: distill's warm browser, one incognito context per
+// render, against what one does without a renderer service, a fresh
+// `chromium --dump-dom` per page. Both must return the article the app
+// builds, or the run fails.
+package benchrender
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+)
+
+// Config chooses the workload.
+type Config struct {
+	// Renders is how many renders the distill pool is timed on.
+	Renders int
+	// DumpRenders is how many chromium --dump-dom renders are timed; each
+	// is a cold start, so fewer keep the run short.
+	DumpRenders int
+	// Concurrency is the pool's page limit and the number of Chromium
+	// processes run at once alike.
+	Concurrency int
+	// WarmUp is how many renders each way runs, untimed, first.
+	WarmUp int
+	// Chromium is the browser binary both ways run.
+	Chromium string
+}
+
+// Run serves the app, measures the pool and then chromium --dump-dom, and
+// writes the figures side by side to out.
+func Run(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) error {
+	if cfg.Renders < 1 || cfg.DumpRenders < 1 || cfg.Concurrency < 1 || cfg.WarmUp < 0 {
+		return errors.New("renders, dump-renders and concurrency must be at least 1, warm-up at least 0")
+	}
+	// Checked here because rod downloads a browser when it has none.
+	if _, err := os.Stat(cfg.Chromium); err != nil {
+		return fmt.Errorf("chromium not found at %s (set -chromium or DISTILL_CHROMIUM): %w", cfg.Chromium, err)
+	}
+	srv, shellSize, apiSize, err := serve()
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	fmt.Fprintf(out, "bench-render: app shell (%.1f KiB) filling #app from fetch() of %.1f KiB JSON, on %s\n",
+		float64(shellSize)/1024, float64(apiSize)/1024, srv.URL)
+	fmt.Fprintf(out, "%s, concurrency %d, %d CPUs, %d untimed warm-up renders each way\n\n",
+		cfg.Chromium, cfg.Concurrency, runtime.NumCPU(), cfg.WarmUp)
+	fmt.Fprintf(out, "%-22s %8s %9s %12s %9s %9s\n", "", "renders", "seconds", "renders/min", "p50 ms", "p95 ms")
+	row := func(name string, s summary) {
+		fmt.Fprintf(out, "%-22s %8d %9.2f %12.1f %9.0f %9.0f\n", name, s.Renders, s.Wall.Seconds(), s.PerMinute, ms(s.P50), ms(s.P95))
+	}
+
+	pool, err := measurePool(ctx, cfg, logger, srv.URL)
+	if err != nil {
+		return err
+	}
+	row("distill pool (warm)", pool)
+	dump, err := measureDumpDOM(ctx, cfg, srv.URL)
+	if err != nil {
+		return err
+	}
+	row("chromium --dump-dom", dump)
+
+	fmt.Fprintf(out, "\npool / dump-dom throughput: %.2fx\n", pool.PerMinute/dump.PerMinute)
+	fmt.Fprintf(out, "dump-dom / pool latency:    p50 %.2fx, p95 %.2fx\n", ms(dump.P50)/ms(pool.P50), ms(dump.P95)/ms(pool.P95))
+	return nil
+}

@@ -1,0 +1,40 @@
+// Command bench-render measures distill's headless renderer against a
+// Chromium started per page, on an app-shell page served over loopback.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+
+	"distill.dev/services/renderer/benchrender"
+	"distill.dev/services/renderer/render"
+)
+
+func main() {
+	cfg := benchrender.Config{Chromium: render.DefaultChromium}
+	if env := os.Getenv("DISTILL_CHROMIUM"); env != "" {
+		cfg.Chromium = env
+	}
+	flag.IntVar(&cfg.Renders, "renders", 80, "timed renders through the distill pool")
+	flag.IntVar(&cfg.DumpRenders, "dump-renders", 0, "timed chromium --dump-dom renders, each a cold start (default a quarter of -renders)")
+	flag.IntVar(&cfg.Concurrency, "concurrency", render.DefaultMaxPages, "pages rendering at once: the pool's page limit and the parallel Chromium processes")
+	flag.IntVar(&cfg.WarmUp, "warmup", 4, "untimed renders each way before the timed ones")
+	flag.StringVar(&cfg.Chromium, "chromium", cfg.Chromium, "Chromium binary (env DISTILL_CHROMIUM)")
+	flag.Parse()
+	if cfg.DumpRenders == 0 {
+		cfg.DumpRenders = max(cfg.Renders/4, 1)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	err := benchrender.Run(ctx, cfg, logger, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench-render:", err)
+		os.Exit(1)
+	}
+}
