@@ -21,11 +21,27 @@ import (
 // they are cut.
 const GracePeriod = 10 * time.Second
 
+// Liveness is the health service name that answers SERVING as long as the
+// process serves at all; the empty name is readiness, which also needs the
+// process's dependencies. Kubernetes probes ask for each by name.
+const Liveness = "liveness"
+
+// ReadinessInterval is how often a readiness check runs.
+var ReadinessInterval = 2 * time.Second
+
 // Server is a gRPC server with health and reflection registered.
 type Server struct {
 	GRPC   *grpc.Server
 	Health *health.Server
 	logger *slog.Logger
+	ready  func(context.Context) error
+}
+
+// SetReadiness makes readiness (health service "") follow check: SERVING
+// while it returns nil, NOT_SERVING otherwise. Without a check the server
+// is ready as soon as it serves. Call it before Serve.
+func (s *Server) SetReadiness(check func(context.Context) error) {
+	s.ready = check
 }
 
 // New builds a server; register adds the services. Every registered service
@@ -41,10 +57,14 @@ func New(logger *slog.Logger, register func(*grpc.Server), opts ...grpc.ServerOp
 
 // Serve accepts connections on lis until ctx ends, then stops gracefully.
 func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
-	for name := range s.GRPC.GetServiceInfo() {
-		s.Health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	s.Health.SetServingStatus(Liveness, healthpb.HealthCheckResponse_SERVING)
+	if s.ready == nil {
+		s.setReady(true)
+	} else {
+		s.setReady(false)
+		stop := s.watchReadiness(ctx)
+		defer stop()
 	}
-	s.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.logger.Info("grpc serving", "addr", lis.Addr().String())
 
 	errc := make(chan error, 1)
@@ -70,6 +90,61 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	}
 	s.logger.Info("grpc stopped", "addr", lis.Addr().String())
 	return nil
+}
+
+func (s *Server) setReady(ok bool) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if ok {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	s.Health.SetServingStatus("", st)
+	for name := range s.GRPC.GetServiceInfo() {
+		s.Health.SetServingStatus(name, st)
+	}
+}
+
+// watchReadiness runs the readiness check now and every interval until ctx
+// ends or stop is called, logging each change.
+func (s *Server) watchReadiness(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ready := false
+		check := func() {
+			cctx, ccancel := context.WithTimeout(ctx, ReadinessInterval)
+			err := s.ready(cctx)
+			ccancel()
+			if ctx.Err() != nil {
+				return
+			}
+			switch {
+			case err == nil && !ready:
+				s.logger.Info("ready")
+			case err != nil && ready:
+				s.logger.Warn("not ready", "err", err.Error())
+			case err != nil:
+				s.logger.Debug("not ready yet", "err", err.Error())
+			}
+			ready = err == nil
+			s.setReady(ready)
+		}
+		check()
+		t := time.NewTicker(ReadinessInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				check()
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // ListenAndServe listens on addr (host:port) and serves until ctx ends.

@@ -2,10 +2,12 @@ package grpcserve_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,4 +63,61 @@ func TestListenErrorNamesTheAddress(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "listen 256.0.0.1:1") {
 		t.Fatalf("err = %v, want a listen error naming the address", err)
 	}
+}
+
+func TestReadinessFollowsItsCheckAndLivenessDoesNot(t *testing.T) {
+	old := grpcserve.ReadinessInterval
+	grpcserve.ReadinessInterval = 20 * time.Millisecond
+	t.Cleanup(func() { grpcserve.ReadinessInterval = old })
+
+	var mu sync.Mutex
+	depErr := errors.New("extractor unreachable")
+	srv := grpcserve.New(quiet, func(*grpc.Server) {})
+	srv.SetReadiness(func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return depErr
+	})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	health := healthpb.NewHealthClient(conn)
+	waitFor := func(service string, want healthpb.HealthCheckResponse_ServingStatus) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			res, err := health.Check(context.Background(), &healthpb.HealthCheckRequest{Service: service})
+			if err == nil && res.GetStatus() == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("health(%q) = %v, %v; want %v", service, res, err, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor(grpcserve.Liveness, healthpb.HealthCheckResponse_SERVING)
+	waitFor("", healthpb.HealthCheckResponse_NOT_SERVING)
+	mu.Lock()
+	depErr = nil
+	mu.Unlock()
+	waitFor("", healthpb.HealthCheckResponse_SERVING)
+	mu.Lock()
+	depErr = errors.New("extractor gone again")
+	mu.Unlock()
+	waitFor("", healthpb.HealthCheckResponse_NOT_SERVING)
+	waitFor(grpcserve.Liveness, healthpb.HealthCheckResponse_SERVING)
 }
