@@ -30,6 +30,7 @@ const (
 	InvalidArgument    = distillv1.ErrorCode_ERROR_CODE_INVALID_ARGUMENT
 	NotFound           = distillv1.ErrorCode_ERROR_CODE_NOT_FOUND
 	Exhausted          = distillv1.ErrorCode_ERROR_CODE_EXHAUSTED
+	Unavailable        = distillv1.ErrorCode_ERROR_CODE_UNAVAILABLE
 )
 
 // Error is a failure with a code. Its message is one line naming the
@@ -157,7 +158,7 @@ func grpcCode(c distillv1.ErrorCode) codes.Code {
 		return codes.NotFound
 	case Timeout:
 		return codes.DeadlineExceeded
-	case Network, RenderFailed:
+	case Network, RenderFailed, Unavailable:
 		return codes.Unavailable
 	case UnsupportedContent:
 		return codes.FailedPrecondition

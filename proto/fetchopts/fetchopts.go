@@ -30,6 +30,9 @@ const (
 	MaxTimeoutSecs  = 600
 	MaxConcurrency  = 256
 	MaxRetriesLimit = 10
+	// MaxBytesLimit keeps a body within what one message between
+	// services carries.
+	MaxBytesLimit = 64 << 20
 )
 
 // Format returns the output format, markdown by default.
@@ -126,8 +129,8 @@ func Validate(o *distillv1.FetchOptions) error {
 	switch {
 	case o.TimeoutSecs != nil && (o.GetTimeoutSecs() <= 0 || o.GetTimeoutSecs() > MaxTimeoutSecs):
 		return fmt.Errorf("--timeout must be between 1 and %d seconds, got %d", MaxTimeoutSecs, o.GetTimeoutSecs())
-	case o.MaxBytes != nil && o.GetMaxBytes() <= 0:
-		return fmt.Errorf("--max-bytes must be positive, got %d", o.GetMaxBytes())
+	case o.MaxBytes != nil && (o.GetMaxBytes() <= 0 || o.GetMaxBytes() > MaxBytesLimit):
+		return fmt.Errorf("--max-bytes must be between 1 and %d, got %d", MaxBytesLimit, o.GetMaxBytes())
 	case o.CacheTtl != nil && o.GetCacheTtl() < 0:
 		return fmt.Errorf("--cache-ttl must not be negative, got %d", o.GetCacheTtl())
 	case o.MaxRetries != nil && (o.GetMaxRetries() < 0 || o.GetMaxRetries() > MaxRetriesLimit):

@@ -21,6 +21,12 @@ import (
 // they are cut.
 const GracePeriod = 10 * time.Second
 
+// MaxMessageBytes bounds one gRPC message, sent or received: a fetched
+// body at the largest max_bytes a caller may ask for, or a 16 MiB rendered
+// DOM, with room for the rest of the message. gRPC's own default of 4 MiB
+// would refuse ordinary pages.
+const MaxMessageBytes = 80 << 20
+
 // Liveness is the health service name that answers SERVING as long as the
 // process serves at all; the empty name is readiness, which also needs the
 // process's dependencies. Kubernetes probes ask for each by name.
@@ -47,7 +53,8 @@ func (s *Server) SetReadiness(check func(context.Context) error) {
 // New builds a server; register adds the services. Every registered service
 // is reported SERVING once Serve starts.
 func New(logger *slog.Logger, register func(*grpc.Server), opts ...grpc.ServerOption) *Server {
-	s := grpc.NewServer(opts...)
+	base := []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes)}
+	s := grpc.NewServer(append(base, opts...)...)
 	register(s)
 	h := health.NewServer()
 	healthpb.RegisterHealthServer(s, h)

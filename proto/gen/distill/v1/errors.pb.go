@@ -54,6 +54,9 @@ const (
 	ErrorCode_ERROR_CODE_NOT_FOUND ErrorCode = 12
 	// A host limit is reached, such as the number of live sessions.
 	ErrorCode_ERROR_CODE_EXHAUSTED ErrorCode = 13
+	// A distill service this one depends on cannot be reached (cluster
+	// mode): the extractor, renderer, fetcher or NATS is down or restarting.
+	ErrorCode_ERROR_CODE_UNAVAILABLE ErrorCode = 14
 )
 
 // Enum value maps for ErrorCode.
@@ -73,6 +76,7 @@ var (
 		11: "ERROR_CODE_INVALID_ARGUMENT",
 		12: "ERROR_CODE_NOT_FOUND",
 		13: "ERROR_CODE_EXHAUSTED",
+		14: "ERROR_CODE_UNAVAILABLE",
 	}
 	ErrorCode_value = map[string]int32{
 		"ERROR_CODE_UNSPECIFIED":         0,
@@ -89,6 +93,7 @@ var (
 		"ERROR_CODE_INVALID_ARGUMENT":    11,
 		"ERROR_CODE_NOT_FOUND":           12,
 		"ERROR_CODE_EXHAUSTED":           13,
+		"ERROR_CODE_UNAVAILABLE":         14,
 	}
 )
 
@@ -181,7 +186,7 @@ const file_distill_v1_errors_proto_rawDesc = "" +
 	"distill.v1\"L\n" +
 	"\x05Error\x12)\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x15.distill.v1.ErrorCodeR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage*\x90\x03\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage*\xac\x03\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16ERROR_CODE_INVALID_URL\x10\x01\x12\x16\n" +
@@ -197,7 +202,8 @@ const file_distill_v1_errors_proto_rawDesc = "" +
 	"\x12\x1f\n" +
 	"\x1bERROR_CODE_INVALID_ARGUMENT\x10\v\x12\x18\n" +
 	"\x14ERROR_CODE_NOT_FOUND\x10\f\x12\x18\n" +
-	"\x14ERROR_CODE_EXHAUSTED\x10\rB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\x14ERROR_CODE_EXHAUSTED\x10\r\x12\x1a\n" +
+	"\x16ERROR_CODE_UNAVAILABLE\x10\x0eB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_errors_proto_rawDescOnce sync.Once

@@ -1,0 +1,140 @@
+// Package remote reaches distill's services over gRPC in cluster mode. Its
+// clients have the same methods as the in-process services, so the
+// pipeline, the batch workers and the gateway run the same code whichever
+// way they are wired, and they fail fast with a clear error when a service
+// is down: a request never waits for a service to come back.
+package remote
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/status"
+
+	"distill.dev/proto/failure"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/proto/grpcserve"
+)
+
+// Conn is a connection to one distill service.
+type Conn struct {
+	*grpc.ClientConn
+	// Name says which service it is, for error messages.
+	Name string
+	Addr string
+}
+
+// Dial connects lazily to the service name (fetcher, extractor, renderer,
+// gateway) at addr. A service that goes away is reconnected to within about
+// a second of its return.
+func Dial(name, addr string, opts ...grpc.DialOption) (*Conn, error) {
+	if addr == "" {
+		return nil, fmt.Errorf("%s address is empty", name)
+	}
+	base := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcserve.MaxMessageBytes), grpc.MaxCallSendMsgSize(grpcserve.MaxMessageBytes)),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 2 * time.Second,
+		}),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+	}
+	cc, err := grpc.NewClient(addr, append(base, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: %w", name, addr, err)
+	}
+	return &Conn{ClientConn: cc, Name: name, Addr: addr}, nil
+}
+
+// Healthy returns nil when the service reports itself ready.
+func (c *Conn) Healthy(ctx context.Context) error {
+	res, err := healthpb.NewHealthClient(c).Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		return fmt.Errorf("%s at %s: %v", c.Name, c.Addr, status.Convert(err).Message())
+	}
+	if res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		return fmt.Errorf("%s at %s is %s", c.Name, c.Addr, res.GetStatus())
+	}
+	return nil
+}
+
+// fail turns a call's error into a *failure.Error. An error the service
+// returned keeps its code; a service that cannot be reached is Unavailable
+// and the message names it.
+func (c *Conn) fail(err error) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return failure.FromRemote(err)
+	}
+	for _, d := range st.Details() {
+		if _, ok := d.(*distillv1.Error); ok {
+			return failure.FromRemote(err)
+		}
+	}
+	switch st.Code() {
+	case codes.Unavailable:
+		return failure.New(failure.Unavailable, "%s at %s is unavailable: %s", c.Name, c.Addr, firstLine(st.Message()))
+	case codes.Unimplemented:
+		return failure.New(failure.Unavailable, "%s at %s does not serve this call: %s", c.Name, c.Addr, firstLine(st.Message()))
+	}
+	return failure.FromRemote(err)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// Fetcher is FetcherService over a connection.
+type Fetcher struct{ c *Conn }
+
+// NewFetcher returns the fetcher at c.
+func NewFetcher(c *Conn) *Fetcher { return &Fetcher{c} }
+
+// Fetch retrieves one URL.
+func (f *Fetcher) Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
+	res, err := distillv1.NewFetcherServiceClient(f.c).Fetch(ctx, req)
+	if err != nil {
+		return nil, f.c.fail(err)
+	}
+	return res, nil
+}
+
+// Extractor is ExtractorService over a connection.
+type Extractor struct{ c *Conn }
+
+// NewExtractor returns the extractor at c.
+func NewExtractor(c *Conn) *Extractor { return &Extractor{c} }
+
+// Extract distils one page.
+func (e *Extractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) (*distillv1.ExtractResponse, error) {
+	res, err := distillv1.NewExtractorServiceClient(e.c).Extract(ctx, req)
+	if err != nil {
+		return nil, e.c.fail(err)
+	}
+	return res, nil
+}
+
+// Renderer is RendererService over a connection.
+type Renderer struct{ c *Conn }
+
+// NewRenderer returns the renderer at c.
+func NewRenderer(c *Conn) *Renderer { return &Renderer{c} }
+
+// Render renders one page headless.
+func (r *Renderer) Render(ctx context.Context, req *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+	res, err := distillv1.NewRendererServiceClient(r.c).Render(ctx, req)
+	if err != nil {
+		return nil, r.c.fail(err)
+	}
+	return res, nil
+}

@@ -1,0 +1,102 @@
+package remote_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"distill.dev/proto/failure"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/proto/grpcserve"
+	"distill.dev/proto/remote"
+)
+
+// renderer answers every render with the URL it was asked for, and a
+// policy refusal for one URL.
+type renderer struct {
+	distillv1.UnimplementedRendererServiceServer
+}
+
+func (renderer) Render(_ context.Context, req *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+	if req.GetUrl() == "http://10.0.0.1/" {
+		return nil, failure.New(failure.Blocked, "render %s: private range", req.GetUrl())
+	}
+	return &distillv1.RenderResponse{FinalUrl: req.GetUrl(), Status: 200, Html: []byte(strings.Repeat("x", 6<<20))}, nil
+}
+
+// serve runs the renderer on addr ("127.0.0.1:0" for any port) until the
+// returned stop is called.
+func serve(t *testing.T, addr string) (string, func()) {
+	t.Helper()
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpcserve.New(slog.New(slog.NewTextHandler(io.Discard, nil)), func(s *grpc.Server) {
+		distillv1.RegisterRendererServiceServer(s, renderer{})
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis) }()
+	return lis.Addr().String(), func() {
+		cancel()
+		<-done
+	}
+}
+
+func TestRemoteRenderer(t *testing.T) {
+	addr, stop := serve(t, "127.0.0.1:0")
+	conn, err := remote.Dial("renderer", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r := remote.NewRenderer(conn)
+	ctx := context.Background()
+
+	if err := conn.Healthy(ctx); err != nil {
+		t.Fatalf("healthy: %v", err)
+	}
+	// Bigger than gRPC's default 4 MiB message.
+	res, err := r.Render(ctx, &distillv1.RenderRequest{Url: "http://example.com/"})
+	if err != nil || len(res.GetHtml()) != 6<<20 {
+		t.Fatalf("render: %d bytes, %v", len(res.GetHtml()), err)
+	}
+	if _, err := r.Render(ctx, &distillv1.RenderRequest{Url: "http://10.0.0.1/"}); failure.CodeOf(err) != failure.Blocked {
+		t.Fatalf("the service's own error lost its code: %v", err)
+	}
+
+	stop()
+	begun := time.Now()
+	_, err = r.Render(ctx, &distillv1.RenderRequest{Url: "http://example.com/"})
+	if failure.CodeOf(err) != failure.Unavailable || !strings.Contains(err.Error(), "renderer at "+addr+" is unavailable") {
+		t.Fatalf("with the renderer down: %v (%v)", err, failure.CodeOf(err))
+	}
+	if took := time.Since(begun); took > 3*time.Second {
+		t.Fatalf("a call to a stopped service took %s; it must fail fast", took)
+	}
+	if err := conn.Healthy(ctx); err == nil {
+		t.Fatal("a stopped service reports healthy")
+	}
+
+	// The service comes back on the same address: calls succeed again.
+	_, stop = serve(t, addr)
+	defer stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := r.Render(ctx, &distillv1.RenderRequest{Url: "http://example.com/"})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery after the service returned: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
