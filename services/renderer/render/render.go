@@ -100,6 +100,22 @@ func New(logger *slog.Logger, opts ...Option) *Renderer {
 	return r
 }
 
+// Ready reports whether the renderer can render: it is open and its
+// Chromium binary is there. A browser that crashed is no reason for
+// unreadiness; the next render launches another.
+func (r *Renderer) Ready(context.Context) error {
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return errors.New("renderer is closed")
+	}
+	if _, err := os.Stat(r.bin); err != nil {
+		return fmt.Errorf("chromium not found at %s", r.bin)
+	}
+	return nil
+}
+
 // Close kills the browser and removes its profile. Renders after Close fail.
 func (r *Renderer) Close() error {
 	r.mu.Lock()

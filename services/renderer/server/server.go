@@ -32,7 +32,9 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	}
 	r := render.New(logger, opts...)
 	defer func() { _ = r.Close() }()
-	return New(logger, r).ListenAndServe(ctx, cfg.Addr)
+	srv := New(logger, r)
+	srv.SetReadiness(r.Ready)
+	return srv.ListenAndServe(ctx, cfg.Addr)
 }
 
 // New returns the gRPC server with r as RendererService, and health and

@@ -1,33 +1,39 @@
-// Command extractor serves distill's ExtractorService over gRPC.
+// Command extractor serves distill's ExtractorService over gRPC, for
+// cluster deployments. Every flag can also be set by the environment
+// variable its help names.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"distill.dev/proto/envflag"
 	"distill.dev/services/extractor/server"
 )
 
 func main() {
-	addr := os.Getenv("DISTILL_EXTRACTOR_ADDR")
-	if addr == "" {
-		addr = ":7002"
-	}
-	listen := flag.String("listen", addr, "host:port to serve gRPC on (env DISTILL_EXTRACTOR_ADDR)")
+	fs := flag.CommandLine
+	listen := envflag.String(fs, "listen", "DISTILL_LISTEN", ":7002", "gRPC listen address, host:port")
+	level := envflag.String(fs, "log-level", "DISTILL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	flag.Parse()
+	logger, err := envflag.NewLogger(*level)
+	if err == nil {
+		err = envflag.Check()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "extractor: %v\n", err)
+		os.Exit(2)
+	}
 
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-
-	if err := server.Run(ctx, server.Config{Addr: *listen}, logger); err != nil {
-		stop()
-		fmt.Fprintln(os.Stderr, "extractor:", err)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = server.Run(ctx, server.Config{Addr: *listen}, logger)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "extractor: %v\n", err)
 		os.Exit(1)
 	}
 }

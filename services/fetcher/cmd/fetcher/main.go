@@ -1,16 +1,18 @@
 // Command fetcher runs the fetcher service on its own, for cluster
-// deployments; the single distill binary embeds it instead.
+// deployments; the single distill binary embeds it instead. Every flag can
+// also be set by the environment variable its help names.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
+	"distill.dev/proto/envflag"
 	"distill.dev/services/fetcher/server"
 )
 
@@ -18,24 +20,36 @@ import (
 var version = "dev"
 
 func main() {
-	listen := flag.String("listen", envOr("DISTILL_FETCHER_ADDR", ":7001"), "gRPC listen address, host:port (env DISTILL_FETCHER_ADDR)")
-	cacheDir := flag.String("cache-dir", "", "fetch cache directory (env DISTILL_CACHE_DIR; default: distill under the user's cache dir)")
-	noCache := flag.Bool("no-cache", false, "run without the on-disk fetch cache")
+	fs := flag.CommandLine
+	cfg := server.Config{UserAgentVersion: version}
+	listen := envflag.String(fs, "listen", "DISTILL_LISTEN", ":7001", "gRPC listen address, host:port")
+	cacheDir := envflag.String(fs, "cache-dir", "DISTILL_CACHE_DIR", "", "fetch cache directory (default: distill under the user's cache directory)")
+	noCache := envflag.Bool(fs, "no-cache", "DISTILL_NO_CACHE", false, "run without the on-disk fetch cache")
+	natsURL := envflag.String(fs, "nats", "DISTILL_NATS_URL", "", "NATS URLs, comma-separated: run as a batch worker of that cluster")
+	extractor := envflag.String(fs, "extractor", "DISTILL_EXTRACTOR_ADDR", "", "extractor gRPC address, host:port (batch worker)")
+	renderer := envflag.String(fs, "renderer", "DISTILL_RENDERER_ADDR", "", "renderer gRPC address, host:port (batch worker; none: never render)")
+	workers := envflag.Int(fs, "workers", "DISTILL_WORKERS", 8, "batch jobs run at once")
+	ackWait := envflag.Duration(fs, "ack-wait", "DISTILL_ACK_WAIT", time.Minute, "how long a job may go unanswered before another worker gets it; the same on every worker")
+	replicas := envflag.Int(fs, "stream-replicas", "DISTILL_STREAM_REPLICAS", 1, "replicas of the job streams in a clustered NATS")
+	level := envflag.String(fs, "log-level", "DISTILL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	flag.Parse()
+	logger, err := envflag.NewLogger(*level)
+	if err == nil {
+		err = envflag.Check()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fetcher: %v\n", err)
+		os.Exit(2)
+	}
 
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	cfg.Addr, cfg.CacheDir, cfg.NoCache = *listen, *cacheDir, *noCache
+	cfg.NATSURL, cfg.ExtractorAddr, cfg.RendererAddr = *natsURL, *extractor, *renderer
+	cfg.Workers, cfg.AckWait, cfg.StreamReplicas = *workers, *ackWait, *replicas
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := server.Run(ctx, server.Config{Addr: *listen, UserAgentVersion: version, CacheDir: *cacheDir, NoCache: *noCache}, logger)
+	err = server.Run(ctx, cfg, logger)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fetcher: %v\n", err)
 		os.Exit(1)
 	}
-}
-
-func envOr(key, fallback string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return fallback
 }

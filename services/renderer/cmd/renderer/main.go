@@ -1,38 +1,42 @@
-// Command renderer serves distill's RendererService on its own.
+// Command renderer serves distill's RendererService on its own, for
+// cluster deployments. Every flag can also be set by the environment
+// variable its help names.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"distill.dev/proto/envflag"
 	"distill.dev/services/renderer/render"
 	"distill.dev/services/renderer/server"
 )
 
 func main() {
-	cfg := server.Config{Addr: envOr("DISTILL_RENDERER_ADDR", ":7003")}
-	flag.StringVar(&cfg.Addr, "listen", cfg.Addr, "gRPC listen address (env DISTILL_RENDERER_ADDR)")
-	flag.StringVar(&cfg.Chromium, "chromium", "", "Chromium binary (default: env DISTILL_CHROMIUM, else /usr/bin/chromium)")
-	flag.IntVar(&cfg.MaxPages, "max-pages", render.DefaultMaxPages, "pages rendered at once")
+	fs := flag.CommandLine
+	listen := envflag.String(fs, "listen", "DISTILL_LISTEN", ":7003", "gRPC listen address, host:port")
+	chromium := envflag.String(fs, "chromium", "DISTILL_CHROMIUM", render.DefaultChromium, "Chromium binary")
+	maxPages := envflag.Int(fs, "max-pages", "DISTILL_MAX_PAGES", render.DefaultMaxPages, "pages rendered at once")
+	level := envflag.String(fs, "log-level", "DISTILL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	flag.Parse()
+	logger, err := envflag.NewLogger(*level)
+	if err == nil {
+		err = envflag.Check()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "renderer: %v\n", err)
+		os.Exit(2)
+	}
 
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := server.Run(ctx, cfg, logger); err != nil {
-		fmt.Fprintln(os.Stderr, "renderer:", err)
+	err = server.Run(ctx, server.Config{Addr: *listen, Chromium: *chromium, MaxPages: *maxPages}, logger)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "renderer: %v\n", err)
 		os.Exit(1)
 	}
-}
-
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
 }
