@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -148,6 +149,7 @@ var (
 
 func newFetchCmd(g *globals) *cobra.Command {
 	f := &fetchFlags{}
+	server := os.Getenv("DISTILL_SERVER")
 	cmd := &cobra.Command{
 		Use:   "fetch <url>...",
 		Short: "Fetch pages and print them distilled",
@@ -164,19 +166,30 @@ func newFetchCmd(g *globals) *cobra.Command {
 			if err := fetchopts.Validate(opts); err != nil {
 				return usageError{err}
 			}
-			return runFetch(cmd, g, urls, opts)
+			return runFetch(cmd, g, server, urls, opts)
 		},
 	}
 	f.register(cmd.Flags())
+	cmd.Flags().StringVar(&server, "server", server, "fetch through the distill gateway at this gRPC address, host:port, instead of in this process (env DISTILL_SERVER)")
 	cmd.Flags().SortFlags = false
 	return cmd
 }
 
-func runFetch(cmd *cobra.Command, g *globals, urls []string, opts *distillv1.FetchOptions) error {
+func runFetch(cmd *cobra.Command, g *globals, server string, urls []string, opts *distillv1.FetchOptions) error {
 	ctx := cmd.Context()
-	a := app.New(g.logger(), app.Config{Version: Version, Workers: fetchopts.Concurrency(opts), CacheDir: g.cacheDir})
-	defer a.Close()
-	svc := api.New(g.logger(), a)
+	var svc fetchService
+	if server != "" {
+		gw, err := dialGateway(server)
+		if err != nil {
+			return usageError{err}
+		}
+		defer gw.Close()
+		svc = gw
+	} else {
+		a := app.New(g.logger(), app.Config{Version: Version, Workers: fetchopts.Concurrency(opts), CacheDir: g.cacheDir})
+		defer a.Close()
+		svc = api.New(g.logger(), a)
+	}
 
 	items := make([]output.BatchItem, len(urls))
 	if len(urls) == 1 {

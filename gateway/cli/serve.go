@@ -7,7 +7,6 @@ import (
 	"google.golang.org/grpc"
 
 	"distill.dev/gateway/api"
-	"distill.dev/gateway/app"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/proto/grpcserve"
 )
@@ -21,24 +20,34 @@ func newServeCmd(g *globals) *cobra.Command {
 		listen = v
 	}
 	workers := 32
+	var cf clusterFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the public gRPC API (DistillService) with every service in-process",
+		Short: "Serve the public gRPC API (DistillService)",
 		Long: "Serve DistillService over gRPC, with gRPC health checking and server\n" +
-			"reflection, running the fetcher, extractor, renderer and an embedded NATS\n" +
-			"server in this process. Stops gracefully on SIGINT or SIGTERM.",
+			"reflection. By default the fetcher, extractor, renderer and an embedded NATS\n" +
+			"server run in this process; with --cluster the gateway uses them over the\n" +
+			"network (--nats, --fetcher, --extractor, --renderer) and is ready only while\n" +
+			"NATS, the fetcher and the extractor answer. Stops gracefully on SIGINT or SIGTERM.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger := g.logger()
-			a := app.New(logger, app.Config{Version: Version, Workers: workers, CacheDir: g.cacheDir})
-			defer a.Close()
+			sys, ready, err := cf.open(g, logger, workers)
+			if err != nil {
+				return err
+			}
+			defer sys.Close()
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
-				distillv1.RegisterDistillServiceServer(s, api.New(logger, a))
+				distillv1.RegisterDistillServiceServer(s, api.New(logger, sys))
 			})
+			if ready != nil {
+				srv.SetReadiness(ready)
+			}
 			return srv.ListenAndServe(cmd.Context(), listen)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", listen, "gRPC listen address, host:port (env DISTILL_LISTEN)")
 	cmd.Flags().IntVar(&workers, "workers", workers, "batch jobs run at once by the in-process workers")
+	cf.register(cmd.Flags())
 	return cmd
 }

@@ -14,7 +14,6 @@ import (
 
 	"google.golang.org/grpc"
 
-	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/proto/grpcserve"
 	"distill.dev/proto/remote"
@@ -116,7 +115,7 @@ func startWorker(ctx context.Context, cfg Config, logger *slog.Logger, f *fetch.
 		return nil, err
 	}
 	w := &worker{logger: logger, conns: []*remote.Conn{ec}, extractor: ec, done: make(chan struct{})}
-	var r pipeline.Renderer = noRenderer{}
+	var r pipeline.Renderer = pipeline.NoRenderer{}
 	if cfg.RendererAddr != "" {
 		rc, err := remote.Dial("renderer", cfg.RendererAddr, cfg.DialOptions...)
 		if err != nil {
@@ -180,11 +179,4 @@ func (w *worker) closeConns() {
 	for _, c := range w.conns {
 		_ = c.Close()
 	}
-}
-
-// noRenderer stands in when no renderer is configured.
-type noRenderer struct{}
-
-func (noRenderer) Render(context.Context, *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
-	return nil, failure.New(failure.RenderFailed, "no renderer is configured for this fetcher")
 }

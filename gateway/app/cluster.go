@@ -1,0 +1,183 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc"
+
+	"distill.dev/proto/failure"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/proto/remote"
+	"distill.dev/services/fetcher/jobs"
+	"distill.dev/services/fetcher/pipeline"
+)
+
+// ClusterConfig is where a gateway in cluster mode finds the rest of
+// distill.
+type ClusterConfig struct {
+	// NATSURL lists the NATS cluster's URLs, comma-separated.
+	NATSURL string
+	// Addresses (host:port) of the services. The renderer is optional.
+	FetcherAddr   string
+	ExtractorAddr string
+	RendererAddr  string
+	// StreamReplicas is the replication of the job streams.
+	StreamReplicas int
+	// DialOptions are added to every connection to a service (telemetry).
+	DialOptions []grpc.DialOption
+}
+
+// Cluster is a gateway's view of distill running as separate services: a
+// single page goes through the pipeline with every stage reached over gRPC,
+// and a batch goes over the NATS job queue to the fetcher workers.
+type Cluster struct {
+	logger   *slog.Logger
+	cfg      ClusterConfig
+	conns    []*remote.Conn
+	fetcher  *remote.Conn
+	extract  *remote.Conn
+	pipeline *pipeline.Pipeline
+	nc       *nats.Conn
+	js       jetstream.JetStream
+
+	streamsOnce sync.Mutex
+	streamsMade bool
+	dispatcher  *jobs.Dispatcher
+}
+
+// NewCluster connects to the services and NATS. Connections are made
+// lazily and kept up: a service or NATS that is down now is reached once
+// it is up.
+func NewCluster(logger *slog.Logger, cfg ClusterConfig) (*Cluster, error) {
+	switch {
+	case cfg.NATSURL == "":
+		return nil, errors.New("cluster mode needs NATS URLs (--nats)")
+	case cfg.FetcherAddr == "":
+		return nil, errors.New("cluster mode needs the fetcher's address (--fetcher)")
+	case cfg.ExtractorAddr == "":
+		return nil, errors.New("cluster mode needs the extractor's address (--extractor)")
+	}
+	c := &Cluster{logger: logger, cfg: cfg}
+	var err error
+	if c.fetcher, err = c.dial("fetcher", cfg.FetcherAddr); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if c.extract, err = c.dial("extractor", cfg.ExtractorAddr); err != nil {
+		c.Close()
+		return nil, err
+	}
+	var r pipeline.Renderer = pipeline.NoRenderer{}
+	if cfg.RendererAddr != "" {
+		rc, err := c.dial("renderer", cfg.RendererAddr)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		r = remote.NewRenderer(rc)
+	}
+	c.pipeline = pipeline.New(logger, remote.NewFetcher(c.fetcher), remote.NewExtractor(c.extract), r)
+	if c.nc, c.js, err = jobs.Connect(cfg.NATSURL, "distill-gateway", logger); err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.dispatcher = jobs.NewDispatcher(logger, c.js)
+	return c, nil
+}
+
+func (c *Cluster) dial(name, addr string) (*remote.Conn, error) {
+	conn, err := remote.Dial(name, addr, c.cfg.DialOptions...)
+	if err != nil {
+		return nil, err
+	}
+	c.conns = append(c.conns, conn)
+	return conn, nil
+}
+
+// Do distills one page through the remote stages.
+func (c *Cluster) Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
+	return c.pipeline.Do(ctx, req)
+}
+
+// Batch queues one job per URL for the fetcher workers and delivers the
+// results as they arrive.
+func (c *Cluster) Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*distillv1.FetchJobResult)) error {
+	if err := c.ensureStreams(ctx); err != nil {
+		return err
+	}
+	return c.dispatcher.Run(ctx, urls, opts, deliver)
+}
+
+// ensureStreams makes the job streams on the first batch that finds NATS
+// up.
+func (c *Cluster) ensureStreams(ctx context.Context) error {
+	c.streamsOnce.Lock()
+	defer c.streamsOnce.Unlock()
+	if c.streamsMade {
+		return nil
+	}
+	if err := jobs.Connected(c.nc); err != nil {
+		return failure.New(failure.Unavailable, "batch queue: %v", err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := jobs.EnsureStreams(sctx, c.js, jobs.StreamConfig{Replicas: c.cfg.StreamReplicas}); err != nil {
+		return failure.Wrap(failure.Unavailable, err, "batch queue")
+	}
+	c.streamsMade = true
+	return nil
+}
+
+// Ready returns nil when NATS, the fetcher and the extractor answer.
+func (c *Cluster) Ready(ctx context.Context) error {
+	if err := jobs.Connected(c.nc); err != nil {
+		return err
+	}
+	if err := c.fetcher.Healthy(ctx); err != nil {
+		return err
+	}
+	return c.extract.Healthy(ctx)
+}
+
+// JetStream is the cluster's JetStream, for state that every gateway must
+// see (sessions).
+func (c *Cluster) JetStream() jetstream.JetStream { return c.js }
+
+var errCacheRemote = failure.New(failure.Unavailable, "in cluster mode the fetch cache lives in each fetcher process; manage it there with distill cache")
+
+// CacheInfo is not served by a gateway in cluster mode.
+func (c *Cluster) CacheInfo(context.Context) (int64, int64, string, error) {
+	return 0, 0, "", errCacheRemote
+}
+
+// CachePrune is not served by a gateway in cluster mode.
+func (c *Cluster) CachePrune(context.Context, time.Duration) (int64, int64, error) {
+	return 0, 0, errCacheRemote
+}
+
+// CacheClear is not served by a gateway in cluster mode.
+func (c *Cluster) CacheClear(context.Context) (int64, int64, error) {
+	return 0, 0, errCacheRemote
+}
+
+// Close lets go of NATS and the services.
+func (c *Cluster) Close() error {
+	if c.nc != nil {
+		_ = c.nc.Drain()
+	}
+	var err error
+	for _, conn := range c.conns {
+		err = errors.Join(err, conn.Close())
+	}
+	if err != nil {
+		return fmt.Errorf("close cluster connections: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"distill.dev/gateway/api"
+	"distill.dev/gateway/app"
+	"distill.dev/proto/failure"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/proto/remote"
+)
+
+// clusterFlags choose where a long-running command (serve, mcp) finds
+// distill: in this process, or, with --cluster, as separate services joined
+// by NATS. Each flag's default comes from the environment variable its help
+// names.
+type clusterFlags struct {
+	enabled   bool
+	nats      string
+	fetcher   string
+	extractor string
+	renderer  string
+	replicas  int
+}
+
+func (f *clusterFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.enabled, "cluster", os.Getenv("DISTILL_CLUSTER") == "1", "use distill's services over the network instead of running them in this process (env DISTILL_CLUSTER=1)")
+	fs.StringVar(&f.nats, "nats", os.Getenv("DISTILL_NATS_URL"), "cluster: NATS URLs, comma-separated (env DISTILL_NATS_URL)")
+	fs.StringVar(&f.fetcher, "fetcher", os.Getenv("DISTILL_FETCHER_ADDR"), "cluster: fetcher gRPC address, host:port (env DISTILL_FETCHER_ADDR)")
+	fs.StringVar(&f.extractor, "extractor", os.Getenv("DISTILL_EXTRACTOR_ADDR"), "cluster: extractor gRPC address, host:port (env DISTILL_EXTRACTOR_ADDR)")
+	fs.StringVar(&f.renderer, "renderer", os.Getenv("DISTILL_RENDERER_ADDR"), "cluster: renderer gRPC address, host:port; none means pages are never rendered (env DISTILL_RENDERER_ADDR)")
+	fs.IntVar(&f.replicas, "stream-replicas", 1, "cluster: replicas of the job streams in a clustered NATS")
+}
+
+// system is distill as a command uses it.
+type system interface {
+	api.Backend
+	io.Closer
+}
+
+// open returns the system the flags name, and its readiness check (nil in
+// one process, which is ready once it serves).
+func (f *clusterFlags) open(g *globals, logger *slog.Logger, workers int) (system, func(context.Context) error, error) {
+	if !f.enabled {
+		return app.New(logger, app.Config{Version: Version, Workers: workers, CacheDir: g.cacheDir}), nil, nil
+	}
+	c, err := app.NewCluster(logger, app.ClusterConfig{
+		NATSURL: f.nats, FetcherAddr: f.fetcher, ExtractorAddr: f.extractor, RendererAddr: f.renderer,
+		StreamReplicas: f.replicas,
+	})
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	return c, c.Ready, nil
+}
+
+// fetchService is what `distill fetch` needs: the API in this process, or a
+// gateway reached over gRPC with --server.
+type fetchService interface {
+	Fetch(ctx context.Context, req *distillv1.FetchRequest) (*distillv1.FetchResponse, error)
+	Batch(ctx context.Context, req *distillv1.FetchBatchRequest, deliver func(*distillv1.FetchBatchResponse)) error
+}
+
+// gatewayClient is a distill gateway over gRPC.
+type gatewayClient struct {
+	conn   *remote.Conn
+	client distillv1.DistillServiceClient
+}
+
+func dialGateway(addr string) (*gatewayClient, error) {
+	conn, err := remote.Dial("gateway", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &gatewayClient{conn: conn, client: distillv1.NewDistillServiceClient(conn)}, nil
+}
+
+func (c *gatewayClient) Fetch(ctx context.Context, req *distillv1.FetchRequest) (*distillv1.FetchResponse, error) {
+	res, err := c.client.Fetch(ctx, req)
+	if err != nil {
+		return nil, c.fail(err)
+	}
+	return res, nil
+}
+
+func (c *gatewayClient) Batch(ctx context.Context, req *distillv1.FetchBatchRequest, deliver func(*distillv1.FetchBatchResponse)) error {
+	stream, err := c.client.FetchBatch(ctx, req)
+	if err != nil {
+		return c.fail(err)
+	}
+	for {
+		res, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return c.fail(err)
+		}
+		deliver(res)
+	}
+}
+
+// fail names the gateway when it cannot be reached.
+func (c *gatewayClient) fail(err error) error {
+	if failure.CodeOf(err) == failure.Unavailable || failure.CodeOf(err) == failure.Network {
+		return failure.Wrap(failure.Unavailable, failure.FromRemote(err), "gateway at %s", c.conn.Addr)
+	}
+	return failure.FromRemote(err)
+}
+
+func (c *gatewayClient) Close() error { return c.conn.Close() }
