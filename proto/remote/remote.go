@@ -68,8 +68,9 @@ func (c *Conn) Healthy(ctx context.Context) error {
 }
 
 // fail turns a call's error into a *failure.Error. An error the service
-// returned keeps its code; a service that cannot be reached is Unavailable
-// and the message names it.
+// returned keeps its code; a service that cannot be reached is Unavailable,
+// one that went away in the middle of the call Internal, and the message
+// names it.
 func (c *Conn) fail(err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
@@ -82,6 +83,11 @@ func (c *Conn) fail(err error) error {
 	}
 	switch st.Code() {
 	case codes.Unavailable:
+		if !strings.Contains(st.Message(), "while dialing") {
+			// The call reached the service, which then went away: the
+			// request may be what broke it, and is not worth sending again.
+			return failure.New(failure.Internal, "%s at %s went away during the call: %s", c.Name, c.Addr, firstLine(st.Message()))
+		}
 		return failure.New(failure.Unavailable, "%s at %s is unavailable: %s", c.Name, c.Addr, firstLine(st.Message()))
 	case codes.Unimplemented:
 		return failure.New(failure.Unavailable, "%s at %s does not serve this call: %s", c.Name, c.Addr, firstLine(st.Message()))

@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/proto/grpcserve"
 	"distill.dev/proto/remote"
@@ -143,7 +144,7 @@ func startWorker(ctx context.Context, cfg Config, logger *slog.Logger, f *fetch.
 	if cfg.AckWait > 0 {
 		wopts = append(wopts, jobs.WithAckWait(cfg.AckWait))
 	}
-	jw := jobs.NewWorker(logger, js, p, max(cfg.Workers, 1), wopts...)
+	jw := jobs.NewWorker(logger, js, releasing{p}, max(cfg.Workers, 1), wopts...)
 	go func() {
 		defer close(w.done)
 		// Streams and the consumer are made once NATS answers; a worker
@@ -179,4 +180,17 @@ func (w *worker) closeConns() {
 	for _, c := range w.conns {
 		_ = c.Close()
 	}
+}
+
+// releasing hands a job back to the queue when a service it needs cannot
+// be reached: the page is not at fault, and another attempt, here or on
+// another worker, follows once the service is back.
+type releasing struct{ p *pipeline.Pipeline }
+
+func (r releasing) Distill(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*distillv1.Distilled, error) {
+	d, err := r.p.Distill(ctx, rawURL, opts)
+	if failure.CodeOf(err) == failure.Unavailable {
+		return nil, fmt.Errorf("%w: %w", jobs.ErrRelease, err)
+	}
+	return d, err
 }
