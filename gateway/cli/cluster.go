@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"distill.dev/gateway/api"
 	"distill.dev/gateway/app"
+	"distill.dev/gateway/session"
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/proto/remote"
@@ -44,20 +46,42 @@ type system interface {
 	io.Closer
 }
 
-// open returns the system the flags name, and its readiness check (nil in
-// one process, which is ready once it serves).
-func (f *clusterFlags) open(g *globals, logger *slog.Logger, workers int) (system, func(context.Context) error, error) {
+// opened is the system the flags name, with its readiness check (nil in
+// one process, which is ready once it serves) and how the API keeps
+// sessions there.
+type opened struct {
+	sys   system
+	ready func(context.Context) error
+	api   []api.Option
+}
+
+func (f *clusterFlags) open(g *globals, logger *slog.Logger, workers int) (*opened, error) {
 	if !f.enabled {
-		return app.New(logger, app.Config{Version: Version, Workers: workers, CacheDir: g.cacheDir}), nil, nil
+		return &opened{sys: app.New(logger, app.Config{Version: Version, Workers: workers, CacheDir: g.cacheDir})}, nil
+	}
+	// Every gateway of a cluster must see every session, and the sessions
+	// rest in NATS: encrypted, with a key the gateways share.
+	raw, ok := os.LookupEnv(session.KeyEnv)
+	if !ok {
+		return nil, usageError{fmt.Errorf("cluster mode keeps sessions in NATS, encrypted: set %s to 32 random bytes in base64 (head -c 32 /dev/urandom | base64), the same on every gateway", session.KeyEnv)}
+	}
+	key, err := session.ParseKey(raw)
+	if err != nil {
+		return nil, usageError{err}
 	}
 	c, err := app.NewCluster(logger, app.ClusterConfig{
 		NATSURL: f.nats, FetcherAddr: f.fetcher, ExtractorAddr: f.extractor, RendererAddr: f.renderer,
 		StreamReplicas: f.replicas,
 	})
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, usageError{err}
 	}
-	return c, c.Ready, nil
+	store, err := session.NewKVStore(c.JetStream(), key, session.DefaultMaxSessions, session.DefaultIdleTTL, f.replicas)
+	if err != nil {
+		_ = c.Close()
+		return nil, usageError{err}
+	}
+	return &opened{sys: c, ready: c.Ready, api: []api.Option{api.WithSessionLimits(session.Config{Store: store})}}, nil
 }
 
 // fetchService is what `distill fetch` needs: the API in this process, or a

@@ -32,16 +32,16 @@ func newServeCmd(g *globals) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger := g.logger()
-			sys, ready, err := cf.open(g, logger, workers)
+			o, err := cf.open(g, logger, workers)
 			if err != nil {
 				return err
 			}
-			defer sys.Close()
+			defer o.sys.Close()
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
-				distillv1.RegisterDistillServiceServer(s, api.New(logger, sys))
+				distillv1.RegisterDistillServiceServer(s, api.New(logger, o.sys, o.api...))
 			})
-			if ready != nil {
-				srv.SetReadiness(ready)
+			if o.ready != nil {
+				srv.SetReadiness(o.ready)
 			}
 			return srv.ListenAndServe(cmd.Context(), listen)
 		},

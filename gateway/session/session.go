@@ -59,17 +59,20 @@ type Config struct {
 	IdleTTL time.Duration
 	// StepMargin replaces the 15 s margin of the step deadline (tests).
 	StepMargin time.Duration
+	// Store keeps the sessions between steps; nil keeps them in this
+	// process's memory. A cluster of gateways shares a KVStore.
+	Store Store
 }
 
-// Manager holds the live sessions.
+// Manager runs the steps of sessions kept in its Store.
 type Manager struct {
 	logger *slog.Logger
 	d      Distiller
 	cfg    Config
-	now    func() time.Time
-
-	mu       sync.Mutex
-	sessions map[string]*Session
+	store  Store
+	// locks runs the steps of one session one at a time in this process;
+	// the store's revisions catch a step taken at the same time elsewhere.
+	locks sync.Map // id -> *sync.Mutex
 }
 
 // New returns a Manager that runs steps through d.
@@ -83,7 +86,11 @@ func New(logger *slog.Logger, d Distiller, cfg Config) *Manager {
 	if cfg.StepMargin == 0 {
 		cfg.StepMargin = StepMargin
 	}
-	return &Manager{logger: logger, d: d, cfg: cfg, now: time.Now, sessions: map[string]*Session{}}
+	store := cfg.Store
+	if store == nil {
+		store = NewMemoryStore(cfg.MaxSessions, cfg.IdleTTL)
+	}
+	return &Manager{logger: logger, d: d, cfg: cfg, store: store}
 }
 
 // settings are what session_start fixed for every step of a session.
@@ -130,14 +137,11 @@ func (s settings) deadline(margin time.Duration) time.Duration {
 	return d + margin
 }
 
-// Session is one agent's browsing state.
+// Session is one step's working copy of a session's state: loaded from the
+// store before the step, saved after it.
 type Session struct {
-	id  string
-	set settings
-	// step serialises the session's steps: one settles before the next.
-	step sync.Mutex
-
-	mu       sync.Mutex
+	id       string
+	set      settings
 	jar      *cookies.Jar
 	url      string
 	history  []string
@@ -147,10 +151,10 @@ type Session struct {
 	steps    int32
 	visited  map[string]bool
 	log      []*distillv1.Operation
-	lastUsed time.Time
 }
 
-// Start opens a session on req.url.
+// Start opens a session on req.url. The session exists once its first
+// page has been reached.
 func (m *Manager) Start(ctx context.Context, req *distillv1.SessionStartRequest) (*distillv1.SessionStartResponse, error) {
 	set, err := settingsOf(req)
 	if err != nil {
@@ -159,14 +163,20 @@ func (m *Manager) Start(ctx context.Context, req *distillv1.SessionStartRequest)
 	if req.GetUrl() == "" {
 		return nil, failure.New(failure.InvalidArgument, "url is required")
 	}
-	s := &Session{id: newID(), set: set, jar: cookies.New(), visited: map[string]bool{}, lastUsed: m.now()}
-	if err := m.reserve(s); err != nil {
+	// Refused before the work, and again by Create should others have
+	// started sessions meanwhile.
+	if n, err := m.store.Count(ctx); err != nil {
+		return nil, err
+	} else if n >= m.cfg.MaxSessions {
+		return nil, m.tooMany()
+	}
+	s := &Session{id: newID(), set: set, jar: cookies.New(), visited: map[string]bool{}}
+	view, err := m.navigate(ctx, s, "start", req.GetUrl(), navigation{url: req.GetUrl(), idempotent: true})
+	if err != nil {
+		// A session that never reached a page has nothing to go on from.
 		return nil, err
 	}
-	view, err := m.navigate(ctx, s, "start", req.GetUrl(), navigation{url: req.GetUrl(), idempotent: true})
-	if err != nil || s.snapshot == nil {
-		// A session that never reached a page has nothing to go on from.
-		m.drop(s.id)
+	if err := m.store.Create(ctx, s.state()); err != nil {
 		return nil, err
 	}
 	return &distillv1.SessionStartResponse{View: view}, nil
@@ -174,14 +184,12 @@ func (m *Manager) Start(ctx context.Context, req *distillv1.SessionStartRequest)
 
 // Observe navigates the session to req.url.
 func (m *Manager) Observe(ctx context.Context, req *distillv1.SessionObserveRequest) (*distillv1.SessionObserveResponse, error) {
-	s, err := m.get(req.GetSessionId())
-	if err != nil {
-		return nil, err
-	}
 	if req.GetUrl() == "" {
 		return nil, failure.New(failure.InvalidArgument, "url is required")
 	}
-	view, err := m.navigate(ctx, s, "observe", req.GetUrl(), navigation{url: req.GetUrl(), idempotent: true})
+	view, err := m.step(ctx, req.GetSessionId(), func(s *Session) (*distillv1.SessionView, error) {
+		return m.navigate(ctx, s, "observe", req.GetUrl(), navigation{url: req.GetUrl(), idempotent: true})
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -190,17 +198,13 @@ func (m *Manager) Observe(ctx context.Context, req *distillv1.SessionObserveRequ
 
 // Follow follows a link_* or download_* action of the last snapshot.
 func (m *Manager) Follow(ctx context.Context, req *distillv1.SessionFollowRequest) (*distillv1.SessionFollowResponse, error) {
-	s, err := m.get(req.GetSessionId())
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	href, err := followTarget(s.snapshot.GetActions(), req.GetActionId())
-	s.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	view, err := m.navigate(ctx, s, "follow", req.GetActionId(), navigation{url: href, idempotent: true})
+	view, err := m.step(ctx, req.GetSessionId(), func(s *Session) (*distillv1.SessionView, error) {
+		href, err := followTarget(s.snapshot.GetActions(), req.GetActionId())
+		if err != nil {
+			return nil, err
+		}
+		return m.navigate(ctx, s, "follow", req.GetActionId(), navigation{url: href, idempotent: true})
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -211,46 +215,84 @@ func (m *Manager) Follow(ctx context.Context, req *distillv1.SessionFollowReques
 // over its defaults. A GET form is sent at once; any other is withheld
 // unless req.confirm, and the answer says what it would send.
 func (m *Manager) SubmitForm(ctx context.Context, req *distillv1.SessionSubmitFormRequest) (*distillv1.SessionSubmitFormResponse, error) {
-	s, err := m.get(req.GetSessionId())
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	sub, err := buildSubmission(s.snapshot.GetActions(), req.GetFormId(), req.GetValues())
-	s.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	nav := navigation{url: sub.target, idempotent: sub.method == http.MethodGet}
-	if !nav.idempotent {
-		if !req.GetConfirm() {
-			return m.withhold(s, sub), nil
+	var out *distillv1.SessionSubmitFormResponse
+	_, err := m.step(ctx, req.GetSessionId(), func(s *Session) (*distillv1.SessionView, error) {
+		sub, err := buildSubmission(s.snapshot.GetActions(), req.GetFormId(), req.GetValues())
+		if err != nil {
+			return nil, err
 		}
-		nav.method, nav.body, nav.contentType = sub.method, []byte(sub.encoded), "application/x-www-form-urlencoded"
-	}
-	view, err := m.navigate(ctx, s, "submit_form", sub.formID, nav)
+		nav := navigation{url: sub.target, idempotent: sub.method == http.MethodGet}
+		if !nav.idempotent {
+			if !req.GetConfirm() {
+				out = s.withhold(sub)
+				return out.GetView(), nil
+			}
+			nav.method, nav.body, nav.contentType = sub.method, []byte(sub.encoded), "application/x-www-form-urlencoded"
+		}
+		view, err := m.navigate(ctx, s, "submit_form", sub.formID, nav)
+		if err != nil {
+			return nil, err
+		}
+		out = &distillv1.SessionSubmitFormResponse{View: view}
+		return view, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &distillv1.SessionSubmitFormResponse{View: view}, nil
+	return out, nil
 }
 
 // Close forgets a session. Closing one that does not exist is not an
 // error: closed is false.
-func (m *Manager) Close(_ context.Context, req *distillv1.SessionCloseRequest) (*distillv1.SessionCloseResponse, error) {
-	m.mu.Lock()
-	_, ok := m.sessions[req.GetSessionId()]
-	delete(m.sessions, req.GetSessionId())
-	m.mu.Unlock()
+func (m *Manager) Close(ctx context.Context, req *distillv1.SessionCloseRequest) (*distillv1.SessionCloseResponse, error) {
+	if req.GetSessionId() == "" {
+		return nil, failure.New(failure.InvalidArgument, "session_id is required")
+	}
+	ok, err := m.store.Delete(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	m.locks.Delete(req.GetSessionId())
 	return &distillv1.SessionCloseResponse{SessionId: req.GetSessionId(), Closed: ok}, nil
 }
 
 // Len is the number of live sessions.
-func (m *Manager) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.sweep()
-	return len(m.sessions)
+func (m *Manager) Len(ctx context.Context) (int, error) {
+	return m.store.Count(ctx)
+}
+
+// step loads a session, runs do on it, and saves what do left, even when do
+// failed (its operation log says so). A session changed by another
+// gateway in the meantime is not overwritten.
+func (m *Manager) step(ctx context.Context, id string, do func(*Session) (*distillv1.SessionView, error)) (*distillv1.SessionView, error) {
+	if id == "" {
+		return nil, failure.New(failure.InvalidArgument, "session_id is required")
+	}
+	mu, _ := m.locks.LoadOrStore(id, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+
+	st, rev, err := m.store.Load(ctx, id)
+	if err != nil {
+		if failure.CodeOf(err) == failure.NotFound {
+			m.locks.Delete(id)
+			return nil, failure.New(failure.NotFound, "no session %q: it was closed, expired after %s idle, or never started; start one with session_start", id, m.cfg.IdleTTL)
+		}
+		return nil, err
+	}
+	s := fromState(st)
+	view, stepErr := do(s)
+	// The step's outcome is saved even if the caller has gone.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := m.store.Save(sctx, s.state(), rev); err != nil && stepErr == nil {
+		return nil, err
+	}
+	return view, stepErr
+}
+
+func (m *Manager) tooMany() error {
+	return failure.New(failure.Exhausted, "too many live sessions (%d): close one with session_close, or wait for idle ones to expire after %s", m.cfg.MaxSessions, m.cfg.IdleTTL)
 }
 
 func settingsOf(req *distillv1.SessionStartRequest) (settings, error) {
@@ -287,62 +329,42 @@ func newID() string {
 	return "s_" + hex.EncodeToString(b)
 }
 
-// reserve adds s under the cap, after expiring idle sessions.
-func (m *Manager) reserve(s *Session) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.sweep()
-	if len(m.sessions) >= m.cfg.MaxSessions {
-		return failure.New(failure.Exhausted, "too many live sessions (%d): close one with session_close, or wait for idle ones to expire after %s", m.cfg.MaxSessions, m.cfg.IdleTTL)
+// state is what the store keeps of s.
+func (s *Session) state() *distillv1.SessionState {
+	st := &distillv1.SessionState{
+		Id: s.id,
+		Settings: &distillv1.SessionSettings{
+			Profile: s.set.profile, MaxActions: s.set.maxActions, TimeoutSecs: s.set.timeoutSecs,
+			AllowLocal: s.set.allowLocal, RespectRobots: s.set.respectRobots,
+			MaxActionRetries: int32(s.set.retries), Js: s.set.js, JsWait: s.set.jsWait,
+		},
+		Jar: s.jar.Entries(), CurrentUrl: s.url, RedirectHistory: s.history, Snapshot: s.snapshot,
+		FallbackReason: s.fallback, FailureReason: s.failure, Steps: s.steps, OperationLog: s.log,
 	}
-	m.sessions[s.id] = s
-	return nil
-}
-
-func (m *Manager) drop(id string) {
-	m.mu.Lock()
-	delete(m.sessions, id)
-	m.mu.Unlock()
-}
-
-// get returns a live session and marks it used.
-func (m *Manager) get(id string) (*Session, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.sweep()
-	s, ok := m.sessions[id]
-	if !ok {
-		if id == "" {
-			return nil, failure.New(failure.InvalidArgument, "session_id is required")
-		}
-		return nil, failure.New(failure.NotFound, "no session %q: it was closed, expired after %s idle, or never started; start one with session_start", id, m.cfg.IdleTTL)
+	for u := range s.visited {
+		st.Visited = append(st.Visited, u)
 	}
-	s.touch(m.now())
-	return s, nil
+	return st
 }
 
-// sweep expires idle sessions; m.mu is held. A session in the middle of a
-// step is used, not idle.
-func (m *Manager) sweep() {
-	now := m.now()
-	for id, s := range m.sessions {
-		if s.idleSince(now) > m.cfg.IdleTTL {
-			delete(m.sessions, id)
-			m.logger.Debug("session expired", "session", id)
-		}
+// fromState is the working copy of a stored session.
+func fromState(st *distillv1.SessionState) *Session {
+	set := st.GetSettings()
+	s := &Session{
+		id: st.GetId(),
+		set: settings{
+			profile: set.GetProfile(), maxActions: set.GetMaxActions(), timeoutSecs: set.GetTimeoutSecs(),
+			allowLocal: set.GetAllowLocal(), respectRobots: set.GetRespectRobots(),
+			retries: int(set.GetMaxActionRetries()), js: set.GetJs(), jsWait: set.JsWait,
+		},
+		jar: cookies.FromEntries(st.GetJar()), url: st.GetCurrentUrl(), history: st.GetRedirectHistory(),
+		snapshot: st.GetSnapshot(), fallback: st.GetFallbackReason(), failure: st.GetFailureReason(),
+		steps: st.GetSteps(), visited: map[string]bool{}, log: st.GetOperationLog(),
 	}
-}
-
-func (s *Session) touch(now time.Time) {
-	s.mu.Lock()
-	s.lastUsed = now
-	s.mu.Unlock()
-}
-
-func (s *Session) idleSince(now time.Time) time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return now.Sub(s.lastUsed)
+	for _, u := range st.GetVisited() {
+		s.visited[u] = true
+	}
+	return s
 }
 
 // navigation is what one step requests.
@@ -357,18 +379,12 @@ type navigation struct {
 
 // navigate runs one step and commits it once it settles.
 func (m *Manager) navigate(ctx context.Context, s *Session, op, target string, nav navigation) (*distillv1.SessionView, error) {
-	s.step.Lock()
-	defer s.step.Unlock()
-	defer s.touch(m.now())
-
 	deadline := s.set.deadline(m.cfg.StepMargin)
 	stepCtx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 
-	s.mu.Lock()
 	jar := s.jar.Clone()
 	step := s.steps + 1
-	s.mu.Unlock()
 
 	attempts := 1
 	if nav.idempotent {
@@ -424,15 +440,10 @@ func (m *Manager) navigate(ctx context.Context, s *Session, op, target string, n
 	}
 
 	if err != nil {
-		err = m.stepError(ctx, stepCtx, deadline, op, nav, err)
-		s.mu.Lock()
 		s.appendLog(ops)
-		s.mu.Unlock()
-		return nil, err
+		return nil, m.stepError(ctx, stepCtx, deadline, op, nav, err)
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.appendLog(ops)
 	s.steps = step
 	// Cookies set by an answer are kept whatever its status: a browser
@@ -494,8 +505,7 @@ func httpFailure(status int32, url string) string {
 	return fmt.Sprintf("HTTP %d %s at %s", status, http.StatusText(int(status)), url)
 }
 
-// appendLog adds a step's operations, keeping the most recent; s.mu is
-// held.
+// appendLog adds a step's operations, keeping the most recent.
 func (s *Session) appendLog(ops []*distillv1.Operation) {
 	s.log = append(s.log, ops...)
 	if n := len(s.log) - maxLogEntries; n > 0 {
@@ -504,10 +514,9 @@ func (s *Session) appendLog(ops []*distillv1.Operation) {
 }
 
 // withhold answers a non-GET form sent without confirm: the session is
-// unchanged, and the answer says what a confirmed submit would send.
-func (m *Manager) withhold(s *Session, sub *submission) *distillv1.SessionSubmitFormResponse {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// unchanged but for its log, and the answer says what a confirmed submit
+// would send.
+func (s *Session) withhold(sub *submission) *distillv1.SessionSubmitFormResponse {
 	s.appendLog([]*distillv1.Operation{{
 		Step: s.steps + 1, Op: "submit_form", Target: sub.formID, Attempt: 0, Outcome: "withheld",
 		FailureReason: proto.String(sub.method + " form needs confirm=true"),

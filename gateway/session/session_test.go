@@ -222,6 +222,16 @@ func submit(m *Manager, id, form string, values map[string]string, confirm bool)
 	return m.SubmitForm(context.Background(), &distillv1.SessionSubmitFormRequest{SessionId: id, FormId: form, Values: vals, Confirm: confirm})
 }
 
+// loaded is the session as its store holds it.
+func loaded(t *testing.T, m *Manager, id string) *Session {
+	t.Helper()
+	st, _, err := m.store.Load(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fromState(st)
+}
+
 // actionID finds the id of the action labelled label in the view's loop.
 func actionID(t *testing.T, v *distillv1.SessionView, kind, label string) string {
 	t.Helper()
@@ -430,12 +440,7 @@ func TestFailedStepsLeaveTheSessionUnchanged(t *testing.T) {
 	id := v.GetSessionId()
 	unchanged := func(t *testing.T) {
 		t.Helper()
-		sess, err := m.get(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sess.mu.Lock()
-		defer sess.mu.Unlock()
+		sess := loaded(t, m, id)
 		if sess.url != s.URL+"/forms" || sess.steps != 1 || sess.snapshot.GetTitle() != "Forms" {
 			t.Fatalf("the session moved: %s step %d %q", sess.url, sess.steps, sess.snapshot.GetTitle())
 		}
@@ -497,7 +502,7 @@ func TestLimitsAndExpiry(t *testing.T) {
 	s := newSite(t)
 	m := newManager(t, Config{MaxSessions: 2, IdleTTL: time.Minute})
 	now := time.Now()
-	m.now = func() time.Time { return now }
+	m.store.(*MemoryStore).now = func() time.Time { return now }
 	a := start(t, m, s.URL+"/docs/start", nil)
 	start(t, m, s.URL+"/docs/tides", nil)
 	_, err := m.Start(context.Background(), &distillv1.SessionStartRequest{Url: s.URL + "/", AllowLocal: true})
@@ -516,7 +521,7 @@ func TestLimitsAndExpiry(t *testing.T) {
 	}
 	start(t, m, s.URL+"/", nil)
 	now = now.Add(2 * time.Minute)
-	if n := m.Len(); n != 0 {
+	if n, _ := m.Len(context.Background()); n != 0 {
 		t.Fatalf("%d sessions outlived their idle time", n)
 	}
 }
@@ -531,15 +536,21 @@ func TestRenderedStepCarriesOnlyThatURLsCookies(t *testing.T) {
 	}
 	// Now an app shell: js=auto renders it, and its script asks the API who
 	// is signed in with the session's cookie.
-	sess, _ := m.get(v.GetSessionId())
-	sess.set.js = distillv1.JsMode_JS_MODE_AUTO
+	st, rev, err := m.store.Load(context.Background(), v.GetSessionId())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Settings.Js = distillv1.JsMode_JS_MODE_AUTO
+	if err := m.store.Save(context.Background(), st, rev); err != nil {
+		t.Fatal(err)
+	}
 	obs, err := m.Observe(context.Background(), &distillv1.SessionObserveRequest{SessionId: v.GetSessionId(), Url: s.URL + "/app"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := obs.GetView().GetLoop().GetState()
-	if st.GetFallbackReason() != "js_app" || !st.GetUsedHeadless() {
-		t.Fatalf("loop state = %v", st)
+	ls := obs.GetView().GetLoop().GetState()
+	if ls.GetFallbackReason() != "js_app" || !ls.GetUsedHeadless() {
+		t.Fatalf("loop state = %v", ls)
 	}
 	if md := obs.GetView().GetSnapshot().GetMarkdown(); !strings.Contains(md, "Signed in as alice.") {
 		t.Fatalf("the render was not signed in:\n%s", md)

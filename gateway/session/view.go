@@ -15,7 +15,7 @@ import (
 // maxRecommendations bounds the hints a view carries.
 const maxRecommendations = 5
 
-// view is what a step returns; s.mu is held.
+// view is what a step returns.
 func (s *Session) view() *distillv1.SessionView {
 	snap := capActions(s.snapshot, s.set.maxActions)
 	return &distillv1.SessionView{

@@ -31,6 +31,7 @@ const (
 	NotFound           = distillv1.ErrorCode_ERROR_CODE_NOT_FOUND
 	Exhausted          = distillv1.ErrorCode_ERROR_CODE_EXHAUSTED
 	Unavailable        = distillv1.ErrorCode_ERROR_CODE_UNAVAILABLE
+	Conflict           = distillv1.ErrorCode_ERROR_CODE_CONFLICT
 )
 
 // Error is a failure with a code. Its message is one line naming the
@@ -156,6 +157,8 @@ func grpcCode(c distillv1.ErrorCode) codes.Code {
 		return codes.ResourceExhausted
 	case NotFound:
 		return codes.NotFound
+	case Conflict:
+		return codes.Aborted
 	case Timeout:
 		return codes.DeadlineExceeded
 	case Network, RenderFailed, Unavailable:

@@ -57,6 +57,9 @@ const (
 	// A distill service this one depends on cannot be reached (cluster
 	// mode): the extractor, renderer, fetcher or NATS is down or restarting.
 	ErrorCode_ERROR_CODE_UNAVAILABLE ErrorCode = 14
+	// Two steps of one session ran at the same time; the later one was not
+	// applied.
+	ErrorCode_ERROR_CODE_CONFLICT ErrorCode = 15
 )
 
 // Enum value maps for ErrorCode.
@@ -77,6 +80,7 @@ var (
 		12: "ERROR_CODE_NOT_FOUND",
 		13: "ERROR_CODE_EXHAUSTED",
 		14: "ERROR_CODE_UNAVAILABLE",
+		15: "ERROR_CODE_CONFLICT",
 	}
 	ErrorCode_value = map[string]int32{
 		"ERROR_CODE_UNSPECIFIED":         0,
@@ -94,6 +98,7 @@ var (
 		"ERROR_CODE_NOT_FOUND":           12,
 		"ERROR_CODE_EXHAUSTED":           13,
 		"ERROR_CODE_UNAVAILABLE":         14,
+		"ERROR_CODE_CONFLICT":            15,
 	}
 )
 
@@ -186,7 +191,7 @@ const file_distill_v1_errors_proto_rawDesc = "" +
 	"distill.v1\"L\n" +
 	"\x05Error\x12)\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x15.distill.v1.ErrorCodeR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage*\xac\x03\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage*\xc5\x03\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16ERROR_CODE_INVALID_URL\x10\x01\x12\x16\n" +
@@ -203,7 +208,8 @@ const file_distill_v1_errors_proto_rawDesc = "" +
 	"\x1bERROR_CODE_INVALID_ARGUMENT\x10\v\x12\x18\n" +
 	"\x14ERROR_CODE_NOT_FOUND\x10\f\x12\x18\n" +
 	"\x14ERROR_CODE_EXHAUSTED\x10\r\x12\x1a\n" +
-	"\x16ERROR_CODE_UNAVAILABLE\x10\x0eB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\x16ERROR_CODE_UNAVAILABLE\x10\x0e\x12\x17\n" +
+	"\x13ERROR_CODE_CONFLICT\x10\x0fB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_errors_proto_rawDescOnce sync.Once
