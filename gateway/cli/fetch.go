@@ -201,6 +201,7 @@ func runFetch(cmd *cobra.Command, g *globals, server string, urls []string, opts
 			items[0].Result = res.GetDistilled()
 		}
 	} else {
+		bar := newProgress(g.stderr, len(urls))
 		err := svc.Batch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: opts}, func(r *distillv1.FetchBatchResponse) {
 			it := &items[r.GetIndex()]
 			it.URL = r.GetUrl()
@@ -209,7 +210,9 @@ func runFetch(cmd *cobra.Command, g *globals, server string, urls []string, opts
 			} else {
 				it.Result = r.GetResult()
 			}
+			bar.step(it.Err != nil)
 		})
+		bar.finish()
 		if err != nil && ctx.Err() == nil {
 			return err
 		}

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestProgressOnATerminalOnly(t *testing.T) {
+	srv := pages(t)
+	urls := []string{srv.URL + "/article", srv.URL + "/missing-host-page", srv.URL + "/article?b"}
+
+	t.Run("a pipe gets no progress", func(t *testing.T) {
+		_, errOut, _ := run(t, append([]string{"fetch", "--allow-local"}, urls...)...)
+		if strings.Contains(errOut, "\r") || strings.Contains(errOut, "\033[") || strings.Contains(errOut, "3/3") {
+			t.Fatalf("progress drawn into a pipe: %q", errOut)
+		}
+	})
+
+	t.Run("a terminal gets a line that ends cleared", func(t *testing.T) {
+		old := isTerminal
+		isTerminal = func(io.Writer) bool { return true }
+		t.Cleanup(func() { isTerminal = old })
+		out, errOut, _ := run(t, append([]string{"fetch", "--allow-local"}, urls...)...)
+		if !strings.Contains(errOut, "3/3") || !strings.Contains(errOut, "[========================] 3/3") {
+			t.Fatalf("no finished progress line: %q", errOut)
+		}
+		if !strings.Contains(errOut, "\r\033[K") {
+			t.Fatalf("the line is never cleared: %q", errOut)
+		}
+		if strings.Contains(out, "\033[") {
+			t.Fatalf("progress leaked into stdout: %q", out)
+		}
+	})
+
+	t.Run("one URL has no progress", func(t *testing.T) {
+		old := isTerminal
+		isTerminal = func(io.Writer) bool { return true }
+		t.Cleanup(func() { isTerminal = old })
+		_, errOut, _ := run(t, "fetch", "--allow-local", urls[0])
+		if strings.Contains(errOut, "1/1") {
+			t.Fatalf("progress for a single URL: %q", errOut)
+		}
+	})
+}
