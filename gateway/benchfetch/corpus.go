@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // words gives the generated articles prose-like text: real extraction cost
@@ -108,6 +109,13 @@ func article(i int) []byte {
 // serve starts a loopback server answering /articles/{i} for i < count with
 // pages rendered once up front, so serving costs the same in every round.
 func serve(count int) (*httptest.Server, int) {
+	return Serve(count, 0)
+}
+
+// Serve serves count article pages at /articles/0 .. /articles/count-1 on
+// loopback, each answer delayed by delay as a distant server's would be,
+// and returns the server and the pages' average size.
+func Serve(count int, delay time.Duration) (*httptest.Server, int) {
 	pages := make([][]byte, count)
 	total := 0
 	for i := range pages {
@@ -120,6 +128,9 @@ func serve(count int) (*httptest.Server, int) {
 		if err != nil || i < 0 || i >= count {
 			http.NotFound(w, r)
 			return
+		}
+		if delay > 0 {
+			time.Sleep(delay)
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write(pages[i])

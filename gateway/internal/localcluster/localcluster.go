@@ -1,0 +1,376 @@
+// Package localcluster runs distill in cluster mode on loopback, as it
+// runs in production: a NATS server process, fetcher, extractor and
+// renderer processes and gateways, built from this checkout. The
+// end-to-end tests break it; the cluster benchmark measures it.
+package localcluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// SessionKey is the gateways' shared session key (32 bytes, base64).
+const SessionKey = "ZGlzdGlsbC1lMmUtc2Vzc2lvbi1rZXktMzItYnl0ZXM="
+
+// Build compiles distill's binaries, and NATS's from its Go module, into
+// dir. root is the repository's root.
+func Build(root, dir string) error {
+	targets := []struct{ module, pkg, out string }{
+		{"gateway", "./cmd/distill", "distill"},
+		{"services/fetcher", "./cmd/fetcher", "fetcher"},
+		{"services/extractor", "./cmd/extractor", "extractor"},
+		{"services/renderer", "./cmd/renderer", "renderer"},
+		{"services/fetcher", "github.com/nats-io/nats-server/v2", "nats-server"},
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(targets))
+	for i, t := range targets {
+		wg.Go(func() {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, t.out), t.pkg)
+			cmd.Dir = filepath.Join(root, t.module)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("build %s: %v\n%s", t.out, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// FreePort returns a loopback address nothing listens on now.
+func FreePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := l.Addr().String()
+	return addr, l.Close()
+}
+
+// Buffer is a log that processes write to while tests read it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Proc is one process of the cluster.
+type Proc struct {
+	Name string
+	Args []string
+	Env  []string
+	// Addr is its gRPC address, or NATS's client address.
+	Addr string
+	Log  *Buffer
+
+	bin  string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// Start starts the process with its arguments and environment.
+func (p *Proc) Start() error {
+	p.cmd = exec.Command(filepath.Join(p.bin, p.Name), p.Args...)
+	p.cmd.Env = append(os.Environ(), p.Env...)
+	if p.Log == nil {
+		p.Log = &Buffer{}
+	}
+	p.cmd.Stdout, p.cmd.Stderr = p.Log, p.Log
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", p.Name, err)
+	}
+	done := make(chan struct{})
+	p.done = done
+	cmd := p.cmd
+	go func() {
+		p.err = cmd.Wait()
+		close(done)
+	}()
+	return nil
+}
+
+// Signal sends sig and waits for the process to end, killing it after 30
+// seconds.
+func (p *Proc) Signal(sig syscall.Signal) error {
+	if p.cmd == nil || !p.Running() {
+		return nil
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("%s did not stop on %v within 30s", p.Name, sig)
+	}
+}
+
+// Running reports whether the process has not exited.
+func (p *Proc) Running() bool {
+	if p.done == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Exit is how the process ended, once it has.
+func (p *Proc) Exit() error { return p.err }
+
+// Options shape a cluster.
+type Options struct {
+	Fetchers int
+	Gateways int
+	// Workers is each fetcher's job concurrency; 0 means 8.
+	Workers int
+	// AckWait is the workers' ack wait; 0 means 3s.
+	AckWait time.Duration
+	// NoRenderer leaves the renderer out.
+	NoRenderer bool
+	// Env is added to every distill process's environment.
+	Env []string
+}
+
+// Cluster is distill on loopback.
+type Cluster struct {
+	bin       string
+	natsDir   string
+	NATS      *Proc
+	Fetchers  []*Proc
+	Extractor *Proc
+	Renderer  *Proc
+	Gateways  []*Proc
+
+	mu    sync.Mutex
+	conns map[string]*grpc.ClientConn
+}
+
+// Start runs a cluster from the binaries in bin, keeping NATS's store in
+// natsDir, and waits until every service is ready. On error, whatever was
+// started is stopped.
+func Start(bin, natsDir string, o Options) (c *Cluster, err error) {
+	c = &Cluster{bin: bin, natsDir: natsDir, conns: map[string]*grpc.ClientConn{}}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, c.Logs(3000))
+			c.Stop()
+		}
+	}()
+	port := func() string {
+		addr, perr := FreePort()
+		if perr != nil && err == nil {
+			err = perr
+		}
+		return addr
+	}
+	c.NATS = &Proc{Name: "nats-server", Addr: port(), bin: bin}
+	host, natsPort, _ := net.SplitHostPort(c.NATS.Addr)
+	c.NATS.Args = []string{"-a", host, "-p", natsPort, "-js", "-sd", natsDir}
+	if err := c.NATS.Start(); err != nil {
+		return c, err
+	}
+	if err := c.WaitNATS(); err != nil {
+		return c, err
+	}
+	natsURL := "nats://" + c.NATS.Addr
+	c.Extractor = &Proc{Name: "extractor", Addr: port(), Env: o.Env, bin: bin}
+	c.Extractor.Args = []string{"-listen", c.Extractor.Addr}
+	starting := []*Proc{c.Extractor}
+	rendererAddr := ""
+	if !o.NoRenderer {
+		c.Renderer = &Proc{Name: "renderer", Addr: port(), Env: o.Env, bin: bin}
+		c.Renderer.Args = []string{"-listen", c.Renderer.Addr, "-max-pages", "2"}
+		rendererAddr = c.Renderer.Addr
+		starting = append(starting, c.Renderer)
+	}
+	ackWait := o.AckWait
+	if ackWait == 0 {
+		ackWait = 3 * time.Second
+	}
+	workers := o.Workers
+	if workers == 0 {
+		workers = 8
+	}
+	for range max(o.Fetchers, 1) {
+		f := &Proc{Name: "fetcher", Addr: port(), Env: o.Env, bin: bin}
+		f.Args = []string{"-listen", f.Addr, "-nats", natsURL, "-extractor", c.Extractor.Addr, "-renderer", rendererAddr,
+			"-no-cache", "-workers", fmt.Sprint(workers), "-ack-wait", ackWait.String(), "-log-level", "debug"}
+		c.Fetchers = append(c.Fetchers, f)
+		starting = append(starting, f)
+	}
+	for range max(o.Gateways, 1) {
+		g := &Proc{Name: "distill", Addr: port(), Env: append([]string{"DISTILL_SESSION_KEY=" + SessionKey}, o.Env...), bin: bin}
+		g.Args = []string{"serve", "--cluster", "--listen", g.Addr, "--nats", natsURL, "--fetcher", c.Fetchers[0].Addr,
+			"--extractor", c.Extractor.Addr, "--renderer", rendererAddr, "--log-level", "info"}
+		c.Gateways = append(c.Gateways, g)
+		starting = append(starting, g)
+	}
+	if err != nil {
+		return c, err
+	}
+	for _, p := range starting {
+		if err := p.Start(); err != nil {
+			return c, err
+		}
+	}
+	for _, p := range starting {
+		if err := c.WaitStatus(p, healthpb.HealthCheckResponse_SERVING, 30*time.Second); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// Services are every process but NATS.
+func (c *Cluster) Services() []*Proc {
+	ps := []*Proc{c.Extractor}
+	if c.Renderer != nil {
+		ps = append(ps, c.Renderer)
+	}
+	ps = append(ps, c.Fetchers...)
+	return append(ps, c.Gateways...)
+}
+
+// Stop ends every process, gently.
+func (c *Cluster) Stop() {
+	c.mu.Lock()
+	for _, cc := range c.conns {
+		_ = cc.Close()
+	}
+	c.conns = map[string]*grpc.ClientConn{}
+	c.mu.Unlock()
+	for _, p := range append(c.Services(), c.NATS) {
+		if p != nil {
+			_ = p.Signal(syscall.SIGTERM)
+		}
+	}
+}
+
+// Logs returns the last n bytes of every process's log.
+func (c *Cluster) Logs(n int) string {
+	var b strings.Builder
+	for _, p := range append(c.Services(), c.NATS) {
+		if p == nil || p.Log == nil {
+			continue
+		}
+		s := p.Log.String()
+		if len(s) > n {
+			s = "…" + s[len(s)-n:]
+		}
+		fmt.Fprintf(&b, "--- %s (%s):\n%s\n", p.Name, p.Addr, s)
+	}
+	return b.String()
+}
+
+// Conn is a client connection to addr, shared and closed by Stop.
+func (c *Cluster) Conn(addr string) (*grpc.ClientConn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cc, ok := c.conns[addr]; ok {
+		return cc, nil
+	}
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(80<<20)))
+	if err != nil {
+		return nil, err
+	}
+	c.conns[addr] = cc
+	return cc, nil
+}
+
+// Status asks p's readiness.
+func (c *Cluster) Status(p *Proc) healthpb.HealthCheckResponse_ServingStatus {
+	cc, err := c.Conn(p.Addr)
+	if err != nil {
+		return healthpb.HealthCheckResponse_UNKNOWN
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	res, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		return healthpb.HealthCheckResponse_UNKNOWN
+	}
+	return res.GetStatus()
+}
+
+// WaitStatus waits until p's readiness is want.
+func (c *Cluster) WaitStatus(p *Proc, want healthpb.HealthCheckResponse_ServingStatus, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		got := c.Status(p)
+		if got == want {
+			return nil
+		}
+		if !p.Running() {
+			return fmt.Errorf("%s exited: %v", p.Name, p.err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s at %s is %v, not %v, after %s", p.Name, p.Addr, got, want, within)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// WaitNATS waits until NATS accepts connections.
+func (c *Cluster) WaitNATS() error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", c.NATS.Addr, time.Second)
+		if err == nil {
+			return conn.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nats at %s not up: %w", c.NATS.Addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// RestartNATS starts NATS again on the same port and store.
+func (c *Cluster) RestartNATS() error {
+	c.NATS = &Proc{Name: "nats-server", Addr: c.NATS.Addr, Args: c.NATS.Args, Log: c.NATS.Log, bin: c.bin}
+	if err := c.NATS.Start(); err != nil {
+		return err
+	}
+	return c.WaitNATS()
+}
+
+// Restart starts p again with the same arguments and waits until it is
+// ready.
+func (c *Cluster) Restart(p *Proc) error {
+	if err := p.Start(); err != nil {
+		return err
+	}
+	return c.WaitStatus(p, healthpb.HealthCheckResponse_SERVING, 30*time.Second)
+}
