@@ -151,7 +151,9 @@ func batch(ctx context.Context, b batcher, urls []string, opts *distillv1.FetchO
 }
 
 // remoteBatcher is a gateway's FetchBatch.
-type remoteBatcher struct{ c distillv1.DistillServiceClient }
+type remoteBatcher struct {
+	c distillv1.DistillServiceClient
+}
 
 func (r remoteBatcher) Batch(ctx context.Context, req *distillv1.FetchBatchRequest, deliver func(*distillv1.FetchBatchResponse)) error {
 	stream, err := r.c.FetchBatch(ctx, req)
