@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -37,7 +38,8 @@ func (f *clusterFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.fetcher, "fetcher", os.Getenv("DISTILL_FETCHER_ADDR"), "cluster: fetcher gRPC address, host:port (env DISTILL_FETCHER_ADDR)")
 	fs.StringVar(&f.extractor, "extractor", os.Getenv("DISTILL_EXTRACTOR_ADDR"), "cluster: extractor gRPC address, host:port (env DISTILL_EXTRACTOR_ADDR)")
 	fs.StringVar(&f.renderer, "renderer", os.Getenv("DISTILL_RENDERER_ADDR"), "cluster: renderer gRPC address, host:port; none means pages are never rendered (env DISTILL_RENDERER_ADDR)")
-	fs.IntVar(&f.replicas, "stream-replicas", 1, "cluster: replicas of the job streams in a clustered NATS")
+	replicas, _ := strconv.Atoi(os.Getenv("DISTILL_STREAM_REPLICAS"))
+	fs.IntVar(&f.replicas, "stream-replicas", max(replicas, 1), "cluster: replicas of the job streams and the session bucket in a clustered NATS (env DISTILL_STREAM_REPLICAS)")
 }
 
 // system is distill as a command uses it.

@@ -1,0 +1,20 @@
+# syntax=docker/dockerfile:1
+# The fetcher image: gRPC Fetch and the JetStream batch workers.
+# Build from the repository root: docker build -f deploy/docker/fetcher.Dockerfile -t distill/fetcher .
+
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+# The whole workspace: go.work names every module, so each must be present.
+COPY . .
+# Cache mounts keep downloaded modules and compiled packages between builds;
+# go build fetches only the modules this binary needs.
+RUN --mount=type=cache,target=/go/pkg/mod \
+    --mount=type=cache,target=/root/.cache/go-build \
+    cd services/fetcher && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o /out/fetcher ./cmd/fetcher
+
+# static-debian12 carries the CA bundle the fetcher's HTTPS client needs.
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/fetcher /usr/local/bin/fetcher
+USER 65532:65532
+EXPOSE 7001 9464
+ENTRYPOINT ["/usr/local/bin/fetcher"]

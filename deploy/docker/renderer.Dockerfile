@@ -1,0 +1,33 @@
+# syntax=docker/dockerfile:1
+# The renderer image: the renderer binary and Debian's Chromium, run as a
+# non-root user so that Chromium keeps its own sandbox.
+# Build from the repository root: docker build -f deploy/docker/renderer.Dockerfile -t distill/renderer .
+
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+# The whole workspace: go.work names every module, so each must be present.
+COPY . .
+# Cache mounts keep downloaded modules and compiled packages between builds;
+# go build fetches only the modules this binary needs.
+RUN --mount=type=cache,target=/go/pkg/mod \
+    --mount=type=cache,target=/root/.cache/go-build \
+    cd services/renderer && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o /out/renderer ./cmd/renderer
+
+FROM debian:bookworm-slim
+# tini as PID 1 reaps the Chromium children that are orphaned when the renderer
+# kills a hung browser; the renderer itself never waits on them.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends chromium fonts-liberation ca-certificates tini \
+ && rm -rf /var/lib/apt/lists/*
+RUN groupadd --system --gid 10001 renderer \
+ && useradd --system --uid 10001 --gid renderer --no-create-home --home-dir /tmp --shell /usr/sbin/nologin renderer
+COPY --from=build /out/renderer /usr/local/bin/renderer
+# Chromium and go-rod's leakless helper write only under /tmp, which the pod
+# mounts writable; the root filesystem stays read-only.
+ENV DISTILL_CHROMIUM=/usr/bin/chromium \
+    HOME=/tmp \
+    XDG_CONFIG_HOME=/tmp/.config \
+    XDG_CACHE_HOME=/tmp/.cache
+USER 10001:10001
+EXPOSE 7003 9464
+ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/renderer"]
