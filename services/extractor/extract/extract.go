@@ -14,6 +14,7 @@ import (
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/proto/telemetry"
 	"distill.dev/services/extractor/markdown"
 	"distill.dev/services/extractor/readable"
 	"distill.dev/services/extractor/tokens"
@@ -70,7 +71,9 @@ type page struct {
 
 // Extract distils one page. It is both the gRPC method and the in-process
 // entry point, and a pure function of the request: no network, no state.
-func (e *Extractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) (*distillv1.ExtractResponse, error) {
+func (e *Extractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) (_ *distillv1.ExtractResponse, err error) {
+	ctx, done := telemetry.StartRequest(ctx, "distill.extract", "extractor", "Extract", telemetry.URLAttributes(req.GetUrl())...)
+	defer func() { done(err) }()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -17,9 +17,13 @@ import (
 	"strings"
 	"time"
 
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/proto/telemetry"
 	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/cookies"
 	"distill.dev/services/fetcher/netpolicy"
@@ -175,7 +179,17 @@ type call struct {
 // Fetch retrieves req.url. HTTP error statuses are answers; policy
 // refusals, limits and network failures are *failure.Error values whose
 // one-line message names the URL.
-func (f *Fetcher) Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
+func (f *Fetcher) Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchRequest) (resp *distillv1.FetcherServiceFetchResponse, err error) {
+	start := time.Now()
+	ctx, done := telemetry.StartRequest(ctx, "distill.fetch", "fetcher", "Fetch", telemetry.URLAttributes(req.GetUrl())...)
+	defer func() {
+		telemetry.RecordFetch(ctx, time.Since(start), resp.GetFromCache(), err)
+		if resp != nil {
+			trace.SpanFromContext(ctx).SetAttributes(semconv.HTTPResponseStatusCode(int(resp.GetStatus())),
+				telemetry.FromCache.Bool(resp.GetFromCache()), telemetry.Redirects.Int(len(resp.GetRedirectHistory())))
+		}
+		done(err)
+	}()
 	o := req.GetOptions()
 	send, err := messageOf(req)
 	if err != nil {
@@ -199,15 +213,16 @@ func (f *Fetcher) Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchR
 	if c.policy.AllowLoopback {
 		c.client = f.allowLoopback
 	}
-	start := time.Now()
 	useCache := f.usesCache(c)
 	if useCache {
 		if resp, ok := f.fromCache(ctx, c); ok {
+			telemetry.CountCacheLookup(ctx, telemetry.CacheHit)
 			f.logger.Debug("fetched from cache", "url", c.raw, "final_url", resp.GetFinalUrl(), "status", resp.GetStatus(), "elapsed", time.Since(start))
 			return resp, nil
 		}
+		telemetry.CountCacheLookup(ctx, telemetry.CacheMiss)
 	}
-	resp, err := f.fetch(ctx, c)
+	resp, err = f.fetch(ctx, c)
 	if err != nil {
 		level := slog.LevelInfo
 		if failure.CodeOf(err) == failure.Blocked {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"distill.dev/proto/telemetry"
 )
 
 // errRateDeadline says the rate limit would make a request wait past the
@@ -76,6 +78,7 @@ func (g *hostGate) acquire(ctx context.Context, host string, limit int, perSec f
 	g.mu.Unlock()
 
 	var limiter *rate.Limiter
+	var waiting time.Time // when the call began waiting for a slot
 	for {
 		g.mu.Lock()
 		if limit <= 0 || st.active < limit {
@@ -86,12 +89,19 @@ func (g *hostGate) acquire(ctx context.Context, host string, limit int, perSec f
 		}
 		freed := st.freed
 		g.mu.Unlock()
+		if waiting.IsZero() {
+			waiting = time.Now()
+		}
 		select {
 		case <-freed:
 		case <-ctx.Done():
+			telemetry.RecordHostWait(ctx, telemetry.LimitConcurrency, time.Since(waiting))
 			g.leave(host, st, false)
 			return nil, ctx.Err()
 		}
+	}
+	if !waiting.IsZero() {
+		telemetry.RecordHostWait(ctx, telemetry.LimitConcurrency, time.Since(waiting))
 	}
 	release = func() { g.leave(host, st, true) }
 	if limiter != nil {
@@ -140,6 +150,7 @@ func (g *hostGate) wait(ctx context.Context, lim *rate.Limiter) error {
 	}
 	select {
 	case <-g.clock.After(d):
+		telemetry.RecordHostWait(ctx, telemetry.LimitRate, d)
 		return nil
 	case <-ctx.Done():
 		r.CancelAt(g.clock.Now())

@@ -13,6 +13,10 @@ import (
 	"sync"
 	"time"
 
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"distill.dev/proto/telemetry"
 	"distill.dev/services/fetcher/netpolicy"
 )
 
@@ -44,6 +48,7 @@ func (f *Fetcher) sendWithRetries(ctx context.Context, c *call, u *url.URL, m me
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= wait {
 			return resp, err
 		}
+		telemetry.CountRetry(ctx, retryReason(resp))
 		var reason string
 		if resp != nil {
 			reason = resp.Status
@@ -62,7 +67,17 @@ func (f *Fetcher) sendWithRetries(ctx context.Context, c *call, u *url.URL, m me
 }
 
 // sendOnce makes one attempt under the host's concurrency and rate limits.
-func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) (*http.Response, error) {
+// Its span ends with the response's headers.
+func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) (_ *http.Response, err error) {
+	ctx, span := telemetry.Start(ctx, "distill.fetch.attempt", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(append(telemetry.URLAttributes(u.String()), semconv.HTTPRequestMethodKey.String(m.method))...))
+	defer func() {
+		var failed error
+		if err != nil {
+			failed = c.classify(ctx, "attempt", err)
+		}
+		telemetry.End(span, failed)
+	}()
 	release, err := f.hosts.acquire(ctx, hostKey(u), c.perHost, c.rate)
 	if err != nil {
 		return nil, err
@@ -83,6 +98,7 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 		release()
 		return nil, err
 	}
+	span.SetAttributes(semconv.HTTPResponseStatusCode(resp.StatusCode))
 	if keepCookies {
 		c.setCookies = append(c.setCookies, c.jar.Record(u, resp.Cookies())...)
 	}
@@ -117,6 +133,18 @@ func retryable(ctx context.Context, resp *http.Response, err error) bool {
 		return false
 	}
 	return !errors.Is(err, netpolicy.ErrBlocked) && !errors.Is(err, errRateDeadline)
+}
+
+// retryReason says why an attempt is retried, for the retries metric.
+func retryReason(resp *http.Response) string {
+	switch {
+	case resp == nil:
+		return telemetry.RetryTransport
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return telemetry.RetryTooManyRequests
+	default:
+		return telemetry.RetryServerError
+	}
 }
 
 // retryAfterOf returns a 429 or 503's Retry-After in whole seconds

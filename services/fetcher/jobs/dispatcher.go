@@ -12,11 +12,14 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/proto/telemetry"
 	"distill.dev/services/fetcher/pipeline"
 )
 
@@ -53,6 +56,8 @@ func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.Fet
 	}
 	batchID := nuid.Next()
 	subject := ResultsPrefix + batchID
+	ctx, span := telemetry.Start(ctx, "distill.dispatch", trace.WithAttributes(telemetry.BatchID.String(batchID), telemetry.BatchSize.Int(len(urls))))
+	defer span.End()
 	cons, err := d.js.CreateConsumer(ctx, ResultsStream, jetstream.ConsumerConfig{
 		FilterSubject:     subject,
 		AckPolicy:         jetstream.AckExplicitPolicy,
@@ -102,8 +107,10 @@ func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.Fet
 		budget:   answerWithin(opts),
 		inFlight: make(map[int32]time.Time),
 		bySeq:    make(map[uint64]int32),
+		spans:    make(map[int32]trace.Span),
 		done:     make([]bool, len(urls)),
 	}
+	defer b.endSpans()
 	limit := fetchopts.Concurrency(opts)
 	deliverOnce := func(r *distillv1.FetchJobResult) {
 		if b.done[r.GetIndex()] {
@@ -112,6 +119,7 @@ func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.Fet
 		b.done[r.GetIndex()] = true
 		b.remaining--
 		delete(b.inFlight, r.GetIndex())
+		b.endSpan(r)
 		deliver(r)
 	}
 	b.remaining = len(urls)
@@ -149,6 +157,7 @@ func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.Fet
 				continue
 			}
 			_ = m.Ack()
+			b.linkWorker(ctx, r.GetIndex(), m.Headers())
 			deliverOnce(r)
 		case ex := <-exhausted:
 			idx, ours := b.bySeq[ex.StreamSeq]
@@ -182,7 +191,44 @@ type batch struct {
 	remaining   int
 	inFlight    map[int32]time.Time // index -> deadline
 	bySeq       map[uint64]int32    // jobs stream sequence -> index
-	done        []bool
+	// spans holds each queued job's span, from publish to answer.
+	spans map[int32]trace.Span
+	done  []bool
+}
+
+// linkWorker links a job's span to the span of the worker that answered
+// it, whose context the result carries.
+func (b *batch) linkWorker(ctx context.Context, idx int32, h nats.Header) {
+	span, ok := b.spans[idx]
+	if !ok {
+		return
+	}
+	worker := trace.SpanContextFromContext(otel.GetTextMapPropagator().Extract(ctx, headerCarrier(h)))
+	if worker.IsValid() {
+		span.AddLink(trace.Link{SpanContext: worker})
+	}
+}
+
+// endSpan ends the span of the job r answers, as r's outcome.
+func (b *batch) endSpan(r *distillv1.FetchJobResult) {
+	span, ok := b.spans[r.GetIndex()]
+	if !ok {
+		return
+	}
+	delete(b.spans, r.GetIndex())
+	var err error
+	if e := r.GetError(); e != nil {
+		err = failure.FromProto(e)
+	}
+	telemetry.End(span, err)
+}
+
+// endSpans ends the spans of jobs left unanswered when Run gives up.
+func (b *batch) endSpans() {
+	for idx, span := range b.spans {
+		span.End()
+		delete(b.spans, idx)
+	}
 }
 
 func (b *batch) untilNextDeadline() time.Duration {
@@ -207,15 +253,48 @@ func (d *Dispatcher) publish(ctx context.Context, b *batch, idx int32) error {
 	if err != nil {
 		return failure.Wrap(failure.Internal, err, "encode job for %s", b.urls[idx])
 	}
+	// The job's span lasts until its answer: its queueing and its work.
+	ctx, span := telemetry.Start(ctx, "distill.dispatch.job", trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(append(telemetry.URLAttributes(job.GetUrl()),
+			telemetry.BatchID.String(b.id), telemetry.BatchIndex.Int(int(idx)), telemetry.JobID.String(job.GetJobId()))...))
 	msg := &nats.Msg{Subject: JobsSubject, Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, job.GetJobId())
-	ack, err := d.js.PublishMsg(ctx, msg)
+	otel.GetTextMapPropagator().Inject(ctx, headerCarrier(msg.Header))
+	ack, err := d.publishMsg(ctx, msg, b.budget)
 	if err != nil {
-		return failure.Wrap(failure.Internal, err, "queue job for %s", b.urls[idx])
+		err = failure.Wrap(failure.Internal, err, "queue job for %s", b.urls[idx])
+		telemetry.End(span, err)
+		return err
 	}
+	b.spans[idx] = span
 	b.bySeq[ack.Sequence] = idx
 	b.inFlight[idx] = time.Now().Add(b.budget)
 	return nil
+}
+
+// publishAttempt bounds one attempt to queue a job: a NATS server that is
+// restarting may never acknowledge what was sent while it went down.
+const publishAttempt = 5 * time.Second
+
+// publishMsg queues msg, trying again within budget while NATS does not
+// acknowledge it. The job's message id makes a repeat harmless: the stream
+// keeps one copy.
+func (d *Dispatcher) publishMsg(ctx context.Context, msg *nats.Msg, budget time.Duration) (*jetstream.PubAck, error) {
+	deadline := time.Now().Add(budget)
+	for {
+		actx, cancel := context.WithTimeout(ctx, publishAttempt)
+		ack, err := d.js.PublishMsg(actx, msg)
+		cancel()
+		if err == nil || ctx.Err() != nil || time.Now().Add(publishAttempt).After(deadline) {
+			return ack, err
+		}
+		d.logger.Debug("jobs: queueing again", "subject", msg.Subject, "err", err.Error())
+		select {
+		case <-time.After(250 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // exhaustedJob is the part of JetStream's max-deliveries advisory the

@@ -7,6 +7,10 @@
 // A job redelivered until the consumer's delivery limit gives up on it is
 // announced by the server's max-deliveries advisory, which the dispatcher
 // turns into that URL's error rather than waiting out its budget.
+//
+// Job and result messages carry the W3C trace context in their headers: a
+// batch is one trace, from the dispatcher's caller through each worker and
+// the services it calls, whichever processes they run in.
 package jobs
 
 import (

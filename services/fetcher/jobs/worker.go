@@ -11,10 +11,14 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/proto/telemetry"
 	"distill.dev/services/fetcher/pipeline"
 )
 
@@ -151,6 +155,23 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.Term()
 		return
 	}
+	// The job's work continues the trace of the batch that queued it.
+	ctx = otel.GetTextMapPropagator().Extract(ctx, headerCarrier(msg.Headers()))
+	ctx, span := telemetry.Start(ctx, "distill.job", trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
+		append(telemetry.URLAttributes(job.GetUrl()), telemetry.BatchID.String(job.GetBatchId()),
+			telemetry.BatchIndex.Int(int(job.GetIndex())), telemetry.JobID.String(job.GetJobId()))...))
+	outcome := telemetry.JobInterrupted
+	defer func() {
+		telemetry.CountJob(ctx, outcome)
+		span.SetAttributes(telemetry.Outcome.String(outcome))
+		if outcome != telemetry.OutcomeOK {
+			span.SetStatus(codes.Error, outcome)
+		}
+		span.End()
+	}()
+	if meta, err := msg.Metadata(); err == nil {
+		span.SetAttributes(telemetry.Attempt.Int(int(meta.NumDelivered)))
+	}
 	budget := pipeline.Budget(job.GetOptions())
 	jobCtx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
@@ -167,6 +188,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	if errors.Is(err, ErrRelease) {
 		w.logger.Warn("jobs: job released for another attempt", "job", job.GetJobId(), "url", job.GetUrl(), "err", err)
+		outcome = telemetry.JobReleased
 		_ = msg.NakWithDelay(w.retryDelay)
 		return
 	}
@@ -183,9 +205,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	if err := w.publish(ctx, job.GetResultSubject(), res); err != nil {
 		w.logger.Warn("jobs: publish result, job will be redelivered", "job", job.GetJobId(), "err", err)
+		outcome = telemetry.JobReleased
 		_ = msg.NakWithDelay(w.retryDelay)
 		return
 	}
+	outcome = telemetry.OutcomeOf(err)
 	// The ack outlives a shutdown that begins now: the result is already
 	// out, and an unacked job would be redone by another worker.
 	ackCtx, cancelAck := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -216,6 +240,7 @@ func (w *Worker) publish(ctx context.Context, subject string, res *distillv1.Fet
 	}
 	out := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
 	out.Header.Set(jetstream.MsgIDHeader, res.GetJobId())
+	otel.GetTextMapPropagator().Inject(ctx, headerCarrier(out.Header))
 	_, err = w.js.PublishMsg(ctx, out)
 	if errors.Is(err, nats.ErrMaxPayload) {
 		// The page is too big for the queue: answer with the reason rather

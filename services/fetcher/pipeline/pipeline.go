@@ -13,11 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/proto/telemetry"
 	"distill.dev/services/fetcher/cookies"
 )
 
@@ -124,7 +126,9 @@ func (p *Pipeline) Run(ctx context.Context, rawURL string, opts *distillv1.Fetch
 // JavaScript notice, a challenge) or, when actions were asked for, offers
 // none while it runs scripts. An automatic render is kept only when it is
 // better: more content, or actions where there were none.
-func (p *Pipeline) Do(ctx context.Context, req Request) (*Result, error) {
+func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
+	ctx, done := telemetry.StartRequest(ctx, "distill.pipeline", "pipeline", "Do", telemetry.URLAttributes(req.URL)...)
+	defer func() { done(err) }()
 	opts := req.Options
 	if opts == nil {
 		opts = &distillv1.FetchOptions{}
@@ -175,6 +179,9 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (*Result, error) {
 
 	if reason != "" {
 		rendered, err := p.render(ctx, fetched.GetFinalUrl(), opts, extractOpts, renderCookies(req.Jar, fetched.GetFinalUrl()))
+		kept := err == nil && (reason == ReasonForced || better(rendered, res.Distilled, reason))
+		telemetry.CountFallback(ctx, reason, kept)
+		trace.SpanFromContext(ctx).SetAttributes(telemetry.FallbackReason.String(reason), telemetry.FallbackKept.Bool(kept))
 		switch {
 		case reason == ReasonForced && err != nil:
 			return nil, err
@@ -182,7 +189,7 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (*Result, error) {
 			// The fetched page is still an answer; a failed fallback only
 			// means it stays as thin as it was.
 			p.logger.DebugContext(ctx, "render fallback failed", "url", fetched.GetFinalUrl(), "reason", reason, "err", err)
-		case reason == ReasonForced || better(rendered, res.Distilled, reason):
+		case kept:
 			res.Distilled, res.FallbackReason = rendered, reason
 		}
 	}

@@ -11,8 +11,8 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
-	"distill.dev/services/fetcher/cookies"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/cookies"
 )
 
 // The stages here are small in-test implementations: this package decides

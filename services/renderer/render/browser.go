@@ -31,7 +31,7 @@ type instance struct {
 
 // launch starts Chromium from bin. rod downloads a browser when it has no
 // binary, which a service must never do, so a missing bin is an error here.
-func launch(ctx context.Context, bin string) (*instance, error) {
+func launch(ctx context.Context, bin string, noSandbox bool) (*instance, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return nil, failure.New(failure.RenderFailed, "chromium not found at %s (set DISTILL_CHROMIUM)", bin)
 	}
@@ -48,7 +48,7 @@ func launch(ctx context.Context, bin string) (*instance, error) {
 		Context(ctx).
 		Bin(bin).
 		Headless(true).
-		NoSandbox(os.Geteuid() == 0).
+		NoSandbox(noSandbox).
 		// Leakless kills the browser if this process dies without Close.
 		Leakless(true).
 		UserDataDir(dir).

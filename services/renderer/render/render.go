@@ -25,6 +25,7 @@ import (
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/proto/telemetry"
 	"distill.dev/services/fetcher/netpolicy"
 )
 
@@ -66,6 +67,15 @@ func WithMaxPages(n int) Option {
 	}
 }
 
+// WithoutSandbox launches Chromium without its own sandbox. Chromium
+// needs user namespaces for it, which a locked-down container (non-root, no
+// privilege escalation, the default seccomp profile) does not grant; there
+// the container is the sandbox. As root, Chromium refuses its sandbox
+// anyway, so it is always off.
+func WithoutSandbox() Option {
+	return func(r *Renderer) { r.noSandbox = true }
+}
+
 // Renderer is the RendererService.
 type Renderer struct {
 	distillv1.UnimplementedRendererServiceServer
@@ -73,6 +83,8 @@ type Renderer struct {
 	bin      string
 	maxPages int
 	pages    chan struct{}
+	// noSandbox turns Chromium's own sandbox off.
+	noSandbox bool
 	// resolver and dialAddr are how the egress proxy reaches the network;
 	// tests replace them to stand a public name in for a loopback server.
 	resolver *net.Resolver
@@ -132,7 +144,13 @@ func (r *Renderer) Close() error {
 
 // Render renders req.Url headless. It is both the gRPC method and the
 // in-process entry point.
-func (r *Renderer) Render(ctx context.Context, req *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+func (r *Renderer) Render(ctx context.Context, req *distillv1.RenderRequest) (_ *distillv1.RenderResponse, err error) {
+	start := time.Now()
+	ctx, done := telemetry.StartRequest(ctx, "distill.render", "renderer", "Render", telemetry.URLAttributes(req.GetUrl())...)
+	defer func() {
+		telemetry.RecordRender(ctx, time.Since(start), err)
+		done(err)
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -187,7 +205,7 @@ func (r *Renderer) browser(ctx context.Context) (*instance, error) {
 			return r.inst, nil
 		}
 	}
-	inst, err := launch(ctx, r.bin)
+	inst, err := launch(ctx, r.bin, r.noSandbox || os.Geteuid() == 0)
 	if err != nil {
 		return nil, err
 	}

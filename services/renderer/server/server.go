@@ -21,6 +21,9 @@ type Config struct {
 	Chromium string
 	// MaxPages caps concurrent renders; 0 means render.DefaultMaxPages.
 	MaxPages int
+	// NoSandbox runs Chromium without its own sandbox, for containers
+	// that are the sandbox.
+	NoSandbox bool
 }
 
 // Run serves RendererService on cfg.Addr until ctx ends, then closes the
@@ -29,6 +32,9 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	opts := []render.Option{render.WithMaxPages(cfg.MaxPages)}
 	if cfg.Chromium != "" {
 		opts = append(opts, render.WithChromium(cfg.Chromium))
+	}
+	if cfg.NoSandbox {
+		opts = append(opts, render.WithoutSandbox())
 	}
 	r := render.New(logger, opts...)
 	defer func() { _ = r.Close() }()

@@ -21,6 +21,7 @@ func main() {
 	listen := envflag.String(fs, "listen", "DISTILL_LISTEN", ":7003", "gRPC listen address, host:port")
 	chromium := envflag.String(fs, "chromium", "DISTILL_CHROMIUM", render.DefaultChromium, "Chromium binary")
 	maxPages := envflag.Int(fs, "max-pages", "DISTILL_MAX_PAGES", render.DefaultMaxPages, "pages rendered at once")
+	noSandbox := envflag.Bool(fs, "no-chromium-sandbox", "DISTILL_CHROMIUM_NO_SANDBOX", false, "run Chromium without its own sandbox, where the container is the sandbox (non-root pods without user namespaces)")
 	level := envflag.String(fs, "log-level", "DISTILL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	flag.Parse()
 	logger, err := envflag.NewLogger(*level)
@@ -33,7 +34,7 @@ func main() {
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err = server.Run(ctx, server.Config{Addr: *listen, Chromium: *chromium, MaxPages: *maxPages}, logger)
+	err = server.Run(ctx, server.Config{Addr: *listen, Chromium: *chromium, MaxPages: *maxPages, NoSandbox: *noSandbox}, logger)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "renderer: %v\n", err)
