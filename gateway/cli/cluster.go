@@ -17,6 +17,7 @@ import (
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/proto/remote"
+	"distill.dev/proto/telemetry"
 )
 
 // clusterFlags choose where a long-running command (serve, mcp) finds
@@ -74,6 +75,7 @@ func (f *clusterFlags) open(g *globals, logger *slog.Logger, workers int) (*open
 	c, err := app.NewCluster(logger, app.ClusterConfig{
 		NATSURL: f.nats, FetcherAddr: f.fetcher, ExtractorAddr: f.extractor, RendererAddr: f.renderer,
 		StreamReplicas: f.replicas,
+		DialOptions:    telemetry.DialOptions(),
 	})
 	if err != nil {
 		return nil, usageError{err}

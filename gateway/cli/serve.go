@@ -9,6 +9,7 @@ import (
 	"distill.dev/gateway/api"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/proto/grpcserve"
+	"distill.dev/proto/telemetry"
 )
 
 // DefaultListen keeps a fresh server on loopback: exposing it is a choice.
@@ -20,6 +21,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		listen = v
 	}
 	workers := 32
+	metrics := os.Getenv("DISTILL_METRICS_ADDR")
 	var cf clusterFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -32,6 +34,11 @@ func newServeCmd(g *globals) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger := g.logger()
+			stopTelemetry, err := telemetry.Process(cmd.Context(), "gateway", metrics, logger)
+			if err != nil {
+				return err
+			}
+			defer stopTelemetry()
 			o, err := cf.open(g, logger, workers)
 			if err != nil {
 				return err
@@ -39,7 +46,7 @@ func newServeCmd(g *globals) *cobra.Command {
 			defer o.sys.Close()
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
 				distillv1.RegisterDistillServiceServer(s, api.New(logger, o.sys, o.api...))
-			})
+			}, telemetry.ServerOptions()...)
 			if o.ready != nil {
 				srv.SetReadiness(o.ready)
 			}
@@ -48,6 +55,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&listen, "listen", listen, "gRPC listen address, host:port (env DISTILL_LISTEN)")
 	cmd.Flags().IntVar(&workers, "workers", workers, "batch jobs run at once by the in-process workers")
+	cmd.Flags().StringVar(&metrics, "metrics-listen", metrics, "serve Prometheus metrics at http://ADDR/metrics (env DISTILL_METRICS_ADDR; none when empty)")
 	cf.register(cmd.Flags())
 	return cmd
 }

@@ -86,7 +86,10 @@ type Proc struct {
 	Env  []string
 	// Addr is its gRPC address, or NATS's client address.
 	Addr string
-	Log  *Buffer
+	// MetricsAddr is where it serves Prometheus metrics, with
+	// Options.Metrics.
+	MetricsAddr string
+	Log         *Buffer
 
 	bin  string
 	cmd  *exec.Cmd
@@ -158,6 +161,9 @@ type Options struct {
 	AckWait time.Duration
 	// NoRenderer leaves the renderer out.
 	NoRenderer bool
+	// Metrics makes every distill process serve Prometheus metrics on a
+	// port of its own.
+	Metrics bool
 	// Env is added to every distill process's environment.
 	Env []string
 }
@@ -235,6 +241,19 @@ func Start(bin, natsDir string, o Options) (c *Cluster, err error) {
 			"--extractor", c.Extractor.Addr, "--renderer", rendererAddr, "--log-level", "info"}
 		c.Gateways = append(c.Gateways, g)
 		starting = append(starting, g)
+	}
+	if err != nil {
+		return c, err
+	}
+	for _, p := range starting {
+		if o.Metrics {
+			p.MetricsAddr = port()
+			flag := "-metrics-listen"
+			if p.Name == "distill" {
+				flag = "--metrics-listen"
+			}
+			p.Args = append(p.Args, flag, p.MetricsAddr)
+		}
 	}
 	if err != nil {
 		return c, err

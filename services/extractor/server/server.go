@@ -16,18 +16,20 @@ import (
 type Config struct {
 	// Addr is the host:port to listen on.
 	Addr string
+	// GRPCOptions are added to the server (telemetry).
+	GRPCOptions []grpc.ServerOption
 }
 
 // Run serves ExtractorService on cfg.Addr until ctx ends.
 func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
-	return New(logger).ListenAndServe(ctx, cfg.Addr)
+	return New(logger, cfg.GRPCOptions...).ListenAndServe(ctx, cfg.Addr)
 }
 
 // New returns the gRPC server with ExtractorService, health and reflection
 // registered, for callers that bring their own listener.
-func New(logger *slog.Logger) *grpcserve.Server {
+func New(logger *slog.Logger, opts ...grpc.ServerOption) *grpcserve.Server {
 	ex := extract.New(logger)
 	return grpcserve.New(logger, func(s *grpc.Server) {
 		distillv1.RegisterExtractorServiceServer(s, ex)
-	})
+	}, opts...)
 }

@@ -131,7 +131,15 @@ func startWorker(ctx context.Context, cfg Config, logger *slog.Logger, f *fetch.
 		w.closeConns()
 		return nil, err
 	}
-	w.drain = func() { _ = nc.Drain() }
+	stopDepth, err := jobs.ObserveQueueDepth(js)
+	if err != nil {
+		logger.Warn("queue depth not observed", "err", err.Error())
+		stopDepth = func() error { return nil }
+	}
+	w.drain = func() {
+		_ = stopDepth()
+		_ = nc.Drain()
+	}
 	w.ready = func(ctx context.Context) error {
 		if err := jobs.Connected(nc); err != nil {
 			return err

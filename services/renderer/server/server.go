@@ -24,6 +24,8 @@ type Config struct {
 	// NoSandbox runs Chromium without its own sandbox, for containers
 	// that are the sandbox.
 	NoSandbox bool
+	// GRPCOptions are added to the server (telemetry).
+	GRPCOptions []grpc.ServerOption
 }
 
 // Run serves RendererService on cfg.Addr until ctx ends, then closes the
@@ -38,7 +40,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	}
 	r := render.New(logger, opts...)
 	defer func() { _ = r.Close() }()
-	srv := New(logger, r)
+	srv := New(logger, r, cfg.GRPCOptions...)
 	srv.SetReadiness(r.Ready)
 	return srv.ListenAndServe(ctx, cfg.Addr)
 }
@@ -46,8 +48,8 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 // New returns the gRPC server with r as RendererService, and health and
 // reflection, for callers that bring their own listener. The caller closes
 // r.
-func New(logger *slog.Logger, r *render.Renderer) *grpcserve.Server {
+func New(logger *slog.Logger, r *render.Renderer, opts ...grpc.ServerOption) *grpcserve.Server {
 	return grpcserve.New(logger, func(s *grpc.Server) {
 		distillv1.RegisterRendererServiceServer(s, r)
-	})
+	}, opts...)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"distill.dev/proto/envflag"
+	"distill.dev/proto/telemetry"
 	"distill.dev/services/fetcher/server"
 )
 
@@ -31,6 +32,7 @@ func main() {
 	workers := envflag.Int(fs, "workers", "DISTILL_WORKERS", 8, "batch jobs run at once")
 	ackWait := envflag.Duration(fs, "ack-wait", "DISTILL_ACK_WAIT", time.Minute, "how long a job may go unanswered before another worker gets it; the same on every worker")
 	replicas := envflag.Int(fs, "stream-replicas", "DISTILL_STREAM_REPLICAS", 1, "replicas of the job streams in a clustered NATS")
+	metrics := envflag.String(fs, "metrics-listen", "DISTILL_METRICS_ADDR", "", "serve Prometheus metrics at http://ADDR/metrics (none when empty)")
 	level := envflag.String(fs, "log-level", "DISTILL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	flag.Parse()
 	logger, err := envflag.NewLogger(*level)
@@ -46,7 +48,15 @@ func main() {
 	cfg.NATSURL, cfg.ExtractorAddr, cfg.RendererAddr = *natsURL, *extractor, *renderer
 	cfg.Workers, cfg.AckWait, cfg.StreamReplicas = *workers, *ackWait, *replicas
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopTelemetry, err := telemetry.Process(ctx, "fetcher", *metrics, logger)
+	if err != nil {
+		stop()
+		fmt.Fprintf(os.Stderr, "fetcher: %v\n", err)
+		os.Exit(1)
+	}
+	cfg.GRPCOptions, cfg.DialOptions = telemetry.ServerOptions(), telemetry.DialOptions()
 	err = server.Run(ctx, cfg, logger)
+	stopTelemetry()
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fetcher: %v\n", err)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"distill.dev/proto/envflag"
+	"distill.dev/proto/telemetry"
 	"distill.dev/services/renderer/render"
 	"distill.dev/services/renderer/server"
 )
@@ -22,6 +23,7 @@ func main() {
 	chromium := envflag.String(fs, "chromium", "DISTILL_CHROMIUM", render.DefaultChromium, "Chromium binary")
 	maxPages := envflag.Int(fs, "max-pages", "DISTILL_MAX_PAGES", render.DefaultMaxPages, "pages rendered at once")
 	noSandbox := envflag.Bool(fs, "no-chromium-sandbox", "DISTILL_CHROMIUM_NO_SANDBOX", false, "run Chromium without its own sandbox, where the container is the sandbox (non-root pods without user namespaces)")
+	metrics := envflag.String(fs, "metrics-listen", "DISTILL_METRICS_ADDR", "", "serve Prometheus metrics at http://ADDR/metrics (none when empty)")
 	level := envflag.String(fs, "log-level", "DISTILL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	flag.Parse()
 	logger, err := envflag.NewLogger(*level)
@@ -34,7 +36,14 @@ func main() {
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err = server.Run(ctx, server.Config{Addr: *listen, Chromium: *chromium, MaxPages: *maxPages, NoSandbox: *noSandbox}, logger)
+	stopTelemetry, err := telemetry.Process(ctx, "renderer", *metrics, logger)
+	if err != nil {
+		stop()
+		fmt.Fprintf(os.Stderr, "renderer: %v\n", err)
+		os.Exit(1)
+	}
+	err = server.Run(ctx, server.Config{Addr: *listen, Chromium: *chromium, MaxPages: *maxPages, NoSandbox: *noSandbox, GRPCOptions: telemetry.ServerOptions()}, logger)
+	stopTelemetry()
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "renderer: %v\n", err)
