@@ -115,26 +115,43 @@ func TestBatchOf500ThroughTheAPIAndTheCLI(t *testing.T) {
 	}
 }
 
-func TestKilledFetcherLosesNoURL(t *testing.T) {
-	c := startCluster(t, clusterOpts{Fetchers: 2, AckWait: 2 * time.Second})
-	site := newPages(t, 20*time.Millisecond)
-	urls := site.urls(300)
-	victim := c.Fetchers[1]
-	killed := false
-	got := runBatch(t, c.client(0), urls, local, func(n int) {
-		if n == 60 && !killed {
-			killed = true
-			c.signal(victim, syscall.SIGKILL)
-		}
-	})
-	if !killed {
-		t.Fatal("the batch ended before the fetcher was killed")
-	}
-	if got.err != nil || len(got.results) != 300 || got.dupes != 0 {
-		t.Fatalf("after kill -9: %d results, %d duplicates, err %v", len(got.results), got.dupes, got.err)
-	}
-	if f := got.failed(); len(f) > 0 {
-		t.Fatalf("%d pages failed after kill -9, first: %s", len(f), f[0])
+// A fetcher that stops mid-batch loses no URL: on SIGTERM it finishes the
+// jobs it holds, and after kill -9 JetStream hands them to the other.
+func TestStoppedFetcherLosesNoURL(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			c := startCluster(t, clusterOpts{Fetchers: 2, AckWait: 2 * time.Second})
+			site := newPages(t, 20*time.Millisecond)
+			urls := site.urls(300)
+			victim := c.Fetchers[1]
+			stopped := false
+			exited := make(chan struct{})
+			got := runBatch(t, c.client(0), urls, local, func(n int) {
+				if n == 60 && !stopped {
+					stopped = true
+					go func() {
+						defer close(exited)
+						c.signal(victim, sig)
+					}()
+				}
+			})
+			if !stopped {
+				t.Fatal("the batch ended before the fetcher was stopped")
+			}
+			<-exited
+			if got.err != nil || len(got.results) != 300 || got.dupes != 0 {
+				t.Fatalf("after %v: %d results, %d duplicates, err %v", sig, len(got.results), got.dupes, got.err)
+			}
+			if f := got.failed(); len(f) > 0 {
+				t.Fatalf("%d pages failed after %v, first: %s", len(f), sig, f[0])
+			}
+			if sig == syscall.SIGTERM && victim.Running() {
+				t.Fatal("the fetcher did not exit on SIGTERM")
+			}
+			if sig == syscall.SIGTERM && victim.Exit() != nil {
+				t.Fatalf("the fetcher exited with %v on SIGTERM", victim.Exit())
+			}
+		})
 	}
 }
 
