@@ -10,6 +10,10 @@ PACKAGES := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 # The extraction benchmark is a module of its own, outside go.work, so that
 # the services never depend on the peers it measures.
 BENCH_MODULE := services/extractor/bench
+# The Kubernetes manifests' tests, also outside go.work: kustomize and the
+# Kubernetes API stay out of the services' dependencies. They run on one
+# goroutine, so without -race, whose build of kustomize takes minutes.
+K8S_MODULE := deploy/k8s
 TOOLS    := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc
 GOTEST_FLAGS ?= -race -count=1
 URL  ?=
@@ -35,10 +39,24 @@ run: ## Fetch URL and print it as Markdown: make run URL=https://example.com/ [A
 .PHONY: test
 test: check-generate lint go-test ## The whole test suite: generated code, lint, and every module's tests.
 
+# The MCP tests drive `distill mcp` with the official TypeScript MCP client,
+# whose packages are pinned by its package-lock.json.
+MCP_CLIENT := gateway/mcp/testdata/client
+
 .PHONY: go-test
-go-test: ## Run every module's Go tests.
+go-test: mcp-client ## Run every module's Go tests.
 	go test $(GOTEST_FLAGS) $(PACKAGES)
 	cd $(BENCH_MODULE) && GOWORK=off go test $(GOTEST_FLAGS) ./...
+	cd $(K8S_MODULE) && GOWORK=off go test $(filter-out -race,$(GOTEST_FLAGS)) ./...
+
+.PHONY: mcp-client
+mcp-client: $(MCP_CLIENT)/node_modules/.package-lock.json ## Install the MCP tests' TypeScript client (npm ci).
+
+# npm writes node_modules/.package-lock.json on every install: it is older
+# than package-lock.json, or missing, when the packages need installing.
+$(MCP_CLIENT)/node_modules/.package-lock.json: $(MCP_CLIENT)/package-lock.json
+	npm ci --no-audit --no-fund --prefix $(MCP_CLIENT)
+	@touch $@
 
 CORPUS ?= ../shared/bench/scrapinghub
 
@@ -49,6 +67,10 @@ bench-extract: ## Score distill, go-trafilatura and go-readability on one core: 
 .PHONY: bench-fetch
 bench-fetch: ## Batch throughput over the NATS fan-out vs the pipeline called directly, on loopback: make bench-fetch [BENCH_ARGS="-count 1000 -concurrency 8 -rounds 5"].
 	go run ./gateway/cmd/bench-fetch $(BENCH_ARGS)
+
+.PHONY: bench-cluster
+bench-cluster: ## Batch URLs/s with 1, 2 and 4 fetcher processes over NATS against the single binary, on loopback: make bench-cluster [BENCH_ARGS="-count 1000 -delay 50ms"].
+	cd gateway && go run ./cmd/bench-cluster -root $(CURDIR) $(BENCH_ARGS)
 
 .PHONY: bench-render
 bench-render: ## Renders/min, p50 and p95 of the warm renderer pool vs a chromium --dump-dom per page, on loopback: make bench-render [BENCH_ARGS="-renders 200 -concurrency 4 -dump-renders 50"].
@@ -71,9 +93,10 @@ check-generate: generate ## Fail when the committed generated code is not curren
 
 .PHONY: lint
 lint: $(TOOLS) ## gofmt, go vet, buf lint, and buf breaking against main.
-	@unformatted=$$(gofmt -l $(MODULES)); test -z "$$unformatted" || { echo "gofmt needed:"; echo "$$unformatted"; exit 1; } >&2
+	@unformatted=$$(gofmt -l $(MODULES) $(K8S_MODULE)); test -z "$$unformatted" || { echo "gofmt needed:"; echo "$$unformatted"; exit 1; } >&2
 	go vet $(PACKAGES)
 	cd $(BENCH_MODULE) && GOWORK=off go vet ./...
+	cd $(K8S_MODULE) && GOWORK=off go vet ./...
 	$(BIN)/buf lint
 	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:proto/distill/v1 2>/dev/null; then \
 		echo "$(BIN)/buf breaking --against '.git#branch=main'"; \
@@ -82,7 +105,7 @@ lint: $(TOOLS) ## gofmt, go vet, buf lint, and buf breaking against main.
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module.
-	for m in $(MODULES) proto/tools $(BENCH_MODULE); do (cd $$m && GOWORK=off go mod tidy); done
+	for m in $(MODULES) proto/tools $(BENCH_MODULE) $(K8S_MODULE); do (cd $$m && GOWORK=off go mod tidy); done
 
 .PHONY: clean
 clean: ## Remove built binaries.

@@ -109,7 +109,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().Var(&levelFlag{&g.logLevel}, "log-level", "log level on stderr: debug, info, warn or error")
 	root.PersistentFlags().StringVar(&g.cacheDir, "cache-dir", "", "fetch cache directory (env "+cache.EnvDir+"; default distill under the user cache directory)")
-	root.AddCommand(newFetchCmd(g), newExtractCmd(g), newServeCmd(g), newCacheCmd(g), newVersionCmd(g))
+	root.AddCommand(newFetchCmd(g), newExtractCmd(g), newServeCmd(g), newMCPCmd(g), newCacheCmd(g), newVersionCmd(g))
 	return root
 }
 

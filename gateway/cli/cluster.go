@@ -43,6 +43,40 @@ func (f *clusterFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.replicas, "stream-replicas", max(replicas, 1), "cluster: replicas of the job streams and the session bucket in a clustered NATS (env DISTILL_STREAM_REPLICAS)")
 }
 
+// serveFlags are what the long-running commands share: where distill
+// runs, how many batch jobs run in this process, and where metrics go.
+type serveFlags struct {
+	cluster clusterFlags
+	workers int
+	metrics string
+}
+
+func (f *serveFlags) register(fs *pflag.FlagSet) {
+	f.workers = 32
+	f.metrics = os.Getenv("DISTILL_METRICS_ADDR")
+	fs.IntVar(&f.workers, "workers", f.workers, "batch jobs run at once by the in-process workers")
+	fs.StringVar(&f.metrics, "metrics-listen", f.metrics, "serve Prometheus metrics at http://ADDR/metrics (env DISTILL_METRICS_ADDR; none when empty)")
+	f.cluster.register(fs)
+}
+
+// start sets telemetry up for the process named service and opens distill;
+// stop closes both.
+func (f *serveFlags) start(ctx context.Context, g *globals, logger *slog.Logger, service string) (o *opened, stop func(), err error) {
+	stopTelemetry, err := telemetry.Process(ctx, service, f.metrics, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	o, err = f.cluster.open(g, logger, f.workers)
+	if err != nil {
+		stopTelemetry()
+		return nil, nil, err
+	}
+	return o, func() {
+		_ = o.sys.Close()
+		stopTelemetry()
+	}, nil
+}
+
 // system is distill as a command uses it.
 type system interface {
 	api.Backend

@@ -20,9 +20,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	if v := os.Getenv("DISTILL_LISTEN"); v != "" {
 		listen = v
 	}
-	workers := 32
-	metrics := os.Getenv("DISTILL_METRICS_ADDR")
-	var cf clusterFlags
+	var sf serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the public gRPC API (DistillService)",
@@ -34,16 +32,11 @@ func newServeCmd(g *globals) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger := g.logger()
-			stopTelemetry, err := telemetry.Process(cmd.Context(), "gateway", metrics, logger)
+			o, stop, err := sf.start(cmd.Context(), g, logger, "gateway")
 			if err != nil {
 				return err
 			}
-			defer stopTelemetry()
-			o, err := cf.open(g, logger, workers)
-			if err != nil {
-				return err
-			}
-			defer o.sys.Close()
+			defer stop()
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
 				distillv1.RegisterDistillServiceServer(s, api.New(logger, o.sys, o.api...))
 			}, telemetry.ServerOptions()...)
@@ -54,8 +47,6 @@ func newServeCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", listen, "gRPC listen address, host:port (env DISTILL_LISTEN)")
-	cmd.Flags().IntVar(&workers, "workers", workers, "batch jobs run at once by the in-process workers")
-	cmd.Flags().StringVar(&metrics, "metrics-listen", metrics, "serve Prometheus metrics at http://ADDR/metrics (env DISTILL_METRICS_ADDR; none when empty)")
-	cf.register(cmd.Flags())
+	sf.register(cmd.Flags())
 	return cmd
 }

@@ -39,7 +39,7 @@ var testKey = bytes.Repeat([]byte{7}, 32)
 func sampleState(id string) *distillv1.SessionState {
 	return &distillv1.SessionState{
 		Id: id, CurrentUrl: "https://example.com/members", Steps: 3,
-		Jar: []*distillv1.JarEntry{{Url: "https://example.com/login", Cookie: &distillv1.Cookie{Name: "sid", Value: "s3cret-cookie-value"}}},
+		Jar:      []*distillv1.JarEntry{{Url: "https://example.com/login", Cookie: &distillv1.Cookie{Name: "sid", Value: "s3cret-cookie-value"}}},
 		Snapshot: &distillv1.Distilled{Title: "Members", Markdown: "Welcome back, alice."},
 	}
 }

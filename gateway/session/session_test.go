@@ -146,7 +146,7 @@ func newSite(t *testing.T) *site {
 	})
 	mux.HandleFunc("GET /app", func(w http.ResponseWriter, _ *http.Request) {
 		html(w, 200, `<!doctype html><html><head><title>Members app</title></head><body><div id="root"></div><script>
-			fetch('/api/me').then(r => r.text()).then(t => { document.getElementById('root').innerHTML = '<main><h1>Account</h1><p>' + t + '</p>` + strings.Repeat(` The account page lists your moorings, invoices and messages.`, 5) + `</p></main>'; });
+			fetch('/api/me').then(r => r.text()).then(t => { document.getElementById('root').innerHTML = '<main><h1>Account</h1><p>' + t + '</p>`+strings.Repeat(` The account page lists your moorings, invoices and messages.`, 5)+`</p></main>'; });
 			</script></body></html>`)
 	})
 	mux.HandleFunc("GET /api/me", func(w http.ResponseWriter, r *http.Request) {

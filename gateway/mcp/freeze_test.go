@@ -1,0 +1,145 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"testing"
+)
+
+// frozen is one parameter of the public surface: its name, its default as
+// JSON where the surface gives one ("" where it says "—"), and whether it
+// is required.
+type frozen struct {
+	name     string
+	def      string
+	required bool
+}
+
+// frozenFetch are fetch_url's parameters; observe_url takes the same, and
+// fetch_urls all but url and selector.
+var frozenFetch = []frozen{
+	{name: "url", required: true},
+	{name: "format", def: `"markdown"`},
+	{name: "selector"},
+	{name: "profile", def: `"article"`},
+	{name: "stats", def: "false"},
+	{name: "diagnostics", def: "false"},
+	{name: "max_output_tokens", def: "20000"},
+	{name: "timeout_secs", def: "20"},
+	{name: "max_bytes", def: "8388608"},
+	{name: "no_cache", def: "false"},
+	{name: "cache_ttl", def: "3600"},
+	{name: "extract_links", def: "false"},
+	{name: "extract_tables", def: "false"},
+	{name: "links_full", def: "false"},
+	{name: "js", def: `"auto"`},
+	{name: "js_wait"},
+	{name: "js_wait_for"},
+	{name: "allow_local", def: "false"},
+	{name: "max_retries", def: "2"},
+	{name: "per_host_concurrency", def: "4"},
+	{name: "rate_limit", def: "0"},
+	{name: "respect_robots", def: "false"},
+	{name: "extract_actions", def: "false"},
+	{name: "max_actions"},
+}
+
+func frozenBatch() []frozen {
+	out := []frozen{{name: "urls", required: true}, {name: "concurrency", def: "8"}}
+	for _, p := range frozenFetch {
+		if p.name != "url" && p.name != "selector" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// The MCP surface frozen for 1.x, written from the public API reference:
+// every tool and parameter, with the defaults it gives. A tool or parameter
+// that goes missing or is renamed, a changed default, or a required
+// parameter made optional fails here; additions are fine.
+var frozenTools = map[string][]frozen{
+	"fetch_url":   frozenFetch,
+	"observe_url": frozenFetch,
+	"fetch_urls":  frozenBatch(),
+	"session_start": {
+		{name: "url", required: true},
+		{name: "profile"},
+		{name: "max_actions"},
+		{name: "timeout_secs"},
+		{name: "allow_local"},
+		{name: "respect_robots"},
+		{name: "max_action_retries", def: "1"},
+		{name: "js", def: `"auto"`},
+		{name: "js_wait"},
+	},
+	"session_observe":     {{name: "session_id"}, {name: "url"}},
+	"session_follow":      {{name: "session_id"}, {name: "action_id"}},
+	"session_submit_form": {{name: "session_id"}, {name: "form_id"}, {name: "values"}, {name: "confirm"}},
+	"session_close":       {{name: "session_id"}},
+}
+
+// TestToolSchemaFrozen lists the tools as a client sees them, through a
+// real MCP client session.
+func TestToolSchemaFrozen(t *testing.T) {
+	cs := connect(t, nil)
+	type schema struct {
+		Type       string                     `json:"type"`
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	listed := map[string]schema{}
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tool.Description == "" {
+			t.Errorf("%s has no description", tool.Name)
+		}
+		b, err := json.Marshal(tool.InputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatalf("%s: input schema %s: %v", tool.Name, b, err)
+		}
+		listed[tool.Name] = s
+	}
+
+	for _, name := range slices.Sorted(maps.Keys(frozenTools)) {
+		s, ok := listed[name]
+		if !ok {
+			t.Errorf("tool %s is gone", name)
+			continue
+		}
+		if s.Type != "object" {
+			t.Errorf("%s: input schema type %q, want object", name, s.Type)
+		}
+		for _, p := range frozenTools[name] {
+			raw, ok := s.Properties[p.name]
+			if !ok {
+				t.Errorf("%s: parameter %s is gone", name, p.name)
+				continue
+			}
+			var prop struct {
+				Default     json.RawMessage `json:"default"`
+				Description string          `json:"description"`
+			}
+			if err := json.Unmarshal(raw, &prop); err != nil {
+				t.Fatalf("%s.%s: %v", name, p.name, err)
+			}
+			if p.def != "" && string(prop.Default) != p.def {
+				t.Errorf("%s.%s defaults to %s, want %s", name, p.name, prop.Default, p.def)
+			}
+			if prop.Description == "" {
+				t.Errorf("%s.%s has no description", name, p.name)
+			}
+			if p.required && !slices.Contains(s.Required, p.name) {
+				t.Errorf("%s.%s is no longer required", name, p.name)
+			}
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"distill.dev/gateway/output"
+	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+)
+
+// tool is one MCP tool: its public name and parameters, and run, which
+// answers a call with the result's text blocks.
+type tool struct {
+	name, desc string
+	params     []param
+	// readOnly tools only read pages; a destructive one may change
+	// something on a site (a form submission). Clients use these hints to
+	// decide what to confirm with their user.
+	readOnly, destructive bool
+	run                   func(ctx context.Context, a args) ([]string, error)
+}
+
+func (t tool) spec() *mcpsdk.Tool {
+	openWorld := true
+	return &mcpsdk.Tool{
+		Name:        t.name,
+		Description: t.desc,
+		InputSchema: inputSchema(t.params),
+		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: t.readOnly, DestructiveHint: &t.destructive, OpenWorldHint: &openWorld},
+	}
+}
+
+// handler answers every failure, bad arguments included, as a tool error
+// the model reads; only the SDK itself answers protocol errors (an
+// unknown tool).
+func (t tool) handler(logger *slog.Logger) mcpsdk.ToolHandler {
+	return func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+		var texts []string
+		a, err := decodeArgs(req.Params.Arguments, t.params)
+		if err != nil {
+			err = argError{err}
+		} else {
+			texts, err = t.run(ctx, a)
+		}
+		if err != nil {
+			msg := errorText(t.name, err)
+			logger.Info("mcp tool failed", "tool", t.name, "err", msg)
+			return &mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: msg}}}, nil
+		}
+		content := make([]mcpsdk.Content, len(texts))
+		for i, text := range texts {
+			content[i] = &mcpsdk.TextContent{Text: text}
+		}
+		return &mcpsdk.CallToolResult{Content: content}, nil
+	}
+}
+
+// handlers run the tools against the Service.
+type handlers struct{ svc Service }
+
+// options returns the call's FetchOptions once they pass the checks every
+// door applies.
+func options(a args) (*distillv1.FetchOptions, error) {
+	opts := fetchOptions(a)
+	if err := fetchopts.Validate(opts); err != nil {
+		return nil, optionError(err)
+	}
+	return opts, nil
+}
+
+func (h handlers) fetchURL(ctx context.Context, a args) ([]string, error) {
+	opts, err := options(a)
+	if err != nil {
+		return nil, err
+	}
+	res, err := h.svc.Fetch(ctx, &distillv1.FetchRequest{Url: a.str("url"), Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	d := res.GetDistilled()
+	format := fetchopts.Format(opts)
+	if format == distillv1.Format_FORMAT_JSON {
+		return jsonText(output.MarshalDistilled(d))
+	}
+	texts := []string{output.Content(d, format)}
+	var report []string
+	if opts.GetStats() {
+		report = append(report, output.StatsLine(d))
+	}
+	if opts.GetDiagnostics() {
+		report = append(report, output.DiagnosticsLine(d))
+	}
+	if len(report) > 0 {
+		texts = append(texts, strings.Join(report, "\n"))
+	}
+	return texts, nil
+}
+
+func (h handlers) observeURL(ctx context.Context, a args) ([]string, error) {
+	opts, err := options(a)
+	if err != nil {
+		return nil, err
+	}
+	res, err := h.svc.Observe(ctx, &distillv1.ObserveRequest{Url: a.str("url"), Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	return jsonText(output.MarshalDistilled(res.GetDistilled()))
+}
+
+func (h handlers) fetchURLs(ctx context.Context, a args) ([]string, error) {
+	opts, err := options(a)
+	if err != nil {
+		return nil, err
+	}
+	urls := a.strs("urls")
+	items := make([]output.BatchItem, len(urls))
+	err = h.svc.Batch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: opts}, func(r *distillv1.FetchBatchResponse) {
+		it := &items[r.GetIndex()]
+		it.URL = r.GetUrl()
+		if e := r.GetError(); e != nil {
+			it.Err = failure.FromProto(e)
+		} else {
+			it.Result = r.GetResult()
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	var indented, compact bytes.Buffer
+	if err := output.WriteBatchJSON(&indented, items); err != nil {
+		return nil, err
+	}
+	// Indentation is for people at a terminal; a model pays for it in tokens.
+	if err := json.Compact(&compact, indented.Bytes()); err != nil {
+		return nil, err
+	}
+	return []string{compact.String()}, nil
+}
+
+func (h handlers) sessionStart(ctx context.Context, a args) ([]string, error) {
+	req := &distillv1.SessionStartRequest{
+		Url:              a.str("url"),
+		Profile:          distillv1.Profile(a.enum("profile")),
+		MaxActions:       a.int32p("max_actions"),
+		TimeoutSecs:      a.int32p("timeout_secs"),
+		AllowLocal:       a.flag("allow_local"),
+		RespectRobots:    a.flag("respect_robots"),
+		MaxActionRetries: a.int32p("max_action_retries"),
+		Js:               distillv1.JsMode(a.enum("js")),
+		JsWait:           a.int32p("js_wait"),
+	}
+	// The limits a session shares with a fetch are checked the same way.
+	shared := &distillv1.FetchOptions{TimeoutSecs: req.TimeoutSecs, MaxActions: req.MaxActions, JsWait: req.JsWait}
+	if err := fetchopts.Validate(shared); err != nil {
+		return nil, optionError(err)
+	}
+	res, err := h.svc.SessionStart(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return jsonText(output.MarshalSessionView(res.GetView()))
+}
+
+func (h handlers) sessionObserve(ctx context.Context, a args) ([]string, error) {
+	res, err := h.svc.SessionObserve(ctx, &distillv1.SessionObserveRequest{SessionId: a.str("session_id"), Url: a.str("url")})
+	if err != nil {
+		return nil, err
+	}
+	return jsonText(output.MarshalSessionView(res.GetView()))
+}
+
+func (h handlers) sessionFollow(ctx context.Context, a args) ([]string, error) {
+	res, err := h.svc.SessionFollow(ctx, &distillv1.SessionFollowRequest{SessionId: a.str("session_id"), ActionId: a.str("action_id")})
+	if err != nil {
+		return nil, err
+	}
+	return jsonText(output.MarshalSessionView(res.GetView()))
+}
+
+func (h handlers) sessionSubmitForm(ctx context.Context, a args) ([]string, error) {
+	res, err := h.svc.SessionSubmitForm(ctx, &distillv1.SessionSubmitFormRequest{
+		SessionId: a.str("session_id"),
+		FormId:    a.str("form_id"),
+		Values:    a.formValues("values"),
+		Confirm:   a.flag("confirm"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return jsonText(output.MarshalSubmitForm(res))
+}
+
+func (h handlers) sessionClose(ctx context.Context, a args) ([]string, error) {
+	res, err := h.svc.SessionClose(ctx, &distillv1.SessionCloseRequest{SessionId: a.str("session_id")})
+	if err != nil {
+		return nil, err
+	}
+	return jsonText(output.MarshalSessionClose(res))
+}
+
+func jsonText(b []byte, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []string{string(b)}, nil
+}

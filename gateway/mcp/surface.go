@@ -1,0 +1,236 @@
+package mcp
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"distill.dev/proto/fetchopts"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+)
+
+// The tools' parameters, named and defaulted as in the public surface.
+// Descriptions are written for the model that calls them.
+
+func def(v int64) json.RawMessage     { return json.RawMessage(strconv.FormatInt(v, 10)) }
+func quoted(s string) json.RawMessage { return json.RawMessage(strconv.Quote(s)) }
+
+var defFalse = json.RawMessage("false")
+
+// Parameters that fetching and sessions share.
+var (
+	profileParam = param{name: "profile", kind: kindEnum, enum: distillv1.Profile(0).Descriptor(), def: quoted("article"),
+		desc: "What to keep: article (the main content), full (the whole page less scripts and chrome) or metadata (title, byline, excerpt and a short lead)."}
+	timeoutParam = param{name: "timeout_secs", kind: kindInt32, def: def(fetchopts.DefaultTimeoutSecs),
+		desc: "Timeout of each request, in seconds."}
+	jsParam = param{name: "js", kind: kindEnum, enum: distillv1.JsMode(0).Descriptor(), def: quoted("auto"),
+		desc: "Headless browser rendering: off, auto (only when the page is an empty script shell or a challenge) or always."}
+	jsWaitParam = param{name: "js_wait", kind: kindInt32,
+		desc: "Milliseconds a headless render may wait for the page to settle."}
+	allowLocalParam = param{name: "allow_local", kind: kindBool, def: defFalse,
+		desc: "Permit loopback addresses (127.0.0.1, localhost); private networks stay refused."}
+	respectRobotsParam = param{name: "respect_robots", kind: kindBool, def: defFalse,
+		desc: "Obey each site's robots.txt; a disallowed URL fails."}
+	maxActionsParam = param{name: "max_actions", kind: kindInt32,
+		desc: "Keep at most this many entries per action category, form fields and select options."}
+)
+
+// optionParams are the fetch knobs fetch_url, observe_url and fetch_urls
+// share.
+var optionParams = []param{
+	{name: "format", kind: kindEnum, enum: distillv1.Format(0).Descriptor(), def: quoted("markdown"),
+		desc: "markdown (readable page), text (plain text) or json (the page with metadata and any extracted links, tables, actions, stats and diagnostics)."},
+	profileParam,
+	{name: "stats", kind: kindBool, def: defFalse,
+		desc: "Report how many tokens the distilled page saves over the raw HTML."},
+	{name: "diagnostics", kind: kindBool, def: defFalse,
+		desc: "Report extraction quality: content size, counts of links, tables and actions, whether the page was rendered headless, truncated or looks empty."},
+	{name: "max_output_tokens", kind: kindInt64, def: def(fetchopts.DefaultMCPMaxOutputTokens),
+		desc: "Truncate the page's Markdown or text to about this many tokens; 0 = unlimited."},
+	timeoutParam,
+	{name: "max_bytes", kind: kindInt64, def: def(fetchopts.DefaultMaxBytes),
+		desc: "Largest response body accepted, in bytes after decompression."},
+	{name: "no_cache", kind: kindBool, def: defFalse,
+		desc: "Fetch fresh: neither read nor write the on-disk cache."},
+	{name: "cache_ttl", kind: kindInt64, def: def(fetchopts.DefaultCacheTTLSecs),
+		desc: "Seconds a cached copy stays fresh; 0 = always refetch."},
+	{name: "extract_links", kind: kindBool, def: defFalse,
+		desc: "Also return the main content's links as {href, text} (in format json)."},
+	{name: "extract_tables", kind: kindBool, def: defFalse,
+		desc: "Also return tables as {headers, rows} (in format json)."},
+	{name: "links_full", kind: kindBool, def: defFalse,
+		desc: "With extract_links, take every link of the page, not only the main content's; for crawling."},
+	jsParam,
+	jsWaitParam,
+	{name: "js_wait_for", kind: kindString,
+		desc: "CSS selector a headless render waits for before reading the page."},
+	allowLocalParam,
+	{name: "max_retries", kind: kindInt32, def: def(fetchopts.DefaultMaxRetries),
+		desc: "Retries of a transient failure (connection error, timeout, 429, 5xx)."},
+	{name: "per_host_concurrency", kind: kindInt32, def: def(fetchopts.DefaultPerHostConcurrency),
+		desc: "Most simultaneous requests to one host; 0 = unlimited."},
+	{name: "rate_limit", kind: kindNumber, def: json.RawMessage("0"),
+		desc: "Requests per second per host; 0 = no limit."},
+	respectRobotsParam,
+	{name: "extract_actions", kind: kindBool, def: defFalse,
+		desc: "Also return the operable action tree (links, forms, buttons, downloads, each with an action_id) in format json."},
+	maxActionsParam,
+}
+
+var (
+	fetchParams = concat([]param{
+		{name: "url", kind: kindString, required: true,
+			desc: "Absolute http or https URL of the page."},
+		{name: "selector", kind: kindString,
+			desc: "CSS selector: return only the matching elements; profile is then ignored."},
+	}, optionParams)
+	batchParams = concat([]param{
+		{name: "urls", kind: kindStrings, required: true,
+			desc: "Absolute http or https URLs to fetch; results come back in this order."},
+	}, optionParams, []param{
+		{name: "concurrency", kind: kindInt32, def: def(fetchopts.DefaultConcurrency),
+			desc: "How many of the URLs are fetched at once."},
+	})
+)
+
+// Session parameters.
+var (
+	sessionIDParam = param{name: "session_id", kind: kindString, required: true,
+		desc: "The session_id session_start returned."}
+	sessionStartParams = []param{
+		{name: "url", kind: kindString, required: true,
+			desc: "Absolute http or https URL to open first."},
+		profileParam,
+		maxActionsParam,
+		timeoutParam,
+		allowLocalParam,
+		respectRobotsParam,
+		{name: "max_action_retries", kind: kindInt32, def: def(1),
+			desc: "Extra attempts (0 to 2) for a step that can be repeated safely (observe, follow, GET form) when it fails with 429, 5xx or a transient network error."},
+		jsParam,
+		jsWaitParam,
+	}
+	sessionObserveParams = []param{sessionIDParam,
+		{name: "url", kind: kindString, required: true,
+			desc: "Absolute http or https URL to navigate the session to."}}
+	sessionFollowParams = []param{sessionIDParam,
+		{name: "action_id", kind: kindString, required: true,
+			desc: "A link_* or download_* action_id from the session's last snapshot."}}
+	sessionSubmitParams = []param{sessionIDParam,
+		{name: "form_id", kind: kindString, required: true,
+			desc: "A form_* action_id from the session's last snapshot."},
+		{name: "values", kind: kindFormValues,
+			desc: `Field values by field name, merged over the form's defaults: a string, number or boolean, or an array for several values, e.g. {"q": "tide pools"}.`},
+		{name: "confirm", kind: kindBool, def: defFalse,
+			desc: "Send a form that is not a GET. Without it such a form is withheld and you get back what would be sent."}}
+	sessionCloseParams = []param{sessionIDParam}
+)
+
+func concat(lists ...[]param) []param {
+	var out []param
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+// fetchOptions turns the decoded arguments into FetchOptions. An option
+// left out stays unset so fetchopts gives it its default, except the
+// output budget, whose MCP default differs from the CLI's.
+func fetchOptions(a args) *distillv1.FetchOptions {
+	o := &distillv1.FetchOptions{
+		Format:             distillv1.Format(a.enum("format")),
+		Selector:           a.str("selector"),
+		Profile:            distillv1.Profile(a.enum("profile")),
+		Stats:              a.flag("stats"),
+		Diagnostics:        a.flag("diagnostics"),
+		MaxOutputTokens:    a.int64p("max_output_tokens"),
+		TimeoutSecs:        a.int32p("timeout_secs"),
+		MaxBytes:           a.int64p("max_bytes"),
+		NoCache:            a.flag("no_cache"),
+		CacheTtl:           a.int64p("cache_ttl"),
+		ExtractLinks:       a.flag("extract_links"),
+		ExtractTables:      a.flag("extract_tables"),
+		LinksFull:          a.flag("links_full"),
+		Js:                 distillv1.JsMode(a.enum("js")),
+		JsWait:             a.int32p("js_wait"),
+		JsWaitFor:          a.str("js_wait_for"),
+		AllowLocal:         a.flag("allow_local"),
+		MaxRetries:         a.int32p("max_retries"),
+		PerHostConcurrency: a.int32p("per_host_concurrency"),
+		RateLimit:          a.num("rate_limit"),
+		RespectRobots:      a.flag("respect_robots"),
+		ExtractActions:     a.flag("extract_actions"),
+		MaxActions:         a.int32p("max_actions"),
+		Concurrency:        a.int32p("concurrency"),
+	}
+	if o.MaxOutputTokens == nil {
+		budget := int64(fetchopts.DefaultMCPMaxOutputTokens)
+		o.MaxOutputTokens = &budget
+	}
+	return o
+}
+
+// tools are distill's MCP tools, in the order clients list them.
+func tools(svc Service) []tool {
+	h := handlers{svc: svc}
+	return []tool{
+		{
+			name: "fetch_url", params: fetchParams, readOnly: true, run: h.fetchURL,
+			desc: "Fetch one web page and return it distilled for reading: the main content as clean Markdown " +
+				"(default), plain text, or JSON with title, byline, excerpt and status. Navigation, ads and footers " +
+				"are removed, and the page is cut to max_output_tokens (20000 by default; 0 = no limit). " +
+				"Use it to read an article, a documentation page or any public URL. With format=json, " +
+				"extract_links, extract_tables and extract_actions add structured links, tables and the action tree. " +
+				"With stats or diagnostics in markdown or text, a second block reports token savings or extraction quality. " +
+				"A page that cannot be fetched gives an error saying why.",
+		},
+		{
+			name: "observe_url", params: fetchParams, readOnly: true, run: h.observeURL,
+			desc: "Look at a page to see what can be done on it. Returns JSON: the distilled page (as fetch_url " +
+				"with format=json) plus its action tree — links, forms (method, action, fields, submit_id), buttons " +
+				"and downloads, each with a stable action_id — and extraction diagnostics. Takes fetch_url's " +
+				"parameters; the result is always JSON. Use it to plan a step; to take steps (follow links, " +
+				"submit forms) with cookies kept, open a session with session_start.",
+		},
+		{
+			name: "fetch_urls", params: batchParams, readOnly: true, run: h.fetchURLs,
+			desc: "Fetch several pages at once, up to concurrency in parallel. Returns a JSON array with one " +
+				"entry per URL in the order given: {url, ok: true, result} where result is the page as fetch_url " +
+				"returns it with format=json (the content is in result.markdown), or {url, ok: false, error}. " +
+				"One failing URL does not fail the others. Use it instead of repeated fetch_url calls when you " +
+				"already know the URLs.",
+		},
+		{
+			name: "session_start", params: sessionStartParams, run: h.sessionStart,
+			desc: "Open url in a new browsing session that keeps cookies, the current URL, redirect history and " +
+				"the last page between calls. Returns the session view as JSON: {session_id, current_url, " +
+				"redirect_history, snapshot, loop, operation_log}; snapshot is the page with its action tree, " +
+				"loop.state summarises it, loop.available_actions lists each action_id you can use next, and " +
+				"loop.recommended_next_actions suggests some. Use a session for multi-step tasks: following " +
+				"links, paging through results, searching, logging in. Pass session_id to the other session " +
+				"tools and call session_close when done.",
+		},
+		{
+			name: "session_observe", params: sessionObserveParams, run: h.sessionObserve,
+			desc: "Navigate an open session to url, keeping its cookies. Returns the session view JSON " +
+				"(as session_start) for the new page.",
+		},
+		{
+			name: "session_follow", params: sessionFollowParams, run: h.sessionFollow,
+			desc: "Follow a link_* or download_* action_id from the session's last snapshot, as a click would. " +
+				"Returns the session view JSON for the page reached.",
+		},
+		{
+			name: "session_submit_form", params: sessionSubmitParams, destructive: true, run: h.sessionSubmitForm,
+			desc: "Submit a form_* action_id from the session's last snapshot, with values merged over the " +
+				"form's defaults. A GET form (a search, a filter) is sent at once and the session view JSON " +
+				"returned. Any other method may change something on the site, so without confirm=true it is " +
+				"not sent: you get the session view with needs_confirmation=true and would_submit {method, url, " +
+				"fields}; check it, then call again with confirm=true to send it.",
+		},
+		{
+			name: "session_close", params: sessionCloseParams, run: h.sessionClose,
+			desc: "Close a session and forget its cookies, URL, history and snapshot. Returns {session_id, closed}.",
+		},
+	}
+}

@@ -1,0 +1,74 @@
+// A client of `distill mcp` built on the official MCP TypeScript SDK, for
+// gateway/mcp's Go tests. It takes one JSON argument:
+//
+//   {"transport": "stdio", "command": "/path/distill", "args": ["mcp", ...],
+//    "pages": {"article": URL, "a": URL, "b": URL}, "sessions": false}
+//   {"transport": "http", "url": "http://127.0.0.1:PORT/mcp", "token": "...", ...}
+//
+// lists the tools, makes a fixed set of calls, and prints one JSON report on
+// stdout: {"tools": [{name, params, required}], "calls": {label: outcome}},
+// where an outcome is {isError, texts} or {protocolError}. The Go test
+// judges the report; this script only records what the server said.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const config = JSON.parse(process.argv[2]);
+
+function transport() {
+  if (config.transport === "stdio") {
+    return new StdioClientTransport({ command: config.command, args: config.args, stderr: "inherit" });
+  }
+  return new StreamableHTTPClientTransport(new URL(config.url), {
+    requestInit: { headers: { Authorization: `Bearer ${config.token}` } },
+  });
+}
+
+async function call(client, name, args) {
+  try {
+    const res = await client.callTool({ name, arguments: args });
+    return { isError: res.isError === true, texts: res.content.map((c) => c.text) };
+  } catch (err) {
+    return { protocolError: String(err.message ?? err) };
+  }
+}
+
+const client = new Client({ name: "distill-test-client", version: "1.0.0" });
+await client.connect(transport());
+
+const report = { tools: [], calls: {} };
+const { tools } = await client.listTools();
+for (const t of tools) {
+  report.tools.push({
+    name: t.name,
+    params: Object.keys(t.inputSchema.properties ?? {}),
+    required: t.inputSchema.required ?? [],
+  });
+}
+
+const { article, a, b } = config.pages;
+const calls = report.calls;
+calls.fetch_markdown = await call(client, "fetch_url", { url: article, allow_local: true });
+calls.fetch_json_as_strings = await call(client, "fetch_url", {
+  url: article, allow_local: "true", format: "json", stats: "true", max_output_tokens: "50", timeout_secs: "10",
+});
+calls.observe = await call(client, "observe_url", { url: article, allow_local: true });
+calls.batch = await call(client, "fetch_urls", { urls: [a, "http://10.0.0.1/", b], allow_local: true, concurrency: "2" });
+calls.bad_param = await call(client, "fetch_url", { url: article, timeout_secs: "abc" });
+calls.unknown_tool = await call(client, "no_such_tool", {});
+
+if (config.sessions) {
+  calls.session_start = await call(client, "session_start", { url: article, allow_local: true });
+  let id = "";
+  try {
+    id = JSON.parse(calls.session_start.texts[0]).session_id;
+  } catch {
+    // Left empty: the Go test reports the failed start.
+  }
+  calls.session_follow = await call(client, "session_follow", { session_id: id, action_id: "link_0" });
+  calls.session_close = await call(client, "session_close", { session_id: id });
+  calls.session_follow_closed = await call(client, "session_follow", { session_id: id, action_id: "link_0" });
+}
+
+await client.close();
+process.stdout.write(JSON.stringify(report) + "\n");
