@@ -235,7 +235,9 @@ func TestRendererCrashFailsOnlyItsURL(t *testing.T) {
 	site := newPages(t, 0)
 	urls := []string{site.URL + "/shell/0", site.URL + "/hang", site.URL + "/shell/1", site.URL + "/shell/2", site.URL + "/shell/3"}
 	opts := &distillv1.FetchOptions{AllowLocal: true, Js: distillv1.JsMode_JS_MODE_ALWAYS, Concurrency: ptr(int32(1)), TimeoutSecs: ptr(int32(10))}
+	restarted := make(chan struct{})
 	go func() {
+		defer close(restarted)
 		<-site.hangHit
 		c.signal(c.Renderer, syscall.SIGKILL)
 		if err := c.Renderer.Start(); err != nil {
@@ -243,6 +245,7 @@ func TestRendererCrashFailsOnlyItsURL(t *testing.T) {
 		}
 	}()
 	got := runBatch(t, c.client(0), urls, opts, nil)
+	<-restarted
 	if got.err != nil || len(got.results) != len(urls) {
 		t.Fatalf("batch: %d results, err %v", len(got.results), got.err)
 	}

@@ -91,7 +91,9 @@ type Proc struct {
 	MetricsAddr string
 	Log         *Buffer
 
-	bin  string
+	bin string
+
+	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
@@ -99,49 +101,64 @@ type Proc struct {
 
 // Start starts the process with its arguments and environment.
 func (p *Proc) Start() error {
-	p.cmd = exec.Command(filepath.Join(p.bin, p.Name), p.Args...)
-	p.cmd.Env = append(os.Environ(), p.Env...)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cmd := exec.Command(filepath.Join(p.bin, p.Name), p.Args...)
+	cmd.Env = append(os.Environ(), p.Env...)
 	if p.Log == nil {
 		p.Log = &Buffer{}
 	}
-	p.cmd.Stdout, p.cmd.Stderr = p.Log, p.Log
-	if err := p.cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = p.Log, p.Log
+	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", p.Name, err)
 	}
 	done := make(chan struct{})
-	p.done = done
-	cmd := p.cmd
+	p.cmd, p.done, p.err = cmd, done, nil
 	go func() {
-		p.err = cmd.Wait()
+		err := cmd.Wait()
+		p.mu.Lock()
+		if p.cmd == cmd {
+			p.err = err
+		}
+		p.mu.Unlock()
 		close(done)
 	}()
 	return nil
 }
 
+// current is the process's latest run.
+func (p *Proc) current() (*exec.Cmd, chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cmd, p.done
+}
+
 // Signal sends sig and waits for the process to end, killing it after 30
 // seconds.
 func (p *Proc) Signal(sig syscall.Signal) error {
-	if p.cmd == nil || !p.Running() {
+	cmd, done := p.current()
+	if cmd == nil || !p.Running() {
 		return nil
 	}
-	_ = p.cmd.Process.Signal(sig)
+	_ = cmd.Process.Signal(sig)
 	select {
-	case <-p.done:
+	case <-done:
 		return nil
 	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+		_ = cmd.Process.Kill()
+		<-done
 		return fmt.Errorf("%s did not stop on %v within 30s", p.Name, sig)
 	}
 }
 
 // Running reports whether the process has not exited.
 func (p *Proc) Running() bool {
-	if p.done == nil {
+	_, done := p.current()
+	if done == nil {
 		return false
 	}
 	select {
-	case <-p.done:
+	case <-done:
 		return false
 	default:
 		return true
@@ -149,7 +166,11 @@ func (p *Proc) Running() bool {
 }
 
 // Exit is how the process ended, once it has.
-func (p *Proc) Exit() error { return p.err }
+func (p *Proc) Exit() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
 
 // Options shape a cluster.
 type Options struct {
@@ -352,7 +373,7 @@ func (c *Cluster) WaitStatus(p *Proc, want healthpb.HealthCheckResponse_ServingS
 			return nil
 		}
 		if !p.Running() {
-			return fmt.Errorf("%s exited: %v", p.Name, p.err)
+			return fmt.Errorf("%s exited: %v", p.Name, p.Exit())
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s at %s is %v, not %v, after %s", p.Name, p.Addr, got, want, within)
