@@ -100,7 +100,7 @@ func measureCluster(ctx context.Context, bin string, fetchers, workers int, urls
 		return 0, err
 	}
 	defer func() { _ = os.RemoveAll(natsDir) }()
-	c, err := localcluster.Start(bin, filepath.Clean(natsDir), localcluster.Options{Fetchers: fetchers, Workers: workers, NoRenderer: true, AckWait: time.Minute})
+	c, err := localcluster.Start(bin, filepath.Clean(natsDir), localcluster.Options{Fetchers: fetchers, Workers: workers, NoRenderer: true, AckWait: time.Minute, LogLevel: "warn"})
 	if err != nil {
 		return 0, err
 	}

@@ -187,6 +187,9 @@ type Options struct {
 	Metrics bool
 	// Env is added to every distill process's environment.
 	Env []string
+	// LogLevel is the fetchers' log level; empty means debug, which logs
+	// every fetch for tests to read.
+	LogLevel string
 }
 
 // Cluster is distill on loopback.
@@ -249,10 +252,14 @@ func Start(bin, natsDir string, o Options) (c *Cluster, err error) {
 	if workers == 0 {
 		workers = 8
 	}
+	logLevel := o.LogLevel
+	if logLevel == "" {
+		logLevel = "debug"
+	}
 	for range max(o.Fetchers, 1) {
 		f := &Proc{Name: "fetcher", Addr: port(), Env: o.Env, bin: bin}
 		f.Args = []string{"-listen", f.Addr, "-nats", natsURL, "-extractor", c.Extractor.Addr, "-renderer", rendererAddr,
-			"-no-cache", "-workers", fmt.Sprint(workers), "-ack-wait", ackWait.String(), "-log-level", "debug"}
+			"-no-cache", "-workers", fmt.Sprint(workers), "-ack-wait", ackWait.String(), "-log-level", logLevel}
 		c.Fetchers = append(c.Fetchers, f)
 		starting = append(starting, f)
 	}
