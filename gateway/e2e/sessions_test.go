@@ -75,3 +75,7 @@ func TestSessionsAcrossTwoGateways(t *testing.T) {
 		t.Fatalf("after close: %v", err)
 	}
 }
+
+func closeReq(id string) *distillv1.SessionCloseRequest {
+	return &distillv1.SessionCloseRequest{SessionId: id}
+}

@@ -99,6 +99,10 @@ type Proc struct {
 	err  error
 }
 
+// SetBin sets the folder the process's binary is in, for processes
+// started outside a Cluster.
+func (p *Proc) SetBin(dir string) { p.bin = dir }
+
 // Start starts the process with its arguments and environment.
 func (p *Proc) Start() error {
 	p.mu.Lock()
