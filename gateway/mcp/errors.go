@@ -35,6 +35,11 @@ func errorText(tool string, err error) string {
 }
 
 func hintFor(tool string, err error) string {
+	if strings.Contains(err.Error(), "do not submit it again") {
+		// A confirmed form that may have been received: any hint to retry
+		// would send it twice.
+		return ""
+	}
 	switch status.Code(err) {
 	case codes.Unimplemented:
 		return "This distill server does not offer " + tool + " yet."

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"distill.dev/proto/failure"
 )
 
 // page is the part of the public JSON shape these tests read.
@@ -233,5 +235,16 @@ func TestFetchURLsInInputOrder(t *testing.T) {
 	}
 	if !items[2].OK || items[2].Result == nil || items[2].Result.Title != "Page a" {
 		t.Errorf("item 2 = %+v, want Page a", items[2])
+	}
+}
+
+func TestAFormThatMayHaveBeenSentIsNeverToldToRetry(t *testing.T) {
+	err := failure.New(failure.Timeout, "submit_form: no answer in time to the POST; the request may already have been received by the server, so do not submit it again: observe the page to see what happened")
+	got := errorText("session_submit_form", err)
+	if strings.Contains(got, "Retry") {
+		t.Fatalf("the tool error invites a retry of a form that may have been sent: %q", got)
+	}
+	if got := errorText("fetch_url", failure.New(failure.Timeout, "fetch http://x/: timed out")); !strings.Contains(got, "Retry") {
+		t.Fatalf("an ordinary timeout lost its hint: %q", got)
 	}
 }
