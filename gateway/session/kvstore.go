@@ -117,7 +117,7 @@ func (k *KVStore) Create(ctx context.Context, st *distillv1.SessionState) error 
 		return err
 	}
 	if n >= k.max {
-		return failure.New(failure.Exhausted, "too many live sessions (%d): close one with session_close, or wait for idle ones to expire after %s", k.max, k.ttl)
+		return tooMany(k.max, k.ttl)
 	}
 	val, err := k.seal(st)
 	if err != nil {

@@ -151,6 +151,9 @@ type Session struct {
 	steps    int32
 	visited  map[string]bool
 	log      []*distillv1.Operation
+	// logged is set once the step has logged an operation: a step refused
+	// before it did anything leaves nothing to save.
+	logged bool
 }
 
 // Start opens a session on req.url. The session exists once its first
@@ -168,7 +171,7 @@ func (m *Manager) Start(ctx context.Context, req *distillv1.SessionStartRequest)
 	if n, err := m.store.Count(ctx); err != nil {
 		return nil, err
 	} else if n >= m.cfg.MaxSessions {
-		return nil, m.tooMany()
+		return nil, tooMany(m.cfg.MaxSessions, m.cfg.IdleTTL)
 	}
 	s := &Session{id: newID(), set: set, jar: cookies.New(), visited: map[string]bool{}}
 	view, err := m.navigate(ctx, s, "start", req.GetUrl(), navigation{url: req.GetUrl(), idempotent: true})
@@ -261,8 +264,8 @@ func (m *Manager) Len(ctx context.Context) (int, error) {
 	return m.store.Count(ctx)
 }
 
-// step loads a session, runs do on it, and saves what do left, even when do
-// failed (its operation log says so). A session changed by another
+// step loads a session, runs do on it, and saves what do left once do has
+// logged an operation, even when it failed. A session changed by another
 // gateway in the meantime is not overwritten.
 func (m *Manager) step(ctx context.Context, id string, do func(*Session) (*distillv1.SessionView, error)) (*distillv1.SessionView, error) {
 	if id == "" {
@@ -282,6 +285,9 @@ func (m *Manager) step(ctx context.Context, id string, do func(*Session) (*disti
 	}
 	s := fromState(st)
 	view, stepErr := do(s)
+	if !s.logged {
+		return view, stepErr
+	}
 	// The step's outcome is saved even if the caller has gone.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -289,10 +295,6 @@ func (m *Manager) step(ctx context.Context, id string, do func(*Session) (*disti
 		return nil, err
 	}
 	return view, stepErr
-}
-
-func (m *Manager) tooMany() error {
-	return failure.New(failure.Exhausted, "too many live sessions (%d): close one with session_close, or wait for idle ones to expire after %s", m.cfg.MaxSessions, m.cfg.IdleTTL)
 }
 
 func settingsOf(req *distillv1.SessionStartRequest) (settings, error) {
@@ -507,6 +509,7 @@ func httpFailure(status int32, url string) string {
 
 // appendLog adds a step's operations, keeping the most recent.
 func (s *Session) appendLog(ops []*distillv1.Operation) {
+	s.logged = true
 	s.log = append(s.log, ops...)
 	if n := len(s.log) - maxLogEntries; n > 0 {
 		s.log = append([]*distillv1.Operation(nil), s.log[n:]...)

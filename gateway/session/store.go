@@ -67,7 +67,7 @@ func (m *MemoryStore) Create(_ context.Context, st *distillv1.SessionState) erro
 	defer m.mu.Unlock()
 	m.sweep()
 	if len(m.sessions) >= m.max {
-		return failure.New(failure.Exhausted, "too many live sessions (%d): close one with session_close, or wait for idle ones to expire after %s", m.max, m.ttl)
+		return tooMany(m.max, m.ttl)
 	}
 	m.sessions[st.GetId()] = &memEntry{st: proto.CloneOf(st), rev: 1, used: m.now()}
 	return nil
@@ -117,6 +117,11 @@ func (m *MemoryStore) sweep() {
 			delete(m.sessions, id)
 		}
 	}
+}
+
+// tooMany refuses a session past the cap.
+func tooMany(maxSessions int, idle time.Duration) error {
+	return failure.New(failure.Exhausted, "too many live sessions (%d): close one with session_close, or wait for idle ones to expire after %s", maxSessions, idle)
 }
 
 func conflict(id string) error {

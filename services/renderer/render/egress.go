@@ -237,7 +237,7 @@ func (e *egress) dialChecked(ctx context.Context, network, addr string) (net.Con
 	if err != nil || port == 0 {
 		return nil, &netpolicy.BlockedError{Host: addr, Reason: "bad port " + strconv.Quote(portStr)}
 	}
-	addrs, err := e.lookup(ctx, host)
+	addrs, err := judgeHost(ctx, e.policy, e.resolver, host)
 	if err != nil {
 		return nil, err
 	}
@@ -252,10 +252,13 @@ func (e *egress) dialChecked(ctx context.Context, network, addr string) (net.Con
 	return nil, lastErr
 }
 
-func (e *egress) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+// judgeHost returns the addresses host stands for, refusing it when any of
+// them is outside p. Both the render's request guard and its egress proxy
+// judge hosts with it.
+func judgeHost(ctx context.Context, p netpolicy.Policy, resolver *net.Resolver, host string) ([]netip.Addr, error) {
 	// CheckURL reads the host as a browser would (IPv4 in any spelling,
 	// IPv6, reserved names) and judges it when it is a literal.
-	u, err := e.policy.CheckURL("http://" + net.JoinHostPort(host, "80") + "/")
+	u, err := p.CheckURL("http://" + net.JoinHostPort(host, "80") + "/")
 	if err != nil {
 		if be, ok := errors.AsType[*netpolicy.BlockedError](err); ok {
 			return nil, be
@@ -265,7 +268,7 @@ func (e *egress) lookup(ctx context.Context, host string) ([]netip.Addr, error) 
 	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
 		return []netip.Addr{a.Unmap()}, nil
 	}
-	addrs, err := e.resolver.LookupNetIP(ctx, "ip", host)
+	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", host, err)
 	}
@@ -274,7 +277,7 @@ func (e *egress) lookup(ctx context.Context, host string) ([]netip.Addr, error) 
 	}
 	for i, a := range addrs {
 		a = a.Unmap()
-		if err := e.policy.CheckAddr(a); err != nil {
+		if err := p.CheckAddr(a); err != nil {
 			if be, ok := errors.AsType[*netpolicy.BlockedError](err); ok {
 				be.Host = host
 			}

@@ -2,7 +2,6 @@ package render
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/url"
 	"sync"
@@ -47,22 +46,9 @@ func (g *guard) checkHost(ctx context.Context, u *url.URL) error {
 	if seen {
 		return err
 	}
-	err = g.resolve(ctx, host)
+	_, err = judgeHost(ctx, g.policy, g.resolver, host)
 	g.mu.Lock()
 	g.hosts[host] = err
 	g.mu.Unlock()
 	return err
-}
-
-func (g *guard) resolve(ctx context.Context, host string) error {
-	addrs, err := g.resolver.LookupNetIP(ctx, "ip", host)
-	if err != nil {
-		return fmt.Errorf("resolve %s: %w", host, err)
-	}
-	for _, a := range addrs {
-		if err := g.policy.CheckAddr(a.Unmap()); err != nil {
-			return fmt.Errorf("host %s: %w", host, err)
-		}
-	}
-	return nil
 }

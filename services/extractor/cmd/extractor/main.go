@@ -5,44 +5,14 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
-	"distill.dev/proto/envflag"
+	"distill.dev/proto/servicemain"
 	"distill.dev/proto/telemetry"
 	"distill.dev/services/extractor/server"
 )
 
 func main() {
-	fs := flag.CommandLine
-	listen := envflag.String(fs, "listen", "DISTILL_LISTEN", ":7002", "gRPC listen address, host:port")
-	metrics := envflag.String(fs, "metrics-listen", "DISTILL_METRICS_ADDR", "", "serve Prometheus metrics at http://ADDR/metrics (none when empty)")
-	level := envflag.String(fs, "log-level", "DISTILL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
-	flag.Parse()
-	logger, err := envflag.NewLogger(*level)
-	if err == nil {
-		err = envflag.Check()
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "extractor: %v\n", err)
-		os.Exit(2)
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stopTelemetry, err := telemetry.Process(ctx, "extractor", *metrics, logger)
-	if err != nil {
-		stop()
-		fmt.Fprintf(os.Stderr, "extractor: %v\n", err)
-		os.Exit(1)
-	}
-	err = server.Run(ctx, server.Config{Addr: *listen, GRPCOptions: telemetry.ServerOptions()}, logger)
-	stopTelemetry()
-	stop()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "extractor: %v\n", err)
-		os.Exit(1)
-	}
+	servicemain.Main("extractor", ":7002", func(ctx context.Context, p servicemain.Process) error {
+		return server.Run(ctx, server.Config{Addr: p.Listen, GRPCOptions: telemetry.ServerOptions()}, p.Logger)
+	})
 }

@@ -1,0 +1,58 @@
+// Package servicemain runs a distill service process the same way in every
+// binary: the flags every service has (listen address, metrics address, log
+// level, each with its environment variable), a JSON logger, telemetry, a
+// context that ends on SIGINT or SIGTERM, and exit codes: 2 for a bad flag or
+// environment value, 1 when the service fails.
+package servicemain
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"distill.dev/proto/envflag"
+	"distill.dev/proto/telemetry"
+)
+
+// Process is what a service's run function is given.
+type Process struct {
+	// Listen is the gRPC listen address, host:port.
+	Listen string
+	Logger *slog.Logger
+}
+
+// Main defines the common flags on flag.CommandLine, next to those the
+// caller defined, parses the command line and runs run until the process
+// is signalled. name names the process in errors and telemetry; listen is
+// its default gRPC address. Main does not return.
+func Main(name, listen string, run func(ctx context.Context, p Process) error) {
+	fs := flag.CommandLine
+	addr := envflag.String(fs, "listen", "DISTILL_LISTEN", listen, "gRPC listen address, host:port")
+	metrics := envflag.String(fs, "metrics-listen", "DISTILL_METRICS_ADDR", "", "serve Prometheus metrics at http://ADDR/metrics (none when empty)")
+	level := envflag.String(fs, "log-level", "DISTILL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
+	flag.Parse()
+	logger, err := envflag.NewLogger(*level)
+	if err == nil {
+		err = envflag.Check()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(2)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopTelemetry, err := telemetry.Process(ctx, name, *metrics, logger)
+	if err == nil {
+		err = run(ctx, Process{Listen: *addr, Logger: logger})
+		stopTelemetry()
+	}
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
+}
