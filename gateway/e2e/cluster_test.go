@@ -235,12 +235,15 @@ func TestRendererCrashFailsOnlyItsURL(t *testing.T) {
 	site := newPages(t, 0)
 	urls := []string{site.URL + "/shell/0", site.URL + "/hang", site.URL + "/shell/1", site.URL + "/shell/2", site.URL + "/shell/3"}
 	opts := &distillv1.FetchOptions{AllowLocal: true, Js: distillv1.JsMode_JS_MODE_ALWAYS, Concurrency: ptr(int32(1)), TimeoutSecs: ptr(int32(10))}
+	// The page after the crash waits for the renderer's restart, as a
+	// request arriving after Kubernetes restarted the pod would.
 	restarted := make(chan struct{})
+	site.hold("/shell/1", restarted)
 	go func() {
 		defer close(restarted)
 		<-site.hangHit
 		c.signal(c.Renderer, syscall.SIGKILL)
-		if err := c.Renderer.Start(); err != nil {
+		if err := c.Restart(c.Renderer); err != nil {
 			t.Error(err)
 		}
 	}()

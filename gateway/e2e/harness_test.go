@@ -125,14 +125,31 @@ type pages struct {
 	mu      sync.Mutex
 	hits    map[string]int
 	hangHit chan struct{}
+	// held paths are answered only once their channel is closed.
+	held map[string]chan struct{}
+}
+
+// hold makes requests for path wait until release is closed.
+func (p *pages) hold(path string, release chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.held[path] = release
 }
 
 func newPages(t *testing.T, delay time.Duration) *pages {
-	p := &pages{delay: delay, hits: map[string]int{}, hangHit: make(chan struct{}, 16)}
+	p := &pages{delay: delay, hits: map[string]int{}, hangHit: make(chan struct{}, 16), held: map[string]chan struct{}{}}
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.hits[r.URL.Path]++
+		release := p.held[r.URL.Path]
 		p.mu.Unlock()
+		if release != nil {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		switch {
 		case r.URL.Path == "/login" && r.Method == http.MethodPost:

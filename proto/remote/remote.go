@@ -1,22 +1,26 @@
 // Package remote reaches distill's services over gRPC in cluster mode. Its
 // clients have the same methods as the in-process services, so the
 // pipeline, the batch workers and the gateway run the same code whichever
-// way they are wired, and they fail fast with a clear error when a service
-// is down: a request never waits for a service to come back.
+// way they are wired. A call waits out a service's restart (up to Grace),
+// and fails fast with a clear error once a service has stayed away that
+// long: requests never queue behind a service that is down.
 package remote
 
 import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"distill.dev/proto/failure"
@@ -24,12 +28,19 @@ import (
 	"distill.dev/proto/grpcserve"
 )
 
+// Grace is how long a call waits for a service whose connection is not
+// ready (a restart, a rolling update) before it fails.
+const Grace = 2 * time.Second
+
 // Conn is a connection to one distill service.
 type Conn struct {
 	*grpc.ClientConn
 	// Name says which service it is, for error messages.
 	Name string
 	Addr string
+	// away is set when a call waited a whole Grace for the service in
+	// vain; until the connection is ready again, calls do not wait.
+	away atomic.Bool
 }
 
 // Dial connects lazily to the service name (fetcher, extractor, renderer,
@@ -67,11 +78,51 @@ func (c *Conn) Healthy(ctx context.Context) error {
 	return nil
 }
 
+// await returns when the connection is ready, when it has waited Grace
+// for it in vain, or at once when an earlier call already did.
+func (c *Conn) await(ctx context.Context) {
+	s := c.GetState()
+	if s == connectivity.Ready {
+		c.away.Store(false)
+		return
+	}
+	c.Connect()
+	if c.away.Load() {
+		return
+	}
+	wait, cancel := context.WithTimeout(ctx, Grace)
+	defer cancel()
+	for s != connectivity.Ready {
+		if !c.WaitForStateChange(wait, s) {
+			if ctx.Err() == nil {
+				c.away.Store(true)
+			}
+			return
+		}
+		s = c.GetState()
+	}
+	c.away.Store(false)
+}
+
+// call runs one unary call: it waits out a restarting service, learns
+// whether the request reached the service, and turns an error into a
+// *failure.Error.
+func call[Req, Res any](ctx context.Context, c *Conn, method func(context.Context, Req, ...grpc.CallOption) (Res, error), req Req) (Res, error) {
+	c.await(ctx)
+	var reached peer.Peer
+	res, err := method(ctx, req, grpc.Peer(&reached))
+	if err != nil {
+		var zero Res
+		return zero, c.fail(err, reached.Addr != nil)
+	}
+	return res, nil
+}
+
 // fail turns a call's error into a *failure.Error. An error the service
-// returned keeps its code; a service that cannot be reached is Unavailable,
-// one that went away in the middle of the call Internal, and the message
-// names it.
-func (c *Conn) fail(err error) error {
+// returned keeps its code; a service the call never reached is
+// Unavailable, one that went away with the request in hand Internal, and
+// the message names it.
+func (c *Conn) fail(err error, reached bool) error {
 	st, ok := status.FromError(err)
 	if !ok {
 		return failure.FromRemote(err)
@@ -83,7 +134,7 @@ func (c *Conn) fail(err error) error {
 	}
 	switch st.Code() {
 	case codes.Unavailable:
-		if !strings.Contains(st.Message(), "while dialing") {
+		if reached {
 			// The call reached the service, which then went away: the
 			// request may be what broke it, and is not worth sending again.
 			return failure.New(failure.Internal, "%s at %s went away during the call: %s", c.Name, c.Addr, firstLine(st.Message()))
@@ -108,11 +159,7 @@ func NewFetcher(c *Conn) *Fetcher { return &Fetcher{c} }
 
 // Fetch retrieves one URL.
 func (f *Fetcher) Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
-	res, err := distillv1.NewFetcherServiceClient(f.c).Fetch(ctx, req)
-	if err != nil {
-		return nil, f.c.fail(err)
-	}
-	return res, nil
+	return call(ctx, f.c, distillv1.NewFetcherServiceClient(f.c).Fetch, req)
 }
 
 // Extractor is ExtractorService over a connection.
@@ -123,11 +170,7 @@ func NewExtractor(c *Conn) *Extractor { return &Extractor{c} }
 
 // Extract distils one page.
 func (e *Extractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) (*distillv1.ExtractResponse, error) {
-	res, err := distillv1.NewExtractorServiceClient(e.c).Extract(ctx, req)
-	if err != nil {
-		return nil, e.c.fail(err)
-	}
-	return res, nil
+	return call(ctx, e.c, distillv1.NewExtractorServiceClient(e.c).Extract, req)
 }
 
 // Renderer is RendererService over a connection.
@@ -138,9 +181,5 @@ func NewRenderer(c *Conn) *Renderer { return &Renderer{c} }
 
 // Render renders one page headless.
 func (r *Renderer) Render(ctx context.Context, req *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
-	res, err := distillv1.NewRendererServiceClient(r.c).Render(ctx, req)
-	if err != nil {
-		return nil, r.c.fail(err)
-	}
-	return res, nil
+	return call(ctx, r.c, distillv1.NewRendererServiceClient(r.c).Render, req)
 }

@@ -72,14 +72,18 @@ func TestRemoteRenderer(t *testing.T) {
 		t.Fatalf("the service's own error lost its code: %v", err)
 	}
 
+	// Stopped for good: the first call waits out the grace for a restart,
+	// the next ones fail at once.
 	stop()
-	begun := time.Now()
-	_, err = r.Render(ctx, &distillv1.RenderRequest{Url: "http://example.com/"})
-	if failure.CodeOf(err) != failure.Unavailable || !strings.Contains(err.Error(), "renderer at "+addr+" is unavailable") {
-		t.Fatalf("with the renderer down: %v (%v)", err, failure.CodeOf(err))
-	}
-	if took := time.Since(begun); took > 3*time.Second {
-		t.Fatalf("a call to a stopped service took %s; it must fail fast", took)
+	for i, most := range []time.Duration{remote.Grace + 2*time.Second, time.Second} {
+		begun := time.Now()
+		_, err = r.Render(ctx, &distillv1.RenderRequest{Url: "http://example.com/"})
+		if failure.CodeOf(err) != failure.Unavailable || !strings.Contains(err.Error(), "renderer at "+addr+" is unavailable") {
+			t.Fatalf("call %d with the renderer down: %v (%v)", i, err, failure.CodeOf(err))
+		}
+		if took := time.Since(begun); took > most {
+			t.Fatalf("call %d to a stopped service took %s; it must fail within %s", i, took, most)
+		}
 	}
 	if err := conn.Healthy(ctx); err == nil {
 		t.Fatal("a stopped service reports healthy")
@@ -87,7 +91,6 @@ func TestRemoteRenderer(t *testing.T) {
 
 	// The service comes back on the same address: calls succeed again.
 	_, stop = serve(t, addr)
-	defer stop()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, err := r.Render(ctx, &distillv1.RenderRequest{Url: "http://example.com/"})
@@ -98,5 +101,58 @@ func TestRemoteRenderer(t *testing.T) {
 			t.Fatalf("no recovery after the service returned: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+
+	// A restart within the grace costs no request: the call made while
+	// the service is away waits for it.
+	stop()
+	back := make(chan func())
+	go func() {
+		time.Sleep(remote.Grace / 4)
+		_, stop := serve(t, addr)
+		back <- stop
+	}()
+	_, err = r.Render(ctx, &distillv1.RenderRequest{Url: "http://example.com/"})
+	defer (<-back)()
+	if err != nil {
+		t.Fatalf("a call during a restart: %v", err)
+	}
+}
+
+// hanging holds every render until its server stops.
+type hanging struct {
+	distillv1.UnimplementedRendererServiceServer
+	started chan struct{}
+}
+
+func (h hanging) Render(ctx context.Context, _ *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+	close(h.started)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A service that dies with the request in hand is not "unavailable": the
+// request may be what killed it, and the error says it went away.
+func TestRemoteServiceGoneMidCall(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hanging{started: make(chan struct{})}
+	s := grpc.NewServer()
+	distillv1.RegisterRendererServiceServer(s, h)
+	go func() { _ = s.Serve(lis) }()
+	conn, err := remote.Dial("renderer", lis.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	go func() {
+		<-h.started
+		s.Stop()
+	}()
+	_, err = remote.NewRenderer(conn).Render(context.Background(), &distillv1.RenderRequest{Url: "http://example.com/"})
+	if failure.CodeOf(err) != failure.Internal || !strings.Contains(err.Error(), "renderer at "+lis.Addr().String()+" went away during the call") {
+		t.Fatalf("a service stopped mid-call: %v (%v)", err, failure.CodeOf(err))
 	}
 }
