@@ -7,7 +7,6 @@ package envflag
 import (
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"strconv"
 	"time"
@@ -77,14 +76,4 @@ func markDefault(fs *flag.FlagSet, name string) {
 	if f := fs.Lookup(name); f != nil {
 		f.DefValue = f.Value.String()
 	}
-}
-
-// NewLogger returns the JSON logger on stderr every service process uses,
-// at level (debug, info, warn or error).
-func NewLogger(level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("-log-level %q: want debug, info, warn or error", level)
-	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }

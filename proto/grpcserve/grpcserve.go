@@ -15,6 +15,8 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
+
+	"distill.dev/proto/fetchopts"
 )
 
 // GracePeriod is how long in-flight calls get to finish on shutdown before
@@ -22,10 +24,10 @@ import (
 const GracePeriod = 10 * time.Second
 
 // MaxMessageBytes bounds one gRPC message, sent or received: a fetched
-// body at the largest max_bytes a caller may ask for, or a 16 MiB rendered
-// DOM, with room for the rest of the message. gRPC's own default of 4 MiB
-// would refuse ordinary pages.
-const MaxMessageBytes = 80 << 20
+// body at the largest max_bytes a caller may ask for (larger than any
+// rendered DOM), with 16 MiB of room for the rest of the message. gRPC's
+// own default of 4 MiB would refuse ordinary pages.
+const MaxMessageBytes = fetchopts.MaxBytesLimit + 16<<20
 
 // Liveness is the health service name that answers SERVING as long as the
 // process serves at all; the empty name is readiness, which also needs the
@@ -50,8 +52,9 @@ func (s *Server) SetReadiness(check func(context.Context) error) {
 	s.ready = check
 }
 
-// New builds a server; register adds the services. Every registered service
-// is reported SERVING once Serve starts.
+// New builds a server; register adds the services. Once Serve starts,
+// liveness is SERVING, and readiness too unless SetReadiness gave it a
+// check to follow.
 func New(logger *slog.Logger, register func(*grpc.Server), opts ...grpc.ServerOption) *Server {
 	base := []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes)}
 	s := grpc.NewServer(append(base, opts...)...)

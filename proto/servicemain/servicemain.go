@@ -35,7 +35,7 @@ func Main(name, listen string, run func(ctx context.Context, p Process) error) {
 	metrics := envflag.String(fs, "metrics-listen", "DISTILL_METRICS_ADDR", "", "serve Prometheus metrics at http://ADDR/metrics (none when empty)")
 	level := envflag.String(fs, "log-level", "DISTILL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	flag.Parse()
-	logger, err := envflag.NewLogger(*level)
+	logger, err := newLogger(*level)
 	if err == nil {
 		err = envflag.Check()
 	}
@@ -55,4 +55,14 @@ func Main(name, listen string, run func(ctx context.Context, p Process) error) {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(1)
 	}
+}
+
+// newLogger returns the JSON logger on stderr every service process uses,
+// at level (debug, info, warn or error).
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("-log-level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }

@@ -64,8 +64,8 @@ type instruments struct {
 // OpenTelemetry's providers are process-wide by design; these follow them.
 // Setup replaces both, so a test that calls Setup again starts afresh.
 var (
-	current  atomic.Pointer[instruments]
-	registry atomic.Pointer[prometheus.Registry]
+	current atomic.Pointer[instruments]
+	scrape  atomic.Pointer[http.Handler]
 )
 
 // record returns the instruments, made once from the global meter.
@@ -123,7 +123,8 @@ func setupMetrics(res *resource.Resource) (shutdown func(context.Context) error,
 	}
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(exp))
 	otel.SetMeterProvider(mp)
-	registry.Store(reg)
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	scrape.Store(&h)
 	current.Store(newInstruments(mp.Meter(scope)))
 	return mp.Shutdown, nil
 }
@@ -133,12 +134,12 @@ func setupMetrics(res *resource.Resource) (shutdown func(context.Context) error,
 // runtime's. Before Setup it answers 503.
 func MetricsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reg := registry.Load()
-		if reg == nil {
+		h := scrape.Load()
+		if h == nil {
 			http.Error(w, "telemetry is not set up", http.StatusServiceUnavailable)
 			return
 		}
-		promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+		(*h).ServeHTTP(w, r)
 	})
 }
 

@@ -66,16 +66,16 @@ func StartRequest(ctx context.Context, span, service, method string, attrs ...at
 }
 
 // OutcomeOf names how a call ended: OutcomeOK, or its error's code by
-// CodeName (timeout, blocked, ...).
+// codeName (timeout, blocked, ...).
 func OutcomeOf(err error) string {
 	if err == nil {
 		return OutcomeOK
 	}
-	return CodeName(failure.CodeOf(err))
+	return codeName(failure.CodeOf(err))
 }
 
-// CodeName is an error code's name without its enum prefix, in lower case.
-func CodeName(c distillv1.ErrorCode) string {
+// codeName is an error code's name without its enum prefix, in lower case.
+func codeName(c distillv1.ErrorCode) string {
 	return strings.ToLower(strings.TrimPrefix(c.String(), "ERROR_CODE_"))
 }
 
