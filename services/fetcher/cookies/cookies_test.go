@@ -136,4 +136,25 @@ func TestJournalIsBounded(t *testing.T) {
 	if n := len(j.Entries()); n != MaxEntries {
 		t.Fatalf("journal holds %d entries, want %d", n, MaxEntries)
 	}
+	// After compaction a cookie set again still replaces its entry in
+	// place: the index was rebuilt for the shifted journal.
+	j.SetCookies(u, []*http.Cookie{{Name: "c500", Value: "again"}})
+	entries := j.Entries()
+	if len(entries) != MaxEntries {
+		t.Fatalf("after setting c500 again the journal holds %d entries, want %d", len(entries), MaxEntries)
+	}
+	// The ten oldest were dropped; the rest keep their order.
+	for i, e := range entries {
+		name, value := e.GetCookie().GetName(), e.GetCookie().GetValue()
+		if want := "c" + strconv.Itoa(i+10); name != want {
+			t.Fatalf("entry %d is %s, want %s", i, name, want)
+		}
+		wantValue := "v"
+		if name == "c500" {
+			wantValue = "again"
+		}
+		if value != wantValue {
+			t.Errorf("%s = %q, want %q", name, value, wantValue)
+		}
+	}
 }

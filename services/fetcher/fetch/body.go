@@ -26,9 +26,13 @@ import (
 // through the byte cap.
 func (c *call) answer(ctx context.Context, where string, u *url.URL, resp *http.Response, history []string) (*distillv1.FetcherServiceFetchResponse, error) {
 	defer resp.Body.Close()
+	// Only a charset the server declared is passed on: the sniffer's utf-8
+	// is a guess the extractor makes better from the bytes and <meta>.
+	var mt, charset string
 	declared := resp.Header.Get("Content-Type")
 	if declared != "" {
-		if mt := mediaType(declared); !supported(mt) {
+		mt, charset = parseContentType(declared)
+		if !supported(mt) {
 			return nil, failure.New(failure.UnsupportedContent, "%s: unsupported content type %s", where, mt)
 		}
 	}
@@ -37,32 +41,19 @@ func (c *call) answer(ctx context.Context, where string, u *url.URL, resp *http.
 		return nil, c.classify(ctx, where, err)
 	}
 	if declared == "" {
-		declared = http.DetectContentType(body)
-	}
-	mt := mediaType(declared)
-	if !supported(mt) {
-		return nil, failure.New(failure.UnsupportedContent, "%s: unsupported content type %s (sniffed)", where, mt)
+		mt, _ = parseContentType(http.DetectContentType(body))
+		if !supported(mt) {
+			return nil, failure.New(failure.UnsupportedContent, "%s: unsupported content type %s (sniffed)", where, mt)
+		}
 	}
 	return &distillv1.FetcherServiceFetchResponse{
-		FinalUrl:    u.String(),
-		Status:      int32(resp.StatusCode),
-		ContentType: mt,
-		// Only a charset the server declared: the sniffer's utf-8 is a guess
-		// the extractor makes better from the bytes and <meta>.
-		Charset:         charsetOf(resp.Header.Get("Content-Type")),
+		FinalUrl:        u.String(),
+		Status:          int32(resp.StatusCode),
+		ContentType:     mt,
+		Charset:         charset,
 		Body:            body,
 		RedirectHistory: history,
 	}, nil
-}
-
-// charsetOf returns the lower-case charset parameter of a Content-Type, or
-// "" when there is none.
-func charsetOf(contentType string) string {
-	_, params, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return ""
-	}
-	return strings.ToLower(strings.TrimSpace(params["charset"]))
 }
 
 // tooLarge is the cap being hit; classify turns it into failure.TooLarge.
@@ -212,13 +203,17 @@ func deflateReader(r io.Reader) (io.Reader, error) {
 	return flate.NewReader(br), nil
 }
 
-// mediaType returns the bare, lower-case media type of a Content-Type.
-func mediaType(contentType string) string {
-	if mt, _, err := mime.ParseMediaType(contentType); err == nil {
-		return mt
+// parseContentType returns the bare, lower-case media type of a
+// Content-Type and its lower-case charset parameter, "" when there is none.
+// A header the mime parser rejects still names its media type but no
+// charset.
+func parseContentType(contentType string) (mediaType, charset string) {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt, _, _ = strings.Cut(contentType, ";")
+		return strings.ToLower(strings.TrimSpace(mt)), ""
 	}
-	mt, _, _ := strings.Cut(contentType, ";")
-	return strings.ToLower(strings.TrimSpace(mt))
+	return mt, strings.ToLower(strings.TrimSpace(params["charset"]))
 }
 
 // supported reports whether distill can distill a media type: markup,

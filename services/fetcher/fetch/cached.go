@@ -2,10 +2,7 @@ package fetch
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"net/netip"
-	"net/url"
 	"slices"
 
 	"google.golang.org/protobuf/proto"
@@ -69,7 +66,7 @@ func (f *Fetcher) fromCache(ctx context.Context, c *call) (*distillv1.FetcherSer
 			continue
 		}
 		seen[u.Hostname()] = true
-		if !f.hostAllowed(ctx, c, u) {
+		if _, err := c.policy.Resolve(ctx, f.resolver, u.Hostname()); err != nil {
 			return nil, false
 		}
 	}
@@ -82,28 +79,6 @@ func (f *Fetcher) fromCache(ctx context.Context, c *call) (*distillv1.FetcherSer
 	resp = proto.CloneOf(resp)
 	resp.FromCache = true
 	return resp, true
-}
-
-// hostAllowed resolves u's host, unless it is an address CheckURL already
-// judged, and checks every address it resolves to.
-func (f *Fetcher) hostAllowed(ctx context.Context, c *call, u *url.URL) bool {
-	if _, err := netip.ParseAddr(u.Hostname()); err == nil {
-		return true
-	}
-	r := f.resolver
-	if r == nil {
-		r = net.DefaultResolver
-	}
-	addrs, err := r.LookupNetIP(ctx, "ip", u.Hostname())
-	if err != nil || len(addrs) == 0 {
-		return false
-	}
-	for _, a := range addrs {
-		if c.policy.CheckAddr(a.Unmap()) != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // store keeps a live answer; a cache that cannot be written costs speed,

@@ -23,10 +23,11 @@ import (
 // maxRetryAfter caps how long a server may ask us to wait.
 const maxRetryAfter = 60 * time.Second
 
-// getWithRetries sends GET u, retrying transient failures. The response it
-// returns holds a per-host slot until its body is closed. When retries run
-// out, or the next wait would pass the deadline, the last response or
-// error is returned as it is: an HTTP error status is an answer.
+// sendWithRetries sends m to u, retrying the transient failures of a GET;
+// any other method is sent once. The response it returns holds a per-host
+// slot until its body is closed. When retries run out, or the next wait
+// would pass the deadline, the last response or error is returned as it is:
+// an HTTP error status is an answer.
 func (f *Fetcher) sendWithRetries(ctx context.Context, c *call, u *url.URL, m message) (*http.Response, error) {
 	// A POST may have reached the server before it failed: sending it
 	// again could act twice.

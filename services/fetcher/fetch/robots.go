@@ -39,11 +39,12 @@ func (f *Fetcher) checkRobots(ctx context.Context, c *call, u *url.URL, where st
 	// The robots.txt request is paced at the caller's own rate: the
 	// previous hop's Crawl-delay was another host's.
 	c.rate = c.opts.GetRateLimit()
-	rules, err := f.robots.of(c).Get(ctx, u, f.robotsGetter(c))
+	file, err := f.robots.of(c).Get(ctx, u, f.robotsGetter(c))
 	if err != nil {
 		return c.classify(ctx, where+": robots.txt", err)
 	}
-	v := rules.Check(productToken, u)
+	rules := file.For(productToken)
+	v := rules.Check(u)
 	switch {
 	case v.Allowed:
 	case v.Rule != nil:
@@ -51,7 +52,7 @@ func (f *Fetcher) checkRobots(ctx context.Context, c *call, u *url.URL, where st
 	default:
 		return failure.New(failure.RobotsDisallowed, "%s: disallowed: %s", where, v.Reason)
 	}
-	if d := rules.CrawlDelay(productToken); d > 0 {
+	if d := rules.CrawlDelay(); d > 0 {
 		if perSec := 1 / d.Seconds(); c.rate == 0 || perSec < c.rate {
 			c.rate = perSec
 		}

@@ -28,10 +28,20 @@ const queueGrace = 30 * time.Second
 
 // answerWithin is how long the dispatcher waits for a job's result before
 // reporting it unanswered: long enough for a worker to die at the end of
-// the job's budget, for the job to be redelivered after the ack wait, and
-// for a second worker to run it in full.
-func answerWithin(opts *distillv1.FetchOptions) time.Duration {
-	return 2*pipeline.Budget(opts) + defaultAckWait + queueGrace
+// the job's budget, for the job to be redelivered after the workers' ack
+// wait, and for a second worker to run it in full.
+func answerWithin(opts *distillv1.FetchOptions, ackWait time.Duration) time.Duration {
+	return 2*pipeline.Budget(opts) + ackWait + queueGrace
+}
+
+// ackWait is the ack wait of the workers' shared consumer, which the
+// fetchers set (-ack-wait), or DefaultAckWait before any worker made it.
+func (d *Dispatcher) ackWait(ctx context.Context) time.Duration {
+	cons, err := d.js.Consumer(ctx, JobsStream, WorkerConsumer)
+	if err != nil {
+		return DefaultAckWait
+	}
+	return max(cons.CachedInfo().Config.AckWait, DefaultAckWait)
 }
 
 // Dispatcher runs batches over the job queue.
@@ -104,7 +114,7 @@ func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.Fet
 		subject:  subject,
 		urls:     urls,
 		opts:     opts,
-		budget:   answerWithin(opts),
+		budget:   answerWithin(opts, d.ackWait(ctx)),
 		inFlight: make(map[int32]time.Time),
 		bySeq:    make(map[uint64]int32),
 		spans:    make(map[int32]trace.Span),

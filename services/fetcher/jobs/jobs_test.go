@@ -262,3 +262,27 @@ func TestDuplicateResultsAreDeliveredOnce(t *testing.T) {
 		t.Fatalf("got %d results, want 10", len(got))
 	}
 }
+
+// A batch waits for its results at least as long as the workers' ack wait
+// makes a dead worker's job wait before it is redone.
+func TestDispatcherFollowsTheWorkersAckWait(t *testing.T) {
+	js := startJetStream(t)
+	d := NewDispatcher(quiet, js)
+	if got := d.ackWait(t.Context()); got != DefaultAckWait {
+		t.Fatalf("before any worker: ack wait %s, want %s", got, DefaultAckWait)
+	}
+	stop := startWorker(t, js, processFunc(func(context.Context, string, *distillv1.FetchOptions) (*distillv1.Distilled, error) {
+		return nil, nil
+	}), 1, WithAckWait(5*time.Minute))
+	defer stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for d.ackWait(t.Context()) != 5*time.Minute {
+		if time.Now().After(deadline) {
+			t.Fatalf("with workers at -ack-wait 5m: ack wait %s", d.ackWait(t.Context()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if long, short := answerWithin(nil, 5*time.Minute), answerWithin(nil, DefaultAckWait); long-short != 4*time.Minute {
+		t.Fatalf("answerWithin: %s with a 5m ack wait, %s with 1m", long, short)
+	}
+}

@@ -34,10 +34,13 @@ type Processor interface {
 // which the dispatcher reports the URL as failed.
 var ErrRelease = errors.New("jobs: job released for another attempt")
 
+// DefaultAckWait is how long a job may go without an ack or heartbeat
+// before another worker gets it, unless WithAckWait says otherwise.
+const DefaultAckWait = time.Minute
+
 // Delivery defaults. A job whose worker keeps dying, panicking or releasing
 // it is given up after maxDeliver attempts, and the dispatcher reports it.
 const (
-	defaultAckWait    = time.Minute
 	defaultMaxDeliver = 5
 	defaultRetryDelay = time.Second
 )
@@ -82,7 +85,7 @@ func NewWorker(logger *slog.Logger, js jetstream.JetStream, proc Processor, conc
 		js:          js,
 		proc:        proc,
 		concurrency: max(concurrency, 1),
-		ackWait:     defaultAckWait,
+		ackWait:     DefaultAckWait,
 		maxDeliver:  defaultMaxDeliver,
 		retryDelay:  defaultRetryDelay,
 	}

@@ -76,10 +76,16 @@ func rendered(body string, calls *int) renderFunc {
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func TestRun(t *testing.T) {
-	unavailable := renderFunc(func(context.Context, *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+// failing is a renderer whose every render fails, as when no browser can
+// be started.
+func failing(calls *int) renderFunc {
+	return func(context.Context, *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+		*calls++
 		return nil, failure.New(failure.RenderFailed, "no browser")
-	})
+	}
+}
+
+func TestRun(t *testing.T) {
 	tests := []struct {
 		name         string
 		body         string
@@ -97,10 +103,10 @@ func TestRun(t *testing.T) {
 		{name: "thin page is rendered in auto and the richer render kept", body: "<div/>", renderBody: "rendered app content", wantMarkdown: "rendered app content", wantRenders: 1, wantReason: "js_app"},
 		{name: "challenge page rendered with its reason", body: "cf!", renderBody: "the page behind the challenge", wantMarkdown: "the page behind the challenge", wantRenders: 1, wantReason: "challenge"},
 		{name: "render no richer than the page is discarded", body: "<div/>", renderBody: "<p/>", wantMarkdown: "<div/>", wantRenders: 1},
-		{name: "failed fallback keeps the fetched page", body: "<div/>", renderFails: true, wantMarkdown: "<div/>"},
+		{name: "failed fallback keeps the fetched page", body: "<div/>", renderFails: true, wantMarkdown: "<div/>", wantRenders: 1},
 		{name: "off never renders", body: "<div/>", renderBody: "rendered app content", js: distillv1.JsMode_JS_MODE_OFF, wantMarkdown: "<div/>"},
 		{name: "always renders", body: "plenty of text here", renderBody: "rendered", js: distillv1.JsMode_JS_MODE_ALWAYS, wantMarkdown: "rendered", wantRenders: 1, wantReason: "forced"},
-		{name: "always fails when rendering fails", body: "plenty of text here", renderFails: true, js: distillv1.JsMode_JS_MODE_ALWAYS, wantCode: failure.RenderFailed},
+		{name: "always fails when rendering fails", body: "plenty of text here", renderFails: true, js: distillv1.JsMode_JS_MODE_ALWAYS, wantRenders: 1, wantCode: failure.RenderFailed},
 		{name: "diagnostics kept when asked", body: "plenty of text here", diagnostics: true, wantMarkdown: "plenty of text here"},
 		{name: "scripted page without actions is rendered for them", body: "plenty of text <script>", renderBody: "rendered <a>", actions: true, wantMarkdown: "rendered <a>", wantRenders: 1, wantReason: "no_actions"},
 		{name: "render that finds no actions either is discarded", body: "plenty of text <script>", renderBody: "rendered and much longer text", actions: true, wantMarkdown: "plenty of text <script>", wantRenders: 1},
@@ -114,7 +120,7 @@ func TestRun(t *testing.T) {
 			renders := 0
 			var r Renderer = rendered(tt.renderBody, &renders)
 			if tt.renderFails {
-				r = unavailable
+				r = failing(&renders)
 			}
 			ex := &charsExtractor{}
 			p := New(quiet, page(tt.body), ex, r)
@@ -122,6 +128,9 @@ func TestRun(t *testing.T) {
 			if tt.wantCode != distillv1.ErrorCode_ERROR_CODE_UNSPECIFIED {
 				if got := failure.CodeOf(err); got != tt.wantCode {
 					t.Fatalf("code = %v, want %v (err %v)", got, tt.wantCode, err)
+				}
+				if renders != tt.wantRenders {
+					t.Errorf("renders = %d, want %d", renders, tt.wantRenders)
 				}
 				return
 			}

@@ -83,7 +83,7 @@ func TestCacheStatuses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := r.Check("distill", mustURL(t, ts.URL+"/page"))
+			v := r.For("distill").Check(mustURL(t, ts.URL+"/page"))
 			if v.Allowed != tt.allowed || !strings.Contains(v.String(), tt.reason) {
 				t.Fatalf("got %+v, want allowed=%v reason containing %q", v, tt.allowed, tt.reason)
 			}
@@ -100,7 +100,7 @@ func TestCacheUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := r.Check("distill", mustURL(t, addr+"/page")); v.Allowed || !strings.Contains(v.String(), "unreachable") {
+	if v := r.For("distill").Check(mustURL(t, addr+"/page")); v.Allowed || !strings.Contains(v.String(), "unreachable") {
 		t.Fatalf("got %+v, want disallowed as unreachable", v)
 	}
 }
@@ -115,7 +115,7 @@ func TestCacheGetterRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := r.Check("distill", mustURL(t, "https://example.com/x"))
+	v := r.For("distill").Check(mustURL(t, "https://example.com/x"))
 	if v.Allowed || !strings.Contains(v.String(), "blocked by network policy") {
 		t.Fatalf("got %+v", v)
 	}
@@ -223,8 +223,8 @@ func TestCacheContextErrorNotCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Check("distill", u).Allowed || hits.Load() != 2 {
-		t.Fatalf("second call: allowed=%v after %d fetches, want a fresh fetch", r.Check("distill", u).Allowed, hits.Load())
+	if !r.For("distill").Check(u).Allowed || hits.Load() != 2 {
+		t.Fatalf("second call: allowed=%v after %d fetches, want a fresh fetch", r.For("distill").Check(u).Allowed, hits.Load())
 	}
 }
 
@@ -274,7 +274,7 @@ func TestCacheBodyLimit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("endless robots.txt not cut at the limit: %v", err)
 	}
-	if r.Check("distill", mustURL(t, ts.URL+"/x")).Allowed {
+	if r.For("distill").Check(mustURL(t, ts.URL+"/x")).Allowed {
 		t.Fatal("rule before the limit lost")
 	}
 }

@@ -168,46 +168,55 @@ func productToken(v string) string {
 	return strings.ToLower(v[:end])
 }
 
-// rules returns the rules and crawl delay for agent: every group naming it,
-// merged, or else every "*" group (RFC 9309 section 2.2.1).
-func (r *Robots) rules(agent string) ([]Rule, time.Duration) {
+// Agent is what a robots.txt says to one agent: every group naming it,
+// merged, or else every "*" group (RFC 9309 section 2.2.1). Resolving it
+// once answers any number of URLs and the Crawl-delay without merging the
+// groups again.
+type Agent struct {
+	rules      []Rule
+	crawlDelay time.Duration
+	// blanket, when set, decides every URL, as in Robots.
+	blanket *Verdict
+}
+
+// For resolves the groups that apply to agent.
+func (r *Robots) For(agent string) Agent {
+	if r.blanket != nil {
+		return Agent{blanket: r.blanket}
+	}
 	agent = strings.ToLower(agent)
-	pick := func(name string) (rules []Rule, delay time.Duration, found bool) {
+	pick := func(name string) (a Agent, found bool) {
 		for _, g := range r.groups {
-			for _, a := range g.agents {
-				if a == name {
+			for _, token := range g.agents {
+				if token == name {
 					found = true
-					rules = append(rules, g.rules...)
-					if g.hasDelay && g.crawlDelay > delay {
-						delay = g.crawlDelay
+					a.rules = append(a.rules, g.rules...)
+					if g.hasDelay && g.crawlDelay > a.crawlDelay {
+						a.crawlDelay = g.crawlDelay
 					}
 					break
 				}
 			}
 		}
-		return rules, delay, found
+		return a, found
 	}
-	if rules, delay, ok := pick(agent); ok {
-		return rules, delay
+	if a, ok := pick(agent); ok {
+		return a
 	}
-	rules, delay, _ := pick("*")
-	return rules, delay
+	a, _ := pick("*")
+	return a
 }
 
-// CrawlDelay is the Crawl-delay of the group that applies to agent, 0 when
-// it has none.
-func (r *Robots) CrawlDelay(agent string) time.Duration {
-	if r.blanket != nil {
-		return 0
-	}
-	_, d := r.rules(agent)
-	return d
+// CrawlDelay is the agent's Crawl-delay, 0 when it has none or the file
+// could not be read.
+func (a Agent) CrawlDelay() time.Duration {
+	return a.crawlDelay
 }
 
-// Check decides whether agent may request u.
-func (r *Robots) Check(agent string, u *url.URL) Verdict {
-	if r.blanket != nil {
-		return *r.blanket
+// Check decides whether the agent may request u.
+func (a Agent) Check(u *url.URL) Verdict {
+	if a.blanket != nil {
+		return *a.blanket
 	}
 	target := u.EscapedPath()
 	if target == "" {
@@ -222,9 +231,8 @@ func (r *Robots) Check(agent string, u *url.URL) Verdict {
 	}
 	target = normalise(target)
 
-	rules, _ := r.rules(agent)
 	best, found := Rule{}, false
-	for _, rule := range rules {
+	for _, rule := range a.rules {
 		if !match(rule.Pattern, target) {
 			continue
 		}

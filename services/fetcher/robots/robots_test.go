@@ -72,7 +72,7 @@ func TestCheck(t *testing.T) {
 			if agent == "" {
 				agent = "distill"
 			}
-			v := Parse([]byte(tt.txt)).Check(agent, mustURL(t, "https://example.com"+tt.url))
+			v := Parse([]byte(tt.txt)).For(agent).Check(mustURL(t, "https://example.com"+tt.url))
 			if v.Allowed != tt.allowed || v.String() != tt.reason {
 				t.Fatalf("Check(%s) = %+v, want allowed=%v reason %q", tt.url, v, tt.allowed, tt.reason)
 			}
@@ -98,8 +98,54 @@ func TestCrawlDelay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := Parse([]byte(tt.txt)).CrawlDelay("distill"); got != tt.want {
+			if got := Parse([]byte(tt.txt)).For("distill").CrawlDelay(); got != tt.want {
 				t.Fatalf("CrawlDelay = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// For resolves an agent's groups once, for a parsed file and for a blanket
+// verdict alike.
+func TestFor(t *testing.T) {
+	t.Parallel()
+	txt := "User-agent: *\nDisallow: /\nCrawl-delay: 9\n\n" +
+		"User-agent: distill\nDisallow: /x\nCrawl-delay: 1\n\n" +
+		"User-agent: other\nAllow: /\n\n" +
+		"User-agent: distill\nAllow: /x/open\nCrawl-delay: 2\n"
+	tests := []struct {
+		name     string
+		robots   *Robots
+		agent    string
+		delay    time.Duration
+		verdicts map[string]string // path: "allow", or the reason it is disallowed
+	}{
+		{name: "own groups merged", robots: Parse([]byte(txt)), agent: "Distill", delay: 2 * time.Second,
+			verdicts: map[string]string{"/": "allow", "/x": "Disallow: /x", "/x/open/1": "allow", "/robots.txt": "allow"}},
+		{name: "star groups for a stranger", robots: Parse([]byte(txt)), agent: "nobody", delay: 9 * time.Second,
+			verdicts: map[string]string{"/": "Disallow: /", "/robots.txt": "allow"}},
+		{name: "unreachable file", robots: DisallowAll("robots.txt unreachable (503)"), agent: "distill",
+			verdicts: map[string]string{"/": "robots.txt unreachable (503)", "/robots.txt": "robots.txt unreachable (503)"}},
+		{name: "missing file", robots: AllowAll("robots.txt unavailable (404)"), agent: "distill",
+			verdicts: map[string]string{"/x": "allow"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := tt.robots.For(tt.agent)
+			if got := a.CrawlDelay(); got != tt.delay {
+				t.Errorf("For(%s).CrawlDelay() = %s, want %s", tt.agent, got, tt.delay)
+			}
+			for path, want := range tt.verdicts {
+				u := mustURL(t, "https://example.com"+path)
+				v := a.Check(u)
+				got := "allow"
+				if !v.Allowed {
+					got = v.String()
+				}
+				if got != want {
+					t.Errorf("For(%s).Check(%s) = %+v, want %s", tt.agent, path, v, want)
+				}
 			}
 		})
 	}
@@ -120,7 +166,7 @@ func TestParseLimit(t *testing.T) {
 		path    string
 		allowed bool
 	}{{"/early", false}, {"/late", true}, {"/", true}, {"/cut-line", true}} {
-		if got := r.Check("distill", mustURL(t, "https://example.com"+tc.path)).Allowed; got != tc.allowed {
+		if got := r.For("distill").Check(mustURL(t, "https://example.com"+tc.path)).Allowed; got != tc.allowed {
 			t.Errorf("%s allowed = %v, want %v", tc.path, got, tc.allowed)
 		}
 	}

@@ -99,12 +99,10 @@ func serve(ctx context.Context, lis net.Listener, cfg Config, logger *slog.Logge
 
 // worker is the batch side of the process.
 type worker struct {
-	logger    *slog.Logger
-	conns     []*remote.Conn
-	extractor *remote.Conn
-	drain     func()
-	ready     func(context.Context) error
-	done      chan struct{}
+	conns []*remote.Conn
+	drain func()
+	ready func(context.Context) error
+	done  chan struct{}
 }
 
 func startWorker(ctx context.Context, cfg Config, logger *slog.Logger, f *fetch.Fetcher) (*worker, error) {
@@ -115,7 +113,7 @@ func startWorker(ctx context.Context, cfg Config, logger *slog.Logger, f *fetch.
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{logger: logger, conns: []*remote.Conn{ec}, extractor: ec, done: make(chan struct{})}
+	w := &worker{conns: []*remote.Conn{ec}, done: make(chan struct{})}
 	var r pipeline.Renderer = pipeline.NoRenderer{}
 	if cfg.RendererAddr != "" {
 		rc, err := remote.Dial("renderer", cfg.RendererAddr, cfg.DialOptions...)
@@ -152,7 +150,7 @@ func startWorker(ctx context.Context, cfg Config, logger *slog.Logger, f *fetch.
 	if cfg.AckWait > 0 {
 		wopts = append(wopts, jobs.WithAckWait(cfg.AckWait))
 	}
-	jw := jobs.NewWorker(logger, js, releasing{p}, max(cfg.Workers, 1), wopts...)
+	jw := jobs.NewWorker(logger, js, releasing{p}, cfg.Workers, wopts...)
 	go func() {
 		defer close(w.done)
 		// Streams and the consumer are made once NATS answers; a worker

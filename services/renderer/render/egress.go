@@ -237,7 +237,7 @@ func (e *egress) dialChecked(ctx context.Context, network, addr string) (net.Con
 	if err != nil || port == 0 {
 		return nil, &netpolicy.BlockedError{Host: addr, Reason: "bad port " + strconv.Quote(portStr)}
 	}
-	addrs, err := judgeHost(ctx, e.policy, e.resolver, host)
+	addrs, err := e.policy.Resolve(ctx, e.resolver, host)
 	if err != nil {
 		return nil, err
 	}
@@ -250,40 +250,4 @@ func (e *egress) dialChecked(ctx context.Context, network, addr string) (net.Con
 		lastErr = err
 	}
 	return nil, lastErr
-}
-
-// judgeHost returns the addresses host stands for, refusing it when any of
-// them is outside p. Both the render's request guard and its egress proxy
-// judge hosts with it.
-func judgeHost(ctx context.Context, p netpolicy.Policy, resolver *net.Resolver, host string) ([]netip.Addr, error) {
-	// CheckURL reads the host as a browser would (IPv4 in any spelling,
-	// IPv6, reserved names) and judges it when it is a literal.
-	u, err := p.CheckURL("http://" + net.JoinHostPort(host, "80") + "/")
-	if err != nil {
-		if be, ok := errors.AsType[*netpolicy.BlockedError](err); ok {
-			return nil, be
-		}
-		return nil, &netpolicy.BlockedError{Host: host, Reason: err.Error()}
-	}
-	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
-		return []netip.Addr{a.Unmap()}, nil
-	}
-	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
-	if err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", host, err)
-	}
-	if len(addrs) == 0 {
-		return nil, fmt.Errorf("resolve %s: no addresses", host)
-	}
-	for i, a := range addrs {
-		a = a.Unmap()
-		if err := p.CheckAddr(a); err != nil {
-			if be, ok := errors.AsType[*netpolicy.BlockedError](err); ok {
-				be.Host = host
-			}
-			return nil, err
-		}
-		addrs[i] = a
-	}
-	return addrs, nil
 }

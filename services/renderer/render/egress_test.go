@@ -11,9 +11,11 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"distill.dev/services/fetcher/netpolicy"
 	"distill.dev/services/fetcher/netpolicy/netpolicytest"
@@ -104,6 +106,11 @@ func (n *network) dialedOutside(loopback bool) []string {
 func TestEgress(t *testing.T) {
 	hits := map[string]int{}
 	var mu sync.Mutex
+	hitsOf := func(path string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return hits[path]
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		hits[r.URL.Path]++
@@ -173,6 +180,11 @@ func TestEgress(t *testing.T) {
 			if !errors.Is(e.refusal(), netpolicy.ErrBlocked) || !strings.Contains(e.refusal().Error(), tt.reason) {
 				t.Fatalf("refusal = %v, want one naming %q", e.refusal(), tt.reason)
 			}
+			// The loopback refusals name the test server itself: a refusal
+			// must not have reached it first.
+			if n := hitsOf("/b"); n != 0 {
+				t.Fatalf("the server got %d requests for a refused URL", n)
+			}
 		})
 	}
 
@@ -190,6 +202,9 @@ func TestEgress(t *testing.T) {
 		}
 		if r := e.refusal(); r == nil || !strings.Contains(r.Error(), "rebind.test is 127.0.0.1") {
 			t.Fatalf("refusal = %v", r)
+		}
+		if n := hitsOf("/c"); n != 1 {
+			t.Fatalf("the server got %d requests, want only the one before rebinding", n)
 		}
 	})
 
@@ -225,6 +240,9 @@ func TestEgress(t *testing.T) {
 		if got := connect("10.0.0.1:443"); !strings.Contains(got, " 403 ") {
 			t.Fatalf("tunnel to a private address: %q", got)
 		}
+		if n := hitsOf("/tunnelled"); n != 1 {
+			t.Fatalf("the server got %d tunnelled requests, want 1", n)
+		}
 	})
 
 	t.Run("allow_local frees loopback only", func(t *testing.T) {
@@ -234,6 +252,9 @@ func TestEgress(t *testing.T) {
 		}
 		if code, _ := get(t, c, "http://private.test/"); code != 0 {
 			t.Fatalf("private with allow_local: %d", code)
+		}
+		if n := hitsOf("/d"); n != 1 {
+			t.Fatalf("the server got %d requests under allow_local, want 1", n)
 		}
 	})
 
@@ -250,7 +271,15 @@ func TestEgress(t *testing.T) {
 			t.Fatalf("CONNECT: %q", status)
 		}
 		e.close()
-		if _, err := io.ReadAll(br); err != nil && !errors.Is(err, io.EOF) {
+		// A tunnel left open would block the read until the deadline.
+		if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.ReadAll(br)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatal("the tunnel stayed open after close")
+		}
+		if err != nil {
 			// A reset is as good as an EOF: the tunnel is gone.
 			t.Logf("read after close: %v", err)
 		}

@@ -46,7 +46,7 @@ func (g *guard) checkHost(ctx context.Context, u *url.URL) error {
 	if seen {
 		return err
 	}
-	_, err = judgeHost(ctx, g.policy, g.resolver, host)
+	_, err = g.policy.Resolve(ctx, g.resolver, host)
 	g.mu.Lock()
 	g.hosts[host] = err
 	g.mu.Unlock()

@@ -74,13 +74,54 @@ func ourProcesses(t *testing.T, dir string) int {
 // renderer's tests run against the real one (apt-get install chromium).
 func requireChromium(t *testing.T) {
 	t.Helper()
-	bin := DefaultChromium
-	if env := os.Getenv("DISTILL_CHROMIUM"); env != "" {
-		bin = env
+	r := New(discard())
+	defer func() { _ = r.Close() }()
+	if err := r.Ready(t.Context()); err != nil {
+		t.Fatalf("%v: install Debian's chromium package or set DISTILL_CHROMIUM", err)
 	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("no chromium at %s: install Debian's chromium package or set DISTILL_CHROMIUM", bin)
+}
+
+// Ready needs no browser running, only the binary one would be launched
+// from, and fails once the renderer is closed.
+func TestReady(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "chromium")
+	if err := os.WriteFile(bin, nil, 0o755); err != nil {
+		t.Fatal(err)
 	}
+	missing := filepath.Join(t.TempDir(), "no-chromium")
+
+	t.Run("binary present", func(t *testing.T) {
+		r := New(discard(), WithChromium(bin))
+		defer func() { _ = r.Close() }()
+		if err := r.Ready(t.Context()); err != nil {
+			t.Fatalf("Ready = %v, want nil", err)
+		}
+	})
+	t.Run("binary missing", func(t *testing.T) {
+		r := New(discard(), WithChromium(missing))
+		defer func() { _ = r.Close() }()
+		err := r.Ready(t.Context())
+		if err == nil || !strings.Contains(err.Error(), "chromium not found at "+missing) {
+			t.Fatalf("Ready = %v, want chromium not found at %s", err, missing)
+		}
+	})
+	t.Run("binary from the environment", func(t *testing.T) {
+		t.Setenv("DISTILL_CHROMIUM", missing)
+		r := New(discard())
+		defer func() { _ = r.Close() }()
+		if err := r.Ready(t.Context()); err == nil || !strings.Contains(err.Error(), missing) {
+			t.Fatalf("Ready = %v, want the binary DISTILL_CHROMIUM names looked for", err)
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		r := New(discard(), WithChromium(bin))
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Ready(t.Context()); err == nil || !strings.Contains(err.Error(), "closed") {
+			t.Fatalf("Ready after Close = %v, want an error saying it is closed", err)
+		}
+	})
 }
 
 // waitGone fails unless every process using the profile dir exits soon.

@@ -10,21 +10,20 @@ import (
 	"os"
 	"os/signal"
 
+	"distill.dev/proto/envflag"
 	"distill.dev/services/renderer/benchrender"
 	"distill.dev/services/renderer/render"
 )
 
 func main() {
-	cfg := benchrender.Config{Chromium: render.DefaultChromium}
-	if env := os.Getenv("DISTILL_CHROMIUM"); env != "" {
-		cfg.Chromium = env
-	}
+	var cfg benchrender.Config
+	chromium := envflag.String(flag.CommandLine, "chromium", "DISTILL_CHROMIUM", render.DefaultChromium, "Chromium binary")
 	flag.IntVar(&cfg.Renders, "renders", 80, "timed renders through the distill pool")
 	flag.IntVar(&cfg.DumpRenders, "dump-renders", 0, "timed chromium --dump-dom renders, each a cold start (default a quarter of -renders)")
 	flag.IntVar(&cfg.Concurrency, "concurrency", render.DefaultMaxPages, "pages rendering at once: the pool's page limit and the parallel Chromium processes")
 	flag.IntVar(&cfg.WarmUp, "warmup", 4, "untimed renders each way before the timed ones")
-	flag.StringVar(&cfg.Chromium, "chromium", cfg.Chromium, "Chromium binary (env DISTILL_CHROMIUM)")
 	flag.Parse()
+	cfg.Chromium = *chromium
 	if cfg.DumpRenders == 0 {
 		cfg.DumpRenders = max(cfg.Renders/4, 1)
 	}
