@@ -4,6 +4,8 @@ package api
 
 import (
 	"context"
+	"errors"
+	"io"
 	"log/slog"
 	"time"
 
@@ -172,6 +174,26 @@ func (s *Server) Batch(ctx context.Context, req *distillv1.FetchBatchRequest, de
 		}
 		deliver(out)
 	})
+}
+
+// StreamBatch is Batch on a gateway reached over gRPC: it calls FetchBatch
+// through c and hands each streamed answer to deliver, returning once the
+// stream ends. Its errors are the client's, untranslated.
+func StreamBatch(ctx context.Context, c distillv1.DistillServiceClient, req *distillv1.FetchBatchRequest, deliver func(*distillv1.FetchBatchResponse)) error {
+	stream, err := c.FetchBatch(ctx, req)
+	if err != nil {
+		return err
+	}
+	for {
+		res, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		deliver(res)
+	}
 }
 
 // CacheInfo reports the fetch cache's size.

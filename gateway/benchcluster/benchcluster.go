@@ -156,18 +156,5 @@ type remoteBatcher struct {
 }
 
 func (r remoteBatcher) Batch(ctx context.Context, req *distillv1.FetchBatchRequest, deliver func(*distillv1.FetchBatchResponse)) error {
-	stream, err := r.c.FetchBatch(ctx, req)
-	if err != nil {
-		return err
-	}
-	for {
-		res, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		deliver(res)
-	}
+	return api.StreamBatch(ctx, r.c, req, deliver)
 }

@@ -49,7 +49,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) er
 	if cfg.Count < 1 || cfg.Concurrency < 1 || cfg.Rounds < 1 {
 		return errors.New("count, concurrency and rounds must be at least 1")
 	}
-	srv, avgSize := serve(cfg.Count)
+	srv, avgSize := Serve(cfg.Count, 0)
 	defer srv.Close()
 
 	a := app.New(logger, app.Config{Version: "bench-fetch", Workers: cfg.Concurrency})

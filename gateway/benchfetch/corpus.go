@@ -106,15 +106,10 @@ func article(i int) []byte {
 	return []byte(b.String())
 }
 
-// serve starts a loopback server answering /articles/{i} for i < count with
-// pages rendered once up front, so serving costs the same in every round.
-func serve(count int) (*httptest.Server, int) {
-	return Serve(count, 0)
-}
-
 // Serve serves count article pages at /articles/0 .. /articles/count-1 on
 // loopback, each answer delayed by delay as a distant server's would be,
-// and returns the server and the pages' average size.
+// and returns the server and the pages' average size. The pages are
+// rendered once up front, so serving costs the same in every round.
 func Serve(count int, delay time.Duration) (*httptest.Server, int) {
 	pages := make([][]byte, count)
 	total := 0

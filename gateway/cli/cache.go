@@ -2,14 +2,17 @@ package cli
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"distill.dev/gateway/api"
 	"distill.dev/services/fetcher/cache"
 )
 
-// defaultPruneSecs is `cache prune`'s age when --older-than is not given.
-const defaultPruneSecs = 3600
+// defaultPruneSecs is `cache prune`'s age when --older-than is not given:
+// the API's, so the CLI and CachePrune agree.
+const defaultPruneSecs = int64(api.DefaultPruneAge / time.Second)
 
 func newCacheCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{

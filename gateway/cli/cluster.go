@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -152,20 +151,10 @@ func (c *gatewayClient) Fetch(ctx context.Context, req *distillv1.FetchRequest) 
 }
 
 func (c *gatewayClient) Batch(ctx context.Context, req *distillv1.FetchBatchRequest, deliver func(*distillv1.FetchBatchResponse)) error {
-	stream, err := c.client.FetchBatch(ctx, req)
-	if err != nil {
+	if err := api.StreamBatch(ctx, c.client, req, deliver); err != nil {
 		return c.fail(err)
 	}
-	for {
-		res, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return c.fail(err)
-		}
-		deliver(res)
-	}
+	return nil
 }
 
 // fail names the gateway when it cannot be reached.

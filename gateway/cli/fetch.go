@@ -203,13 +203,8 @@ func runFetch(cmd *cobra.Command, g *globals, server string, urls []string, opts
 	} else {
 		bar := newProgress(g.stderr, len(urls))
 		err := svc.Batch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: opts}, func(r *distillv1.FetchBatchResponse) {
-			it := &items[r.GetIndex()]
-			it.URL = r.GetUrl()
-			if e := r.GetError(); e != nil {
-				it.Err = errorOf(e)
-			} else {
-				it.Result = r.GetResult()
-			}
+			it := output.ItemOf(r)
+			items[r.GetIndex()] = it
 			bar.step(it.Err != nil)
 		})
 		bar.finish()
@@ -258,11 +253,6 @@ func printFetch(g *globals, items []output.BatchItem, opts *distillv1.FetchOptio
 		return exitError{ExitFailure}
 	}
 	return nil
-}
-
-// errorOf gives a batch error the message the worker wrote.
-func errorOf(e *distillv1.Error) error {
-	return fmt.Errorf("%s", e.GetMessage())
 }
 
 func oneLine(s string) string {

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"distill.dev/gateway/session"
 	"distill.dev/proto/failure"
 )
 
@@ -35,7 +36,7 @@ func errorText(tool string, err error) string {
 }
 
 func hintFor(tool string, err error) string {
-	if strings.Contains(err.Error(), "do not submit it again") {
+	if errors.Is(err, session.ErrMaybeSent) {
 		// A confirmed form that may have been received: any hint to retry
 		// would send it twice.
 		return ""

@@ -1,16 +1,13 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"strings"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"distill.dev/gateway/output"
-	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
@@ -123,26 +120,14 @@ func (h handlers) fetchURLs(ctx context.Context, a args) ([]string, error) {
 	urls := a.strs("urls")
 	items := make([]output.BatchItem, len(urls))
 	err = h.svc.Batch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: opts}, func(r *distillv1.FetchBatchResponse) {
-		it := &items[r.GetIndex()]
-		it.URL = r.GetUrl()
-		if e := r.GetError(); e != nil {
-			it.Err = failure.FromProto(e)
-		} else {
-			it.Result = r.GetResult()
-		}
+		items[r.GetIndex()] = output.ItemOf(r)
 	})
 	if err != nil {
 		return nil, err
 	}
-	var indented, compact bytes.Buffer
-	if err := output.WriteBatchJSON(&indented, items); err != nil {
-		return nil, err
-	}
-	// Indentation is for people at a terminal; a model pays for it in tokens.
-	if err := json.Compact(&compact, indented.Bytes()); err != nil {
-		return nil, err
-	}
-	return []string{compact.String()}, nil
+	// Compact, not indented as at a terminal: a model pays for whitespace in
+	// tokens.
+	return jsonText(output.MarshalBatchJSON(items))
 }
 
 func (h handlers) sessionStart(ctx context.Context, a args) ([]string, error) {

@@ -2,12 +2,16 @@ package mcp
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"distill.dev/gateway/api"
 	"distill.dev/proto/failure"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/pipeline"
 )
 
 // page is the part of the public JSON shape these tests read.
@@ -238,9 +242,30 @@ func TestFetchURLsInInputOrder(t *testing.T) {
 	}
 }
 
+// unansweredPosts is a backend whose pages carry one POST form and whose
+// every POST times out, as a shop that may have taken an order without
+// saying so.
+type unansweredPosts struct{ api.Backend }
+
+func (unansweredPosts) Do(_ context.Context, req pipeline.Request) (*pipeline.Result, error) {
+	if req.Method == http.MethodPost {
+		return nil, failure.New(failure.Timeout, "fetch %s: timed out", req.URL)
+	}
+	return &pipeline.Result{Distilled: &distillv1.Distilled{
+		Status: http.StatusOK, FinalUrl: req.URL, Title: "Order",
+		Actions: &distillv1.Actions{Forms: []*distillv1.FormAction{{ActionId: "form_0", Method: http.MethodPost, Action: "https://shop.example/order"}}},
+	}}, nil
+}
+
 func TestAFormThatMayHaveBeenSentIsNeverToldToRetry(t *testing.T) {
-	err := failure.New(failure.Timeout, "submit_form: no answer in time to the POST; the request may already have been received by the server, so do not submit it again: observe the page to see what happened")
-	got := errorText("session_submit_form", err)
+	cs := connect(t, api.New(quiet, unansweredPosts{}))
+	start := callJSON[struct {
+		SessionID string `json:"session_id"`
+	}](t, cs, "session_start", map[string]any{"url": "https://shop.example/"})
+	got := callError(t, cs, "session_submit_form", map[string]any{"session_id": start.SessionID, "form_id": "form_0", "confirm": true})
+	if !strings.Contains(got, "do not submit it again") {
+		t.Fatalf("the tool error does not say the form may have been sent: %q", got)
+	}
 	if strings.Contains(got, "Retry") {
 		t.Fatalf("the tool error invites a retry of a form that may have been sent: %q", got)
 	}

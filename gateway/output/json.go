@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -129,9 +130,31 @@ func WriteJSON(w io.Writer, d *distillv1.Distilled) error {
 	return encode(w, toJSON(d))
 }
 
+// ItemOf is the batch item one streamed answer carries, its error with
+// the code and message the worker gave it.
+func ItemOf(r *distillv1.FetchBatchResponse) BatchItem {
+	it := BatchItem{URL: r.GetUrl()}
+	if e := r.GetError(); e != nil {
+		it.Err = failure.FromProto(e)
+	} else {
+		it.Result = r.GetResult()
+	}
+	return it
+}
+
 // WriteBatchJSON writes a batch as a JSON array of {url, ok, result | error}
 // in the order given.
 func WriteBatchJSON(w io.Writer, items []BatchItem) error {
+	return encode(w, batchToJSON(items))
+}
+
+// MarshalBatchJSON returns a batch's compact JSON, for callers that embed
+// it (MCP tool results).
+func MarshalBatchJSON(items []BatchItem) ([]byte, error) {
+	return marshal(batchToJSON(items))
+}
+
+func batchToJSON(items []BatchItem) []batchItemJSON {
 	out := make([]batchItemJSON, len(items))
 	for i, it := range items {
 		out[i] = batchItemJSON{URL: it.URL, OK: it.Err == nil}
@@ -141,7 +164,7 @@ func WriteBatchJSON(w io.Writer, items []BatchItem) error {
 			out[i].Result = toJSON(it.Result)
 		}
 	}
-	return encode(w, out)
+	return out
 }
 
 // MarshalDistilled returns one page's compact JSON, for callers that embed

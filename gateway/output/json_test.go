@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -155,4 +156,43 @@ func TestBatchJSONKeepsOrderAndShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "batch.json", buf.Bytes())
+}
+
+// The compact batch is the indented one with its whitespace taken out, byte
+// for byte: Markdown's <, > and & stay as they are, and U+2028 is escaped in
+// both.
+func TestMarshalBatchJSONIsTheIndentedBatchCompacted(t *testing.T) {
+	page := full()
+	page.Markdown += "\n\nA line\u2028separator, \"quotes\", tabs\tand émigré."
+	items := []BatchItem{
+		{URL: "https://example.com/post", Result: page},
+		{URL: "http://10.0.0.1/", Err: errors.New("fetch http://10.0.0.1/: blocked <by> network & policy")},
+		{URL: "https://example.com/empty", Result: &distillv1.Distilled{Links: &distillv1.LinkList{}, Actions: &distillv1.Actions{}}},
+	}
+	var indented, want bytes.Buffer
+	if err := WriteBatchJSON(&indented, items); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Compact(&want, indented.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := MarshalBatchJSON(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("compact batch differs:\n--- got\n%s\n--- want\n%s", got, want.Bytes())
+	}
+}
+
+func TestItemOf(t *testing.T) {
+	ok := ItemOf(&distillv1.FetchBatchResponse{Index: 1, Url: "https://a.example/", Outcome: &distillv1.FetchBatchResponse_Result{Result: &distillv1.Distilled{Title: "A"}}})
+	if ok.URL != "https://a.example/" || ok.Err != nil || ok.Result.GetTitle() != "A" {
+		t.Fatalf("answer = %+v", ok)
+	}
+	const msg = "fetch http://10.0.0.1/: blocked by network policy"
+	bad := ItemOf(&distillv1.FetchBatchResponse{Url: "http://10.0.0.1/", Outcome: &distillv1.FetchBatchResponse_Error{Error: &distillv1.Error{Code: failure.Blocked, Message: msg}}})
+	if bad.URL != "http://10.0.0.1/" || bad.Result != nil || bad.Err == nil || bad.Err.Error() != msg || failure.CodeOf(bad.Err) != failure.Blocked {
+		t.Fatalf("failure = %+v", bad)
+	}
 }

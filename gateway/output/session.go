@@ -3,7 +3,6 @@ package output
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
@@ -110,11 +109,6 @@ func MarshalSubmitForm(r *distillv1.SessionSubmitFormResponse) ([]byte, error) {
 // MarshalSessionClose returns {session_id, closed}.
 func MarshalSessionClose(r *distillv1.SessionCloseResponse) ([]byte, error) {
 	return marshal(sessionCloseJSON{SessionID: r.GetSessionId(), Closed: r.GetClosed()})
-}
-
-// WriteSessionView writes a session view as indented JSON.
-func WriteSessionView(w io.Writer, v *distillv1.SessionView) error {
-	return encode(w, viewToJSON(v))
 }
 
 func viewToJSON(v *distillv1.SessionView) sessionViewJSON {

@@ -93,6 +93,9 @@ func (k *KVStore) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	return kv, nil
 }
 
+// Limits implements Store.
+func (k *KVStore) Limits() (int, time.Duration) { return k.max, k.ttl }
+
 // Count implements Store.
 func (k *KVStore) Count(ctx context.Context) (int, error) {
 	kv, err := k.bucket(ctx)

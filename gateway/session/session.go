@@ -50,12 +50,26 @@ type Distiller interface {
 	Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error)
 }
 
+// ErrMaybeSent is in the chain of a step's error when the step sent a
+// request that is not safe to repeat (a confirmed form other than GET) and
+// got no answer in time: the server may have acted on it, so it must not
+// be sent again.
+var ErrMaybeSent = errors.New("the request may already have been received by the server")
+
+// maybeSent adds ErrMaybeSent to a cause's chain without changing its
+// text.
+type maybeSent struct{ error }
+
+func (e maybeSent) Unwrap() []error { return []error{e.error, ErrMaybeSent} }
+
 // Config bounds what sessions may take from the host. Zero values take the
 // defaults.
 type Config struct {
-	// MaxSessions caps live sessions; a start past it is refused.
+	// MaxSessions caps live sessions kept in memory; a start past it is
+	// refused. A Store keeps its own cap.
 	MaxSessions int
-	// IdleTTL expires a session this long after its last step.
+	// IdleTTL expires a session kept in memory this long after its last
+	// step. A Store keeps its own idle time.
 	IdleTTL time.Duration
 	// StepMargin replaces the 15 s margin of the step deadline (tests).
 	StepMargin time.Duration
@@ -70,27 +84,73 @@ type Manager struct {
 	d      Distiller
 	cfg    Config
 	store  Store
+	// maxSessions and idleTTL are the store's limits, for the refusal
+	// ahead of a start's work and for error messages.
+	maxSessions int
+	idleTTL     time.Duration
 	// locks runs the steps of one session one at a time in this process;
 	// the store's revisions catch a step taken at the same time elsewhere.
-	locks sync.Map // id -> *sync.Mutex
+	locks lockTable
 }
 
 // New returns a Manager that runs steps through d.
 func New(logger *slog.Logger, d Distiller, cfg Config) *Manager {
-	if cfg.MaxSessions <= 0 {
-		cfg.MaxSessions = DefaultMaxSessions
-	}
-	if cfg.IdleTTL <= 0 {
-		cfg.IdleTTL = DefaultIdleTTL
-	}
 	if cfg.StepMargin == 0 {
 		cfg.StepMargin = StepMargin
 	}
 	store := cfg.Store
 	if store == nil {
+		if cfg.MaxSessions <= 0 {
+			cfg.MaxSessions = DefaultMaxSessions
+		}
+		if cfg.IdleTTL <= 0 {
+			cfg.IdleTTL = DefaultIdleTTL
+		}
 		store = NewMemoryStore(cfg.MaxSessions, cfg.IdleTTL)
 	}
-	return &Manager{logger: logger, d: d, cfg: cfg, store: store}
+	m := &Manager{logger: logger, d: d, cfg: cfg, store: store}
+	m.maxSessions, m.idleTTL = store.Limits()
+	return m
+}
+
+// lockTable holds a mutex for each session a step of this process is
+// taking or waiting for. An entry lives only as long as it has holders, so
+// sessions that expire or are closed elsewhere leave nothing behind; each
+// session has a mutex of its own, as steps hold it across network calls.
+type lockTable struct {
+	mu    sync.Mutex
+	locks map[string]*idLock
+}
+
+type idLock struct {
+	sync.Mutex
+	holders int // steps holding or waiting for the lock; guarded by lockTable.mu
+}
+
+// lock waits for the session's mutex; unlock releases it and drops the
+// entry once no step holds or awaits it.
+func (t *lockTable) lock(id string) (unlock func()) {
+	t.mu.Lock()
+	if t.locks == nil {
+		t.locks = map[string]*idLock{}
+	}
+	l := t.locks[id]
+	if l == nil {
+		l = &idLock{}
+		t.locks[id] = l
+	}
+	l.holders++
+	t.mu.Unlock()
+
+	l.Lock()
+	return func() {
+		l.Unlock()
+		t.mu.Lock()
+		if l.holders--; l.holders == 0 {
+			delete(t.locks, id)
+		}
+		t.mu.Unlock()
+	}
 }
 
 // settings are what session_start fixed for every step of a session.
@@ -170,8 +230,8 @@ func (m *Manager) Start(ctx context.Context, req *distillv1.SessionStartRequest)
 	// started sessions meanwhile.
 	if n, err := m.store.Count(ctx); err != nil {
 		return nil, err
-	} else if n >= m.cfg.MaxSessions {
-		return nil, tooMany(m.cfg.MaxSessions, m.cfg.IdleTTL)
+	} else if n >= m.maxSessions {
+		return nil, tooMany(m.maxSessions, m.idleTTL)
 	}
 	s := &Session{id: newID(), set: set, jar: cookies.New(), visited: map[string]bool{}}
 	view, err := m.navigate(ctx, s, "start", req.GetUrl(), navigation{url: req.GetUrl(), idempotent: true})
@@ -255,13 +315,7 @@ func (m *Manager) Close(ctx context.Context, req *distillv1.SessionCloseRequest)
 	if err != nil {
 		return nil, err
 	}
-	m.locks.Delete(req.GetSessionId())
 	return &distillv1.SessionCloseResponse{SessionId: req.GetSessionId(), Closed: ok}, nil
-}
-
-// Len is the number of live sessions.
-func (m *Manager) Len(ctx context.Context) (int, error) {
-	return m.store.Count(ctx)
 }
 
 // step loads a session, runs do on it, and saves what do left once do has
@@ -271,15 +325,12 @@ func (m *Manager) step(ctx context.Context, id string, do func(*Session) (*disti
 	if id == "" {
 		return nil, failure.New(failure.InvalidArgument, "session_id is required")
 	}
-	mu, _ := m.locks.LoadOrStore(id, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
+	defer m.locks.lock(id)()
 
 	st, rev, err := m.store.Load(ctx, id)
 	if err != nil {
 		if failure.CodeOf(err) == failure.NotFound {
-			m.locks.Delete(id)
-			return nil, failure.New(failure.NotFound, "no session %q: it was closed, expired after %s idle, or never started; start one with session_start", id, m.cfg.IdleTTL)
+			return nil, failure.New(failure.NotFound, "no session %q: it was closed, expired after %s idle, or never started; start one with session_start", id, m.idleTTL)
 		}
 		return nil, err
 	}
@@ -441,26 +492,25 @@ func (m *Manager) navigate(ctx context.Context, s *Session, op, target string, n
 		}
 	}
 
+	s.appendLog(ops)
 	if err != nil {
-		s.appendLog(ops)
 		return nil, m.stepError(ctx, stepCtx, deadline, op, nav, err)
 	}
 
-	s.appendLog(ops)
 	s.steps = step
 	// Cookies set by an answer are kept whatever its status: a browser
 	// keeps them too.
 	s.jar = jar
 	status := res.Distilled.GetStatus()
-	if status >= 400 && s.snapshot != nil {
-		// An HTTP error does not move the session: the page it is on, its
-		// history and its actions stay, and the loop says what failed.
-		s.failure = httpFailure(status, res.Distilled.GetFinalUrl())
-		return s.view(), nil
-	}
 	s.failure = ""
 	if status >= 400 {
 		s.failure = httpFailure(status, res.Distilled.GetFinalUrl())
+		if s.snapshot != nil {
+			// An HTTP error does not move the session: the page it is on,
+			// its history and its actions stay, and the loop says what
+			// failed.
+			return s.view(), nil
+		}
 	}
 	s.url = res.Distilled.GetFinalUrl()
 	s.history = res.RedirectHistory
@@ -476,7 +526,7 @@ func (m *Manager) stepError(callerCtx, stepCtx context.Context, deadline time.Du
 	timedOut := errors.Is(stepCtx.Err(), context.DeadlineExceeded) && callerCtx.Err() == nil
 	switch {
 	case sent && (timedOut || failure.CodeOf(err) == failure.Timeout):
-		return failure.Wrap(failure.Timeout, err, "%s: no answer in time to the %s; the request may already have been received by the server, so do not submit it again: observe the page to see what happened", op, nav.method)
+		return failure.Wrap(failure.Timeout, maybeSent{err}, "%s: no answer in time to the %s; the request may already have been received by the server, so do not submit it again: observe the page to see what happened", op, nav.method)
 	case timedOut:
 		return failure.Wrap(failure.Timeout, err, "%s: step exceeded its %s deadline; the session is unchanged and still usable", op, deadline)
 	}

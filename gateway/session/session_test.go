@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -452,6 +453,9 @@ func TestFailedStepsLeaveTheSessionUnchanged(t *testing.T) {
 		if failure.CodeOf(err) != failure.Timeout || !strings.Contains(err.Error(), "session is unchanged") {
 			t.Fatalf("err = %v (%v)", err, failure.CodeOf(err))
 		}
+		if errors.Is(err, ErrMaybeSent) {
+			t.Fatalf("a GET past its deadline is marked as maybe sent: %v", err)
+		}
 		if took := time.Since(begun); took > 3*time.Second {
 			t.Fatalf("the step took %s, past its 1.5s deadline", took)
 		}
@@ -461,6 +465,9 @@ func TestFailedStepsLeaveTheSessionUnchanged(t *testing.T) {
 		_, err := submit(m, id, "form_0", map[string]string{"note": "hello"}, true)
 		if failure.CodeOf(err) != failure.Timeout || !strings.Contains(err.Error(), "may already have been received") || !strings.Contains(err.Error(), "do not submit it again") {
 			t.Fatalf("err = %v", err)
+		}
+		if !errors.Is(err, ErrMaybeSent) {
+			t.Fatalf("err = %v, not ErrMaybeSent", err)
 		}
 		if s.count("/slow-post") != 1 {
 			t.Fatalf("the POST was sent %d times", s.count("/slow-post"))
@@ -477,7 +484,11 @@ func TestFailedStepsLeaveTheSessionUnchanged(t *testing.T) {
 		}
 		unchanged(t)
 	})
-	t.Run("bad actions are clear errors", func(t *testing.T) {
+	t.Run("bad actions are clear errors and write nothing", func(t *testing.T) {
+		_, before, err := m.store.Load(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, tt := range []struct{ action, want string }{
 			{"link_99", "no link or download"},
 			{"form_0", "is a form: submit it with session_submit_form"},
@@ -495,6 +506,9 @@ func TestFailedStepsLeaveTheSessionUnchanged(t *testing.T) {
 			t.Errorf("unknown session: %v", err)
 		}
 		unchanged(t)
+		if _, after, _ := m.store.Load(context.Background(), id); after != before {
+			t.Fatalf("refused steps wrote the session: revision %d, then %d", before, after)
+		}
 	})
 }
 
@@ -521,7 +535,7 @@ func TestLimitsAndExpiry(t *testing.T) {
 	}
 	start(t, m, s.URL+"/", nil)
 	now = now.Add(2 * time.Minute)
-	if n, _ := m.Len(context.Background()); n != 0 {
+	if n, _ := m.store.Count(context.Background()); n != 0 {
 		t.Fatalf("%d sessions outlived their idle time", n)
 	}
 }
@@ -592,5 +606,150 @@ func TestMaxActionRetriesIsClamped(t *testing.T) {
 	}
 	if set, _ := settingsOf(&distillv1.SessionStartRequest{Url: "http://x/"}); set.retries != DefaultMaxActionRetries {
 		t.Errorf("default retries = %d", set.retries)
+	}
+}
+
+// gatedDistiller answers every URL with a page titled after it. Once
+// armed, each call reports its URL on arrived and waits for release, so
+// that steps taken at the same time have all loaded the session before
+// any of them saves it.
+type gatedDistiller struct {
+	arrived chan string
+	release chan struct{}
+}
+
+func (g *gatedDistiller) Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
+	if g.arrived != nil {
+		g.arrived <- req.URL
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return &pipeline.Result{Distilled: &distillv1.Distilled{Status: http.StatusOK, FinalUrl: req.URL, Title: req.URL}}, nil
+}
+
+// Two managers over one store are two gateways of a cluster; when both
+// step one session at once, one step is kept and the other is refused as
+// a conflict, never silently lost.
+func TestConcurrentStepsOnTwoGatewaysConflict(t *testing.T) {
+	stores := []struct {
+		name  string
+		store func(t *testing.T) Store
+	}{
+		{"memory", func(*testing.T) Store { return NewMemoryStore(8, time.Minute) }},
+		{"kv", func(t *testing.T) Store {
+			kv, err := NewKVStore(embeddedJetStream(t), testKey, 8, time.Minute, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kv
+		}},
+	}
+	for _, tt := range stores {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			store := tt.store(t)
+			d := &gatedDistiller{}
+			gateways := []*Manager{New(quiet, d, Config{Store: store}), New(quiet, d, Config{Store: store})}
+			res, err := gateways[0].Start(ctx, &distillv1.SessionStartRequest{Url: "https://example.com/start"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := res.GetView().GetSessionId()
+
+			d.arrived, d.release = make(chan string, len(gateways)), make(chan struct{})
+			urls := []string{"https://example.com/a", "https://example.com/b"}
+			errs := make([]error, len(gateways))
+			var wg sync.WaitGroup
+			for i, m := range gateways {
+				wg.Go(func() {
+					_, errs[i] = m.Observe(ctx, &distillv1.SessionObserveRequest{SessionId: id, Url: urls[i]})
+				})
+			}
+			for range gateways {
+				select {
+				case <-d.arrived:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the steps did not both reach the pipeline")
+				}
+			}
+			close(d.release)
+			wg.Wait()
+
+			kept := -1
+			for i, err := range errs {
+				switch {
+				case err == nil && kept < 0:
+					kept = i
+				case failure.CodeOf(err) != failure.Conflict:
+					t.Fatalf("errors = %v, want one step kept and one conflict", errs)
+				}
+			}
+			if kept < 0 {
+				t.Fatalf("errors = %v, want one step kept", errs)
+			}
+			st, _, err := store.Load(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.GetCurrentUrl() != urls[kept] || st.GetSteps() != 2 || len(st.GetOperationLog()) != 2 || st.GetOperationLog()[1].GetTarget() != urls[kept] {
+				t.Fatalf("stored session = %s step %d log %v, want the kept step to %s", st.GetCurrentUrl(), st.GetSteps(), st.GetOperationLog(), urls[kept])
+			}
+		})
+	}
+}
+
+func TestLocksLeaveWithTheirLastHolder(t *testing.T) {
+	var locks lockTable
+	size := func() int {
+		locks.mu.Lock()
+		defer locks.mu.Unlock()
+		return len(locks.locks)
+	}
+	unlock := locks.lock("s_a")
+	waited := make(chan func())
+	go func() { waited <- locks.lock("s_a") }()
+	// The second holder is counted before it waits.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		locks.mu.Lock()
+		holders := locks.locks["s_a"].holders
+		locks.mu.Unlock()
+		if holders == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second step never queued for the lock")
+		}
+	}
+	select {
+	case <-waited:
+		t.Fatal("two steps of one session held its lock at once")
+	default:
+	}
+	otherUnlock := locks.lock("s_b")
+	unlock()
+	second := <-waited
+	if n := size(); n != 2 {
+		t.Fatalf("%d entries while both sessions are held, want 2", n)
+	}
+	second()
+	otherUnlock()
+	if n := size(); n != 0 {
+		t.Fatalf("%d entries left once every step released its lock", n)
+	}
+}
+
+// A step on a session that has gone elsewhere leaves no lock behind.
+func TestStepOnAMissingSessionLeavesNoLock(t *testing.T) {
+	m := New(quiet, &gatedDistiller{}, Config{})
+	if _, err := m.Observe(context.Background(), &distillv1.SessionObserveRequest{SessionId: "s_gone", Url: "https://example.com/"}); failure.CodeOf(err) != failure.NotFound {
+		t.Fatalf("err = %v", err)
+	}
+	m.locks.mu.Lock()
+	defer m.locks.mu.Unlock()
+	if len(m.locks.locks) != 0 {
+		t.Fatalf("locks = %v", m.locks.locks)
 	}
 }

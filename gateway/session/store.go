@@ -28,6 +28,9 @@ type Store interface {
 	Save(ctx context.Context, st *distillv1.SessionState, rev uint64) error
 	// Delete removes a session and reports whether it was there.
 	Delete(ctx context.Context, id string) (bool, error)
+	// Limits are the store's cap on live sessions and the idle time after
+	// which a session expires.
+	Limits() (maxSessions int, idle time.Duration)
 }
 
 // MemoryStore keeps sessions in this process: right for the single binary
@@ -52,6 +55,9 @@ type memEntry struct {
 func NewMemoryStore(maxSessions int, ttl time.Duration) *MemoryStore {
 	return &MemoryStore{max: maxSessions, ttl: ttl, now: time.Now, sessions: map[string]*memEntry{}}
 }
+
+// Limits implements Store.
+func (m *MemoryStore) Limits() (int, time.Duration) { return m.max, m.ttl }
 
 // Count implements Store.
 func (m *MemoryStore) Count(context.Context) (int, error) {

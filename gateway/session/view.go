@@ -31,14 +31,16 @@ func (s *Session) view() *distillv1.SessionView {
 // capActions returns d with every action category, each form's fields and
 // each field's options cut to limit, as the extractor cuts them, and the
 // action count to match. The session keeps the whole tree: a form beyond
-// the cap still submits its hidden fields.
+// the cap still submits its hidden fields. Without a cap d itself is
+// returned, not a copy: its action count is already the extractor's, and
+// no caller changes a view.
 func capActions(d *distillv1.Distilled, limit int32) *distillv1.Distilled {
-	if d == nil {
-		return nil
+	if d == nil || limit <= 0 {
+		return d
 	}
 	out := proto.CloneOf(d)
 	a := out.GetActions()
-	if limit > 0 && a != nil {
+	if a != nil {
 		n := int(limit)
 		a.Links = a.Links[:min(n, len(a.Links))]
 		a.Downloads = a.Downloads[:min(n, len(a.Downloads))]

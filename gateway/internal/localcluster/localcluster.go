@@ -21,6 +21,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"distill.dev/proto/grpcserve"
 )
 
 // SessionKey is the gateways' shared session key (32 bytes, base64).
@@ -199,7 +201,6 @@ type Options struct {
 // Cluster is distill on loopback.
 type Cluster struct {
 	bin       string
-	natsDir   string
 	NATS      *Proc
 	Fetchers  []*Proc
 	Extractor *Proc
@@ -214,7 +215,7 @@ type Cluster struct {
 // natsDir, and waits until every service is ready. On error, whatever was
 // started is stopped.
 func Start(bin, natsDir string, o Options) (c *Cluster, err error) {
-	c = &Cluster{bin: bin, natsDir: natsDir, conns: map[string]*grpc.ClientConn{}}
+	c = &Cluster{bin: bin, conns: map[string]*grpc.ClientConn{}}
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("%w\n%s", err, c.Logs(3000))
@@ -352,7 +353,7 @@ func (c *Cluster) Conn(addr string) (*grpc.ClientConn, error) {
 		return cc, nil
 	}
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(80<<20)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcserve.MaxMessageBytes)))
 	if err != nil {
 		return nil, err
 	}
