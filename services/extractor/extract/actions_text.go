@@ -3,7 +3,6 @@ package extract
 import (
 	"slices"
 	"strings"
-	"unicode"
 
 	"golang.org/x/net/html"
 
@@ -17,72 +16,32 @@ import (
 // limit runes, reporting the cut, so that naming an element that wraps a
 // whole page costs no more than the name. A limit of 0 means none.
 func visibleText(root *html.Node, limit int, skip ...string) (string, bool) {
-	if root == nil {
-		return "", false
-	}
 	var b strings.Builder
-	runes := 0
-	started, space := false, false
-	// emit writes the words of s and reports false once the limit is hit.
-	emit := func(s string) bool {
-		for _, r := range s {
-			if unicode.IsSpace(r) {
-				space = started
-				continue
-			}
+	runes, cut := 0, false
+	var skipped func(*html.Node) bool
+	if len(skip) > 0 {
+		skipped = func(n *html.Node) bool { return slices.Contains(skip, n.Data) }
+	}
+	// A word is written a rune at a time until the limit is hit, the space
+	// before it together with its first rune.
+	htmlnode.Words(root, skipped, func(w string, space bool) bool {
+		for i, r := range w {
+			spaced := space && i == 0
 			extra := 1
-			if space {
+			if spaced {
 				extra = 2
 			}
 			if limit > 0 && runes+extra > limit {
+				cut = true
 				return false
 			}
-			if space {
+			if spaced {
 				b.WriteByte(' ')
-				space = false
 			}
 			b.WriteRune(r)
 			runes += extra
-			started = true
 		}
 		return true
-	}
-	skipped := func(n *html.Node) bool {
-		return n != root && n.Type == html.ElementNode && (htmlnode.Silent(n.Data) || slices.Contains(skip, n.Data))
-	}
-	boundary := func(n *html.Node) {
-		if n.Type == html.ElementNode && !htmlnode.Inline(n.Data) && !htmlnode.Silent(n.Data) {
-			space = started
-		}
-	}
-
-	n := root
-	for {
-		descend := true
-		switch n.Type {
-		case html.ElementNode:
-			descend = !skipped(n)
-			boundary(n)
-		case html.TextNode:
-			descend = false
-			if !emit(n.Data) {
-				return b.String(), true
-			}
-		}
-		if descend && n.FirstChild != nil {
-			n = n.FirstChild
-			continue
-		}
-		for {
-			boundary(n)
-			if n == root || n.Parent == nil {
-				return b.String(), false
-			}
-			if n.NextSibling != nil {
-				n = n.NextSibling
-				break
-			}
-			n = n.Parent
-		}
-	}
+	})
+	return b.String(), cut
 }

@@ -63,11 +63,13 @@ type page struct {
 	actions    *distillv1.Actions
 	linkCount  int
 	tableCount int
-	lowContent bool
 	// lowContentReason is "" or one of the reason constants.
 	lowContentReason string
 	scripted         bool
 }
+
+// lowContent reports whether the content is too little for the page.
+func (p page) lowContent() bool { return p.lowContentReason != "" }
 
 // Extract distils one page. It is both the gRPC method and the in-process
 // entry point, and a pure function of the request: no network, no state.
@@ -89,17 +91,21 @@ func (e *Extractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) 
 
 	mt, _ := mediaType(req.GetContentType())
 	kind := kindOf(mt)
+	if kind == kindUnsupported {
+		return nil, failure.New(failure.UnsupportedContent, "unsupported content type %q", req.GetContentType())
+	}
+	// body is the page decoded to UTF-8, once: the content is drawn from
+	// it and the stats count its tokens.
+	body := decode(req.GetHtml(), req.GetContentType())
 	var p page
 	switch kind {
-	case kindUnsupported:
-		return nil, failure.New(failure.UnsupportedContent, "unsupported content type %q", req.GetContentType())
 	case kindHTML:
-		p, err = e.fromHTML(ctx, req, u, sel)
+		p, err = e.fromHTML(ctx, req, body, u, sel)
 		if err != nil {
 			return nil, err
 		}
 	default:
-		p = fromText(kind, decode(req.GetHtml(), req.GetContentType()), u)
+		p = fromText(kind, body, u)
 		if opts.GetExtractLinks() || opts.GetLinksFull() {
 			p.links = []*distillv1.Link{}
 		}
@@ -111,15 +117,16 @@ func (e *Extractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) 
 		}
 	}
 
-	d := finish(req, p)
+	d := finish(req, body, p)
 	e.logger.DebugContext(ctx, "extracted",
 		"url", req.GetUrl(), "profile", p.profile, "raw_bytes", len(req.GetHtml()),
-		"markdown_chars", len(d.GetMarkdown()), "low_content", p.lowContent)
+		"markdown_chars", len(d.GetMarkdown()), "low_content", p.lowContent())
 	return &distillv1.ExtractResponse{Distilled: d, LowContentReason: p.lowContentReason, Scripted: p.scripted}, nil
 }
 
-// finish applies the token budget and fills in the figures.
-func finish(req *distillv1.ExtractRequest, p page) *distillv1.Distilled {
+// finish applies the token budget and fills in the figures; body is the
+// decoded page the stats count.
+func finish(req *distillv1.ExtractRequest, body []byte, p page) *distillv1.Distilled {
 	opts := req.GetOptions()
 	if fetchopts.Format(opts) != distillv1.Format_FORMAT_TEXT {
 		p.text = ""
@@ -154,9 +161,14 @@ func finish(req *distillv1.ExtractRequest, p page) *distillv1.Distilled {
 	d.Actions = p.actions
 
 	rawBytes := int64(len(req.GetHtml()))
-	outputTokens := tokens.Count(p.markdown)
+	// Counting builds the tokenizer's vocabulary on first use, so a
+	// request that asks for no figures counts nothing.
+	var outputTokens int64
+	if opts.GetStats() || opts.GetDiagnostics() {
+		outputTokens = tokens.Count(p.markdown)
+	}
 	if opts.GetStats() {
-		rawTokens := tokens.Count(string(decode(req.GetHtml(), req.GetContentType())))
+		rawTokens := tokens.Count(string(body))
 		saved := max(0, rawTokens-outputTokens)
 		d.Stats = &distillv1.Stats{
 			RawBytes:     rawBytes,
@@ -179,7 +191,7 @@ func finish(req *distillv1.ExtractRequest, p page) *distillv1.Distilled {
 			ActionCount:     int32(actionCount(p.actions)),
 			UsedHeadless:    req.GetRendered(),
 			Truncated:       truncated,
-			LowContent:      p.lowContent,
+			LowContent:      p.lowContent(),
 		}
 	}
 	return d

@@ -31,12 +31,13 @@ func compileSelector(sel string) (cascadia.Selector, error) {
 	return s, nil
 }
 
-// fromHTML distils an HTML page. Everything that reads the whole page runs
-// before the content is chosen, because choosing it edits the tree; the
-// Markdown conversion, which edits the content, runs last.
-func (e *Extractor) fromHTML(ctx context.Context, req *distillv1.ExtractRequest, u *url.URL, sel cascadia.Selector) (page, error) {
+// fromHTML distils an HTML page, body decoded to UTF-8. Everything that
+// reads the whole page runs before the content is chosen, because choosing
+// it edits the tree; the Markdown conversion, which edits the content, runs
+// last.
+func (e *Extractor) fromHTML(ctx context.Context, req *distillv1.ExtractRequest, body []byte, u *url.URL, sel cascadia.Selector) (page, error) {
 	opts := req.GetOptions()
-	doc, err := parseHTML(decode(req.GetHtml(), req.GetContentType()))
+	doc, err := parseHTML(body)
 	if err != nil {
 		return page{}, err
 	}
@@ -73,10 +74,13 @@ func (e *Extractor) fromHTML(ctx context.Context, req *distillv1.ExtractRequest,
 	}
 
 	p.lowContentReason = sig.lowContentReason(htmlnode.TextLen(content))
-	p.lowContent = p.lowContentReason != ""
 	p.scripted = sig.scripts
-	contentLinks := linksIn(content, base)
-	p.linkCount = len(contentLinks)
+	// The content's links are read only when they are returned or counted.
+	var contentLinks []*distillv1.Link
+	if opts.GetDiagnostics() || opts.GetExtractLinks() && !opts.GetLinksFull() {
+		contentLinks = linksIn(content, base)
+		p.linkCount = len(contentLinks)
+	}
 	switch {
 	case opts.GetLinksFull():
 		p.links = allLinks

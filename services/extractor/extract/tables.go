@@ -70,7 +70,7 @@ func tableOf(t *html.Node) *distillv1.Table {
 type grid struct {
 	head, body [][]string
 	width      int
-	cells      []*html.Node // the table's own td and th, nested tables' excluded
+	cells      []cell // the table's own td and th, nested tables' excluded
 	hasTH      bool
 	hasTHead   bool
 }
@@ -93,7 +93,7 @@ func buildGrid(t *html.Node) grid {
 				continue
 			}
 			g.cells = append(g.cells, own...)
-			g.hasTH = g.hasTH || slices.ContainsFunc(own, func(c *html.Node) bool { return c.Data == "th" })
+			g.hasTH = g.hasTH || slices.ContainsFunc(own, func(c cell) bool { return c.n.Data == "th" })
 			if total+len(row) > maxTableCells {
 				return g.bounded()
 			}
@@ -127,6 +127,15 @@ func (g grid) bounded() grid {
 	return g
 }
 
+// cell is one of a table's own td and th, with its text once it is read.
+type cell struct {
+	n    *html.Node
+	text string
+	// read says whether text was read; a cell past the column cap takes
+	// no slot and is not.
+	read bool
+}
+
 // carried is a cell that spans down into later rows.
 type carried struct {
 	text  string
@@ -137,9 +146,9 @@ type carried struct {
 // rowspans above carry into it. It returns the row, the row's own cells
 // (nil when it has none; cells past the column cap count, though they take
 // no slot) and whether they are all th.
-func placeRow(tr *html.Node, i, n int, above *[]carried) ([]string, []*html.Node, bool) {
+func placeRow(tr *html.Node, i, n int, above *[]carried) ([]string, []cell, bool) {
 	var row []string
-	var own []*html.Node
+	var own []cell
 	allTH := true
 	set := func(col int, text string) {
 		for len(row) <= col {
@@ -154,16 +163,17 @@ func placeRow(tr *html.Node, i, n int, above *[]carried) ([]string, []*html.Node
 		if c.Type != html.ElementNode || (c.Data != "td" && c.Data != "th") {
 			continue
 		}
-		own = append(own, c)
 		allTH = allTH && c.Data == "th"
 		for covered(col) {
 			set(col, (*above)[col].text)
 			col++
 		}
 		if col >= maxRowCells {
+			own = append(own, cell{n: c})
 			continue
 		}
 		text, _ := visibleText(c, 0, "table")
+		own = append(own, cell{n: c, text: text, read: true})
 		colspan := span(htmlnode.Attr(c, "colspan"), 1, maxColspan)
 		rowspan := span(htmlnode.Attr(c, "rowspan"), 0, maxRowspan)
 		if rowspan == 0 {
@@ -314,10 +324,10 @@ var formContent = map[string]bool{
 	"form": true, "input": true, "select": true, "textarea": true, "button": true, "fieldset": true,
 }
 
-func cellContent(cell *html.Node) cellKind {
+func cellContent(c cell) cellKind {
 	var k cellKind
-	htmlnode.Walk(cell, func(n *html.Node) bool {
-		if n == cell || n.Type != html.ElementNode {
+	htmlnode.Walk(c.n, func(n *html.Node) bool {
+		if n == c.n || n.Type != html.ElementNode {
 			return true
 		}
 		switch {
@@ -331,7 +341,10 @@ func cellContent(cell *html.Node) cellKind {
 		}
 		return !htmlnode.Silent(n.Data)
 	})
-	text, cut := visibleText(cell, longCellRunes+1, "table")
+	text, cut := c.text, false
+	if !c.read {
+		text, cut = visibleText(c.n, longCellRunes+1, "table")
+	}
 	k.empty = text == ""
 	k.long = cut || utf8.RuneCountInString(text) > longCellRunes
 	return k

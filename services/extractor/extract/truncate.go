@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"distill.dev/services/extractor/markdown"
 	"distill.dev/services/extractor/tokens"
 )
 
@@ -160,7 +161,7 @@ func scanLines(s string, limit int, md bool) []line {
 		case !md:
 		case fence != "":
 			l.kind = lineCode
-			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
+			if markdown.ClosesFence(trimmed, fence) {
 				fence = ""
 			}
 		case fenceOf(trimmed) != "":

@@ -256,7 +256,7 @@ func Tidy(md string) string {
 		trimmed := strings.TrimSpace(line)
 		if fence != "" {
 			out = append(out, line)
-			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
+			if ClosesFence(trimmed, fence) {
 				fence = ""
 			}
 			continue
@@ -300,6 +300,12 @@ func fenceOpening(trimmed string) string {
 	return ""
 }
 
+// ClosesFence reports whether a trimmed line closes the code block that
+// fence opened: it is a run of the fence's character at least as long.
+func ClosesFence(trimmed, fence string) bool {
+	return strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == ""
+}
+
 // OpenFence returns the fence of a code block md opens and never closes,
 // or "" when every fence is closed.
 func OpenFence(md string) string {
@@ -309,7 +315,7 @@ func OpenFence(md string) string {
 		switch {
 		case fence == "":
 			fence = fenceOpening(trimmed)
-		case strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "":
+		case ClosesFence(trimmed, fence):
 			fence = ""
 		}
 	}

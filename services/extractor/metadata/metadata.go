@@ -6,6 +6,7 @@ package metadata
 import (
 	"net/url"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/PuerkitoBio/goquery"
@@ -34,26 +35,27 @@ const maxByline = 100
 // JSON-LD lives in script elements.
 func Read(doc *html.Node, base *url.URL) Metadata {
 	d := goquery.NewDocumentFromNode(doc)
+	tags := metaTags(doc)
 	ld := readJSONLD(d)
 	m := Metadata{
-		SiteName: first(meta(d, "og:site_name"), meta(d, "application-name"), ld.publisher),
+		SiteName: first(tags.get("og:site_name"), tags.get("application-name"), ld.publisher),
 	}
-	m.Title = title(d, m.SiteName, ld.headline)
-	m.Byline = byline(d, ld.author)
-	m.Description = first(meta(d, "description"), meta(d, "og:description"), meta(d, "twitter:description"), ld.description)
+	m.Title = title(d, tags, m.SiteName, ld.headline)
+	m.Byline = byline(d, tags, ld.author)
+	m.Description = first(tags.get("description"), tags.get("og:description"), tags.get("twitter:description"), ld.description)
 	m.Published = first(
-		meta(d, "article:published_time"), meta(d, "datePublished"), meta(d, "pubdate"),
-		meta(d, "publishdate"), meta(d, "publish-date"), meta(d, "date"), meta(d, "dc.date"),
-		meta(d, "dcterms.created"), meta(d, "parsely-pub-date"), ld.published,
+		tags.get("article:published_time"), tags.get("datePublished"), tags.get("pubdate"),
+		tags.get("publishdate"), tags.get("publish-date"), tags.get("date"), tags.get("dc.date"),
+		tags.get("dcterms.created"), tags.get("parsely-pub-date"), ld.published,
 		itemprop(d, "datePublished"),
 		strings.TrimSpace(d.Find("time[datetime]").First().AttrOr("datetime", "")),
 	)
 	m.Language = first(
 		strings.TrimSpace(d.Find("html").First().AttrOr("lang", "")),
 		strings.TrimSpace(d.Find(`meta[http-equiv="content-language" i]`).First().AttrOr("content", "")),
-		strings.ReplaceAll(meta(d, "og:locale"), "_", "-"),
+		strings.ReplaceAll(tags.get("og:locale"), "_", "-"),
 	)
-	for _, img := range []string{meta(d, "og:image"), meta(d, "og:image:url"), meta(d, "twitter:image"), meta(d, "twitter:image:src"), ld.image} {
+	for _, img := range []string{tags.get("og:image"), tags.get("og:image:url"), tags.get("twitter:image"), tags.get("twitter:image:src"), ld.image} {
 		if u, ok := weburl.Resolve(base, img, "http", "https"); ok {
 			m.Image = u
 			break
@@ -62,22 +64,62 @@ func Read(doc *html.Node, base *url.URL) Metadata {
 	return m
 }
 
-// meta returns the content of the meta tag named key, by name, property or
-// itemprop, compared without case.
-func meta(d *goquery.Document, key string) string {
-	var val string
-	d.Find("meta").EachWithBreak(func(_ int, s *goquery.Selection) bool {
-		for _, attr := range []string{"property", "name", "itemprop"} {
-			if strings.EqualFold(strings.TrimSpace(s.AttrOr(attr, "")), key) {
-				if v := htmlnode.CollapseSpace(s.AttrOr("content", "")); v != "" {
-					val = v
-					return false
-				}
+// metaKeys are the attributes that name a meta tag.
+var metaKeys = []string{"property", "name", "itemprop"}
+
+// metaIndex holds the content of a page's meta tags by name, read in one
+// pass.
+type metaIndex map[string]string
+
+// metaTags indexes the meta tags under doc: each name a tag carries in its
+// property, name or itemprop, compared without case, gets the content of
+// the first tag in document order that carries it with non-empty content.
+func metaTags(doc *html.Node) metaIndex {
+	idx := metaIndex{}
+	htmlnode.Walk(doc, func(n *html.Node) bool {
+		if n.Type != html.ElementNode || n.Data != "meta" {
+			return true
+		}
+		content := htmlnode.CollapseSpace(htmlnode.Attr(n, "content"))
+		if content == "" {
+			return true
+		}
+		for _, attr := range metaKeys {
+			key := foldCase(strings.TrimSpace(htmlnode.Attr(n, attr)))
+			if _, ok := idx[key]; !ok && key != "" {
+				idx[key] = content
 			}
 		}
 		return true
 	})
-	return val
+	return idx
+}
+
+// get returns the content of the meta tag named key, or "".
+func (idx metaIndex) get(key string) string {
+	return idx[foldCase(key)]
+}
+
+// foldCase maps s to a form in which two strings are equal exactly when
+// strings.EqualFold holds between them: each rune becomes the least rune
+// of its case-folding orbit, so "K", "k" and the Kelvin sign all become
+// "K".
+func foldCase(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.Map(leastFold, s)
+		}
+	}
+	// In ASCII the least rune of an orbit is the upper-case letter.
+	return strings.ToUpper(s)
+}
+
+func leastFold(r rune) rune {
+	least := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		least = min(least, f)
+	}
+	return least
 }
 
 // itemprop returns the machine value or text of the first element carrying
@@ -85,7 +127,7 @@ func meta(d *goquery.Document, key string) string {
 func itemprop(d *goquery.Document, name string) string {
 	var val string
 	d.Find("[itemprop]").EachWithBreak(func(_ int, s *goquery.Selection) bool {
-		if !hasToken(s.AttrOr("itemprop", ""), name) {
+		if !htmlnode.HasToken(s.AttrOr("itemprop", ""), name) {
 			return true
 		}
 		for _, attr := range []string{"content", "datetime"} {
@@ -98,15 +140,6 @@ func itemprop(d *goquery.Document, name string) string {
 		return val == ""
 	})
 	return val
-}
-
-func hasToken(list, token string) bool {
-	for _, f := range strings.Fields(list) {
-		if strings.EqualFold(f, token) {
-			return true
-		}
-	}
-	return false
 }
 
 func first(vals ...string) string {
@@ -125,7 +158,7 @@ var titleSeparators = []string{" | ", " - ", " – ", " — ", " :: ", " » ", "
 // title picks og:title, else <title>, else the JSON-LD headline, else the
 // first h1, and drops a " | Site" part when an h1 or the site name shows
 // which part is the page's own.
-func title(d *goquery.Document, siteName, headline string) string {
+func title(d *goquery.Document, tags metaIndex, siteName, headline string) string {
 	var h1s []string
 	d.Find("h1").EachWithBreak(func(i int, s *goquery.Selection) bool {
 		if t := htmlnode.CollapseSpace(s.Text()); t != "" {
@@ -134,7 +167,7 @@ func title(d *goquery.Document, siteName, headline string) string {
 		return len(h1s) < 5
 	})
 	docTitle := htmlnode.CollapseSpace(d.Find("title").First().Text())
-	t := first(meta(d, "og:title"), meta(d, "twitter:title"), docTitle, headline)
+	t := first(tags.get("og:title"), tags.get("twitter:title"), docTitle, headline)
 	if t == "" {
 		if len(h1s) > 0 {
 			return h1s[0]
@@ -183,8 +216,8 @@ func cleanTitle(t, siteName string, h1s []string) string {
 
 // byline looks for the author in meta tags, JSON-LD and the markup:
 // rel=author, itemprop=author, .byline.
-func byline(d *goquery.Document, ldAuthor string) string {
-	candidates := []string{meta(d, "author"), meta(d, "article:author"), meta(d, "parsely-author"), meta(d, "dc.creator"), ldAuthor}
+func byline(d *goquery.Document, tags metaIndex, ldAuthor string) string {
+	candidates := []string{tags.get("author"), tags.get("article:author"), tags.get("parsely-author"), tags.get("dc.creator"), ldAuthor}
 	d.Find(`[rel~="author"], [itemprop~="author"], .byline, .author`).EachWithBreak(func(_ int, s *goquery.Selection) bool {
 		if name := s.Find(`[itemprop~="name"]`).First(); name.Length() > 0 {
 			candidates = append(candidates, name.AttrOr("content", name.Text()))

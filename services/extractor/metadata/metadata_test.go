@@ -128,3 +128,33 @@ func TestCleanByline(t *testing.T) {
 		})
 	}
 }
+
+func TestMetaTags(t *testing.T) {
+	doc, err := html.Parse(strings.NewReader(`<head>
+<meta name="Description" content="   ">
+<meta property=" OG:Title " content="First  title">
+<meta name="og:title" content="Second title">
+<meta property="og:image" name="twitter:image" content="/shared.png">
+<meta itemprop="datePublished" content="2020-01-02">
+<meta name="deſcription" content="Folded">
+<meta name="description" content="Plain">
+</head>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := metaTags(doc)
+	for key, want := range map[string]string{
+		// Empty content passes the tag over; strings.EqualFold matches
+		// the long s with s.
+		"description":   "Folded",
+		"og:title":      "First title",
+		"og:image":      "/shared.png",
+		"twitter:image": "/shared.png",
+		"datepublished": "2020-01-02",
+		"og:site_name":  "",
+	} {
+		if got := tags.get(key); got != want {
+			t.Errorf("get(%q) = %q, want %q", key, got, want)
+		}
+	}
+}

@@ -57,22 +57,20 @@ type writer struct {
 	lineStart bool
 	pre       int // depth inside pre elements
 	lists     []list
-	skip      int // depth inside skipped elements
 }
 
 func (w *writer) enter(n *html.Node) bool {
 	switch n.Type {
 	case html.TextNode:
-		if w.skip == 0 {
-			w.text(n.Data)
-		}
+		w.text(n.Data)
 		return false
 	case html.ElementNode, html.DocumentNode:
 	default:
 		return false
 	}
+	// A skipped element's children are never entered, so no text under
+	// it is written.
 	if skipped[n.Data] {
-		w.skip++
 		return false
 	}
 	w.block(n)
@@ -96,7 +94,6 @@ func (w *writer) leave(n *html.Node) {
 		return
 	}
 	if skipped[n.Data] {
-		w.skip--
 		return
 	}
 	switch n.Data {
@@ -146,13 +143,11 @@ func (w *writer) listMarker() string {
 	return m
 }
 
+// startOf returns the number an ordered list starts at, 1 unless its start
+// attribute says otherwise.
 func startOf(n *html.Node) int {
-	for _, a := range n.Attr {
-		if a.Key == "start" {
-			if v, err := strconv.Atoi(strings.TrimSpace(a.Val)); err == nil {
-				return v
-			}
-		}
+	if v, err := strconv.Atoi(strings.TrimSpace(htmlnode.Attr(n, "start"))); err == nil {
+		return v
 	}
 	return 1
 }

@@ -221,7 +221,7 @@ func (c *cleaner) salvageHeadings(header *html.Node) {
 	}
 	c.st.detach(h, c.content)
 	header.Parent.InsertBefore(h, header)
-	c.st.attach(h, c.content)
+	c.st.shift(h, c.content, 1)
 }
 
 // isFurniture reports whether n is page furniture by its tag, role, class,

@@ -260,13 +260,6 @@ func eachWord(hint string, fn func([]byte)) {
 	}
 }
 
-// words returns the words eachWord gives.
-func words(hint string) []string {
-	var out []string
-	eachWord(hint, func(w []byte) { out = append(out, string(w)) })
-	return out
-}
-
 // unlikelyRoles are ARIA landmarks that are never the article.
 var unlikelyRoles = map[string]bool{
 	"navigation": true, "complementary": true, "banner": true, "contentinfo": true,

@@ -101,31 +101,24 @@ func (t treeStats) add(container *html.Node) {
 // detach removes n from the tree and its figures from those of its
 // ancestors up to root.
 func (t treeStats) detach(n, root *html.Node) {
-	s := t[n]
-	if n.Type == html.ElementNode && (s.text != 0 || s.link != 0) {
-		for a := n.Parent; a != nil; a = a.Parent {
-			as := t[a]
-			as.text -= s.text
-			as.link -= s.link
-			as.commas -= s.commas
-			t[a] = as
-			if a == root {
-				break
-			}
-		}
+	if n.Type == html.ElementNode {
+		t.shift(n, root, -1)
 	}
 	htmlnode.Remove(n)
 }
 
-// attach adds the figures of n, just inserted, to those of its ancestors
-// up to root.
-func (t treeStats) attach(n, root *html.Node) {
+// shift adds the figures of n, times sign (1 when n has just been inserted,
+// -1 when it is leaving), to those of its ancestors up to root.
+func (t treeStats) shift(n, root *html.Node, sign int) {
 	s := t[n]
+	if s.text == 0 && s.link == 0 {
+		return
+	}
 	for a := n.Parent; a != nil; a = a.Parent {
 		as := t[a]
-		as.text += s.text
-		as.link += s.link
-		as.commas += s.commas
+		as.text += sign * s.text
+		as.link += sign * s.link
+		as.commas += sign * s.commas
 		t[a] = as
 		if a == root {
 			break

@@ -260,6 +260,13 @@ func TestNoBody(t *testing.T) {
 	}
 }
 
+// words returns the words eachWord gives.
+func words(hint string) []string {
+	var out []string
+	eachWord(hint, func(w []byte) { out = append(out, string(w)) })
+	return out
+}
+
 func TestWords(t *testing.T) {
 	tests := []struct {
 		in   string

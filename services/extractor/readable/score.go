@@ -80,7 +80,7 @@ func semanticTiers(body *html.Node) [][]*html.Node {
 			return true
 		}
 		switch {
-		case hasToken(htmlnode.Attr(n, "itemprop"), "articlebody"):
+		case htmlnode.HasToken(htmlnode.Attr(n, "itemprop"), "articlebody"):
 			articleBody = append(articleBody, n)
 		case n.Data == "article":
 			article = append(article, n)
@@ -90,15 +90,6 @@ func semanticTiers(body *html.Node) [][]*html.Node {
 		return true
 	})
 	return [][]*html.Node{articleBody, article, main}
-}
-
-func hasToken(list, token string) bool {
-	for _, f := range strings.Fields(list) {
-		if strings.EqualFold(f, token) {
-			return true
-		}
-	}
-	return false
 }
 
 // mostProse returns the node of nodes with the most prose that is not a

@@ -38,6 +38,14 @@ func Walk(root *html.Node, fn func(n *html.Node) bool) {
 // leave once the node's subtree is done; children are skipped when enter
 // returns false. It keeps no stack, so no depth of nesting can exhaust one.
 func WalkAround(root *html.Node, enter func(*html.Node) bool, leave func(*html.Node)) {
+	walkAround(root, enter, func(n *html.Node) bool {
+		leave(n)
+		return true
+	})
+}
+
+// walkAround is WalkAround whose leave ends the walk by returning false.
+func walkAround(root *html.Node, enter, leave func(*html.Node) bool) {
 	n := root
 	for {
 		if enter(n) && n.FirstChild != nil {
@@ -45,8 +53,7 @@ func WalkAround(root *html.Node, enter func(*html.Node) bool, leave func(*html.N
 			continue
 		}
 		for {
-			leave(n)
-			if n == root || n.Parent == nil {
+			if !leave(n) || n == root || n.Parent == nil {
 				return
 			}
 			if n.NextSibling != nil {
@@ -145,6 +152,17 @@ func DelAttr(n *html.Node, key string) {
 	n.Attr = out
 }
 
+// HasToken reports whether the whitespace-separated list, such as a class
+// or itemprop value, holds token, compared without case.
+func HasToken(list, token string) bool {
+	for _, f := range strings.Fields(list) {
+		if strings.EqualFold(f, token) {
+			return true
+		}
+	}
+	return false
+}
+
 // Remove detaches n from its parent, if it has one.
 func Remove(n *html.Node) {
 	if n != nil && n.Parent != nil {
@@ -206,11 +224,12 @@ func Inline(tag string) bool { return inline[tag] }
 // boundaries count as whitespace.
 func Text(n *html.Node) string {
 	var b strings.Builder
-	words(n, func(w string, space bool) {
+	Words(n, nil, func(w string, space bool) bool {
 		if space {
 			b.WriteByte(' ')
 		}
 		b.WriteString(w)
+		return true
 	})
 	return b.String()
 }
@@ -218,38 +237,42 @@ func Text(n *html.Node) string {
 // TextLen returns the number of runes in Text(n), without building it.
 func TextLen(n *html.Node) int {
 	count := 0
-	words(n, func(w string, space bool) {
+	Words(n, nil, func(w string, space bool) bool {
 		if space {
 			count++
 		}
 		count += utf8.RuneCountInString(w)
+		return true
 	})
 	return count
 }
 
-// words calls emit for each run of non-space text under n, saying whether
-// a space separates it from the text before. It keeps no stack.
-func words(root *html.Node, emit func(w string, space bool)) {
+// Words calls emit for each run of non-space text under root, the words of
+// Text(root), saying whether a space separates it from the text before. It
+// passes over silent elements below root and, when skip is not nil, the
+// subtrees of the elements skip picks, whose bounds still separate words
+// as a block's do. It stops when emit returns false, and keeps no stack.
+func Words(root *html.Node, skip func(*html.Node) bool, emit func(w string, space bool) bool) {
 	if root == nil {
 		return
 	}
-	started, space := false, false
-	boundary := func(c *html.Node) {
-		if c.Type == html.ElementNode && !inline[c.Data] {
+	started, space, stopped := false, false, false
+	boundary := func(n *html.Node) {
+		if !inline[n.Data] {
 			space = started
 		}
 	}
-	n := root
-	for {
-		descend := true
+	// silentBelow reports whether n is a silent element other than root.
+	silentBelow := func(n *html.Node) bool { return silent[n.Data] && n != root }
+	walkAround(root, func(n *html.Node) bool {
 		switch n.Type {
 		case html.ElementNode:
-			descend = !silent[n.Data] || n == root
-			if descend {
-				boundary(n)
+			if silentBelow(n) {
+				return false
 			}
+			boundary(n)
+			return n == root || skip == nil || !skip(n)
 		case html.TextNode:
-			descend = false
 			data := n.Data
 			for i := 0; i < len(data); {
 				r, size := utf8.DecodeRuneInString(data[i:])
@@ -266,29 +289,22 @@ func words(root *html.Node, emit func(w string, space bool)) {
 					}
 					j += size
 				}
-				emit(data[i:j], space)
+				if !emit(data[i:j], space) {
+					stopped = true
+					return false
+				}
 				started, space = true, false
 				i = j
 			}
+			return false
 		}
-		if descend && n.FirstChild != nil {
-			n = n.FirstChild
-			continue
+		return true
+	}, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && !silentBelow(n) {
+			boundary(n)
 		}
-		for {
-			if n.Type == html.ElementNode && !(silent[n.Data] && n != root) {
-				boundary(n)
-			}
-			if n == root || n.Parent == nil {
-				return
-			}
-			if n.NextSibling != nil {
-				n = n.NextSibling
-				break
-			}
-			n = n.Parent
-		}
-	}
+		return !stopped
+	})
 }
 
 // CollapseSpace collapses whitespace runs of s to one space and trims it.

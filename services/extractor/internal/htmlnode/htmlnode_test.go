@@ -1,6 +1,7 @@
 package htmlnode
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,5 +121,60 @@ func TestAttrs(t *testing.T) {
 	Remove(w)
 	if First(body, "div") != nil {
 		t.Error("div not removed")
+	}
+}
+
+func TestWords(t *testing.T) {
+	type word struct {
+		w     string
+		space bool
+	}
+	skipTags := func(tags ...string) func(*html.Node) bool {
+		return func(n *html.Node) bool { return isOneOf(n.Data, tags) }
+	}
+	tests := []struct {
+		name string
+		in   string
+		skip func(*html.Node) bool
+		max  int
+		want []word
+	}{
+		{"all", "<p>one <b>two</b></p><div>three</div><script>x</script>four", nil, 100,
+			[]word{{"one", false}, {"two", true}, {"three", true}, {"four", true}}},
+		{"a skipped block still separates words", "<div>one<select><option>x</select>two</div>", skipTags("select"), 100,
+			[]word{{"one", false}, {"two", true}}},
+		{"a skipped inline element does not", "un<b>bold</b>ed", skipTags("b"), 100,
+			[]word{{"un", false}, {"ed", false}}},
+		{"stops when emit says so", "<p>one two</p><p>three</p>", nil, 2,
+			[]word{{"one", false}, {"two", true}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []word
+			Words(parseBody(t, tt.in), tt.skip, func(w string, space bool) bool {
+				got = append(got, word{w, space})
+				return len(got) < tt.max
+			})
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("words = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestHasToken(t *testing.T) {
+	tests := []struct {
+		list, token string
+		want        bool
+	}{
+		{"articleBody text", "articlebody", true},
+		{"  a\tb\n", "b", true},
+		{"articleBodyX", "articlebody", false},
+		{"", "a", false},
+	}
+	for _, tt := range tests {
+		if got := HasToken(tt.list, tt.token); got != tt.want {
+			t.Errorf("HasToken(%q, %q) = %v, want %v", tt.list, tt.token, got, tt.want)
+		}
 	}
 }
