@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,7 +46,34 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener, token string) erro
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
-	srv.RegisterOnShutdown(endStreams)
+	// net/http's Shutdown waits up to five seconds for a connection that
+	// was accepted but has carried no request yet (a client's spare dial);
+	// with no request on it, nothing is in flight, so shutting down closes
+	// it at once, and any the accept loop hands over afterwards.
+	var mu sync.Mutex
+	fresh := map[net.Conn]bool{}
+	closing := false
+	srv.ConnState = func(c net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case st == http.StateNew && closing:
+			c.Close()
+		case st == http.StateNew:
+			fresh[c] = true
+		default:
+			delete(fresh, c)
+		}
+	}
+	srv.RegisterOnShutdown(func() {
+		endStreams()
+		mu.Lock()
+		defer mu.Unlock()
+		closing = true
+		for c := range fresh {
+			c.Close()
+		}
+	})
 	s.logger.Info("mcp serving", "url", "http://"+lis.Addr().String()+Path, "auth", token != "")
 
 	errc := make(chan error, 1)
