@@ -88,7 +88,7 @@ func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.Fet
 		return fmt.Errorf("batch %s: %w", batchID, err)
 	}
 	defer stopExhausted()
-	msgs, err := cons.Messages()
+	msgs, err := cons.Messages(jetstream.PullExpiry(pullExpiry))
 	if err != nil {
 		return fmt.Errorf("batch %s: consume results: %w", batchID, err)
 	}

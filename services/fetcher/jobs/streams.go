@@ -30,6 +30,12 @@ const (
 	WorkerConsumer = "distill-fetchers"
 )
 
+// pullExpiry bounds each pull request of the workers' and dispatchers'
+// consumers. A pull the server dropped (a restart, a lost connection) is
+// only noticed when two of its heartbeats, at half this, go missing: the
+// default 30 s would leave a batch stalled that long.
+const pullExpiry = 5 * time.Second
+
 // maxDeliveriesAdvisory is where the server announces a job that used up
 // its deliveries, under any consumer of the jobs stream.
 const maxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + JobsStream + ".*"

@@ -109,7 +109,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("jobs consumer: %w", err)
 	}
-	msgs, err := cons.Messages(jetstream.PullMaxMessages(w.concurrency))
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(w.concurrency), jetstream.PullExpiry(pullExpiry))
 	if err != nil {
 		return fmt.Errorf("jobs consume: %w", err)
 	}
