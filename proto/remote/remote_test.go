@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
@@ -72,9 +73,15 @@ func TestRemoteRenderer(t *testing.T) {
 		t.Fatalf("the service's own error lost its code: %v", err)
 	}
 
-	// Stopped for good: the first call waits out the grace for a restart,
-	// the next ones fail at once.
+	// Stopped for good: once the client has seen the connection go, the
+	// first call waits out the grace for a restart, the next ones fail at
+	// once.
 	stop()
+	for deadline := time.Now().Add(10 * time.Second); conn.GetState() == connectivity.Ready; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the client still sees a ready connection to a stopped service")
+		}
+	}
 	for i, most := range []time.Duration{remote.Grace + 2*time.Second, time.Second} {
 		begun := time.Now()
 		_, err = r.Render(ctx, &distillv1.RenderRequest{Url: "http://example.com/"})

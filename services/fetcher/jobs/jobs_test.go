@@ -271,16 +271,16 @@ func TestDispatcherFollowsTheWorkersAckWait(t *testing.T) {
 	if got := d.ackWait(t.Context()); got != DefaultAckWait {
 		t.Fatalf("before any worker: ack wait %s, want %s", got, DefaultAckWait)
 	}
-	stop := startWorker(t, js, processFunc(func(context.Context, string, *distillv1.FetchOptions) (*distillv1.Distilled, error) {
-		return nil, nil
+	stop := startWorker(t, js, processFunc(func(_ context.Context, rawURL string, _ *distillv1.FetchOptions) (*distillv1.Distilled, error) {
+		return page(rawURL), nil
 	}), 1, WithAckWait(5*time.Minute))
 	defer stop()
-	deadline := time.Now().Add(10 * time.Second)
-	for d.ackWait(t.Context()) != 5*time.Minute {
-		if time.Now().After(deadline) {
-			t.Fatalf("with workers at -ack-wait 5m: ack wait %s", d.ackWait(t.Context()))
-		}
-		time.Sleep(10 * time.Millisecond)
+	// A batch answered means the worker has made its consumer.
+	if _, err := collect(t, t.Context(), d, urlsN(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.ackWait(t.Context()); got != 5*time.Minute {
+		t.Fatalf("with workers at -ack-wait 5m: ack wait %s", got)
 	}
 	if long, short := answerWithin(nil, 5*time.Minute), answerWithin(nil, DefaultAckWait); long-short != 4*time.Minute {
 		t.Fatalf("answerWithin: %s with a 5m ack wait, %s with 1m", long, short)

@@ -5,6 +5,7 @@ package natsembed
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -22,6 +23,8 @@ const readyTimeout = 10 * time.Second
 // Server is a running embedded NATS server.
 type Server struct {
 	ns *server.Server
+	// tempDir is the store directory Start made, removed on shutdown.
+	tempDir string
 }
 
 // Config configures the embedded server.
@@ -33,6 +36,16 @@ type Config struct {
 
 // Start starts a server and waits until it accepts connections.
 func Start(cfg Config) (*Server, error) {
+	// Left empty, nats-server would use one directory under the system's
+	// temporary folder for every process on the machine.
+	var tempDir string
+	if cfg.StoreDir == "" {
+		dir, err := os.MkdirTemp("", "distill-nats-")
+		if err != nil {
+			return nil, fmt.Errorf("embedded nats: store directory: %w", err)
+		}
+		tempDir, cfg.StoreDir = dir, dir
+	}
 	ns, err := server.NewServer(&server.Options{
 		ServerName: "distill-embedded",
 		DontListen: true,
@@ -43,14 +56,16 @@ func Start(cfg Config) (*Server, error) {
 		NoLog:      true,
 	})
 	if err != nil {
+		removeTemp(tempDir)
 		return nil, fmt.Errorf("embedded nats: %w", err)
 	}
+	s := &Server{ns: ns, tempDir: tempDir}
 	ns.Start()
 	if !ns.ReadyForConnections(readyTimeout) {
-		ns.Shutdown()
+		s.Shutdown()
 		return nil, fmt.Errorf("embedded nats: not ready after %s", readyTimeout)
 	}
-	return &Server{ns: ns}, nil
+	return s, nil
 }
 
 // Connect opens an in-process client connection.
@@ -66,4 +81,11 @@ func (s *Server) Connect(name string) (*nats.Conn, error) {
 func (s *Server) Shutdown() {
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
+	removeTemp(s.tempDir)
+}
+
+func removeTemp(dir string) {
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
 }

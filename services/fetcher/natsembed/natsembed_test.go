@@ -2,6 +2,8 @@ package natsembed
 
 import (
 	"bytes"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -36,5 +38,30 @@ func TestStartConnectAndCarryLargeMessages(t *testing.T) {
 	}
 	if len(msg.Data) != len(payload) {
 		t.Fatalf("got %d bytes, want %d", len(msg.Data), len(payload))
+	}
+}
+
+// Without a store directory each server gets one of its own, so two
+// processes on one machine share nothing, and it is gone after shutdown.
+func TestTemporaryStoreIsPrivate(t *testing.T) {
+	a, err := Start(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Start(Config{})
+	if err != nil {
+		a.Shutdown()
+		t.Fatal(err)
+	}
+	dirA, dirB := a.ns.JetStreamConfig().StoreDir, b.ns.JetStreamConfig().StoreDir
+	b.Shutdown()
+	if !strings.HasPrefix(dirA, a.tempDir+string(os.PathSeparator)) || !strings.HasPrefix(dirB, b.tempDir+string(os.PathSeparator)) || a.tempDir == b.tempDir {
+		t.Fatalf("stores %s and %s, want each under a directory of its own", dirA, dirB)
+	}
+	a.Shutdown()
+	for _, dir := range []string{a.tempDir, b.tempDir} {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s after shutdown: %v, want it removed", dir, err)
+		}
 	}
 }
