@@ -6,6 +6,7 @@ package natsembed
 import (
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -60,7 +61,13 @@ func Start(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("embedded nats: %w", err)
 	}
 	s := &Server{ns: ns, tempDir: tempDir}
+	log := &fatalLog{}
+	ns.SetLogger(log, false, false)
 	ns.Start()
+	if msg := log.message(); msg != "" {
+		s.Shutdown()
+		return nil, fmt.Errorf("embedded nats: %s", msg)
+	}
 	if !ns.ReadyForConnections(readyTimeout) {
 		s.Shutdown()
 		return nil, fmt.Errorf("embedded nats: not ready after %s", readyTimeout)
@@ -89,3 +96,32 @@ func removeTemp(dir string) {
 		_ = os.RemoveAll(dir)
 	}
 }
+
+// fatalLog keeps the server's first fatal message and drops the rest of
+// its log. nats-server stops starting after one (JetStream refusing its
+// store, say); without it that would only show as a start that never
+// completes.
+type fatalLog struct {
+	mu  sync.Mutex
+	msg string
+}
+
+func (l *fatalLog) Fatalf(format string, v ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.msg == "" {
+		l.msg = fmt.Sprintf(format, v...)
+	}
+}
+
+func (l *fatalLog) message() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.msg
+}
+
+func (*fatalLog) Noticef(string, ...any) {}
+func (*fatalLog) Warnf(string, ...any)   {}
+func (*fatalLog) Errorf(string, ...any)  {}
+func (*fatalLog) Debugf(string, ...any)  {}
+func (*fatalLog) Tracef(string, ...any)  {}

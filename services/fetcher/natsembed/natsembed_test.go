@@ -65,3 +65,21 @@ func TestTemporaryStoreIsPrivate(t *testing.T) {
 		}
 	}
 }
+
+// A store JetStream cannot use fails the start at once, saying why, rather
+// than after the ready timeout.
+func TestUnusableStoreFailsFast(t *testing.T) {
+	file := t.TempDir() + "/not-a-directory"
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	begun := time.Now()
+	s, err := Start(Config{StoreDir: file})
+	if err == nil {
+		s.Shutdown()
+		t.Fatal("started on a store that is a file")
+	}
+	if !strings.Contains(err.Error(), "embedded nats: Can't start JetStream") || time.Since(begun) > readyTimeout/2 {
+		t.Fatalf("after %s: %v", time.Since(begun), err)
+	}
+}
