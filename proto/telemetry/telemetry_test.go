@@ -288,7 +288,9 @@ func TestGRPCOptionsCarryTheTrace(t *testing.T) {
 		t.Fatalf("Extract = %v, want the server's FailedPrecondition", err)
 	}
 
-	spans := rec.Spans()
+	wait, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	spans, _ := rec.Wait(wait, func(s []telemetrytest.Span) bool { return len(s) >= 4 })
 	if len(spans) != 4 {
 		t.Fatalf("%d spans, want 4 (test, client, server, distill.extract): %v", len(spans), spans)
 	}

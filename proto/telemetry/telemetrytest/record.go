@@ -2,7 +2,9 @@ package telemetrytest
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
@@ -66,6 +68,24 @@ func (r *Recorder) Spans() []Span {
 		})
 	}
 	return out
+}
+
+// Wait returns the spans ended so far once done says they are enough, or
+// an error naming what had ended when ctx ends. A gRPC server ends its
+// span after the answer is on its way, so a client can hold the answer
+// before the server's span is recorded.
+func (r *Recorder) Wait(ctx context.Context, done func([]Span) bool) ([]Span, error) {
+	for {
+		spans := r.Spans()
+		if done(spans) {
+			return spans, nil
+		}
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+			return spans, fmt.Errorf("telemetrytest: %w waiting for spans; %d ended: %v", ctx.Err(), len(spans), spans)
+		}
+	}
 }
 
 // Named returns the spans called name.

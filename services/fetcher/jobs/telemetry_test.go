@@ -88,7 +88,12 @@ func TestBatchIsOneTrace(t *testing.T) {
 		}
 	}
 
-	spans := rec.Spans()
+	// The extractor's server spans may end after its answers arrived.
+	wait, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	spans, _ := rec.Wait(wait, func(s []telemetrytest.Span) bool {
+		return len(telemetrytest.Named(s, "distill.v1.ExtractorService/Extract")) >= 2*n
+	})
 	if err := telemetrytest.Connected(spans); err != nil {
 		t.Fatal(err)
 	}
