@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 BIN      := $(CURDIR)/bin
-MODULES  := proto services/fetcher services/extractor services/renderer gateway
+MODULES  := proto services/platform services/fetcher services/extractor services/renderer gateway
 PACKAGES := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 # The extraction benchmark is a module of its own, outside go.work, so that
 # the services never depend on the peers it measures.
@@ -91,6 +91,11 @@ check-generate: generate ## Fail when the committed generated code is not curren
 	@git diff --exit-code --stat -- proto/gen || { echo 'generated code is stale: run make generate and commit' >&2; exit 1; }
 	@test -z "$$(git status --porcelain -- proto/gen)" || { git status --porcelain -- proto/gen; echo 'generated files are not committed' >&2; exit 1; }
 
+# The internal contracts (distill.internal.v1) change with the services that
+# speak them; only their wire format must hold, for a rolling update in which
+# old and new processes share the queues and calls.
+INTERNAL_BREAKING := {"version":"v2","modules":[{"path":"proto","excludes":["proto/gen","proto/tools"]}],"breaking":{"use":["WIRE_JSON"]}}
+
 .PHONY: lint
 lint: $(TOOLS) ## gofmt, go vet, buf lint, and buf breaking against main.
 	@unformatted=$$(gofmt -l $(MODULES) $(K8S_MODULE)); test -z "$$unformatted" || { echo "gofmt needed:"; echo "$$unformatted"; exit 1; } >&2
@@ -100,7 +105,8 @@ lint: $(TOOLS) ## gofmt, go vet, buf lint, and buf breaking against main.
 	$(BIN)/buf lint
 	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:proto/distill/v1 2>/dev/null; then \
 		echo "$(BIN)/buf breaking --against '.git#branch=main'"; \
-		$(BIN)/buf breaking --against '.git#branch=main'; \
+		$(BIN)/buf breaking --against '.git#branch=main' --exclude-path proto/distill/internal; \
+		$(BIN)/buf breaking --against '.git#branch=main' --path proto/distill/internal --config '$(INTERNAL_BREAKING)' --against-config '$(INTERNAL_BREAKING)'; \
 	else echo "buf breaking: main has no contracts yet, skipped"; fi
 
 .PHONY: tidy

@@ -20,6 +20,7 @@ require (
 )
 
 require (
+	distill.dev/services/platform v0.0.0
 	github.com/JohannesKaufmann/dom v0.3.1 // indirect
 	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2 // indirect
 	github.com/PuerkitoBio/goquery v1.13.0 // indirect
@@ -95,3 +96,5 @@ replace (
 	distill.dev/services/fetcher => ../services/fetcher
 	distill.dev/services/renderer => ../services/renderer
 )
+
+replace distill.dev/services/platform => ../services/platform

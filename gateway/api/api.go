@@ -15,6 +15,7 @@ import (
 
 	"distill.dev/gateway/session"
 	"distill.dev/proto/fetchopts"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/pipeline"
@@ -31,7 +32,7 @@ type Backend interface {
 	// Do runs the pipeline for one request: a stateless fetch, or a
 	// session's step with its cookie jar.
 	Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error)
-	Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*distillv1.FetchJobResult)) error
+	Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error
 	CacheInfo(ctx context.Context) (entries, bytes int64, dir string, err error)
 	CachePrune(ctx context.Context, olderThan time.Duration) (removed, freed int64, err error)
 	CacheClear(ctx context.Context) (removed, freed int64, err error)
@@ -165,7 +166,7 @@ func (s *Server) Batch(ctx context.Context, req *distillv1.FetchBatchRequest, de
 	if err := fetchopts.Validate(req.GetOptions()); err != nil {
 		return status.Errorf(codes.InvalidArgument, "invalid options: %v", err)
 	}
-	return s.backend.Batch(ctx, urls, req.GetOptions(), func(r *distillv1.FetchJobResult) {
+	return s.backend.Batch(ctx, urls, req.GetOptions(), func(r *internalv1.FetchJobResult) {
 		out := &distillv1.FetchBatchResponse{Index: r.GetIndex(), Url: r.GetUrl()}
 		if e := r.GetError(); e != nil {
 			out.Outcome = &distillv1.FetchBatchResponse_Error{Error: e}

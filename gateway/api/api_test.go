@@ -27,7 +27,7 @@ import (
 	"distill.dev/gateway/app"
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/grpcserve"
+	"distill.dev/services/platform/grpcserve"
 )
 
 // serve starts the public API on a loopback port, as `distill serve` does,

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/fetcher/cache"
@@ -108,7 +109,7 @@ func (a *App) Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, e
 
 // Batch distills urls over the job queue and calls deliver once per URL as
 // results arrive.
-func (a *App) Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*distillv1.FetchJobResult)) error {
+func (a *App) Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error {
 	q, err := a.startQueue()
 	if err != nil {
 		return err

@@ -13,10 +13,11 @@ import (
 	"google.golang.org/grpc"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/remote"
 	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/platform/remote"
 )
 
 // ClusterConfig is where a gateway in cluster mode finds the rest of
@@ -108,7 +109,7 @@ func (c *Cluster) Do(ctx context.Context, req pipeline.Request) (*pipeline.Resul
 
 // Batch queues one job per URL for the fetcher workers and delivers the
 // results as they arrive.
-func (c *Cluster) Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*distillv1.FetchJobResult)) error {
+func (c *Cluster) Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error {
 	if err := c.ensureStreams(ctx); err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"distill.dev/gateway/app"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/pipeline"
 )
@@ -151,7 +152,7 @@ func startProfile(path string) (stop func(), err error) {
 func fanOut(ctx context.Context, a *app.App, urls []string, opts *distillv1.FetchOptions) (int, string, error) {
 	failed := 0
 	firstErr := ""
-	err := a.Batch(ctx, urls, opts, func(r *distillv1.FetchJobResult) {
+	err := a.Batch(ctx, urls, opts, func(r *internalv1.FetchJobResult) {
 		if e := r.GetError(); e != nil {
 			if failed == 0 {
 				firstErr = r.GetUrl() + ": " + e.GetMessage()

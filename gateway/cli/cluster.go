@@ -15,8 +15,8 @@ import (
 	"distill.dev/gateway/session"
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/remote"
-	"distill.dev/proto/telemetry"
+	"distill.dev/services/platform/remote"
+	"distill.dev/services/platform/telemetry"
 )
 
 // clusterFlags choose where a long-running command (serve, mcp) finds

@@ -16,6 +16,7 @@ import (
 	"distill.dev/gateway/output"
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
 )
@@ -117,7 +118,7 @@ func extractFile(ctx context.Context, ex *extract.Extractor, name, base string, 
 		item.Err = err
 		return item
 	}
-	res, err := ex.Extract(ctx, &distillv1.ExtractRequest{
+	res, err := ex.Extract(ctx, &internalv1.ExtractRequest{
 		Html:        body,
 		Url:         pageURL,
 		Status:      200,

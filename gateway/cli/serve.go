@@ -8,8 +8,8 @@ import (
 
 	"distill.dev/gateway/api"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/grpcserve"
-	"distill.dev/proto/telemetry"
+	"distill.dev/services/platform/grpcserve"
+	"distill.dev/services/platform/telemetry"
 )
 
 // DefaultListen keeps a fresh server on loopback: exposing it is a choice.

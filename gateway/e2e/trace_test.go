@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"distill.dev/proto/telemetry/telemetrytest"
+	"distill.dev/services/platform/telemetry/telemetrytest"
 )
 
 // One batch through the cluster is one trace: the gateway, NATS (the trace

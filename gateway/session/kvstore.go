@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
-	distillv1 "distill.dev/proto/gen/distill/v1"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 )
 
 // KeyEnv names the environment variable holding the key that encrypts
@@ -114,7 +114,7 @@ func (k *KVStore) Count(ctx context.Context) (int, error) {
 }
 
 // Create implements Store.
-func (k *KVStore) Create(ctx context.Context, st *distillv1.SessionState) error {
+func (k *KVStore) Create(ctx context.Context, st *internalv1.SessionState) error {
 	n, err := k.Count(ctx)
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func (k *KVStore) Create(ctx context.Context, st *distillv1.SessionState) error 
 }
 
 // Load implements Store.
-func (k *KVStore) Load(ctx context.Context, id string) (*distillv1.SessionState, uint64, error) {
+func (k *KVStore) Load(ctx context.Context, id string) (*internalv1.SessionState, uint64, error) {
 	kv, err := k.bucket(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -157,7 +157,7 @@ func (k *KVStore) Load(ctx context.Context, id string) (*distillv1.SessionState,
 }
 
 // Save implements Store.
-func (k *KVStore) Save(ctx context.Context, st *distillv1.SessionState, rev uint64) error {
+func (k *KVStore) Save(ctx context.Context, st *internalv1.SessionState, rev uint64) error {
 	kv, err := k.bucket(ctx)
 	if err != nil {
 		return err
@@ -202,7 +202,7 @@ var (
 
 // seal is the stored form of st: zstd, then AES-GCM with a random nonce
 // ahead of the ciphertext.
-func (k *KVStore) seal(st *distillv1.SessionState) ([]byte, error) {
+func (k *KVStore) seal(st *internalv1.SessionState) ([]byte, error) {
 	plain, err := proto.Marshal(st)
 	if err != nil {
 		return nil, failure.Wrap(failure.Internal, err, "encode session")
@@ -215,7 +215,7 @@ func (k *KVStore) seal(st *distillv1.SessionState) ([]byte, error) {
 	return k.aead.Seal(nonce, nonce, packed, []byte(st.GetId())), nil
 }
 
-func (k *KVStore) open(id string, val []byte) (*distillv1.SessionState, error) {
+func (k *KVStore) open(id string, val []byte) (*internalv1.SessionState, error) {
 	ns := k.aead.NonceSize()
 	if len(val) < ns {
 		return nil, failure.New(failure.Internal, "session %q: stored value is damaged", id)
@@ -228,7 +228,7 @@ func (k *KVStore) open(id string, val []byte) (*distillv1.SessionState, error) {
 	if err != nil {
 		return nil, failure.Wrap(failure.Internal, err, "session %q", id)
 	}
-	st := &distillv1.SessionState{}
+	st := &internalv1.SessionState{}
 	if err := proto.Unmarshal(plain, st); err != nil {
 		return nil, failure.Wrap(failure.Internal, err, "session %q", id)
 	}

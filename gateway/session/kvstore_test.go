@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/natsembed"
 )
@@ -36,10 +37,10 @@ func embeddedJetStream(t *testing.T) jetstream.JetStream {
 
 var testKey = bytes.Repeat([]byte{7}, 32)
 
-func sampleState(id string) *distillv1.SessionState {
-	return &distillv1.SessionState{
+func sampleState(id string) *internalv1.SessionState {
+	return &internalv1.SessionState{
 		Id: id, CurrentUrl: "https://example.com/members", Steps: 3,
-		Jar:      []*distillv1.JarEntry{{Url: "https://example.com/login", Cookie: &distillv1.Cookie{Name: "sid", Value: "s3cret-cookie-value"}}},
+		Jar:      []*internalv1.JarEntry{{Url: "https://example.com/login", Cookie: &internalv1.Cookie{Name: "sid", Value: "s3cret-cookie-value"}}},
 		Snapshot: &distillv1.Distilled{Title: "Members", Markdown: "Welcome back, alice."},
 	}
 }

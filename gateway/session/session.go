@@ -25,6 +25,7 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/cookies"
 	"distill.dev/services/fetcher/pipeline"
@@ -383,10 +384,10 @@ func newID() string {
 }
 
 // state is what the store keeps of s.
-func (s *Session) state() *distillv1.SessionState {
-	st := &distillv1.SessionState{
+func (s *Session) state() *internalv1.SessionState {
+	st := &internalv1.SessionState{
 		Id: s.id,
-		Settings: &distillv1.SessionSettings{
+		Settings: &internalv1.SessionSettings{
 			Profile: s.set.profile, MaxActions: s.set.maxActions, TimeoutSecs: s.set.timeoutSecs,
 			AllowLocal: s.set.allowLocal, RespectRobots: s.set.respectRobots,
 			MaxActionRetries: int32(s.set.retries), Js: s.set.js, JsWait: s.set.jsWait,
@@ -401,7 +402,7 @@ func (s *Session) state() *distillv1.SessionState {
 }
 
 // fromState is the working copy of a stored session.
-func fromState(st *distillv1.SessionState) *Session {
+func fromState(st *internalv1.SessionState) *Session {
 	set := st.GetSettings()
 	s := &Session{
 		id: st.GetId(),

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
-	distillv1 "distill.dev/proto/gen/distill/v1"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 )
 
 // Store keeps sessions between steps. Revisions make a step's save
@@ -20,12 +20,12 @@ type Store interface {
 	Count(ctx context.Context) (int, error)
 	// Create adds a session, refusing with failure.Exhausted past the
 	// store's cap.
-	Create(ctx context.Context, st *distillv1.SessionState) error
+	Create(ctx context.Context, st *internalv1.SessionState) error
 	// Load returns a session and its revision, or failure.NotFound.
-	Load(ctx context.Context, id string) (*distillv1.SessionState, uint64, error)
+	Load(ctx context.Context, id string) (*internalv1.SessionState, uint64, error)
 	// Save replaces a session loaded at rev, and starts its idle time
 	// again.
-	Save(ctx context.Context, st *distillv1.SessionState, rev uint64) error
+	Save(ctx context.Context, st *internalv1.SessionState, rev uint64) error
 	// Delete removes a session and reports whether it was there.
 	Delete(ctx context.Context, id string) (bool, error)
 	// Limits are the store's cap on live sessions and the idle time after
@@ -45,7 +45,7 @@ type MemoryStore struct {
 }
 
 type memEntry struct {
-	st   *distillv1.SessionState
+	st   *internalv1.SessionState
 	rev  uint64
 	used time.Time
 }
@@ -68,7 +68,7 @@ func (m *MemoryStore) Count(context.Context) (int, error) {
 }
 
 // Create implements Store.
-func (m *MemoryStore) Create(_ context.Context, st *distillv1.SessionState) error {
+func (m *MemoryStore) Create(_ context.Context, st *internalv1.SessionState) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweep()
@@ -80,7 +80,7 @@ func (m *MemoryStore) Create(_ context.Context, st *distillv1.SessionState) erro
 }
 
 // Load implements Store.
-func (m *MemoryStore) Load(_ context.Context, id string) (*distillv1.SessionState, uint64, error) {
+func (m *MemoryStore) Load(_ context.Context, id string) (*internalv1.SessionState, uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweep()
@@ -92,7 +92,7 @@ func (m *MemoryStore) Load(_ context.Context, id string) (*distillv1.SessionStat
 }
 
 // Save implements Store.
-func (m *MemoryStore) Save(_ context.Context, st *distillv1.SessionState, rev uint64) error {
+func (m *MemoryStore) Save(_ context.Context, st *internalv1.SessionState, rev uint64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.sessions[st.GetId()]

@@ -14,15 +14,16 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
 type failingExtractor struct {
-	distillv1.UnimplementedExtractorServiceServer
+	internalv1.UnimplementedExtractorServiceServer
 	err error
 }
 
-func (f failingExtractor) Extract(context.Context, *distillv1.ExtractRequest) (*distillv1.ExtractResponse, error) {
+func (f failingExtractor) Extract(context.Context, *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error) {
 	return nil, f.err
 }
 
@@ -44,7 +45,7 @@ func TestCodeSurvivesGRPC(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			client := serve(t, failingExtractor{err: tt.err})
-			_, err := client.Extract(context.Background(), &distillv1.ExtractRequest{})
+			_, err := client.Extract(context.Background(), &internalv1.ExtractRequest{})
 			if got := status.Code(err); got != tt.wantGRPC {
 				t.Errorf("grpc code = %v, want %v", got, tt.wantGRPC)
 			}
@@ -89,11 +90,11 @@ func TestProtoRoundTrip(t *testing.T) {
 	}
 }
 
-func serve(t *testing.T, srv distillv1.ExtractorServiceServer) distillv1.ExtractorServiceClient {
+func serve(t *testing.T, srv internalv1.ExtractorServiceServer) internalv1.ExtractorServiceClient {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	s := grpc.NewServer()
-	distillv1.RegisterExtractorServiceServer(s, srv)
+	internalv1.RegisterExtractorServiceServer(s, srv)
 	go func() { _ = s.Serve(lis) }()
 	t.Cleanup(s.Stop)
 	conn, err := grpc.NewClient("passthrough:///bufnet",
@@ -103,5 +104,5 @@ func serve(t *testing.T, srv distillv1.ExtractorServiceServer) distillv1.Extract
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	return distillv1.NewExtractorServiceClient(conn)
+	return internalv1.NewExtractorServiceClient(conn)
 }

@@ -16,6 +16,7 @@ require (
 )
 
 require (
+	distill.dev/services/platform v0.0.0
 	github.com/JohannesKaufmann/dom v0.3.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
@@ -59,3 +60,5 @@ require (
 )
 
 replace distill.dev/proto => ../../proto
+
+replace distill.dev/services/platform => ../platform

@@ -28,6 +28,7 @@ require (
 
 require (
 	distill.dev/services/extractor v0.0.0
+	distill.dev/services/platform v0.0.0
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
@@ -77,3 +78,5 @@ require (
 replace distill.dev/proto => ../../proto
 
 replace distill.dev/services/extractor => ../extractor
+
+replace distill.dev/services/platform => ../platform

@@ -4,13 +4,13 @@ go 1.26.0
 
 require (
 	distill.dev/proto v0.0.0
-	distill.dev/services/fetcher v0.0.0
 	github.com/go-rod/rod v0.116.2
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
 
 require (
+	distill.dev/services/platform v0.0.0
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -61,4 +61,4 @@ require (
 
 replace distill.dev/proto => ../../proto
 
-replace distill.dev/services/fetcher => ../fetcher
+replace distill.dev/services/platform => ../platform

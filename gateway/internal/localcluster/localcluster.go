@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"distill.dev/proto/grpcserve"
+	"distill.dev/services/platform/grpcserve"
 )
 
 // SessionKey is the gateways' shared session key (32 bytes, base64).

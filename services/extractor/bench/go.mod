@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	distill.dev/services/platform v0.0.0 // indirect
 	github.com/JohannesKaufmann/dom v0.3.1 // indirect
 	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2 // indirect
 	github.com/PuerkitoBio/goquery v1.13.0 // indirect
@@ -87,3 +88,5 @@ require (
 replace distill.dev/services/extractor => ../
 
 replace distill.dev/proto => ../../../proto
+
+replace distill.dev/services/platform => ../../platform

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -18,12 +19,12 @@ import (
 // address unlike the section its <base href> names.
 const actionsPageURL = "https://www.harbour.example.gov/pages/4711"
 
-func actionsReq(body string, opts *distillv1.FetchOptions) *distillv1.ExtractRequest {
+func actionsReq(body string, opts *distillv1.FetchOptions) *internalv1.ExtractRequest {
 	if opts == nil {
 		opts = &distillv1.FetchOptions{}
 	}
 	opts.ExtractActions = true
-	return &distillv1.ExtractRequest{Html: []byte(body), Url: actionsPageURL, Status: 200, Options: opts}
+	return &internalv1.ExtractRequest{Html: []byte(body), Url: actionsPageURL, Status: 200, Options: opts}
 }
 
 // protoJSON renders m as indented JSON with the proto field names, in a
@@ -70,7 +71,7 @@ func TestActionsGolden(t *testing.T) {
 func TestActionsPresence(t *testing.T) {
 	tests := []struct {
 		name      string
-		req       *distillv1.ExtractRequest
+		req       *internalv1.ExtractRequest
 		wantNil   bool
 		wantCount int32
 	}{
@@ -78,7 +79,7 @@ func TestActionsPresence(t *testing.T) {
 		{name: "asked, none on the page", req: actionsReq(`<p>Nothing to do here.</p>`, &distillv1.FetchOptions{Diagnostics: true})},
 		{
 			name: "asked, a text document",
-			req: &distillv1.ExtractRequest{Html: []byte("<a href=/x>not markup</a>"), Url: actionsPageURL, ContentType: "text/plain",
+			req: &internalv1.ExtractRequest{Html: []byte("<a href=/x>not markup</a>"), Url: actionsPageURL, ContentType: "text/plain",
 				Options: &distillv1.FetchOptions{ExtractActions: true, Diagnostics: true}},
 		},
 		{

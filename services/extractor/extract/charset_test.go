@@ -12,7 +12,7 @@ import (
 	"golang.org/x/text/encoding/simplifiedchinese"
 	"golang.org/x/text/encoding/unicode"
 
-	distillv1 "distill.dev/proto/gen/distill/v1"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 )
 
 // legacy is a page's text in one legacy charset, with bytes the encoder
@@ -79,7 +79,7 @@ func TestLegacyCharsets(t *testing.T) {
 				if !bytes.Contains(body, cs.sampleBytes) {
 					t.Fatalf("page lacks the sample bytes")
 				}
-				d := run(t, &distillv1.ExtractRequest{Html: body, Url: pageURLForTests, ContentType: decl.contentType})
+				d := run(t, &internalv1.ExtractRequest{Html: body, Url: pageURLForTests, ContentType: decl.contentType})
 				if d.GetTitle() != cs.title {
 					t.Errorf("title = %q, want %q", d.GetTitle(), cs.title)
 				}
@@ -97,7 +97,7 @@ func TestUndeclaredLegacyFallsBackToWindows1252(t *testing.T) {
 	// letters. This pins that limit; a detector would change it.
 	cs := legacyPages[1]
 	body := encodePage(t, cs.enc, "", cs.title, cs.text)
-	d := run(t, &distillv1.ExtractRequest{Html: body, Url: pageURLForTests})
+	d := run(t, &internalv1.ExtractRequest{Html: body, Url: pageURLForTests})
 	wantTitle := asWindows1252(t, cs.enc, cs.title)
 	wantText := asWindows1252(t, cs.enc, cs.text)
 	if d.GetTitle() != wantTitle || d.GetMarkdown() != wantText {

@@ -13,11 +13,12 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/telemetry"
 	"distill.dev/services/extractor/markdown"
 	"distill.dev/services/extractor/readable"
 	"distill.dev/services/extractor/tokens"
+	"distill.dev/services/platform/telemetry"
 )
 
 // Profile names as diagnostics report them.
@@ -31,7 +32,7 @@ const (
 // Extractor distils pages. It holds no state between calls and is safe for
 // concurrent use.
 type Extractor struct {
-	distillv1.UnimplementedExtractorServiceServer
+	internalv1.UnimplementedExtractorServiceServer
 
 	logger *slog.Logger
 	md     *markdown.Converter
@@ -73,7 +74,7 @@ func (p page) lowContent() bool { return p.lowContentReason != "" }
 
 // Extract distils one page. It is both the gRPC method and the in-process
 // entry point, and a pure function of the request: no network, no state.
-func (e *Extractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) (_ *distillv1.ExtractResponse, err error) {
+func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest) (_ *internalv1.ExtractResponse, err error) {
 	ctx, done := telemetry.StartRequest(ctx, "distill.extract", "extractor", "Extract", telemetry.URLAttributes(req.GetUrl())...)
 	defer func() { done(err) }()
 	if err := ctx.Err(); err != nil {
@@ -121,12 +122,12 @@ func (e *Extractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) 
 	e.logger.DebugContext(ctx, "extracted",
 		"url", req.GetUrl(), "profile", p.profile, "raw_bytes", len(req.GetHtml()),
 		"markdown_chars", len(d.GetMarkdown()), "low_content", p.lowContent())
-	return &distillv1.ExtractResponse{Distilled: d, LowContentReason: p.lowContentReason, Scripted: p.scripted}, nil
+	return &internalv1.ExtractResponse{Distilled: d, LowContentReason: p.lowContentReason, Scripted: p.scripted}, nil
 }
 
 // finish applies the token budget and fills in the figures; body is the
 // decoded page the stats count.
-func finish(req *distillv1.ExtractRequest, body []byte, p page) *distillv1.Distilled {
+func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Distilled {
 	opts := req.GetOptions()
 	if fetchopts.Format(opts) != distillv1.Format_FORMAT_TEXT {
 		p.text = ""

@@ -9,14 +9,15 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/tokens"
 )
 
 const pageURLForTests = "https://news.example.com/world/2024/story.html"
 
-func htmlReq(body string, opts *distillv1.FetchOptions) *distillv1.ExtractRequest {
-	return &distillv1.ExtractRequest{Html: []byte(body), Url: pageURLForTests, Status: 200, Options: opts}
+func htmlReq(body string, opts *distillv1.FetchOptions) *internalv1.ExtractRequest {
+	return &internalv1.ExtractRequest{Html: []byte(body), Url: pageURLForTests, Status: 200, Options: opts}
 }
 
 // articlePage is a page with a clear article and page furniture around it.
@@ -335,18 +336,18 @@ func TestDiagnostics(t *testing.T) {
 	const shortNoScript = `<html><body><p>Short static page.</p></body></html>`
 	tests := []struct {
 		name       string
-		req        *distillv1.ExtractRequest
+		req        *internalv1.ExtractRequest
 		wantLow    bool
 		wantReason string
 		rendered   bool
 		scripted   bool
 	}{
 		{name: "article is not low content", req: htmlReq(articlePage, nil), scripted: true},
-		{name: "app shell", req: &distillv1.ExtractRequest{Html: readPage(t, "appshell.html"), Url: pageURLForTests}, wantLow: true, wantReason: "js_app", scripted: true},
+		{name: "app shell", req: &internalv1.ExtractRequest{Html: readPage(t, "appshell.html"), Url: pageURLForTests}, wantLow: true, wantReason: "js_app", scripted: true},
 		{name: "challenge page", req: htmlReq(challenge, nil), wantLow: true, wantReason: "challenge"},
 		{name: "javascript notice", req: htmlReq(jsNotice, nil), wantLow: true, wantReason: "js_app"},
 		{name: "short page without scripts", req: htmlReq(shortNoScript, nil)},
-		{name: "rendered page", req: &distillv1.ExtractRequest{Html: []byte(articlePage), Url: pageURLForTests, Rendered: true}, rendered: true, scripted: true},
+		{name: "rendered page", req: &internalv1.ExtractRequest{Html: []byte(articlePage), Url: pageURLForTests, Rendered: true}, rendered: true, scripted: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -514,7 +515,7 @@ func TestContentTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := newExtractor().Extract(context.Background(), &distillv1.ExtractRequest{
+			resp, err := newExtractor().Extract(context.Background(), &internalv1.ExtractRequest{
 				Html: []byte(tt.body), Url: tt.url, ContentType: tt.contentType,
 				Options: &distillv1.FetchOptions{ExtractLinks: true},
 			})
@@ -581,7 +582,7 @@ func TestCharset(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := run(t, &distillv1.ExtractRequest{Html: tt.body, Url: pageURLForTests, ContentType: tt.contentType})
+			d := run(t, &internalv1.ExtractRequest{Html: tt.body, Url: pageURLForTests, ContentType: tt.contentType})
 			if d.GetMarkdown() != tt.want {
 				t.Errorf("markdown = %q, want %q", d.GetMarkdown(), tt.want)
 			}
@@ -607,7 +608,7 @@ func TestPageURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := newExtractor().Extract(context.Background(), &distillv1.ExtractRequest{Html: []byte("<p>x</p>"), Url: tt.url})
+			_, err := newExtractor().Extract(context.Background(), &internalv1.ExtractRequest{Html: []byte("<p>x</p>"), Url: tt.url})
 			if !tt.wantErr {
 				if err != nil {
 					t.Fatalf("err = %v", err)
@@ -642,7 +643,7 @@ func TestBaseHref(t *testing.T) {
 }
 
 func TestResultFields(t *testing.T) {
-	d := run(t, &distillv1.ExtractRequest{Html: []byte(articlePage), Url: pageURLForTests, Status: 203})
+	d := run(t, &internalv1.ExtractRequest{Html: []byte(articlePage), Url: pageURLForTests, Status: 203})
 	if d.GetFinalUrl() != pageURLForTests || d.GetStatus() != 203 {
 		t.Errorf("final_url, status = %q, %d", d.GetFinalUrl(), d.GetStatus())
 	}

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/tokens"
 )
@@ -123,8 +124,8 @@ func FuzzExtract(f *testing.F) {
 	})
 }
 
-func fuzzRequest(page []byte, contentType string, opts *distillv1.FetchOptions) *distillv1.ExtractRequest {
-	return &distillv1.ExtractRequest{
+func fuzzRequest(page []byte, contentType string, opts *distillv1.FetchOptions) *internalv1.ExtractRequest {
+	return &internalv1.ExtractRequest{
 		Html: page, Url: "https://fuzz.example.com/dir/page.html", ContentType: contentType, Status: 200, Options: opts,
 	}
 }

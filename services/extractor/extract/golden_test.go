@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/markdown"
 )
@@ -21,7 +22,7 @@ func newExtractor() *Extractor {
 }
 
 // run extracts req and fails the test on error.
-func run(t *testing.T, req *distillv1.ExtractRequest) *distillv1.Distilled {
+func run(t *testing.T, req *internalv1.ExtractRequest) *distillv1.Distilled {
 	t.Helper()
 	resp, err := newExtractor().Extract(context.Background(), req)
 	if err != nil {
@@ -136,7 +137,7 @@ func TestGoldenPages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimSuffix(tt.page, ".html"), func(t *testing.T) {
-			d := run(t, &distillv1.ExtractRequest{Html: readPage(t, tt.page), Url: tt.url, Status: 200})
+			d := run(t, &internalv1.ExtractRequest{Html: readPage(t, tt.page), Url: tt.url, Status: 200})
 			md := d.GetMarkdown()
 			for _, s := range tt.present {
 				if !strings.Contains(md, s) {
@@ -165,7 +166,7 @@ func TestConcurrentExtract(t *testing.T) {
 	want := map[string]string{}
 	for _, p := range pages {
 		body[p] = readPage(t, p)
-		want[p] = run(t, &distillv1.ExtractRequest{Html: body[p], Url: "https://example.com/x/"}).GetMarkdown()
+		want[p] = run(t, &internalv1.ExtractRequest{Html: body[p], Url: "https://example.com/x/"}).GetMarkdown()
 	}
 	errs := make(chan string, 8*len(pages))
 	done := make(chan struct{})
@@ -173,7 +174,7 @@ func TestConcurrentExtract(t *testing.T) {
 		p := pages[i%len(pages)]
 		go func() {
 			defer func() { done <- struct{}{} }()
-			resp, err := e.Extract(context.Background(), &distillv1.ExtractRequest{Html: body[p], Url: "https://example.com/x/"})
+			resp, err := e.Extract(context.Background(), &internalv1.ExtractRequest{Html: body[p], Url: "https://example.com/x/"})
 			if err != nil {
 				errs <- err.Error()
 				return

@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/tokens"
 )
@@ -118,7 +119,7 @@ func TestHostilePages(t *testing.T) {
 				// test time, at the cost of one more extraction's memory
 				// per CPU.
 				t.Parallel()
-				resp, err := e.Extract(context.Background(), &distillv1.ExtractRequest{
+				resp, err := e.Extract(context.Background(), &internalv1.ExtractRequest{
 					Html: p.page, Url: pageURLForTests, Status: 200, Options: profile.opts(),
 				})
 				if err != nil {
@@ -152,7 +153,7 @@ func BenchmarkHostile(b *testing.B) {
 	for _, p := range hostilePages() {
 		for _, profile := range hostileProfiles {
 			b.Run(p.name+"/"+profile.name, func(b *testing.B) {
-				req := &distillv1.ExtractRequest{Html: p.page, Url: pageURLForTests, Status: 200, Options: profile.opts()}
+				req := &internalv1.ExtractRequest{Html: p.page, Url: pageURLForTests, Status: 200, Options: profile.opts()}
 				b.SetBytes(int64(len(p.page)))
 				var peak uint64
 				for b.Loop() {

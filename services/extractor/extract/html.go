@@ -10,6 +10,7 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/internal/htmlnode"
 	"distill.dev/services/extractor/markdown"
@@ -35,7 +36,7 @@ func compileSelector(sel string) (cascadia.Selector, error) {
 // reads the whole page runs before the content is chosen, because choosing
 // it edits the tree; the Markdown conversion, which edits the content, runs
 // last.
-func (e *Extractor) fromHTML(ctx context.Context, req *distillv1.ExtractRequest, body []byte, u *url.URL, sel cascadia.Selector) (page, error) {
+func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest, body []byte, u *url.URL, sel cascadia.Selector) (page, error) {
 	opts := req.GetOptions()
 	doc, err := parseHTML(body)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -41,7 +42,7 @@ func TestGoldenMatrix(t *testing.T) {
 		stem := strings.TrimSuffix(page, ".html")
 		for _, c := range cases {
 			t.Run(stem+"/"+c.name, func(t *testing.T) {
-				d := run(t, &distillv1.ExtractRequest{Html: html, Url: url, Status: 200, Options: c.opts})
+				d := run(t, &internalv1.ExtractRequest{Html: html, Url: url, Status: 200, Options: c.opts})
 				golden(t, stem+"."+c.name+"."+c.ext, c.out(t, d))
 			})
 		}

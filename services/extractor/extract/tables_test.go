@@ -7,10 +7,11 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
-func tablesReq(body string, opts *distillv1.FetchOptions) *distillv1.ExtractRequest {
+func tablesReq(body string, opts *distillv1.FetchOptions) *internalv1.ExtractRequest {
 	if opts == nil {
 		opts = &distillv1.FetchOptions{}
 	}

@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"testing"
 
-	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/telemetry"
-	"distill.dev/proto/telemetry/telemetrytest"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	"distill.dev/services/platform/telemetry"
+	"distill.dev/services/platform/telemetry/telemetrytest"
 )
 
 // Sets OpenTelemetry's process-wide tracer provider: not parallel.
@@ -21,7 +21,7 @@ func TestExtractIsTraced(t *testing.T) {
 	if _, err := e.Extract(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Extract(ctx, &distillv1.ExtractRequest{Url: "mailto:someone"}); err == nil {
+	if _, err := e.Extract(ctx, &internalv1.ExtractRequest{Url: "mailto:someone"}); err == nil {
 		t.Fatal("extract of a mailto: URL succeeded")
 	}
 	root.End()

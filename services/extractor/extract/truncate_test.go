@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/markdown"
 	"distill.dev/services/extractor/tokens"
@@ -120,7 +121,7 @@ func TestTruncateFixturesWithinBudget(t *testing.T) {
 	for _, name := range pages {
 		for _, profile := range []distillv1.Profile{distillv1.Profile_PROFILE_ARTICLE, distillv1.Profile_PROFILE_FULL} {
 			t.Run(name+"/"+profile.String(), func(t *testing.T) {
-				d := run(t, &distillv1.ExtractRequest{
+				d := run(t, &internalv1.ExtractRequest{
 					Html: readPage(t, name), Url: "https://example.com/page",
 					Options: &distillv1.FetchOptions{Profile: profile, Format: distillv1.Format_FORMAT_TEXT},
 				})

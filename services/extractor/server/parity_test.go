@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
 )
@@ -33,7 +34,7 @@ func TestGRPCMatchesInProcess(t *testing.T) {
 		"metadata":               {Profile: distillv1.Profile_PROFILE_METADATA},
 		"selector":               {Selector: "p, h1, h2", ExtractLinks: true},
 	}
-	remote := distillv1.NewExtractorServiceClient(dial(t))
+	remote := internalv1.NewExtractorServiceClient(dial(t))
 	local := extract.New(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, page := range pages {
 		html, err := os.ReadFile(page)
@@ -42,7 +43,7 @@ func TestGRPCMatchesInProcess(t *testing.T) {
 		}
 		for name, opts := range optionSets {
 			t.Run(filepath.Base(page)+"/"+name, func(t *testing.T) {
-				req := &distillv1.ExtractRequest{Html: html, Url: "https://example.com/dir/page", Status: 200, Options: opts}
+				req := &internalv1.ExtractRequest{Html: html, Url: "https://example.com/dir/page", Status: 200, Options: opts}
 				want, err := local.Extract(context.Background(), req)
 				if err != nil {
 					t.Fatal(err)

@@ -7,9 +7,9 @@ import (
 
 	"google.golang.org/grpc"
 
-	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/grpcserve"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	"distill.dev/services/extractor/extract"
+	"distill.dev/services/platform/grpcserve"
 )
 
 // Config is how the extractor service is served.
@@ -30,6 +30,6 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 func New(logger *slog.Logger, opts ...grpc.ServerOption) *grpcserve.Server {
 	ex := extract.New(logger)
 	return grpcserve.New(logger, func(s *grpc.Server) {
-		distillv1.RegisterExtractorServiceServer(s, ex)
+		internalv1.RegisterExtractorServiceServer(s, ex)
 	}, opts...)
 }

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -46,11 +47,11 @@ func dial(t *testing.T) *grpc.ClientConn {
 }
 
 func TestExtractOverGRPC(t *testing.T) {
-	client := distillv1.NewExtractorServiceClient(dial(t))
+	client := internalv1.NewExtractorServiceClient(dial(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	resp, err := client.Extract(ctx, &distillv1.ExtractRequest{
+	resp, err := client.Extract(ctx, &internalv1.ExtractRequest{
 		Html:    []byte(`<html><head><title>Remote</title></head><body><article><h1>Remote</h1><p>Served over gRPC.</p></article></body></html>`),
 		Url:     "https://example.com/remote",
 		Status:  200,
@@ -66,25 +67,25 @@ func TestExtractOverGRPC(t *testing.T) {
 }
 
 func TestErrorsKeepTheirCode(t *testing.T) {
-	client := distillv1.NewExtractorServiceClient(dial(t))
+	client := internalv1.NewExtractorServiceClient(dial(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
 	tests := []struct {
 		name     string
-		req      *distillv1.ExtractRequest
+		req      *internalv1.ExtractRequest
 		wantCode distillv1.ErrorCode
 		wantGRPC codes.Code
 	}{
 		{
 			name:     "unsupported content",
-			req:      &distillv1.ExtractRequest{Html: []byte{0x89, 'P', 'N', 'G'}, Url: "https://example.com/a.png", ContentType: "image/png"},
+			req:      &internalv1.ExtractRequest{Html: []byte{0x89, 'P', 'N', 'G'}, Url: "https://example.com/a.png", ContentType: "image/png"},
 			wantCode: failure.UnsupportedContent,
 			wantGRPC: codes.FailedPrecondition,
 		},
 		{
 			name:     "invalid url",
-			req:      &distillv1.ExtractRequest{Html: []byte("<p>x</p>"), Url: "not a url"},
+			req:      &internalv1.ExtractRequest{Html: []byte("<p>x</p>"), Url: "not a url"},
 			wantCode: failure.InvalidURL,
 			wantGRPC: codes.InvalidArgument,
 		},
@@ -105,7 +106,7 @@ func TestErrorsKeepTheirCode(t *testing.T) {
 func TestHealth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := healthpb.NewHealthClient(dial(t)).Check(ctx, &healthpb.HealthCheckRequest{Service: distillv1.ExtractorService_ServiceDesc.ServiceName})
+	resp, err := healthpb.NewHealthClient(dial(t)).Check(ctx, &healthpb.HealthCheckRequest{Service: internalv1.ExtractorService_ServiceDesc.ServiceName})
 	if err != nil {
 		t.Fatal(err)
 	}

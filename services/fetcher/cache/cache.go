@@ -26,7 +26,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	distillv1 "distill.dev/proto/gen/distill/v1"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 )
 
 // EnvDir overrides the default cache directory.
@@ -46,7 +46,7 @@ const (
 
 // Entry is one cached answer.
 type Entry struct {
-	Response *distillv1.FetcherServiceFetchResponse
+	Response *internalv1.FetcherServiceFetchResponse
 	StoredAt time.Time
 }
 
@@ -135,7 +135,7 @@ func Key(u *url.URL) string {
 // Storable reports whether an answer may be cached: successes and final
 // redirects (a 3xx without a Location to follow). Errors are answers that
 // may change any second and are never kept.
-func Storable(resp *distillv1.FetcherServiceFetchResponse) bool {
+func Storable(resp *internalv1.FetcherServiceFetchResponse) bool {
 	return resp.GetStatus() >= 200 && resp.GetStatus() < 400
 }
 
@@ -177,7 +177,7 @@ func (c *Cache) Get(key string, maxAge time.Duration) (*Entry, bool) {
 	if age := c.now().Sub(storedAt); age < 0 || age >= maxAge {
 		return nil, false
 	}
-	resp := &distillv1.FetcherServiceFetchResponse{}
+	resp := &internalv1.FetcherServiceFetchResponse{}
 	if err := proto.Unmarshal(payload, resp); err != nil {
 		c.removeIfSame(p, f)
 		return nil, false
@@ -198,7 +198,7 @@ func (c *Cache) removeIfSame(p string, f *os.File) {
 // Put stores resp under key, replacing any entry. Answers that Storable
 // refuses are not stored and are no error. from_cache is not stored: it
 // describes a reply, not the page.
-func (c *Cache) Put(key string, resp *distillv1.FetcherServiceFetchResponse) error {
+func (c *Cache) Put(key string, resp *internalv1.FetcherServiceFetchResponse) error {
 	if !validKey(key) {
 		return fmt.Errorf("cache put: bad key %q", key)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	distillv1 "distill.dev/proto/gen/distill/v1"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 )
 
 type clock struct {
@@ -54,8 +54,8 @@ func key(t *testing.T, raw string) string {
 	return Key(u)
 }
 
-func answer(status int32, body string) *distillv1.FetcherServiceFetchResponse {
-	return &distillv1.FetcherServiceFetchResponse{
+func answer(status int32, body string) *internalv1.FetcherServiceFetchResponse {
+	return &internalv1.FetcherServiceFetchResponse{
 		FinalUrl:        "https://example.com/final",
 		Status:          status,
 		ContentType:     "text/html",

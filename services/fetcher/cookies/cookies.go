@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
-	distillv1 "distill.dev/proto/gen/distill/v1"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 )
 
 // MaxEntries bounds the journal: past it the oldest entries are dropped,
@@ -27,7 +27,7 @@ const MaxEntries = 3000
 type Jar struct {
 	mu      sync.Mutex
 	jar     *cookiejar.Jar
-	entries []*distillv1.JarEntry
+	entries []*internalv1.JarEntry
 	// index finds an entry by what identifies a cookie, so setting a cookie
 	// again replaces its entry instead of growing the journal.
 	index map[key]int
@@ -50,7 +50,7 @@ func newJar(now func() time.Time) *Jar {
 }
 
 // FromEntries rebuilds a jar from a journal.
-func FromEntries(entries []*distillv1.JarEntry) *Jar {
+func FromEntries(entries []*internalv1.JarEntry) *Jar {
 	j := New()
 	j.Apply(entries)
 	return j
@@ -68,8 +68,8 @@ func (j *Jar) SetCookies(u *url.URL, cs []*http.Cookie) {
 
 // Record stores the cookies a response from u set, like SetCookies, and
 // returns their journal entries.
-func (j *Jar) Record(u *url.URL, cs []*http.Cookie) []*distillv1.JarEntry {
-	entries := make([]*distillv1.JarEntry, 0, len(cs))
+func (j *Jar) Record(u *url.URL, cs []*http.Cookie) []*internalv1.JarEntry {
+	entries := make([]*internalv1.JarEntry, 0, len(cs))
 	for _, c := range cs {
 		entries = append(entries, j.entry(u, c))
 	}
@@ -79,7 +79,7 @@ func (j *Jar) Record(u *url.URL, cs []*http.Cookie) []*distillv1.JarEntry {
 
 // Apply sets journal entries, in order, as if their responses had just
 // arrived. Entries whose URL does not parse are skipped.
-func (j *Jar) Apply(entries []*distillv1.JarEntry) {
+func (j *Jar) Apply(entries []*internalv1.JarEntry) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for _, e := range entries {
@@ -132,7 +132,7 @@ func (j *Jar) compact(drop int) {
 // keyOf identifies the cookie c set by a response from u: its name, the
 // domain it was set for and its path, the path defaulting as RFC 6265
 // section 5.1.4 says.
-func keyOf(u *url.URL, c *distillv1.Cookie) key {
+func keyOf(u *url.URL, c *internalv1.Cookie) key {
 	k := key{host: strings.ToLower(u.Hostname()), name: c.GetName(), domain: strings.TrimPrefix(strings.ToLower(c.GetDomain()), "."), path: c.GetPath()}
 	if !strings.HasPrefix(k.path, "/") {
 		k.path = "/"
@@ -148,11 +148,11 @@ func keyOf(u *url.URL, c *distillv1.Cookie) key {
 }
 
 // Entries returns the journal, oldest first, without expired cookies.
-func (j *Jar) Entries() []*distillv1.JarEntry {
+func (j *Jar) Entries() []*internalv1.JarEntry {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	now := j.now().Unix()
-	out := make([]*distillv1.JarEntry, 0, len(j.entries))
+	out := make([]*internalv1.JarEntry, 0, len(j.entries))
 	for _, e := range j.entries {
 		if exp := e.GetCookie().GetExpires(); exp != 0 && exp <= now {
 			continue
@@ -171,8 +171,8 @@ func (j *Jar) Clone() *Jar {
 
 // entry turns a cookie a response from u set into a journal entry, with
 // Max-Age made absolute now.
-func (j *Jar) entry(u *url.URL, c *http.Cookie) *distillv1.JarEntry {
-	pc := &distillv1.Cookie{
+func (j *Jar) entry(u *url.URL, c *http.Cookie) *internalv1.JarEntry {
+	pc := &internalv1.Cookie{
 		Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path,
 		Secure: c.Secure, HttpOnly: c.HttpOnly,
 	}
@@ -184,5 +184,5 @@ func (j *Jar) entry(u *url.URL, c *http.Cookie) *distillv1.JarEntry {
 	case !c.Expires.IsZero():
 		pc.Expires = max(c.Expires.Unix(), 1)
 	}
-	return &distillv1.JarEntry{Url: (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String(), Cookie: pc}
+	return &internalv1.JarEntry{Url: (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String(), Cookie: pc}
 }

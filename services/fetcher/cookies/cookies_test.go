@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	distillv1 "distill.dev/proto/gen/distill/v1"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 )
 
 func mustURL(t *testing.T, raw string) *url.URL {
@@ -68,13 +68,13 @@ func TestEntriesRebuildTheSameJar(t *testing.T) {
 	j.SetCookies(mustURL(t, "https://a.example.com/x/q"), []*http.Cookie{{Name: "sid", Value: "three"}}) // replaces "one"
 
 	// Through the wire and back, as a request to a remote fetcher.
-	var wire []*distillv1.JarEntry
+	var wire []*internalv1.JarEntry
 	for _, e := range j.Entries() {
 		b, err := proto.Marshal(e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back distillv1.JarEntry
+		var back internalv1.JarEntry
 		if err := proto.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}

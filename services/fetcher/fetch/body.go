@@ -18,13 +18,13 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"distill.dev/proto/failure"
-	distillv1 "distill.dev/proto/gen/distill/v1"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 )
 
 // answer reads the final response into the reply: content type first, so
 // an unsupported type is refused without reading its body, then the body
 // through the byte cap.
-func (c *call) answer(ctx context.Context, where string, u *url.URL, resp *http.Response, history []string) (*distillv1.FetcherServiceFetchResponse, error) {
+func (c *call) answer(ctx context.Context, where string, u *url.URL, resp *http.Response, history []string) (*internalv1.FetcherServiceFetchResponse, error) {
 	defer resp.Body.Close()
 	// Only a charset the server declared is passed on: the sniffer's utf-8
 	// is a guess the extractor makes better from the bytes and <meta>.
@@ -46,7 +46,7 @@ func (c *call) answer(ctx context.Context, where string, u *url.URL, resp *http.
 			return nil, failure.New(failure.UnsupportedContent, "%s: unsupported content type %s (sniffed)", where, mt)
 		}
 	}
-	return &distillv1.FetcherServiceFetchResponse{
+	return &internalv1.FetcherServiceFetchResponse{
 		FinalUrl:        u.String(),
 		Status:          int32(resp.StatusCode),
 		ContentType:     mt,

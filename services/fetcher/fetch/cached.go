@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/fetchopts"
-	distillv1 "distill.dev/proto/gen/distill/v1"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	"distill.dev/services/fetcher/cache"
 )
 
@@ -44,7 +44,7 @@ func (c *call) cacheKey() string {
 // robots.txt, by the site's robots.txt: the entry may have been stored by a
 // call that did not. Whatever would be refused or cannot be judged now is a
 // miss, and the live fetch decides and reports.
-func (f *Fetcher) fromCache(ctx context.Context, c *call) (*distillv1.FetcherServiceFetchResponse, bool) {
+func (f *Fetcher) fromCache(ctx context.Context, c *call) (*internalv1.FetcherServiceFetchResponse, bool) {
 	key := c.cacheKey()
 	if key == "" {
 		return nil, false
@@ -83,7 +83,7 @@ func (f *Fetcher) fromCache(ctx context.Context, c *call) (*distillv1.FetcherSer
 
 // store keeps a live answer; a cache that cannot be written costs speed,
 // not the answer, so failures are only logged.
-func (f *Fetcher) store(ctx context.Context, c *call, resp *distillv1.FetcherServiceFetchResponse) {
+func (f *Fetcher) store(ctx context.Context, c *call, resp *internalv1.FetcherServiceFetchResponse) {
 	key := c.cacheKey()
 	if key == "" || !cache.Storable(resp) {
 		return

@@ -13,7 +13,7 @@ import (
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/cache"
-	"distill.dev/services/fetcher/netpolicy/netpolicytest"
+	"distill.dev/services/platform/netpolicy/netpolicytest"
 )
 
 type testClock struct {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	distillv1 "distill.dev/proto/gen/distill/v1"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	"distill.dev/services/fetcher/cache"
 )
 
@@ -50,11 +50,11 @@ func TestCookiesAcrossHopsAndCalls(t *testing.T) {
 	t.Parallel()
 	base, robotsCookies := loginSite(t)
 	f := newFetcher(t)
-	fetchWith := func(path string, use bool, jar []*distillv1.JarEntry) *distillv1.FetcherServiceFetchResponse {
+	fetchWith := func(path string, use bool, jar []*internalv1.JarEntry) *internalv1.FetcherServiceFetchResponse {
 		t.Helper()
 		o := local()
 		o.RespectRobots = true
-		resp, err := f.Fetch(t.Context(), &distillv1.FetcherServiceFetchRequest{Url: base + path, Options: o, UseCookies: use, Jar: jar})
+		resp, err := f.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: base + path, Options: o, UseCookies: use, Jar: jar})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +110,7 @@ func TestCookieCallsSkipTheCache(t *testing.T) {
 	}
 	f := newFetcher(t, WithCache(c))
 	get := func(use bool) string {
-		resp, err := f.Fetch(t.Context(), &distillv1.FetcherServiceFetchRequest{Url: ts.URL, Options: local(), UseCookies: use})
+		resp, err := f.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: ts.URL, Options: local(), UseCookies: use})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestRetryAfterIsReported(t *testing.T) {
 	})
 	o := local()
 	o.MaxRetries = ptr(int32(0))
-	resp, err := newFetcher(t).Fetch(t.Context(), &distillv1.FetcherServiceFetchRequest{Url: ts.URL + "/busy", Options: o})
+	resp, err := newFetcher(t).Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: ts.URL + "/busy", Options: o})
 	if err != nil {
 		t.Fatal(err)
 	}

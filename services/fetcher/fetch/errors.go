@@ -6,7 +6,7 @@ import (
 	"net"
 
 	"distill.dev/proto/failure"
-	"distill.dev/services/fetcher/netpolicy"
+	"distill.dev/services/platform/netpolicy"
 )
 
 // errTimeout is the cause a fetch's own deadline carries, to tell it from a

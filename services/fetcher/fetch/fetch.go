@@ -22,11 +22,12 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/telemetry"
 	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/cookies"
-	"distill.dev/services/fetcher/netpolicy"
+	"distill.dev/services/platform/netpolicy"
+	"distill.dev/services/platform/telemetry"
 )
 
 // MaxRedirects is how many redirects one fetch follows.
@@ -45,7 +46,7 @@ const (
 // alike. Its connection pools and per-host limits are shared by every call,
 // so one Fetcher should serve a whole process.
 type Fetcher struct {
-	distillv1.UnimplementedFetcherServiceServer
+	internalv1.UnimplementedFetcherServiceServer
 
 	logger      *slog.Logger
 	userAgent   string
@@ -173,13 +174,13 @@ type call struct {
 	// jar is the session's cookie jar, nil when the call keeps no cookies;
 	// setCookies collects what the call's hops set in it.
 	jar        *cookies.Jar
-	setCookies []*distillv1.JarEntry
+	setCookies []*internalv1.JarEntry
 }
 
 // Fetch retrieves req.url. HTTP error statuses are answers; policy
 // refusals, limits and network failures are *failure.Error values whose
 // one-line message names the URL.
-func (f *Fetcher) Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchRequest) (resp *distillv1.FetcherServiceFetchResponse, err error) {
+func (f *Fetcher) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetchRequest) (resp *internalv1.FetcherServiceFetchResponse, err error) {
 	start := time.Now()
 	ctx, done := telemetry.StartRequest(ctx, "distill.fetch", "fetcher", "Fetch", telemetry.URLAttributes(req.GetUrl())...)
 	defer func() {
@@ -239,7 +240,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchR
 	return resp, nil
 }
 
-func (f *Fetcher) fetch(ctx context.Context, c *call) (*distillv1.FetcherServiceFetchResponse, error) {
+func (f *Fetcher) fetch(ctx context.Context, c *call) (*internalv1.FetcherServiceFetchResponse, error) {
 	where := "fetch " + display(c.raw)
 	if err := fetchopts.Validate(c.opts); err != nil {
 		return nil, failure.Wrap(failure.InvalidArgument, err, "%s: bad options", where)
@@ -315,7 +316,7 @@ func redirectTarget(resp *http.Response, from *url.URL) (string, error) {
 }
 
 // messageOf reads what the request asks to send.
-func messageOf(req *distillv1.FetcherServiceFetchRequest) (message, error) {
+func messageOf(req *internalv1.FetcherServiceFetchRequest) (message, error) {
 	switch m := strings.ToUpper(req.GetMethod()); m {
 	case "", http.MethodGet:
 		if len(req.GetBody()) > 0 {

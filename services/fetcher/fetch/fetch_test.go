@@ -22,9 +22,10 @@ import (
 	"time"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/services/fetcher/netpolicy"
-	"distill.dev/services/fetcher/netpolicy/netpolicytest"
+	"distill.dev/services/platform/netpolicy"
+	"distill.dev/services/platform/netpolicy/netpolicytest"
 )
 
 const page = "<!doctype html><html><head><title>t</title></head><body><p>hello</p></body></html>"
@@ -45,12 +46,12 @@ func local() *distillv1.FetchOptions {
 
 func ptr[T any](v T) *T { return &v }
 
-func get(t *testing.T, f *Fetcher, url string, o *distillv1.FetchOptions) (*distillv1.FetcherServiceFetchResponse, error) {
+func get(t *testing.T, f *Fetcher, url string, o *distillv1.FetchOptions) (*internalv1.FetcherServiceFetchResponse, error) {
 	t.Helper()
-	return f.Fetch(t.Context(), &distillv1.FetcherServiceFetchRequest{Url: url, Options: o})
+	return f.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: url, Options: o})
 }
 
-func mustGet(t *testing.T, f *Fetcher, url string, o *distillv1.FetchOptions) *distillv1.FetcherServiceFetchResponse {
+func mustGet(t *testing.T, f *Fetcher, url string, o *distillv1.FetchOptions) *internalv1.FetcherServiceFetchResponse {
 	t.Helper()
 	resp, err := get(t, f, url, o)
 	if err != nil {
@@ -479,7 +480,7 @@ func TestFetchCanceled(t *testing.T) {
 		<-started
 		cancel()
 	}()
-	_, err := f.Fetch(ctx, &distillv1.FetcherServiceFetchRequest{Url: ts.URL, Options: local()})
+	_, err := f.Fetch(ctx, &internalv1.FetcherServiceFetchRequest{Url: ts.URL, Options: local()})
 	wantFailure(t, err, failure.Canceled, "fetch "+ts.URL, "canceled")
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"distill.dev/proto/telemetry"
+	"distill.dev/services/platform/telemetry"
 )
 
 // errRateDeadline says the rate limit would make a request wait past the

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/cache"
 )
 
-func post(t *testing.T, f *Fetcher, url, body string, o *distillv1.FetchOptions) (*distillv1.FetcherServiceFetchResponse, error) {
+func post(t *testing.T, f *Fetcher, url, body string, o *distillv1.FetchOptions) (*internalv1.FetcherServiceFetchResponse, error) {
 	t.Helper()
-	return f.Fetch(t.Context(), &distillv1.FetcherServiceFetchRequest{
+	return f.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{
 		Url: url, Options: o, Method: "POST", Body: []byte(body), BodyContentType: "application/x-www-form-urlencoded",
 	})
 }
@@ -113,9 +114,9 @@ func TestPostRedirects(t *testing.T) {
 func TestMethodAndBodyChecked(t *testing.T) {
 	t.Parallel()
 	f := newFetcher(t)
-	_, err := f.Fetch(t.Context(), &distillv1.FetcherServiceFetchRequest{Url: "http://127.0.0.1/", Method: "DELETE", Options: local()})
+	_, err := f.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: "http://127.0.0.1/", Method: "DELETE", Options: local()})
 	wantFailure(t, err, failure.InvalidArgument, `method "DELETE" is not GET or POST`)
-	_, err = f.Fetch(t.Context(), &distillv1.FetcherServiceFetchRequest{Url: "http://127.0.0.1/", Body: []byte("x"), Options: local()})
+	_, err = f.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: "http://127.0.0.1/", Body: []byte("x"), Options: local()})
 	wantFailure(t, err, failure.InvalidArgument, "a GET carries no body")
 }
 

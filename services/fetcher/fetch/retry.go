@@ -16,8 +16,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"distill.dev/proto/telemetry"
-	"distill.dev/services/fetcher/netpolicy"
+	"distill.dev/services/platform/netpolicy"
+	"distill.dev/services/platform/telemetry"
 )
 
 // maxRetryAfter caps how long a server may ask us to wait.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/telemetry"
-	"distill.dev/proto/telemetry/telemetrytest"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	"distill.dev/services/platform/telemetry"
+	"distill.dev/services/platform/telemetry/telemetrytest"
 )
 
 // These tests set OpenTelemetry's process-wide providers, so they do not
@@ -103,7 +103,7 @@ func TestFetchSpans(t *testing.T) {
 		seq.ServeHTTP(w, r)
 	})
 	ctx, root := telemetry.Start(context.Background(), "test")
-	if _, err := newFetcher(t).Fetch(ctx, &distillv1.FetcherServiceFetchRequest{Url: ts.URL + "/start?token=secret", Options: local()}); err != nil {
+	if _, err := newFetcher(t).Fetch(ctx, &internalv1.FetcherServiceFetchRequest{Url: ts.URL + "/start?token=secret", Options: local()}); err != nil {
 		t.Fatal(err)
 	}
 	root.End()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -128,7 +129,7 @@ func TestWorkerKilledMidBatchLosesNoURL(t *testing.T) {
 	urls := urlsN(30)
 	concurrency := int32(10)
 	type outcome struct {
-		got map[int32]*distillv1.FetchJobResult
+		got map[int32]*internalv1.FetchJobResult
 		err error
 	}
 	done := make(chan outcome, 1)

@@ -18,9 +18,10 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/telemetry"
 	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/platform/telemetry"
 )
 
 // queueGrace covers time a job spends queued and scheduled.
@@ -60,7 +61,7 @@ func NewDispatcher(logger *slog.Logger, js jetstream.JetStream) *Dispatcher {
 // per URL, in completion order, from the calling goroutine. A URL whose
 // result does not come back within its budget is delivered as a timeout
 // error; when ctx ends, the URLs still open are delivered as cancelled.
-func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*distillv1.FetchJobResult)) error {
+func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error {
 	if len(urls) == 0 {
 		return nil
 	}
@@ -122,7 +123,7 @@ func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.Fet
 	}
 	defer b.endSpans()
 	limit := fetchopts.Concurrency(opts)
-	deliverOnce := func(r *distillv1.FetchJobResult) {
+	deliverOnce := func(r *internalv1.FetchJobResult) {
 		if b.done[r.GetIndex()] {
 			return
 		}
@@ -160,7 +161,7 @@ func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.Fet
 			if !ok {
 				return fmt.Errorf("batch %s: result stream closed", batchID)
 			}
-			r := &distillv1.FetchJobResult{}
+			r := &internalv1.FetchJobResult{}
 			if err := proto.Unmarshal(m.Data(), r); err != nil || r.GetBatchId() != batchID || r.GetIndex() < 0 || int(r.GetIndex()) >= len(urls) {
 				d.logger.Warn("jobs: stray result dropped", "batch", batchID, "err", err)
 				_ = m.Term()
@@ -220,7 +221,7 @@ func (b *batch) linkWorker(ctx context.Context, idx int32, h nats.Header) {
 }
 
 // endSpan ends the span of the job r answers, as r's outcome.
-func (b *batch) endSpan(r *distillv1.FetchJobResult) {
+func (b *batch) endSpan(r *internalv1.FetchJobResult) {
 	span, ok := b.spans[r.GetIndex()]
 	if !ok {
 		return
@@ -251,7 +252,7 @@ func (b *batch) untilNextDeadline() time.Duration {
 }
 
 func (d *Dispatcher) publish(ctx context.Context, b *batch, idx int32) error {
-	job := &distillv1.FetchJob{
+	job := &internalv1.FetchJob{
 		JobId:         b.id + "." + strconv.Itoa(int(idx)),
 		BatchId:       b.id,
 		Index:         idx,
@@ -363,12 +364,12 @@ func (d *Dispatcher) dropJob(ctx context.Context, seq uint64) {
 	}
 }
 
-func errorResult(b *batch, idx int32, err error) *distillv1.FetchJobResult {
-	return &distillv1.FetchJobResult{
+func errorResult(b *batch, idx int32, err error) *internalv1.FetchJobResult {
+	return &internalv1.FetchJobResult{
 		JobId:   b.id + "." + strconv.Itoa(int(idx)),
 		BatchId: b.id,
 		Index:   idx,
 		Url:     b.urls[idx],
-		Outcome: &distillv1.FetchJobResult_Error{Error: failure.Proto(err)},
+		Outcome: &internalv1.FetchJobResult_Error{Error: failure.Proto(err)},
 	}
 }

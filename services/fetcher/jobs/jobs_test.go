@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/natsembed"
 )
@@ -85,10 +86,10 @@ func urlsN(n int) []string {
 	return urls
 }
 
-func collect(t *testing.T, ctx context.Context, d *Dispatcher, urls []string, opts *distillv1.FetchOptions) (map[int32]*distillv1.FetchJobResult, error) {
+func collect(t *testing.T, ctx context.Context, d *Dispatcher, urls []string, opts *distillv1.FetchOptions) (map[int32]*internalv1.FetchJobResult, error) {
 	t.Helper()
-	got := make(map[int32]*distillv1.FetchJobResult)
-	err := d.Run(ctx, urls, opts, func(r *distillv1.FetchJobResult) {
+	got := make(map[int32]*internalv1.FetchJobResult)
+	err := d.Run(ctx, urls, opts, func(r *internalv1.FetchJobResult) {
 		if _, dup := got[r.GetIndex()]; dup {
 			t.Errorf("index %d delivered twice", r.GetIndex())
 		}
@@ -162,7 +163,7 @@ func TestJobOfAStoppedWorkerIsRedelivered(t *testing.T) {
 
 	urls := urlsN(3)
 	type outcome struct {
-		got map[int32]*distillv1.FetchJobResult
+		got map[int32]*internalv1.FetchJobResult
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -231,13 +232,13 @@ func TestDuplicateResultsAreDeliveredOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
-		job := &distillv1.FetchJob{}
+		job := &internalv1.FetchJob{}
 		if err := proto.Unmarshal(m.Data(), job); err != nil {
 			t.Error(err)
 			return
 		}
-		res := &distillv1.FetchJobResult{JobId: job.GetJobId(), BatchId: job.GetBatchId(), Index: job.GetIndex(), Url: job.GetUrl(),
-			Outcome: &distillv1.FetchJobResult_Result{Result: &distillv1.Distilled{FinalUrl: job.GetUrl()}}}
+		res := &internalv1.FetchJobResult{JobId: job.GetJobId(), BatchId: job.GetBatchId(), Index: job.GetIndex(), Url: job.GetUrl(),
+			Outcome: &internalv1.FetchJobResult_Result{Result: &distillv1.Distilled{FinalUrl: job.GetUrl()}}}
 		data, _ := proto.Marshal(res)
 		for copyN := range 2 {
 			msg := &nats.Msg{Subject: job.GetResultSubject(), Data: data, Header: nats.Header{}}

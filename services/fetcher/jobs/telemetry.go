@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"distill.dev/proto/telemetry"
+	"distill.dev/services/platform/telemetry"
 )
 
 // headerCarrier carries trace context in NATS headers. Their keys, unlike

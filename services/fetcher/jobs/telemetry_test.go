@@ -11,12 +11,13 @@ import (
 
 	"google.golang.org/grpc"
 
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/telemetry"
-	"distill.dev/proto/telemetry/telemetrytest"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/platform/telemetry"
+	"distill.dev/services/platform/telemetry/telemetrytest"
 )
 
 // These tests set OpenTelemetry's process-wide providers: none runs in
@@ -25,17 +26,17 @@ import (
 // remoteExtractor is the extractor over gRPC, as a separate process serves
 // it.
 type remoteExtractor struct {
-	c distillv1.ExtractorServiceClient
+	c internalv1.ExtractorServiceClient
 }
 
-func (r remoteExtractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) (*distillv1.ExtractResponse, error) {
+func (r remoteExtractor) Extract(ctx context.Context, req *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error) {
 	return r.c.Extract(ctx, req)
 }
 
 // noRenderer fails: the batch's options never ask for a render.
 type noRenderer struct{}
 
-func (noRenderer) Render(context.Context, *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+func (noRenderer) Render(context.Context, *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
 	return nil, fmt.Errorf("no renderer in this test")
 }
 
@@ -44,9 +45,9 @@ func (noRenderer) Render(context.Context, *distillv1.RenderRequest) (*distillv1.
 func serveExtractor(t *testing.T) pipeline.Extractor {
 	t.Helper()
 	conn := telemetrytest.GRPC(t, func(s *grpc.Server) {
-		distillv1.RegisterExtractorServiceServer(s, extract.New(quiet))
+		internalv1.RegisterExtractorServiceServer(s, extract.New(quiet))
 	})
-	return remoteExtractor{distillv1.NewExtractorServiceClient(conn)}
+	return remoteExtractor{internalv1.NewExtractorServiceClient(conn)}
 }
 
 func TestBatchIsOneTrace(t *testing.T) {
@@ -92,7 +93,7 @@ func TestBatchIsOneTrace(t *testing.T) {
 	wait, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	spans, _ := rec.Wait(wait, func(s []telemetrytest.Span) bool {
-		return len(telemetrytest.Named(s, "distill.v1.ExtractorService/Extract")) >= 2*n
+		return len(telemetrytest.Named(s, "distill.internal.v1.ExtractorService/Extract")) >= 2*n
 	})
 	if err := telemetrytest.Connected(spans); err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func TestBatchIsOneTrace(t *testing.T) {
 	if r, _ := spanByID(spans, root.SpanContext().SpanID().String()); r.Name != "test.batch" {
 		t.Fatalf("the trace's root is not the test's span: %v", spans)
 	}
-	for _, name := range []string{"distill.dispatch.job", "distill.job", "distill.pipeline", "distill.fetch", "distill.extract", "distill.v1.ExtractorService/Extract"} {
+	for _, name := range []string{"distill.dispatch.job", "distill.job", "distill.pipeline", "distill.fetch", "distill.extract", "distill.internal.v1.ExtractorService/Extract"} {
 		if got := len(telemetrytest.Named(spans, name)); got < n {
 			t.Errorf("%d spans named %s, want one per URL (%d)", got, name, n)
 		}

@@ -17,9 +17,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/telemetry"
 	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/platform/telemetry"
 )
 
 // Processor distills one URL. *pipeline.Pipeline satisfies it.
@@ -152,7 +153,7 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
-	job := &distillv1.FetchJob{}
+	job := &internalv1.FetchJob{}
 	if err := proto.Unmarshal(msg.Data(), job); err != nil {
 		w.logger.Error("jobs: undecodable job dropped", "err", err)
 		_ = msg.Term()
@@ -195,16 +196,16 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.NakWithDelay(w.retryDelay)
 		return
 	}
-	res := &distillv1.FetchJobResult{
+	res := &internalv1.FetchJobResult{
 		JobId:   job.GetJobId(),
 		BatchId: job.GetBatchId(),
 		Index:   job.GetIndex(),
 		Url:     job.GetUrl(),
 	}
 	if err != nil {
-		res.Outcome = &distillv1.FetchJobResult_Error{Error: failure.Proto(err)}
+		res.Outcome = &internalv1.FetchJobResult_Error{Error: failure.Proto(err)}
 	} else {
-		res.Outcome = &distillv1.FetchJobResult_Result{Result: page}
+		res.Outcome = &internalv1.FetchJobResult_Result{Result: page}
 	}
 	if err := w.publish(ctx, job.GetResultSubject(), res); err != nil {
 		w.logger.Warn("jobs: publish result, job will be redelivered", "job", job.GetJobId(), "err", err)
@@ -226,7 +227,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 
 // distill runs the processor, turning a panic into a release: one page
 // that trips a bug must not take the whole batch, or the process, with it.
-func (w *Worker) distill(ctx context.Context, job *distillv1.FetchJob) (page *distillv1.Distilled, err error) {
+func (w *Worker) distill(ctx context.Context, job *internalv1.FetchJob) (page *distillv1.Distilled, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			w.logger.Error("jobs: processor panicked", "job", job.GetJobId(), "url", job.GetUrl(), "panic", p, "stack", string(debug.Stack()))
@@ -236,7 +237,7 @@ func (w *Worker) distill(ctx context.Context, job *distillv1.FetchJob) (page *di
 	return w.proc.Distill(ctx, job.GetUrl(), job.GetOptions())
 }
 
-func (w *Worker) publish(ctx context.Context, subject string, res *distillv1.FetchJobResult) error {
+func (w *Worker) publish(ctx context.Context, subject string, res *internalv1.FetchJobResult) error {
 	data, err := proto.Marshal(res)
 	if err != nil {
 		return err
@@ -248,7 +249,7 @@ func (w *Worker) publish(ctx context.Context, subject string, res *distillv1.Fet
 	if errors.Is(err, nats.ErrMaxPayload) {
 		// The page is too big for the queue: answer with the reason rather
 		// than leave the URL unanswered.
-		res.Outcome = &distillv1.FetchJobResult_Error{Error: failure.Proto(failure.New(failure.TooLarge,
+		res.Outcome = &internalv1.FetchJobResult_Error{Error: failure.Proto(failure.New(failure.TooLarge,
 			"distilled result of %d bytes exceeds the queue's message limit", len(data)))}
 		data, err = proto.Marshal(res)
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"distill.dev/proto/failure"
-	distillv1 "distill.dev/proto/gen/distill/v1"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 )
 
 // NoRenderer stands in for a renderer a process was not given: js=auto
@@ -12,6 +12,6 @@ import (
 type NoRenderer struct{}
 
 // Render fails.
-func (NoRenderer) Render(context.Context, *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+func (NoRenderer) Render(context.Context, *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
 	return nil, failure.New(failure.RenderFailed, "no renderer is configured (give the renderer's address)")
 }

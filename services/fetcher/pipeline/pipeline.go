@@ -18,25 +18,26 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/telemetry"
 	"distill.dev/services/fetcher/cookies"
+	"distill.dev/services/platform/telemetry"
 )
 
 // Fetcher retrieves a page. *fetch.Fetcher and a FetcherService client
 // (through a small adapter) satisfy it.
 type Fetcher interface {
-	Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error)
+	Fetch(ctx context.Context, req *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error)
 }
 
 // Extractor turns a page into Distilled.
 type Extractor interface {
-	Extract(ctx context.Context, req *distillv1.ExtractRequest) (*distillv1.ExtractResponse, error)
+	Extract(ctx context.Context, req *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error)
 }
 
 // Renderer renders a page in a headless browser.
 type Renderer interface {
-	Render(ctx context.Context, req *distillv1.RenderRequest) (*distillv1.RenderResponse, error)
+	Render(ctx context.Context, req *internalv1.RenderRequest) (*internalv1.RenderResponse, error)
 }
 
 // Result is one distilled page and how it was reached.
@@ -139,7 +140,7 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 	ctx, cancel := context.WithTimeout(ctx, Budget(opts))
 	defer cancel()
 
-	freq := &distillv1.FetcherServiceFetchRequest{
+	freq := &internalv1.FetcherServiceFetchRequest{
 		Url: req.URL, Options: opts,
 		Method: req.Method, Body: req.Body, BodyContentType: req.BodyContentType,
 	}
@@ -200,7 +201,7 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 }
 
 // autoReason says why js=auto should render a page as fetched, or "".
-func autoReason(out *distillv1.ExtractResponse, opts *distillv1.FetchOptions) string {
+func autoReason(out *internalv1.ExtractResponse, opts *distillv1.FetchOptions) string {
 	diag := out.GetDistilled().GetDiagnostics()
 	switch {
 	case diag.GetLowContent() && out.GetLowContentReason() == ReasonChallenge:
@@ -226,7 +227,7 @@ func better(rendered, fetched *distillv1.Distilled, reason string) bool {
 // browser context. They are set for that URL's host alone, with path "/" so
 // the page's own requests to its host (an app shell asking its API who is
 // logged in) carry them too.
-func renderCookies(jar *cookies.Jar, rawURL string) []*distillv1.Cookie {
+func renderCookies(jar *cookies.Jar, rawURL string) []*internalv1.Cookie {
 	if jar == nil || fetchopts.NoFallbackCookies() {
 		return nil
 	}
@@ -234,15 +235,15 @@ func renderCookies(jar *cookies.Jar, rawURL string) []*distillv1.Cookie {
 	if err != nil {
 		return nil
 	}
-	var out []*distillv1.Cookie
+	var out []*internalv1.Cookie
 	for _, c := range jar.Cookies(u) {
-		out = append(out, &distillv1.Cookie{Name: c.Name, Value: c.Value, Path: "/", Secure: u.Scheme == "https"})
+		out = append(out, &internalv1.Cookie{Name: c.Name, Value: c.Value, Path: "/", Secure: u.Scheme == "https"})
 	}
 	return out
 }
 
-func (p *Pipeline) extract(ctx context.Context, body []byte, finalURL string, status int32, contentType string, opts *distillv1.FetchOptions, rendered bool) (*distillv1.ExtractResponse, error) {
-	out, err := p.extractor.Extract(ctx, &distillv1.ExtractRequest{
+func (p *Pipeline) extract(ctx context.Context, body []byte, finalURL string, status int32, contentType string, opts *distillv1.FetchOptions, rendered bool) (*internalv1.ExtractResponse, error) {
+	out, err := p.extractor.Extract(ctx, &internalv1.ExtractRequest{
 		Html:        body,
 		Url:         finalURL,
 		Status:      status,
@@ -256,8 +257,8 @@ func (p *Pipeline) extract(ctx context.Context, body []byte, finalURL string, st
 	return out, nil
 }
 
-func (p *Pipeline) render(ctx context.Context, finalURL string, opts, extractOpts *distillv1.FetchOptions, cookies []*distillv1.Cookie) (*distillv1.Distilled, error) {
-	out, err := p.renderer.Render(ctx, &distillv1.RenderRequest{Url: finalURL, Options: opts, Cookies: cookies})
+func (p *Pipeline) render(ctx context.Context, finalURL string, opts, extractOpts *distillv1.FetchOptions, cookies []*internalv1.Cookie) (*distillv1.Distilled, error) {
+	out, err := p.renderer.Render(ctx, &internalv1.RenderRequest{Url: finalURL, Options: opts, Cookies: cookies})
 	if err != nil {
 		return nil, failure.FromRemote(err)
 	}
@@ -270,7 +271,7 @@ func (p *Pipeline) render(ctx context.Context, finalURL string, opts, extractOpt
 }
 
 // contentType rebuilds the header the extractor reads the charset from.
-func contentType(f *distillv1.FetcherServiceFetchResponse) string {
+func contentType(f *internalv1.FetcherServiceFetchResponse) string {
 	if f.GetCharset() == "" {
 		return f.GetContentType()
 	}

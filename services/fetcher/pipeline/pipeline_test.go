@@ -11,6 +11,7 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/cookies"
 )
@@ -19,18 +20,18 @@ import (
 // when to render and which result to keep; the real stages are tested in
 // their own packages and together in the gateway's end-to-end tests.
 
-type fetchFunc func(context.Context, *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error)
+type fetchFunc func(context.Context, *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error)
 
-func (f fetchFunc) Fetch(ctx context.Context, r *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
+func (f fetchFunc) Fetch(ctx context.Context, r *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error) {
 	return f(ctx, r)
 }
 
 // charsExtractor returns a page whose output size is the body's length,
 // whose low_content flag is set below 10 bytes, with one action per "<a"
 // when actions are asked for, and scripted when the body has "<script".
-type charsExtractor struct{ calls []*distillv1.ExtractRequest }
+type charsExtractor struct{ calls []*internalv1.ExtractRequest }
 
-func (e *charsExtractor) Extract(_ context.Context, r *distillv1.ExtractRequest) (*distillv1.ExtractResponse, error) {
+func (e *charsExtractor) Extract(_ context.Context, r *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error) {
 	e.calls = append(e.calls, r)
 	d := &distillv1.Distilled{FinalUrl: r.GetUrl(), Status: r.GetStatus(), Markdown: string(r.GetHtml())}
 	// A thin page says why it is thin: a challenge when its body says so.
@@ -52,25 +53,25 @@ func (e *charsExtractor) Extract(_ context.Context, r *distillv1.ExtractRequest)
 		}
 	}
 	scripted := strings.Contains(string(r.GetHtml()), "<script")
-	return &distillv1.ExtractResponse{Distilled: d, LowContentReason: reason, Scripted: scripted}, nil
+	return &internalv1.ExtractResponse{Distilled: d, LowContentReason: reason, Scripted: scripted}, nil
 }
 
-type renderFunc func(context.Context, *distillv1.RenderRequest) (*distillv1.RenderResponse, error)
+type renderFunc func(context.Context, *internalv1.RenderRequest) (*internalv1.RenderResponse, error)
 
-func (f renderFunc) Render(ctx context.Context, r *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+func (f renderFunc) Render(ctx context.Context, r *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
 	return f(ctx, r)
 }
 
 func page(body string) fetchFunc {
-	return func(_ context.Context, r *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
-		return &distillv1.FetcherServiceFetchResponse{FinalUrl: r.GetUrl(), Status: 200, ContentType: "text/html", Body: []byte(body), RedirectHistory: []string{"http://old/"}}, nil
+	return func(_ context.Context, r *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error) {
+		return &internalv1.FetcherServiceFetchResponse{FinalUrl: r.GetUrl(), Status: 200, ContentType: "text/html", Body: []byte(body), RedirectHistory: []string{"http://old/"}}, nil
 	}
 }
 
 func rendered(body string, calls *int) renderFunc {
-	return func(_ context.Context, r *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+	return func(_ context.Context, r *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
 		*calls++
-		return &distillv1.RenderResponse{FinalUrl: r.GetUrl(), Status: 200, Html: []byte(body)}, nil
+		return &internalv1.RenderResponse{FinalUrl: r.GetUrl(), Status: 200, Html: []byte(body)}, nil
 	}
 }
 
@@ -79,7 +80,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // failing is a renderer whose every render fails, as when no browser can
 // be started.
 func failing(calls *int) renderFunc {
-	return func(context.Context, *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+	return func(context.Context, *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
 		*calls++
 		return nil, failure.New(failure.RenderFailed, "no browser")
 	}
@@ -171,7 +172,7 @@ func TestRunRefusesInvalidOptions(t *testing.T) {
 }
 
 func TestRunPassesFetchErrorsThrough(t *testing.T) {
-	blocked := fetchFunc(func(context.Context, *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
+	blocked := fetchFunc(func(context.Context, *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error) {
 		return nil, failure.New(failure.Blocked, "blocked by network policy: 10.0.0.1")
 	})
 	p := New(quiet, blocked, &charsExtractor{}, nil)
@@ -182,8 +183,8 @@ func TestRunPassesFetchErrorsThrough(t *testing.T) {
 }
 
 func TestRunPassesTheDeclaredCharsetToTheExtractor(t *testing.T) {
-	legacy := fetchFunc(func(_ context.Context, r *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
-		return &distillv1.FetcherServiceFetchResponse{FinalUrl: r.GetUrl(), Status: 200, ContentType: "text/html", Charset: "shift_jis", Body: []byte("plenty of text here")}, nil
+	legacy := fetchFunc(func(_ context.Context, r *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error) {
+		return &internalv1.FetcherServiceFetchResponse{FinalUrl: r.GetUrl(), Status: 200, ContentType: "text/html", Charset: "shift_jis", Body: []byte("plenty of text here")}, nil
 	})
 	ex := &charsExtractor{}
 	if _, err := New(quiet, legacy, ex, nil).Run(context.Background(), "http://127.0.0.1/", nil); err != nil {
@@ -201,10 +202,10 @@ func TestRenderGetsOnlyTheRenderedURLsCookies(t *testing.T) {
 	jar.SetCookies(site, []*http.Cookie{{Name: "sid", Value: "s3cret", Path: "/"}, {Name: "scoped", Value: "x", Path: "/elsewhere"}})
 	jar.SetCookies(other, []*http.Cookie{{Name: "tracker", Value: "y"}})
 
-	var got []*distillv1.Cookie
-	r := renderFunc(func(_ context.Context, r *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+	var got []*internalv1.Cookie
+	r := renderFunc(func(_ context.Context, r *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
 		got = r.GetCookies()
-		return &distillv1.RenderResponse{FinalUrl: r.GetUrl(), Status: 200, Html: []byte("rendered app content")}, nil
+		return &internalv1.RenderResponse{FinalUrl: r.GetUrl(), Status: 200, Html: []byte("rendered app content")}, nil
 	})
 	p := New(quiet, page("<div/>"), &charsExtractor{}, r)
 	run := func() {
@@ -234,12 +235,12 @@ func TestRenderGetsOnlyTheRenderedURLsCookies(t *testing.T) {
 func TestPostAnswersAreNeverRendered(t *testing.T) {
 	for _, js := range []distillv1.JsMode{distillv1.JsMode_JS_MODE_AUTO, distillv1.JsMode_JS_MODE_ALWAYS} {
 		renders := 0
-		var sent *distillv1.FetcherServiceFetchRequest
-		f := fetchFunc(func(_ context.Context, r *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
+		var sent *internalv1.FetcherServiceFetchRequest
+		f := fetchFunc(func(_ context.Context, r *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error) {
 			sent = r
-			return &distillv1.FetcherServiceFetchResponse{
+			return &internalv1.FetcherServiceFetchResponse{
 				FinalUrl: r.GetUrl(), Status: 200, ContentType: "text/html", Body: []byte("<div/>"),
-				SetCookies: []*distillv1.JarEntry{{Url: r.GetUrl(), Cookie: &distillv1.Cookie{Name: "sid", Value: "new"}}},
+				SetCookies: []*internalv1.JarEntry{{Url: r.GetUrl(), Cookie: &internalv1.Cookie{Name: "sid", Value: "new"}}},
 			}, nil
 		})
 		p := New(quiet, f, &charsExtractor{}, rendered("rendered app content", &renders))

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/telemetry"
-	"distill.dev/proto/telemetry/telemetrytest"
+	"distill.dev/services/platform/telemetry"
+	"distill.dev/services/platform/telemetry/telemetrytest"
 )
 
 // Sets OpenTelemetry's process-wide providers: not parallel.

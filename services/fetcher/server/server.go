@@ -15,13 +15,14 @@ import (
 	"google.golang.org/grpc"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/grpcserve"
-	"distill.dev/proto/remote"
 	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/platform/grpcserve"
+	"distill.dev/services/platform/remote"
 )
 
 // Config is what the fetcher process needs to run.
@@ -81,7 +82,7 @@ func serve(ctx context.Context, lis net.Listener, cfg Config, logger *slog.Logge
 	f := fetch.New(logger, opts...)
 	defer f.Close()
 	srv := grpcserve.New(logger, func(s *grpc.Server) {
-		distillv1.RegisterFetcherServiceServer(s, f)
+		internalv1.RegisterFetcherServiceServer(s, f)
 	}, cfg.GRPCOptions...)
 	if cfg.NATSURL == "" {
 		return srv.Serve(ctx, lis)

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -47,10 +48,10 @@ func TestFetcherServiceOverGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	client := distillv1.NewFetcherServiceClient(conn)
+	client := internalv1.NewFetcherServiceClient(conn)
 
 	t.Run("answer", func(t *testing.T) {
-		resp, err := client.Fetch(t.Context(), &distillv1.FetcherServiceFetchRequest{Url: page.URL, Options: &distillv1.FetchOptions{AllowLocal: true}})
+		resp, err := client.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: page.URL, Options: &distillv1.FetchOptions{AllowLocal: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +64,7 @@ func TestFetcherServiceOverGRPC(t *testing.T) {
 	})
 	t.Run("second answer from the cache", func(t *testing.T) {
 		before := hits.Load()
-		resp, err := client.Fetch(t.Context(), &distillv1.FetcherServiceFetchRequest{Url: page.URL, Options: &distillv1.FetchOptions{AllowLocal: true}})
+		resp, err := client.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: page.URL, Options: &distillv1.FetchOptions{AllowLocal: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +73,7 @@ func TestFetcherServiceOverGRPC(t *testing.T) {
 		}
 	})
 	t.Run("blocked", func(t *testing.T) {
-		_, err := client.Fetch(t.Context(), &distillv1.FetcherServiceFetchRequest{Url: page.URL})
+		_, err := client.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: page.URL})
 		err = failure.FromRemote(err)
 		if !errors.Is(err, &failure.Error{Code: failure.Blocked}) {
 			t.Fatalf("got %v, want code Blocked", err)

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/renderer/render"
 )
@@ -24,7 +25,7 @@ func measurePool(ctx context.Context, cfg Config, logger *slog.Logger, base stri
 			// A distinct URL per render keeps anything keyed on it from
 			// helping a later one.
 			u := fmt.Sprintf("%s/?pool=%s-%d", base, phase, i)
-			res, err := r.Render(ctx, &distillv1.RenderRequest{Url: u, Options: opts})
+			res, err := r.Render(ctx, &internalv1.RenderRequest{Url: u, Options: opts})
 			if err != nil {
 				return fmt.Errorf("distill pool: %w", err)
 			}

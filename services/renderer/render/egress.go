@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"distill.dev/services/fetcher/netpolicy"
+	"distill.dev/services/platform/netpolicy"
 )
 
 // egress is the only way out of the browser. Each render's browser context

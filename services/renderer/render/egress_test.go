@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"distill.dev/services/fetcher/netpolicy"
-	"distill.dev/services/fetcher/netpolicy/netpolicytest"
+	"distill.dev/services/platform/netpolicy"
+	"distill.dev/services/platform/netpolicy/netpolicytest"
 )
 
 // publicAddr stands in for a server on the internet: the tests' dialer

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"sync"
 
-	"distill.dev/services/fetcher/netpolicy"
+	"distill.dev/services/platform/netpolicy"
 )
 
 // guard applies the network policy to the requests of one render. It

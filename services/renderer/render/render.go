@@ -24,9 +24,9 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
-	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/telemetry"
-	"distill.dev/services/fetcher/netpolicy"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	"distill.dev/services/platform/netpolicy"
+	"distill.dev/services/platform/telemetry"
 )
 
 // Defaults of a Renderer.
@@ -78,7 +78,7 @@ func WithoutSandbox() Option {
 
 // Renderer is the RendererService.
 type Renderer struct {
-	distillv1.UnimplementedRendererServiceServer
+	internalv1.UnimplementedRendererServiceServer
 	logger   *slog.Logger
 	bin      string
 	maxPages int
@@ -144,7 +144,7 @@ func (r *Renderer) Close() error {
 
 // Render renders req.Url headless. It is both the gRPC method and the
 // in-process entry point.
-func (r *Renderer) Render(ctx context.Context, req *distillv1.RenderRequest) (_ *distillv1.RenderResponse, err error) {
+func (r *Renderer) Render(ctx context.Context, req *internalv1.RenderRequest) (_ *internalv1.RenderResponse, err error) {
 	start := time.Now()
 	ctx, done := telemetry.StartRequest(ctx, "distill.render", "renderer", "Render", telemetry.URLAttributes(req.GetUrl())...)
 	defer func() {
@@ -225,7 +225,7 @@ func (r *Renderer) drop(inst *instance) {
 	r.kills.Go(inst.abort)
 }
 
-func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
 	opts := req.GetOptions()
 	target := req.GetUrl()
 
@@ -378,7 +378,7 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *di
 	if code == 0 {
 		code = 200
 	}
-	return &distillv1.RenderResponse{FinalUrl: info.URL, Status: int32(code), Html: []byte(html)}, nil
+	return &internalv1.RenderResponse{FinalUrl: info.URL, Status: int32(code), Html: []byte(html)}, nil
 }
 
 // serializeScript returns the DOM as HTML, or only its length when that
@@ -413,7 +413,7 @@ func serialize(page *rod.Page) (string, error) {
 
 // cookies are the request's cookies unless the host turned cookie carrying
 // off.
-func (r *Renderer) cookies(req *distillv1.RenderRequest) []*distillv1.Cookie {
+func (r *Renderer) cookies(req *internalv1.RenderRequest) []*internalv1.Cookie {
 	if fetchopts.NoFallbackCookies() {
 		return nil
 	}
@@ -441,7 +441,7 @@ func lockDown(page *rod.Page) error {
 	return nil
 }
 
-func setCookies(page *rod.Page, target string, cookies []*distillv1.Cookie) error {
+func setCookies(page *rod.Page, target string, cookies []*internalv1.Cookie) error {
 	if len(cookies) == 0 {
 		return nil
 	}

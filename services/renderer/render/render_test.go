@@ -19,6 +19,7 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -48,12 +49,12 @@ func page(body string) http.HandlerFunc {
 	}
 }
 
-func localReq(u string, mod func(*distillv1.FetchOptions)) *distillv1.RenderRequest {
+func localReq(u string, mod func(*distillv1.FetchOptions)) *internalv1.RenderRequest {
 	o := &distillv1.FetchOptions{AllowLocal: true, TimeoutSecs: proto.Int32(10)}
 	if mod != nil {
 		mod(o)
 	}
-	return &distillv1.RenderRequest{Url: u, Options: o}
+	return &internalv1.RenderRequest{Url: u, Options: o}
 }
 
 // ourProcesses counts processes started with dir as their profile.
@@ -301,7 +302,7 @@ func TestRender(t *testing.T) {
 	})
 
 	t.Run("a session's cookies reach the page and leave with its context", func(t *testing.T) {
-		who := func(cookies ...*distillv1.Cookie) string {
+		who := func(cookies ...*internalv1.Cookie) string {
 			t.Helper()
 			req := localReq(srv.URL+"/members", func(o *distillv1.FetchOptions) { o.JsWaitFor = "#done" })
 			req.Cookies = cookies
@@ -318,7 +319,7 @@ func TestRender(t *testing.T) {
 			t.Fatalf("no answer on the page:\n%s", html)
 			return ""
 		}
-		sid := &distillv1.Cookie{Name: "sid", Value: "s3cret", Path: "/", HttpOnly: true}
+		sid := &internalv1.Cookie{Name: "sid", Value: "s3cret", Path: "/", HttpOnly: true}
 		if got := who(sid); got != "member: alice" {
 			t.Fatalf("with the session cookie the page says %q", got)
 		}
@@ -432,7 +433,7 @@ func TestRenderHonoursCancelledContext(t *testing.T) {
 	defer r.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := r.Render(ctx, &distillv1.RenderRequest{Url: "http://127.0.0.1/"})
+	_, err := r.Render(ctx, &internalv1.RenderRequest{Url: "http://127.0.0.1/"})
 	if got := failure.CodeOf(err); got != failure.Canceled {
 		t.Fatalf("code = %v, want Canceled", got)
 	}

@@ -5,9 +5,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/telemetry"
-	"distill.dev/proto/telemetry/telemetrytest"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	"distill.dev/services/platform/telemetry"
+	"distill.dev/services/platform/telemetry/telemetrytest"
 )
 
 // Sets OpenTelemetry's process-wide providers: not parallel.
@@ -24,7 +24,7 @@ func TestRenderIsTracedAndCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Loopback without allow_local: refused before any browser work.
-	if _, err := r.Render(context.Background(), &distillv1.RenderRequest{Url: srv.URL}); err == nil {
+	if _, err := r.Render(context.Background(), &internalv1.RenderRequest{Url: srv.URL}); err == nil {
 		t.Fatal("loopback render without allow_local succeeded")
 	}
 

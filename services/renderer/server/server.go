@@ -7,8 +7,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/grpcserve"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	"distill.dev/services/platform/grpcserve"
 	"distill.dev/services/renderer/render"
 )
 
@@ -50,6 +50,6 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 // r.
 func New(logger *slog.Logger, r *render.Renderer, opts ...grpc.ServerOption) *grpcserve.Server {
 	return grpcserve.New(logger, func(s *grpc.Server) {
-		distillv1.RegisterRendererServiceServer(s, r)
+		internalv1.RegisterRendererServiceServer(s, r)
 	}, opts...)
 }

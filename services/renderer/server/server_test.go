@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/renderer/render"
 )
@@ -55,7 +56,7 @@ func TestRenderOverGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	client := distillv1.NewRendererServiceClient(conn)
+	client := internalv1.NewRendererServiceClient(conn)
 	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer rcancel()
 
@@ -64,7 +65,7 @@ func TestRenderOverGRPC(t *testing.T) {
 		t.Fatalf("health = %v, %v", health, err)
 	}
 
-	res, err := client.Render(rctx, &distillv1.RenderRequest{
+	res, err := client.Render(rctx, &internalv1.RenderRequest{
 		Url:     page.URL,
 		Options: &distillv1.FetchOptions{AllowLocal: true, JsWaitFor: "#done", TimeoutSecs: proto.Int32(20)},
 	})
@@ -77,7 +78,7 @@ func TestRenderOverGRPC(t *testing.T) {
 
 	// A policy refusal crosses the wire as PermissionDenied with distill's
 	// own code attached.
-	_, err = client.Render(rctx, &distillv1.RenderRequest{Url: page.URL})
+	_, err = client.Render(rctx, &internalv1.RenderRequest{Url: page.URL})
 	if status.Code(err) != codes.PermissionDenied || failure.CodeOf(err) != failure.Blocked {
 		t.Fatalf("err = %v (grpc %v, distill %v), want PermissionDenied/Blocked", err, status.Code(err), failure.CodeOf(err))
 	}

@@ -666,252 +666,12 @@ func (x *FieldValues) GetValues() []string {
 	return nil
 }
 
-// SessionState is everything a gateway keeps of one session between
-// steps, so that any gateway of a cluster can take the next step. Stored
-// encrypted; never returned to callers.
-type SessionState struct {
-	state    protoimpl.MessageState `protogen:"open.v1"`
-	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Settings *SessionSettings       `protobuf:"bytes,2,opt,name=settings,proto3" json:"settings,omitempty"`
-	// The cookie jar, as the cookies its servers set.
-	Jar             []*JarEntry `protobuf:"bytes,3,rep,name=jar,proto3" json:"jar,omitempty"`
-	CurrentUrl      string      `protobuf:"bytes,4,opt,name=current_url,json=currentUrl,proto3" json:"current_url,omitempty"`
-	RedirectHistory []string    `protobuf:"bytes,5,rep,name=redirect_history,json=redirectHistory,proto3" json:"redirect_history,omitempty"`
-	// The last page with its whole action tree (the view caps it).
-	Snapshot       *Distilled `protobuf:"bytes,6,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
-	FallbackReason string     `protobuf:"bytes,7,opt,name=fallback_reason,json=fallbackReason,proto3" json:"fallback_reason,omitempty"`
-	FailureReason  string     `protobuf:"bytes,8,opt,name=failure_reason,json=failureReason,proto3" json:"failure_reason,omitempty"`
-	Steps          int32      `protobuf:"varint,9,opt,name=steps,proto3" json:"steps,omitempty"`
-	// URLs the session has been on, for recommendations.
-	Visited      []string     `protobuf:"bytes,10,rep,name=visited,proto3" json:"visited,omitempty"`
-	OperationLog []*Operation `protobuf:"bytes,11,rep,name=operation_log,json=operationLog,proto3" json:"operation_log,omitempty"`
-	// When the last step settled, Unix milliseconds.
-	LastUsedMs    int64 `protobuf:"varint,12,opt,name=last_used_ms,json=lastUsedMs,proto3" json:"last_used_ms,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *SessionState) Reset() {
-	*x = SessionState{}
-	mi := &file_distill_v1_session_proto_msgTypes[8]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *SessionState) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*SessionState) ProtoMessage() {}
-
-func (x *SessionState) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_session_proto_msgTypes[8]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use SessionState.ProtoReflect.Descriptor instead.
-func (*SessionState) Descriptor() ([]byte, []int) {
-	return file_distill_v1_session_proto_rawDescGZIP(), []int{8}
-}
-
-func (x *SessionState) GetId() string {
-	if x != nil {
-		return x.Id
-	}
-	return ""
-}
-
-func (x *SessionState) GetSettings() *SessionSettings {
-	if x != nil {
-		return x.Settings
-	}
-	return nil
-}
-
-func (x *SessionState) GetJar() []*JarEntry {
-	if x != nil {
-		return x.Jar
-	}
-	return nil
-}
-
-func (x *SessionState) GetCurrentUrl() string {
-	if x != nil {
-		return x.CurrentUrl
-	}
-	return ""
-}
-
-func (x *SessionState) GetRedirectHistory() []string {
-	if x != nil {
-		return x.RedirectHistory
-	}
-	return nil
-}
-
-func (x *SessionState) GetSnapshot() *Distilled {
-	if x != nil {
-		return x.Snapshot
-	}
-	return nil
-}
-
-func (x *SessionState) GetFallbackReason() string {
-	if x != nil {
-		return x.FallbackReason
-	}
-	return ""
-}
-
-func (x *SessionState) GetFailureReason() string {
-	if x != nil {
-		return x.FailureReason
-	}
-	return ""
-}
-
-func (x *SessionState) GetSteps() int32 {
-	if x != nil {
-		return x.Steps
-	}
-	return 0
-}
-
-func (x *SessionState) GetVisited() []string {
-	if x != nil {
-		return x.Visited
-	}
-	return nil
-}
-
-func (x *SessionState) GetOperationLog() []*Operation {
-	if x != nil {
-		return x.OperationLog
-	}
-	return nil
-}
-
-func (x *SessionState) GetLastUsedMs() int64 {
-	if x != nil {
-		return x.LastUsedMs
-	}
-	return 0
-}
-
-// SessionSettings are what session_start fixed for every step.
-type SessionSettings struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	Profile          Profile                `protobuf:"varint,1,opt,name=profile,proto3,enum=distill.v1.Profile" json:"profile,omitempty"`
-	MaxActions       int32                  `protobuf:"varint,2,opt,name=max_actions,json=maxActions,proto3" json:"max_actions,omitempty"`
-	TimeoutSecs      int32                  `protobuf:"varint,3,opt,name=timeout_secs,json=timeoutSecs,proto3" json:"timeout_secs,omitempty"`
-	AllowLocal       bool                   `protobuf:"varint,4,opt,name=allow_local,json=allowLocal,proto3" json:"allow_local,omitempty"`
-	RespectRobots    bool                   `protobuf:"varint,5,opt,name=respect_robots,json=respectRobots,proto3" json:"respect_robots,omitempty"`
-	MaxActionRetries int32                  `protobuf:"varint,6,opt,name=max_action_retries,json=maxActionRetries,proto3" json:"max_action_retries,omitempty"`
-	Js               JsMode                 `protobuf:"varint,7,opt,name=js,proto3,enum=distill.v1.JsMode" json:"js,omitempty"`
-	JsWait           *int32                 `protobuf:"varint,8,opt,name=js_wait,json=jsWait,proto3,oneof" json:"js_wait,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
-}
-
-func (x *SessionSettings) Reset() {
-	*x = SessionSettings{}
-	mi := &file_distill_v1_session_proto_msgTypes[9]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *SessionSettings) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*SessionSettings) ProtoMessage() {}
-
-func (x *SessionSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_session_proto_msgTypes[9]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use SessionSettings.ProtoReflect.Descriptor instead.
-func (*SessionSettings) Descriptor() ([]byte, []int) {
-	return file_distill_v1_session_proto_rawDescGZIP(), []int{9}
-}
-
-func (x *SessionSettings) GetProfile() Profile {
-	if x != nil {
-		return x.Profile
-	}
-	return Profile_PROFILE_UNSPECIFIED
-}
-
-func (x *SessionSettings) GetMaxActions() int32 {
-	if x != nil {
-		return x.MaxActions
-	}
-	return 0
-}
-
-func (x *SessionSettings) GetTimeoutSecs() int32 {
-	if x != nil {
-		return x.TimeoutSecs
-	}
-	return 0
-}
-
-func (x *SessionSettings) GetAllowLocal() bool {
-	if x != nil {
-		return x.AllowLocal
-	}
-	return false
-}
-
-func (x *SessionSettings) GetRespectRobots() bool {
-	if x != nil {
-		return x.RespectRobots
-	}
-	return false
-}
-
-func (x *SessionSettings) GetMaxActionRetries() int32 {
-	if x != nil {
-		return x.MaxActionRetries
-	}
-	return 0
-}
-
-func (x *SessionSettings) GetJs() JsMode {
-	if x != nil {
-		return x.Js
-	}
-	return JsMode_JS_MODE_UNSPECIFIED
-}
-
-func (x *SessionSettings) GetJsWait() int32 {
-	if x != nil && x.JsWait != nil {
-		return *x.JsWait
-	}
-	return 0
-}
-
 var File_distill_v1_session_proto protoreflect.FileDescriptor
 
 const file_distill_v1_session_proto_rawDesc = "" +
 	"\n" +
 	"\x18distill/v1/session.proto\x12\n" +
-	"distill.v1\x1a\x1adistill/v1/distilled.proto\x1a\x18distill/v1/fetcher.proto\x1a\x18distill/v1/options.proto\"\x8d\x02\n" +
+	"distill.v1\x1a\x1adistill/v1/distilled.proto\"\x8d\x02\n" +
 	"\vSessionView\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1f\n" +
@@ -979,36 +739,7 @@ const file_distill_v1_session_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12-\n" +
 	"\x05value\x18\x02 \x01(\v2\x17.distill.v1.FieldValuesR\x05value:\x028\x01\"%\n" +
 	"\vFieldValues\x12\x16\n" +
-	"\x06values\x18\x01 \x03(\tR\x06values\"\xdc\x03\n" +
-	"\fSessionState\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x127\n" +
-	"\bsettings\x18\x02 \x01(\v2\x1b.distill.v1.SessionSettingsR\bsettings\x12&\n" +
-	"\x03jar\x18\x03 \x03(\v2\x14.distill.v1.JarEntryR\x03jar\x12\x1f\n" +
-	"\vcurrent_url\x18\x04 \x01(\tR\n" +
-	"currentUrl\x12)\n" +
-	"\x10redirect_history\x18\x05 \x03(\tR\x0fredirectHistory\x121\n" +
-	"\bsnapshot\x18\x06 \x01(\v2\x15.distill.v1.DistilledR\bsnapshot\x12'\n" +
-	"\x0ffallback_reason\x18\a \x01(\tR\x0efallbackReason\x12%\n" +
-	"\x0efailure_reason\x18\b \x01(\tR\rfailureReason\x12\x14\n" +
-	"\x05steps\x18\t \x01(\x05R\x05steps\x12\x18\n" +
-	"\avisited\x18\n" +
-	" \x03(\tR\avisited\x12:\n" +
-	"\roperation_log\x18\v \x03(\v2\x15.distill.v1.OperationR\foperationLog\x12 \n" +
-	"\flast_used_ms\x18\f \x01(\x03R\n" +
-	"lastUsedMs\"\xc8\x02\n" +
-	"\x0fSessionSettings\x12-\n" +
-	"\aprofile\x18\x01 \x01(\x0e2\x13.distill.v1.ProfileR\aprofile\x12\x1f\n" +
-	"\vmax_actions\x18\x02 \x01(\x05R\n" +
-	"maxActions\x12!\n" +
-	"\ftimeout_secs\x18\x03 \x01(\x05R\vtimeoutSecs\x12\x1f\n" +
-	"\vallow_local\x18\x04 \x01(\bR\n" +
-	"allowLocal\x12%\n" +
-	"\x0erespect_robots\x18\x05 \x01(\bR\rrespectRobots\x12,\n" +
-	"\x12max_action_retries\x18\x06 \x01(\x05R\x10maxActionRetries\x12\"\n" +
-	"\x02js\x18\a \x01(\x0e2\x12.distill.v1.JsModeR\x02js\x12\x1c\n" +
-	"\ajs_wait\x18\b \x01(\x05H\x00R\x06jsWait\x88\x01\x01B\n" +
-	"\n" +
-	"\b_js_waitB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\x06values\x18\x01 \x03(\tR\x06valuesB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_session_proto_rawDescOnce sync.Once
@@ -1022,7 +753,7 @@ func file_distill_v1_session_proto_rawDescGZIP() []byte {
 	return file_distill_v1_session_proto_rawDescData
 }
 
-var file_distill_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_distill_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_distill_v1_session_proto_goTypes = []any{
 	(*SessionView)(nil),       // 0: distill.v1.SessionView
 	(*Loop)(nil),              // 1: distill.v1.Loop
@@ -1032,34 +763,23 @@ var file_distill_v1_session_proto_goTypes = []any{
 	(*Operation)(nil),         // 5: distill.v1.Operation
 	(*FormSubmission)(nil),    // 6: distill.v1.FormSubmission
 	(*FieldValues)(nil),       // 7: distill.v1.FieldValues
-	(*SessionState)(nil),      // 8: distill.v1.SessionState
-	(*SessionSettings)(nil),   // 9: distill.v1.SessionSettings
-	nil,                       // 10: distill.v1.FormSubmission.FieldsEntry
-	(*Distilled)(nil),         // 11: distill.v1.Distilled
-	(*JarEntry)(nil),          // 12: distill.v1.JarEntry
-	(Profile)(0),              // 13: distill.v1.Profile
-	(JsMode)(0),               // 14: distill.v1.JsMode
+	nil,                       // 8: distill.v1.FormSubmission.FieldsEntry
+	(*Distilled)(nil),         // 9: distill.v1.Distilled
 }
 var file_distill_v1_session_proto_depIdxs = []int32{
-	11, // 0: distill.v1.SessionView.snapshot:type_name -> distill.v1.Distilled
-	1,  // 1: distill.v1.SessionView.loop:type_name -> distill.v1.Loop
-	5,  // 2: distill.v1.SessionView.operation_log:type_name -> distill.v1.Operation
-	2,  // 3: distill.v1.Loop.state:type_name -> distill.v1.LoopState
-	3,  // 4: distill.v1.Loop.available_actions:type_name -> distill.v1.AvailableAction
-	4,  // 5: distill.v1.Loop.recommended_next_actions:type_name -> distill.v1.RecommendedAction
-	10, // 6: distill.v1.FormSubmission.fields:type_name -> distill.v1.FormSubmission.FieldsEntry
-	9,  // 7: distill.v1.SessionState.settings:type_name -> distill.v1.SessionSettings
-	12, // 8: distill.v1.SessionState.jar:type_name -> distill.v1.JarEntry
-	11, // 9: distill.v1.SessionState.snapshot:type_name -> distill.v1.Distilled
-	5,  // 10: distill.v1.SessionState.operation_log:type_name -> distill.v1.Operation
-	13, // 11: distill.v1.SessionSettings.profile:type_name -> distill.v1.Profile
-	14, // 12: distill.v1.SessionSettings.js:type_name -> distill.v1.JsMode
-	7,  // 13: distill.v1.FormSubmission.FieldsEntry.value:type_name -> distill.v1.FieldValues
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	9, // 0: distill.v1.SessionView.snapshot:type_name -> distill.v1.Distilled
+	1, // 1: distill.v1.SessionView.loop:type_name -> distill.v1.Loop
+	5, // 2: distill.v1.SessionView.operation_log:type_name -> distill.v1.Operation
+	2, // 3: distill.v1.Loop.state:type_name -> distill.v1.LoopState
+	3, // 4: distill.v1.Loop.available_actions:type_name -> distill.v1.AvailableAction
+	4, // 5: distill.v1.Loop.recommended_next_actions:type_name -> distill.v1.RecommendedAction
+	8, // 6: distill.v1.FormSubmission.fields:type_name -> distill.v1.FormSubmission.FieldsEntry
+	7, // 7: distill.v1.FormSubmission.FieldsEntry.value:type_name -> distill.v1.FieldValues
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_session_proto_init() }
@@ -1068,20 +788,17 @@ func file_distill_v1_session_proto_init() {
 		return
 	}
 	file_distill_v1_distilled_proto_init()
-	file_distill_v1_fetcher_proto_init()
-	file_distill_v1_options_proto_init()
 	file_distill_v1_session_proto_msgTypes[1].OneofWrappers = []any{}
 	file_distill_v1_session_proto_msgTypes[2].OneofWrappers = []any{}
 	file_distill_v1_session_proto_msgTypes[3].OneofWrappers = []any{}
 	file_distill_v1_session_proto_msgTypes[5].OneofWrappers = []any{}
-	file_distill_v1_session_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_session_proto_rawDesc), len(file_distill_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

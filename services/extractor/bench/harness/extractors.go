@@ -11,6 +11,7 @@ import (
 	readability "codeberg.org/readeck/go-readability/v2"
 	"github.com/markusmobius/go-trafilatura"
 
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
 )
@@ -39,7 +40,7 @@ func Distill(logger *slog.Logger) Extractor {
 		Profile: distillv1.Profile_PROFILE_ARTICLE,
 	}
 	return Extractor{Name: "distill", Extract: func(ctx context.Context, p Page) (string, error) {
-		resp, err := e.Extract(ctx, &distillv1.ExtractRequest{
+		resp, err := e.Extract(ctx, &internalv1.ExtractRequest{
 			Html:        p.HTML,
 			Url:         pageURL(p),
 			Status:      200,

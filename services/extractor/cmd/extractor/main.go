@@ -6,9 +6,9 @@ package main
 import (
 	"context"
 
-	"distill.dev/proto/servicemain"
-	"distill.dev/proto/telemetry"
 	"distill.dev/services/extractor/server"
+	"distill.dev/services/platform/servicemain"
+	"distill.dev/services/platform/telemetry"
 )
 
 func main() {

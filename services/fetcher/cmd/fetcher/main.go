@@ -7,12 +7,12 @@ import (
 	"context"
 	"flag"
 
-	"distill.dev/proto/envflag"
-	"distill.dev/proto/servicemain"
-	"distill.dev/proto/telemetry"
 	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/server"
+	"distill.dev/services/platform/envflag"
+	"distill.dev/services/platform/servicemain"
+	"distill.dev/services/platform/telemetry"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

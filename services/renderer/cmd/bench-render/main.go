@@ -10,7 +10,7 @@ import (
 	"os"
 	"os/signal"
 
-	"distill.dev/proto/envflag"
+	"distill.dev/services/platform/envflag"
 	"distill.dev/services/renderer/benchrender"
 	"distill.dev/services/renderer/render"
 )

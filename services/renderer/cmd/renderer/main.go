@@ -7,9 +7,9 @@ import (
 	"context"
 	"flag"
 
-	"distill.dev/proto/envflag"
-	"distill.dev/proto/servicemain"
-	"distill.dev/proto/telemetry"
+	"distill.dev/services/platform/envflag"
+	"distill.dev/services/platform/servicemain"
+	"distill.dev/services/platform/telemetry"
 	"distill.dev/services/renderer/render"
 	"distill.dev/services/renderer/server"
 )

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"distill.dev/proto/grpcserve"
-	"distill.dev/proto/telemetry"
+	"distill.dev/services/platform/grpcserve"
+	"distill.dev/services/platform/telemetry"
 )
 
 // Setup runs telemetry.Setup for a test that reads metrics through

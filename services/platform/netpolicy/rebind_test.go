@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"distill.dev/services/fetcher/netpolicy"
-	"distill.dev/services/fetcher/netpolicy/netpolicytest"
+	"distill.dev/services/platform/netpolicy"
+	"distill.dev/services/platform/netpolicy/netpolicytest"
 )
 
 // rebinder answers the first A query for its name with first and every

@@ -14,8 +14,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"distill.dev/proto/envflag"
-	"distill.dev/proto/telemetry"
+	"distill.dev/services/platform/envflag"
+	"distill.dev/services/platform/telemetry"
 )
 
 // Process is what a service's run function is given.

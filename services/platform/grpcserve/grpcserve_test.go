@@ -15,15 +15,15 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/grpcserve"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	"distill.dev/services/platform/grpcserve"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func TestServeReportsHealthAndStopsWithContext(t *testing.T) {
 	srv := grpcserve.New(quiet, func(s *grpc.Server) {
-		distillv1.RegisterRendererServiceServer(s, distillv1.UnimplementedRendererServiceServer{})
+		internalv1.RegisterRendererServiceServer(s, internalv1.UnimplementedRendererServiceServer{})
 	})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -39,7 +39,7 @@ func TestServeReportsHealthAndStopsWithContext(t *testing.T) {
 	}
 	defer conn.Close()
 	health := healthpb.NewHealthClient(conn)
-	for _, service := range []string{"", "distill.v1.RendererService"} {
+	for _, service := range []string{"", "distill.internal.v1.RendererService"} {
 		res, err := health.Check(context.Background(), &healthpb.HealthCheckRequest{Service: service})
 		if err != nil || res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 			t.Errorf("health(%q) = %v, %v; want SERVING", service, res, err)

@@ -2,9 +2,9 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             (unknown)
-// source: distill/v1/fetcher.proto
+// source: distill/internal/v1/fetcher.proto
 
-package distillv1
+package internalv1
 
 import (
 	context "context"
@@ -19,7 +19,7 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	FetcherService_Fetch_FullMethodName = "/distill.v1.FetcherService/Fetch"
+	FetcherService_Fetch_FullMethodName = "/distill.internal.v1.FetcherService/Fetch"
 )
 
 // FetcherServiceClient is the client API for FetcherService service.
@@ -118,7 +118,7 @@ func _FetcherService_Fetch_Handler(srv interface{}, ctx context.Context, dec fun
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var FetcherService_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "distill.v1.FetcherService",
+	ServiceName: "distill.internal.v1.FetcherService",
 	HandlerType: (*FetcherServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
@@ -127,5 +127,5 @@ var FetcherService_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
-	Metadata: "distill/v1/fetcher.proto",
+	Metadata: "distill/internal/v1/fetcher.proto",
 }

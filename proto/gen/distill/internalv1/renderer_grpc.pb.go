@@ -2,9 +2,9 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             (unknown)
-// source: distill/v1/renderer.proto
+// source: distill/internal/v1/renderer.proto
 
-package distillv1
+package internalv1
 
 import (
 	context "context"
@@ -19,7 +19,7 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	RendererService_Render_FullMethodName = "/distill.v1.RendererService/Render"
+	RendererService_Render_FullMethodName = "/distill.internal.v1.RendererService/Render"
 )
 
 // RendererServiceClient is the client API for RendererService service.
@@ -114,7 +114,7 @@ func _RendererService_Render_Handler(srv interface{}, ctx context.Context, dec f
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var RendererService_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "distill.v1.RendererService",
+	ServiceName: "distill.internal.v1.RendererService",
 	HandlerType: (*RendererServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
@@ -123,5 +123,5 @@ var RendererService_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
-	Metadata: "distill/v1/renderer.proto",
+	Metadata: "distill/internal/v1/renderer.proto",
 }

@@ -2,11 +2,12 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: distill/v1/extractor.proto
+// source: distill/internal/v1/extractor.proto
 
-package distillv1
+package internalv1
 
 import (
+	v1 "distill.dev/proto/gen/distill/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -31,8 +32,8 @@ type ExtractRequest struct {
 	Status int32 `protobuf:"varint,3,opt,name=status,proto3" json:"status,omitempty"`
 	// Content-Type the page was served with, parameters included
 	// ("text/html; charset=shift_jis"); empty means HTML of unknown charset.
-	ContentType string        `protobuf:"bytes,4,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
-	Options     *FetchOptions `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
+	ContentType string           `protobuf:"bytes,4,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
+	Options     *v1.FetchOptions `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
 	// The page is a headless render's DOM.
 	Rendered      bool `protobuf:"varint,6,opt,name=rendered,proto3" json:"rendered,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -41,7 +42,7 @@ type ExtractRequest struct {
 
 func (x *ExtractRequest) Reset() {
 	*x = ExtractRequest{}
-	mi := &file_distill_v1_extractor_proto_msgTypes[0]
+	mi := &file_distill_internal_v1_extractor_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -53,7 +54,7 @@ func (x *ExtractRequest) String() string {
 func (*ExtractRequest) ProtoMessage() {}
 
 func (x *ExtractRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_extractor_proto_msgTypes[0]
+	mi := &file_distill_internal_v1_extractor_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -66,7 +67,7 @@ func (x *ExtractRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtractRequest.ProtoReflect.Descriptor instead.
 func (*ExtractRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_extractor_proto_rawDescGZIP(), []int{0}
+	return file_distill_internal_v1_extractor_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *ExtractRequest) GetHtml() []byte {
@@ -97,7 +98,7 @@ func (x *ExtractRequest) GetContentType() string {
 	return ""
 }
 
-func (x *ExtractRequest) GetOptions() *FetchOptions {
+func (x *ExtractRequest) GetOptions() *v1.FetchOptions {
 	if x != nil {
 		return x.Options
 	}
@@ -113,7 +114,7 @@ func (x *ExtractRequest) GetRendered() bool {
 
 type ExtractResponse struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
-	Distilled *Distilled             `protobuf:"bytes,1,opt,name=distilled,proto3" json:"distilled,omitempty"`
+	Distilled *v1.Distilled          `protobuf:"bytes,1,opt,name=distilled,proto3" json:"distilled,omitempty"`
 	// Why the page is low content, for the headless fallback's
 	// fallback_reason: "challenge" for a bot challenge or interstitial,
 	// "js_app" for an app shell or a page that needs JavaScript; empty when
@@ -128,7 +129,7 @@ type ExtractResponse struct {
 
 func (x *ExtractResponse) Reset() {
 	*x = ExtractResponse{}
-	mi := &file_distill_v1_extractor_proto_msgTypes[1]
+	mi := &file_distill_internal_v1_extractor_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -140,7 +141,7 @@ func (x *ExtractResponse) String() string {
 func (*ExtractResponse) ProtoMessage() {}
 
 func (x *ExtractResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_extractor_proto_msgTypes[1]
+	mi := &file_distill_internal_v1_extractor_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -153,10 +154,10 @@ func (x *ExtractResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtractResponse.ProtoReflect.Descriptor instead.
 func (*ExtractResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_extractor_proto_rawDescGZIP(), []int{1}
+	return file_distill_internal_v1_extractor_proto_rawDescGZIP(), []int{1}
 }
 
-func (x *ExtractResponse) GetDistilled() *Distilled {
+func (x *ExtractResponse) GetDistilled() *v1.Distilled {
 	if x != nil {
 		return x.Distilled
 	}
@@ -177,12 +178,11 @@ func (x *ExtractResponse) GetScripted() bool {
 	return false
 }
 
-var File_distill_v1_extractor_proto protoreflect.FileDescriptor
+var File_distill_internal_v1_extractor_proto protoreflect.FileDescriptor
 
-const file_distill_v1_extractor_proto_rawDesc = "" +
+const file_distill_internal_v1_extractor_proto_rawDesc = "" +
 	"\n" +
-	"\x1adistill/v1/extractor.proto\x12\n" +
-	"distill.v1\x1a\x1adistill/v1/distilled.proto\x1a\x18distill/v1/options.proto\"\xc1\x01\n" +
+	"#distill/internal/v1/extractor.proto\x12\x13distill.internal.v1\x1a\x1adistill/v1/distilled.proto\x1a\x18distill/v1/options.proto\"\xc1\x01\n" +
 	"\x0eExtractRequest\x12\x12\n" +
 	"\x04html\x18\x01 \x01(\fR\x04html\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12\x16\n" +
@@ -193,34 +193,34 @@ const file_distill_v1_extractor_proto_rawDesc = "" +
 	"\x0fExtractResponse\x123\n" +
 	"\tdistilled\x18\x01 \x01(\v2\x15.distill.v1.DistilledR\tdistilled\x12,\n" +
 	"\x12low_content_reason\x18\x02 \x01(\tR\x10lowContentReason\x12\x1a\n" +
-	"\bscripted\x18\x03 \x01(\bR\bscripted2V\n" +
-	"\x10ExtractorService\x12B\n" +
-	"\aExtract\x12\x1a.distill.v1.ExtractRequest\x1a\x1b.distill.v1.ExtractResponseB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\bscripted\x18\x03 \x01(\bR\bscripted2h\n" +
+	"\x10ExtractorService\x12T\n" +
+	"\aExtract\x12#.distill.internal.v1.ExtractRequest\x1a$.distill.internal.v1.ExtractResponseB5Z3distill.dev/proto/gen/distill/internalv1;internalv1b\x06proto3"
 
 var (
-	file_distill_v1_extractor_proto_rawDescOnce sync.Once
-	file_distill_v1_extractor_proto_rawDescData []byte
+	file_distill_internal_v1_extractor_proto_rawDescOnce sync.Once
+	file_distill_internal_v1_extractor_proto_rawDescData []byte
 )
 
-func file_distill_v1_extractor_proto_rawDescGZIP() []byte {
-	file_distill_v1_extractor_proto_rawDescOnce.Do(func() {
-		file_distill_v1_extractor_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_distill_v1_extractor_proto_rawDesc), len(file_distill_v1_extractor_proto_rawDesc)))
+func file_distill_internal_v1_extractor_proto_rawDescGZIP() []byte {
+	file_distill_internal_v1_extractor_proto_rawDescOnce.Do(func() {
+		file_distill_internal_v1_extractor_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_distill_internal_v1_extractor_proto_rawDesc), len(file_distill_internal_v1_extractor_proto_rawDesc)))
 	})
-	return file_distill_v1_extractor_proto_rawDescData
+	return file_distill_internal_v1_extractor_proto_rawDescData
 }
 
-var file_distill_v1_extractor_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
-var file_distill_v1_extractor_proto_goTypes = []any{
-	(*ExtractRequest)(nil),  // 0: distill.v1.ExtractRequest
-	(*ExtractResponse)(nil), // 1: distill.v1.ExtractResponse
-	(*FetchOptions)(nil),    // 2: distill.v1.FetchOptions
-	(*Distilled)(nil),       // 3: distill.v1.Distilled
+var file_distill_internal_v1_extractor_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_distill_internal_v1_extractor_proto_goTypes = []any{
+	(*ExtractRequest)(nil),  // 0: distill.internal.v1.ExtractRequest
+	(*ExtractResponse)(nil), // 1: distill.internal.v1.ExtractResponse
+	(*v1.FetchOptions)(nil), // 2: distill.v1.FetchOptions
+	(*v1.Distilled)(nil),    // 3: distill.v1.Distilled
 }
-var file_distill_v1_extractor_proto_depIdxs = []int32{
-	2, // 0: distill.v1.ExtractRequest.options:type_name -> distill.v1.FetchOptions
-	3, // 1: distill.v1.ExtractResponse.distilled:type_name -> distill.v1.Distilled
-	0, // 2: distill.v1.ExtractorService.Extract:input_type -> distill.v1.ExtractRequest
-	1, // 3: distill.v1.ExtractorService.Extract:output_type -> distill.v1.ExtractResponse
+var file_distill_internal_v1_extractor_proto_depIdxs = []int32{
+	2, // 0: distill.internal.v1.ExtractRequest.options:type_name -> distill.v1.FetchOptions
+	3, // 1: distill.internal.v1.ExtractResponse.distilled:type_name -> distill.v1.Distilled
+	0, // 2: distill.internal.v1.ExtractorService.Extract:input_type -> distill.internal.v1.ExtractRequest
+	1, // 3: distill.internal.v1.ExtractorService.Extract:output_type -> distill.internal.v1.ExtractResponse
 	3, // [3:4] is the sub-list for method output_type
 	2, // [2:3] is the sub-list for method input_type
 	2, // [2:2] is the sub-list for extension type_name
@@ -228,28 +228,26 @@ var file_distill_v1_extractor_proto_depIdxs = []int32{
 	0, // [0:2] is the sub-list for field type_name
 }
 
-func init() { file_distill_v1_extractor_proto_init() }
-func file_distill_v1_extractor_proto_init() {
-	if File_distill_v1_extractor_proto != nil {
+func init() { file_distill_internal_v1_extractor_proto_init() }
+func file_distill_internal_v1_extractor_proto_init() {
+	if File_distill_internal_v1_extractor_proto != nil {
 		return
 	}
-	file_distill_v1_distilled_proto_init()
-	file_distill_v1_options_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_extractor_proto_rawDesc), len(file_distill_v1_extractor_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_internal_v1_extractor_proto_rawDesc), len(file_distill_internal_v1_extractor_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_distill_v1_extractor_proto_goTypes,
-		DependencyIndexes: file_distill_v1_extractor_proto_depIdxs,
-		MessageInfos:      file_distill_v1_extractor_proto_msgTypes,
+		GoTypes:           file_distill_internal_v1_extractor_proto_goTypes,
+		DependencyIndexes: file_distill_internal_v1_extractor_proto_depIdxs,
+		MessageInfos:      file_distill_internal_v1_extractor_proto_msgTypes,
 	}.Build()
-	File_distill_v1_extractor_proto = out.File
-	file_distill_v1_extractor_proto_goTypes = nil
-	file_distill_v1_extractor_proto_depIdxs = nil
+	File_distill_internal_v1_extractor_proto = out.File
+	file_distill_internal_v1_extractor_proto_goTypes = nil
+	file_distill_internal_v1_extractor_proto_depIdxs = nil
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"distill.dev/services/fetcher/netpolicy"
+	"distill.dev/services/platform/netpolicy"
 )
 
 func TestResolve(t *testing.T) {

@@ -24,8 +24,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/grpcserve"
+	"distill.dev/services/platform/grpcserve"
 )
 
 // Grace is how long a call waits for a service whose connection is not
@@ -158,8 +159,8 @@ type Fetcher struct{ c *Conn }
 func NewFetcher(c *Conn) *Fetcher { return &Fetcher{c} }
 
 // Fetch retrieves one URL.
-func (f *Fetcher) Fetch(ctx context.Context, req *distillv1.FetcherServiceFetchRequest) (*distillv1.FetcherServiceFetchResponse, error) {
-	return call(ctx, f.c, distillv1.NewFetcherServiceClient(f.c).Fetch, req)
+func (f *Fetcher) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error) {
+	return call(ctx, f.c, internalv1.NewFetcherServiceClient(f.c).Fetch, req)
 }
 
 // Extractor is ExtractorService over a connection.
@@ -169,8 +170,8 @@ type Extractor struct{ c *Conn }
 func NewExtractor(c *Conn) *Extractor { return &Extractor{c} }
 
 // Extract distils one page.
-func (e *Extractor) Extract(ctx context.Context, req *distillv1.ExtractRequest) (*distillv1.ExtractResponse, error) {
-	return call(ctx, e.c, distillv1.NewExtractorServiceClient(e.c).Extract, req)
+func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error) {
+	return call(ctx, e.c, internalv1.NewExtractorServiceClient(e.c).Extract, req)
 }
 
 // Renderer is RendererService over a connection.
@@ -180,6 +181,6 @@ type Renderer struct{ c *Conn }
 func NewRenderer(c *Conn) *Renderer { return &Renderer{c} }
 
 // Render renders one page headless.
-func (r *Renderer) Render(ctx context.Context, req *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
-	return call(ctx, r.c, distillv1.NewRendererServiceClient(r.c).Render, req)
+func (r *Renderer) Render(ctx context.Context, req *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
+	return call(ctx, r.c, internalv1.NewRendererServiceClient(r.c).Render, req)
 }

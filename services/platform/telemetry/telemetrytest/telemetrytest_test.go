@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"distill.dev/proto/telemetry"
-	"distill.dev/proto/telemetry/telemetrytest"
+	"distill.dev/services/platform/telemetry"
+	"distill.dev/services/platform/telemetry/telemetrytest"
 )
 
 // A process given the receiver's environment sends its spans within the

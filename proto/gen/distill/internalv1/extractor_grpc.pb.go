@@ -2,9 +2,9 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             (unknown)
-// source: distill/v1/extractor.proto
+// source: distill/internal/v1/extractor.proto
 
-package distillv1
+package internalv1
 
 import (
 	context "context"
@@ -19,7 +19,7 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ExtractorService_Extract_FullMethodName = "/distill.v1.ExtractorService/Extract"
+	ExtractorService_Extract_FullMethodName = "/distill.internal.v1.ExtractorService/Extract"
 )
 
 // ExtractorServiceClient is the client API for ExtractorService service.
@@ -114,7 +114,7 @@ func _ExtractorService_Extract_Handler(srv interface{}, ctx context.Context, dec
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var ExtractorService_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "distill.v1.ExtractorService",
+	ServiceName: "distill.internal.v1.ExtractorService",
 	HandlerType: (*ExtractorServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
@@ -123,5 +123,5 @@ var ExtractorService_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
-	Metadata: "distill/v1/extractor.proto",
+	Metadata: "distill/internal/v1/extractor.proto",
 }

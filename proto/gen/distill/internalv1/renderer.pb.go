@@ -2,11 +2,12 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: distill/v1/renderer.proto
+// source: distill/internal/v1/renderer.proto
 
-package distillv1
+package internalv1
 
 import (
+	v1 "distill.dev/proto/gen/distill/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -25,7 +26,7 @@ type RenderRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Url   string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
 	// timeout_secs, js_wait, js_wait_for, allow_local and max_bytes apply.
-	Options *FetchOptions `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	Options *v1.FetchOptions `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
 	// Cookies for this URL only, set in the render's isolated context and
 	// dropped with it.
 	Cookies       []*Cookie `protobuf:"bytes,3,rep,name=cookies,proto3" json:"cookies,omitempty"`
@@ -35,7 +36,7 @@ type RenderRequest struct {
 
 func (x *RenderRequest) Reset() {
 	*x = RenderRequest{}
-	mi := &file_distill_v1_renderer_proto_msgTypes[0]
+	mi := &file_distill_internal_v1_renderer_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -47,7 +48,7 @@ func (x *RenderRequest) String() string {
 func (*RenderRequest) ProtoMessage() {}
 
 func (x *RenderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_renderer_proto_msgTypes[0]
+	mi := &file_distill_internal_v1_renderer_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -60,7 +61,7 @@ func (x *RenderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderRequest.ProtoReflect.Descriptor instead.
 func (*RenderRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_renderer_proto_rawDescGZIP(), []int{0}
+	return file_distill_internal_v1_renderer_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *RenderRequest) GetUrl() string {
@@ -70,7 +71,7 @@ func (x *RenderRequest) GetUrl() string {
 	return ""
 }
 
-func (x *RenderRequest) GetOptions() *FetchOptions {
+func (x *RenderRequest) GetOptions() *v1.FetchOptions {
 	if x != nil {
 		return x.Options
 	}
@@ -96,7 +97,7 @@ type RenderResponse struct {
 
 func (x *RenderResponse) Reset() {
 	*x = RenderResponse{}
-	mi := &file_distill_v1_renderer_proto_msgTypes[1]
+	mi := &file_distill_internal_v1_renderer_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -108,7 +109,7 @@ func (x *RenderResponse) String() string {
 func (*RenderResponse) ProtoMessage() {}
 
 func (x *RenderResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_renderer_proto_msgTypes[1]
+	mi := &file_distill_internal_v1_renderer_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -121,7 +122,7 @@ func (x *RenderResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderResponse.ProtoReflect.Descriptor instead.
 func (*RenderResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_renderer_proto_rawDescGZIP(), []int{1}
+	return file_distill_internal_v1_renderer_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *RenderResponse) GetFinalUrl() string {
@@ -162,7 +163,7 @@ type Cookie struct {
 
 func (x *Cookie) Reset() {
 	*x = Cookie{}
-	mi := &file_distill_v1_renderer_proto_msgTypes[2]
+	mi := &file_distill_internal_v1_renderer_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -174,7 +175,7 @@ func (x *Cookie) String() string {
 func (*Cookie) ProtoMessage() {}
 
 func (x *Cookie) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_renderer_proto_msgTypes[2]
+	mi := &file_distill_internal_v1_renderer_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -187,7 +188,7 @@ func (x *Cookie) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cookie.ProtoReflect.Descriptor instead.
 func (*Cookie) Descriptor() ([]byte, []int) {
-	return file_distill_v1_renderer_proto_rawDescGZIP(), []int{2}
+	return file_distill_internal_v1_renderer_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Cookie) GetName() string {
@@ -239,16 +240,15 @@ func (x *Cookie) GetExpires() int64 {
 	return 0
 }
 
-var File_distill_v1_renderer_proto protoreflect.FileDescriptor
+var File_distill_internal_v1_renderer_proto protoreflect.FileDescriptor
 
-const file_distill_v1_renderer_proto_rawDesc = "" +
+const file_distill_internal_v1_renderer_proto_rawDesc = "" +
 	"\n" +
-	"\x19distill/v1/renderer.proto\x12\n" +
-	"distill.v1\x1a\x18distill/v1/options.proto\"\x83\x01\n" +
+	"\"distill/internal/v1/renderer.proto\x12\x13distill.internal.v1\x1a\x18distill/v1/options.proto\"\x8c\x01\n" +
 	"\rRenderRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
-	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\x12,\n" +
-	"\acookies\x18\x03 \x03(\v2\x12.distill.v1.CookieR\acookies\"Y\n" +
+	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\x125\n" +
+	"\acookies\x18\x03 \x03(\v2\x1b.distill.internal.v1.CookieR\acookies\"Y\n" +
 	"\x0eRenderResponse\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x12\n" +
@@ -260,34 +260,34 @@ const file_distill_v1_renderer_proto_rawDesc = "" +
 	"\x04path\x18\x04 \x01(\tR\x04path\x12\x16\n" +
 	"\x06secure\x18\x05 \x01(\bR\x06secure\x12\x1b\n" +
 	"\thttp_only\x18\x06 \x01(\bR\bhttpOnly\x12\x18\n" +
-	"\aexpires\x18\a \x01(\x03R\aexpires2R\n" +
-	"\x0fRendererService\x12?\n" +
-	"\x06Render\x12\x19.distill.v1.RenderRequest\x1a\x1a.distill.v1.RenderResponseB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\aexpires\x18\a \x01(\x03R\aexpires2d\n" +
+	"\x0fRendererService\x12Q\n" +
+	"\x06Render\x12\".distill.internal.v1.RenderRequest\x1a#.distill.internal.v1.RenderResponseB5Z3distill.dev/proto/gen/distill/internalv1;internalv1b\x06proto3"
 
 var (
-	file_distill_v1_renderer_proto_rawDescOnce sync.Once
-	file_distill_v1_renderer_proto_rawDescData []byte
+	file_distill_internal_v1_renderer_proto_rawDescOnce sync.Once
+	file_distill_internal_v1_renderer_proto_rawDescData []byte
 )
 
-func file_distill_v1_renderer_proto_rawDescGZIP() []byte {
-	file_distill_v1_renderer_proto_rawDescOnce.Do(func() {
-		file_distill_v1_renderer_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_distill_v1_renderer_proto_rawDesc), len(file_distill_v1_renderer_proto_rawDesc)))
+func file_distill_internal_v1_renderer_proto_rawDescGZIP() []byte {
+	file_distill_internal_v1_renderer_proto_rawDescOnce.Do(func() {
+		file_distill_internal_v1_renderer_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_distill_internal_v1_renderer_proto_rawDesc), len(file_distill_internal_v1_renderer_proto_rawDesc)))
 	})
-	return file_distill_v1_renderer_proto_rawDescData
+	return file_distill_internal_v1_renderer_proto_rawDescData
 }
 
-var file_distill_v1_renderer_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
-var file_distill_v1_renderer_proto_goTypes = []any{
-	(*RenderRequest)(nil),  // 0: distill.v1.RenderRequest
-	(*RenderResponse)(nil), // 1: distill.v1.RenderResponse
-	(*Cookie)(nil),         // 2: distill.v1.Cookie
-	(*FetchOptions)(nil),   // 3: distill.v1.FetchOptions
+var file_distill_internal_v1_renderer_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_distill_internal_v1_renderer_proto_goTypes = []any{
+	(*RenderRequest)(nil),   // 0: distill.internal.v1.RenderRequest
+	(*RenderResponse)(nil),  // 1: distill.internal.v1.RenderResponse
+	(*Cookie)(nil),          // 2: distill.internal.v1.Cookie
+	(*v1.FetchOptions)(nil), // 3: distill.v1.FetchOptions
 }
-var file_distill_v1_renderer_proto_depIdxs = []int32{
-	3, // 0: distill.v1.RenderRequest.options:type_name -> distill.v1.FetchOptions
-	2, // 1: distill.v1.RenderRequest.cookies:type_name -> distill.v1.Cookie
-	0, // 2: distill.v1.RendererService.Render:input_type -> distill.v1.RenderRequest
-	1, // 3: distill.v1.RendererService.Render:output_type -> distill.v1.RenderResponse
+var file_distill_internal_v1_renderer_proto_depIdxs = []int32{
+	3, // 0: distill.internal.v1.RenderRequest.options:type_name -> distill.v1.FetchOptions
+	2, // 1: distill.internal.v1.RenderRequest.cookies:type_name -> distill.internal.v1.Cookie
+	0, // 2: distill.internal.v1.RendererService.Render:input_type -> distill.internal.v1.RenderRequest
+	1, // 3: distill.internal.v1.RendererService.Render:output_type -> distill.internal.v1.RenderResponse
 	3, // [3:4] is the sub-list for method output_type
 	2, // [2:3] is the sub-list for method input_type
 	2, // [2:2] is the sub-list for extension type_name
@@ -295,27 +295,26 @@ var file_distill_v1_renderer_proto_depIdxs = []int32{
 	0, // [0:2] is the sub-list for field type_name
 }
 
-func init() { file_distill_v1_renderer_proto_init() }
-func file_distill_v1_renderer_proto_init() {
-	if File_distill_v1_renderer_proto != nil {
+func init() { file_distill_internal_v1_renderer_proto_init() }
+func file_distill_internal_v1_renderer_proto_init() {
+	if File_distill_internal_v1_renderer_proto != nil {
 		return
 	}
-	file_distill_v1_options_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_renderer_proto_rawDesc), len(file_distill_v1_renderer_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_internal_v1_renderer_proto_rawDesc), len(file_distill_internal_v1_renderer_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_distill_v1_renderer_proto_goTypes,
-		DependencyIndexes: file_distill_v1_renderer_proto_depIdxs,
-		MessageInfos:      file_distill_v1_renderer_proto_msgTypes,
+		GoTypes:           file_distill_internal_v1_renderer_proto_goTypes,
+		DependencyIndexes: file_distill_internal_v1_renderer_proto_depIdxs,
+		MessageInfos:      file_distill_internal_v1_renderer_proto_msgTypes,
 	}.Build()
-	File_distill_v1_renderer_proto = out.File
-	file_distill_v1_renderer_proto_goTypes = nil
-	file_distill_v1_renderer_proto_depIdxs = nil
+	File_distill_internal_v1_renderer_proto = out.File
+	file_distill_internal_v1_renderer_proto_goTypes = nil
+	file_distill_internal_v1_renderer_proto_depIdxs = nil
 }

@@ -13,22 +13,22 @@ import (
 	"google.golang.org/grpc/connectivity"
 
 	"distill.dev/proto/failure"
-	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/grpcserve"
-	"distill.dev/proto/remote"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	"distill.dev/services/platform/grpcserve"
+	"distill.dev/services/platform/remote"
 )
 
 // renderer answers every render with the URL it was asked for, and a
 // policy refusal for one URL.
 type renderer struct {
-	distillv1.UnimplementedRendererServiceServer
+	internalv1.UnimplementedRendererServiceServer
 }
 
-func (renderer) Render(_ context.Context, req *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+func (renderer) Render(_ context.Context, req *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
 	if req.GetUrl() == "http://10.0.0.1/" {
 		return nil, failure.New(failure.Blocked, "render %s: private range", req.GetUrl())
 	}
-	return &distillv1.RenderResponse{FinalUrl: req.GetUrl(), Status: 200, Html: []byte(strings.Repeat("x", 6<<20))}, nil
+	return &internalv1.RenderResponse{FinalUrl: req.GetUrl(), Status: 200, Html: []byte(strings.Repeat("x", 6<<20))}, nil
 }
 
 // serve runs the renderer on addr ("127.0.0.1:0" for any port) until the
@@ -40,7 +40,7 @@ func serve(t *testing.T, addr string) (string, func()) {
 		t.Fatal(err)
 	}
 	srv := grpcserve.New(slog.New(slog.NewTextHandler(io.Discard, nil)), func(s *grpc.Server) {
-		distillv1.RegisterRendererServiceServer(s, renderer{})
+		internalv1.RegisterRendererServiceServer(s, renderer{})
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -65,11 +65,11 @@ func TestRemoteRenderer(t *testing.T) {
 		t.Fatalf("healthy: %v", err)
 	}
 	// Bigger than gRPC's default 4 MiB message.
-	res, err := r.Render(ctx, &distillv1.RenderRequest{Url: "http://example.com/"})
+	res, err := r.Render(ctx, &internalv1.RenderRequest{Url: "http://example.com/"})
 	if err != nil || len(res.GetHtml()) != 6<<20 {
 		t.Fatalf("render: %d bytes, %v", len(res.GetHtml()), err)
 	}
-	if _, err := r.Render(ctx, &distillv1.RenderRequest{Url: "http://10.0.0.1/"}); failure.CodeOf(err) != failure.Blocked {
+	if _, err := r.Render(ctx, &internalv1.RenderRequest{Url: "http://10.0.0.1/"}); failure.CodeOf(err) != failure.Blocked {
 		t.Fatalf("the service's own error lost its code: %v", err)
 	}
 
@@ -84,7 +84,7 @@ func TestRemoteRenderer(t *testing.T) {
 	}
 	for i, most := range []time.Duration{remote.Grace + 2*time.Second, time.Second} {
 		begun := time.Now()
-		_, err = r.Render(ctx, &distillv1.RenderRequest{Url: "http://example.com/"})
+		_, err = r.Render(ctx, &internalv1.RenderRequest{Url: "http://example.com/"})
 		if failure.CodeOf(err) != failure.Unavailable || !strings.Contains(err.Error(), "renderer at "+addr+" is unavailable") {
 			t.Fatalf("call %d with the renderer down: %v (%v)", i, err, failure.CodeOf(err))
 		}
@@ -100,7 +100,7 @@ func TestRemoteRenderer(t *testing.T) {
 	_, stop = serve(t, addr)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, err := r.Render(ctx, &distillv1.RenderRequest{Url: "http://example.com/"})
+		_, err := r.Render(ctx, &internalv1.RenderRequest{Url: "http://example.com/"})
 		if err == nil {
 			break
 		}
@@ -119,7 +119,7 @@ func TestRemoteRenderer(t *testing.T) {
 		_, stop := serve(t, addr)
 		back <- stop
 	}()
-	_, err = r.Render(ctx, &distillv1.RenderRequest{Url: "http://example.com/"})
+	_, err = r.Render(ctx, &internalv1.RenderRequest{Url: "http://example.com/"})
 	defer (<-back)()
 	if err != nil {
 		t.Fatalf("a call during a restart: %v", err)
@@ -128,11 +128,11 @@ func TestRemoteRenderer(t *testing.T) {
 
 // hanging holds every render until its server stops.
 type hanging struct {
-	distillv1.UnimplementedRendererServiceServer
+	internalv1.UnimplementedRendererServiceServer
 	started chan struct{}
 }
 
-func (h hanging) Render(ctx context.Context, _ *distillv1.RenderRequest) (*distillv1.RenderResponse, error) {
+func (h hanging) Render(ctx context.Context, _ *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
 	close(h.started)
 	<-ctx.Done()
 	return nil, ctx.Err()
@@ -147,7 +147,7 @@ func TestRemoteServiceGoneMidCall(t *testing.T) {
 	}
 	h := hanging{started: make(chan struct{})}
 	s := grpc.NewServer()
-	distillv1.RegisterRendererServiceServer(s, h)
+	internalv1.RegisterRendererServiceServer(s, h)
 	go func() { _ = s.Serve(lis) }()
 	conn, err := remote.Dial("renderer", lis.Addr().String())
 	if err != nil {
@@ -158,7 +158,7 @@ func TestRemoteServiceGoneMidCall(t *testing.T) {
 		<-h.started
 		s.Stop()
 	}()
-	_, err = remote.NewRenderer(conn).Render(context.Background(), &distillv1.RenderRequest{Url: "http://example.com/"})
+	_, err = remote.NewRenderer(conn).Render(context.Background(), &internalv1.RenderRequest{Url: "http://example.com/"})
 	if failure.CodeOf(err) != failure.Internal || !strings.Contains(err.Error(), "renderer at "+lis.Addr().String()+" went away during the call") {
 		t.Fatalf("a service stopped mid-call: %v (%v)", err, failure.CodeOf(err))
 	}

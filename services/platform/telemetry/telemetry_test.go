@@ -21,9 +21,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"distill.dev/proto/failure"
-	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/proto/telemetry"
-	"distill.dev/proto/telemetry/telemetrytest"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	"distill.dev/services/platform/telemetry"
+	"distill.dev/services/platform/telemetry/telemetrytest"
 )
 
 // These tests set OpenTelemetry's process-wide providers: none runs in
@@ -260,10 +260,10 @@ func TestServeMetrics(t *testing.T) {
 
 // extractor answers every call with an error, enough to carry a trace.
 type extractor struct {
-	distillv1.UnimplementedExtractorServiceServer
+	internalv1.UnimplementedExtractorServiceServer
 }
 
-func (extractor) Extract(ctx context.Context, _ *distillv1.ExtractRequest) (*distillv1.ExtractResponse, error) {
+func (extractor) Extract(ctx context.Context, _ *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error) {
 	_, span := telemetry.Start(ctx, "distill.extract")
 	span.End()
 	return nil, failure.New(failure.UnsupportedContent, "no")
@@ -274,7 +274,7 @@ func TestGRPCOptionsCarryTheTrace(t *testing.T) {
 	rec := telemetrytest.Record(t)
 
 	conn := telemetrytest.GRPC(t, func(s *grpc.Server) {
-		distillv1.RegisterExtractorServiceServer(s, extractor{})
+		internalv1.RegisterExtractorServiceServer(s, extractor{})
 	})
 
 	// Health probes are left out of traces.
@@ -282,7 +282,7 @@ func TestGRPCOptionsCarryTheTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	root, span := telemetry.Start(context.Background(), "test")
-	_, err := distillv1.NewExtractorServiceClient(conn).Extract(root, &distillv1.ExtractRequest{Url: "https://example.com/"})
+	_, err := internalv1.NewExtractorServiceClient(conn).Extract(root, &internalv1.ExtractRequest{Url: "https://example.com/"})
 	span.End()
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("Extract = %v, want the server's FailedPrecondition", err)

@@ -2,11 +2,12 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: distill/v1/fetcher.proto
+// source: distill/internal/v1/fetcher.proto
 
-package distillv1
+package internalv1
 
 import (
+	v1 "distill.dev/proto/gen/distill/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -24,7 +25,7 @@ const (
 type FetcherServiceFetchRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Url     string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
-	Options *FetchOptions          `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	Options *v1.FetchOptions       `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
 	// GET (the default when empty) or POST, for a session's form submission.
 	// A POST is never retried, never cached, and never resent across origins
 	// by a 307 or 308 redirect.
@@ -45,7 +46,7 @@ type FetcherServiceFetchRequest struct {
 
 func (x *FetcherServiceFetchRequest) Reset() {
 	*x = FetcherServiceFetchRequest{}
-	mi := &file_distill_v1_fetcher_proto_msgTypes[0]
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -57,7 +58,7 @@ func (x *FetcherServiceFetchRequest) String() string {
 func (*FetcherServiceFetchRequest) ProtoMessage() {}
 
 func (x *FetcherServiceFetchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_fetcher_proto_msgTypes[0]
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -70,7 +71,7 @@ func (x *FetcherServiceFetchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetcherServiceFetchRequest.ProtoReflect.Descriptor instead.
 func (*FetcherServiceFetchRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_fetcher_proto_rawDescGZIP(), []int{0}
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *FetcherServiceFetchRequest) GetUrl() string {
@@ -80,7 +81,7 @@ func (x *FetcherServiceFetchRequest) GetUrl() string {
 	return ""
 }
 
-func (x *FetcherServiceFetchRequest) GetOptions() *FetchOptions {
+func (x *FetcherServiceFetchRequest) GetOptions() *v1.FetchOptions {
 	if x != nil {
 		return x.Options
 	}
@@ -136,7 +137,7 @@ type JarEntry struct {
 
 func (x *JarEntry) Reset() {
 	*x = JarEntry{}
-	mi := &file_distill_v1_fetcher_proto_msgTypes[1]
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -148,7 +149,7 @@ func (x *JarEntry) String() string {
 func (*JarEntry) ProtoMessage() {}
 
 func (x *JarEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_fetcher_proto_msgTypes[1]
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -161,7 +162,7 @@ func (x *JarEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JarEntry.ProtoReflect.Descriptor instead.
 func (*JarEntry) Descriptor() ([]byte, []int) {
-	return file_distill_v1_fetcher_proto_rawDescGZIP(), []int{1}
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *JarEntry) GetUrl() string {
@@ -204,7 +205,7 @@ type FetcherServiceFetchResponse struct {
 
 func (x *FetcherServiceFetchResponse) Reset() {
 	*x = FetcherServiceFetchResponse{}
-	mi := &file_distill_v1_fetcher_proto_msgTypes[2]
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -216,7 +217,7 @@ func (x *FetcherServiceFetchResponse) String() string {
 func (*FetcherServiceFetchResponse) ProtoMessage() {}
 
 func (x *FetcherServiceFetchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_fetcher_proto_msgTypes[2]
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -229,7 +230,7 @@ func (x *FetcherServiceFetchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetcherServiceFetchResponse.ProtoReflect.Descriptor instead.
 func (*FetcherServiceFetchResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_fetcher_proto_rawDescGZIP(), []int{2}
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *FetcherServiceFetchResponse) GetFinalUrl() string {
@@ -295,12 +296,11 @@ func (x *FetcherServiceFetchResponse) GetRetryAfterSecs() int64 {
 	return 0
 }
 
-var File_distill_v1_fetcher_proto protoreflect.FileDescriptor
+var File_distill_internal_v1_fetcher_proto protoreflect.FileDescriptor
 
-const file_distill_v1_fetcher_proto_rawDesc = "" +
+const file_distill_internal_v1_fetcher_proto_rawDesc = "" +
 	"\n" +
-	"\x18distill/v1/fetcher.proto\x12\n" +
-	"distill.v1\x1a\x18distill/v1/options.proto\x1a\x19distill/v1/renderer.proto\"\x83\x02\n" +
+	"!distill/internal/v1/fetcher.proto\x12\x13distill.internal.v1\x1a\"distill/internal/v1/renderer.proto\x1a\x18distill/v1/options.proto\"\x8c\x02\n" +
 	"\x1aFetcherServiceFetchRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
 	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\x12\x16\n" +
@@ -308,11 +308,11 @@ const file_distill_v1_fetcher_proto_rawDesc = "" +
 	"\x04body\x18\x04 \x01(\fR\x04body\x12*\n" +
 	"\x11body_content_type\x18\x05 \x01(\tR\x0fbodyContentType\x12\x1f\n" +
 	"\vuse_cookies\x18\x06 \x01(\bR\n" +
-	"useCookies\x12&\n" +
-	"\x03jar\x18\a \x03(\v2\x14.distill.v1.JarEntryR\x03jar\"H\n" +
+	"useCookies\x12/\n" +
+	"\x03jar\x18\a \x03(\v2\x1d.distill.internal.v1.JarEntryR\x03jar\"Q\n" +
 	"\bJarEntry\x12\x10\n" +
-	"\x03url\x18\x01 \x01(\tR\x03url\x12*\n" +
-	"\x06cookie\x18\x02 \x01(\v2\x12.distill.v1.CookieR\x06cookie\"\xce\x02\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x123\n" +
+	"\x06cookie\x18\x02 \x01(\v2\x1b.distill.internal.v1.CookieR\x06cookie\"\xd7\x02\n" +
 	"\x1bFetcherServiceFetchResponse\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12!\n" +
@@ -321,40 +321,40 @@ const file_distill_v1_fetcher_proto_rawDesc = "" +
 	"\x10redirect_history\x18\x05 \x03(\tR\x0fredirectHistory\x12\x1d\n" +
 	"\n" +
 	"from_cache\x18\x06 \x01(\bR\tfromCache\x12\x18\n" +
-	"\acharset\x18\a \x01(\tR\acharset\x125\n" +
-	"\vset_cookies\x18\b \x03(\v2\x14.distill.v1.JarEntryR\n" +
+	"\acharset\x18\a \x01(\tR\acharset\x12>\n" +
+	"\vset_cookies\x18\b \x03(\v2\x1d.distill.internal.v1.JarEntryR\n" +
 	"setCookies\x12(\n" +
-	"\x10retry_after_secs\x18\t \x01(\x03R\x0eretryAfterSecs2j\n" +
-	"\x0eFetcherService\x12X\n" +
-	"\x05Fetch\x12&.distill.v1.FetcherServiceFetchRequest\x1a'.distill.v1.FetcherServiceFetchResponseB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\x10retry_after_secs\x18\t \x01(\x03R\x0eretryAfterSecs2|\n" +
+	"\x0eFetcherService\x12j\n" +
+	"\x05Fetch\x12/.distill.internal.v1.FetcherServiceFetchRequest\x1a0.distill.internal.v1.FetcherServiceFetchResponseB5Z3distill.dev/proto/gen/distill/internalv1;internalv1b\x06proto3"
 
 var (
-	file_distill_v1_fetcher_proto_rawDescOnce sync.Once
-	file_distill_v1_fetcher_proto_rawDescData []byte
+	file_distill_internal_v1_fetcher_proto_rawDescOnce sync.Once
+	file_distill_internal_v1_fetcher_proto_rawDescData []byte
 )
 
-func file_distill_v1_fetcher_proto_rawDescGZIP() []byte {
-	file_distill_v1_fetcher_proto_rawDescOnce.Do(func() {
-		file_distill_v1_fetcher_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_distill_v1_fetcher_proto_rawDesc), len(file_distill_v1_fetcher_proto_rawDesc)))
+func file_distill_internal_v1_fetcher_proto_rawDescGZIP() []byte {
+	file_distill_internal_v1_fetcher_proto_rawDescOnce.Do(func() {
+		file_distill_internal_v1_fetcher_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_distill_internal_v1_fetcher_proto_rawDesc), len(file_distill_internal_v1_fetcher_proto_rawDesc)))
 	})
-	return file_distill_v1_fetcher_proto_rawDescData
+	return file_distill_internal_v1_fetcher_proto_rawDescData
 }
 
-var file_distill_v1_fetcher_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
-var file_distill_v1_fetcher_proto_goTypes = []any{
-	(*FetcherServiceFetchRequest)(nil),  // 0: distill.v1.FetcherServiceFetchRequest
-	(*JarEntry)(nil),                    // 1: distill.v1.JarEntry
-	(*FetcherServiceFetchResponse)(nil), // 2: distill.v1.FetcherServiceFetchResponse
-	(*FetchOptions)(nil),                // 3: distill.v1.FetchOptions
-	(*Cookie)(nil),                      // 4: distill.v1.Cookie
+var file_distill_internal_v1_fetcher_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_distill_internal_v1_fetcher_proto_goTypes = []any{
+	(*FetcherServiceFetchRequest)(nil),  // 0: distill.internal.v1.FetcherServiceFetchRequest
+	(*JarEntry)(nil),                    // 1: distill.internal.v1.JarEntry
+	(*FetcherServiceFetchResponse)(nil), // 2: distill.internal.v1.FetcherServiceFetchResponse
+	(*v1.FetchOptions)(nil),             // 3: distill.v1.FetchOptions
+	(*Cookie)(nil),                      // 4: distill.internal.v1.Cookie
 }
-var file_distill_v1_fetcher_proto_depIdxs = []int32{
-	3, // 0: distill.v1.FetcherServiceFetchRequest.options:type_name -> distill.v1.FetchOptions
-	1, // 1: distill.v1.FetcherServiceFetchRequest.jar:type_name -> distill.v1.JarEntry
-	4, // 2: distill.v1.JarEntry.cookie:type_name -> distill.v1.Cookie
-	1, // 3: distill.v1.FetcherServiceFetchResponse.set_cookies:type_name -> distill.v1.JarEntry
-	0, // 4: distill.v1.FetcherService.Fetch:input_type -> distill.v1.FetcherServiceFetchRequest
-	2, // 5: distill.v1.FetcherService.Fetch:output_type -> distill.v1.FetcherServiceFetchResponse
+var file_distill_internal_v1_fetcher_proto_depIdxs = []int32{
+	3, // 0: distill.internal.v1.FetcherServiceFetchRequest.options:type_name -> distill.v1.FetchOptions
+	1, // 1: distill.internal.v1.FetcherServiceFetchRequest.jar:type_name -> distill.internal.v1.JarEntry
+	4, // 2: distill.internal.v1.JarEntry.cookie:type_name -> distill.internal.v1.Cookie
+	1, // 3: distill.internal.v1.FetcherServiceFetchResponse.set_cookies:type_name -> distill.internal.v1.JarEntry
+	0, // 4: distill.internal.v1.FetcherService.Fetch:input_type -> distill.internal.v1.FetcherServiceFetchRequest
+	2, // 5: distill.internal.v1.FetcherService.Fetch:output_type -> distill.internal.v1.FetcherServiceFetchResponse
 	5, // [5:6] is the sub-list for method output_type
 	4, // [4:5] is the sub-list for method input_type
 	4, // [4:4] is the sub-list for extension type_name
@@ -362,28 +362,27 @@ var file_distill_v1_fetcher_proto_depIdxs = []int32{
 	0, // [0:4] is the sub-list for field type_name
 }
 
-func init() { file_distill_v1_fetcher_proto_init() }
-func file_distill_v1_fetcher_proto_init() {
-	if File_distill_v1_fetcher_proto != nil {
+func init() { file_distill_internal_v1_fetcher_proto_init() }
+func file_distill_internal_v1_fetcher_proto_init() {
+	if File_distill_internal_v1_fetcher_proto != nil {
 		return
 	}
-	file_distill_v1_options_proto_init()
-	file_distill_v1_renderer_proto_init()
+	file_distill_internal_v1_renderer_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_fetcher_proto_rawDesc), len(file_distill_v1_fetcher_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_internal_v1_fetcher_proto_rawDesc), len(file_distill_internal_v1_fetcher_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_distill_v1_fetcher_proto_goTypes,
-		DependencyIndexes: file_distill_v1_fetcher_proto_depIdxs,
-		MessageInfos:      file_distill_v1_fetcher_proto_msgTypes,
+		GoTypes:           file_distill_internal_v1_fetcher_proto_goTypes,
+		DependencyIndexes: file_distill_internal_v1_fetcher_proto_depIdxs,
+		MessageInfos:      file_distill_internal_v1_fetcher_proto_msgTypes,
 	}.Build()
-	File_distill_v1_fetcher_proto = out.File
-	file_distill_v1_fetcher_proto_goTypes = nil
-	file_distill_v1_fetcher_proto_depIdxs = nil
+	File_distill_internal_v1_fetcher_proto = out.File
+	file_distill_internal_v1_fetcher_proto_goTypes = nil
+	file_distill_internal_v1_fetcher_proto_depIdxs = nil
 }

@@ -2,11 +2,12 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: distill/v1/jobs.proto
+// source: distill/internal/v1/jobs.proto
 
-package distillv1
+package internalv1
 
 import (
+	v1 "distill.dev/proto/gen/distill/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -30,9 +31,9 @@ type FetchJob struct {
 	JobId   string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	BatchId string `protobuf:"bytes,2,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
 	// Position of the URL in the batch's input.
-	Index   int32         `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
-	Url     string        `protobuf:"bytes,4,opt,name=url,proto3" json:"url,omitempty"`
-	Options *FetchOptions `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
+	Index   int32            `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
+	Url     string           `protobuf:"bytes,4,opt,name=url,proto3" json:"url,omitempty"`
+	Options *v1.FetchOptions `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
 	// Subject the worker publishes the FetchJobResult to.
 	ResultSubject string `protobuf:"bytes,6,opt,name=result_subject,json=resultSubject,proto3" json:"result_subject,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -41,7 +42,7 @@ type FetchJob struct {
 
 func (x *FetchJob) Reset() {
 	*x = FetchJob{}
-	mi := &file_distill_v1_jobs_proto_msgTypes[0]
+	mi := &file_distill_internal_v1_jobs_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -53,7 +54,7 @@ func (x *FetchJob) String() string {
 func (*FetchJob) ProtoMessage() {}
 
 func (x *FetchJob) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_jobs_proto_msgTypes[0]
+	mi := &file_distill_internal_v1_jobs_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -66,7 +67,7 @@ func (x *FetchJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchJob.ProtoReflect.Descriptor instead.
 func (*FetchJob) Descriptor() ([]byte, []int) {
-	return file_distill_v1_jobs_proto_rawDescGZIP(), []int{0}
+	return file_distill_internal_v1_jobs_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *FetchJob) GetJobId() string {
@@ -97,7 +98,7 @@ func (x *FetchJob) GetUrl() string {
 	return ""
 }
 
-func (x *FetchJob) GetOptions() *FetchOptions {
+func (x *FetchJob) GetOptions() *v1.FetchOptions {
 	if x != nil {
 		return x.Options
 	}
@@ -129,7 +130,7 @@ type FetchJobResult struct {
 
 func (x *FetchJobResult) Reset() {
 	*x = FetchJobResult{}
-	mi := &file_distill_v1_jobs_proto_msgTypes[1]
+	mi := &file_distill_internal_v1_jobs_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -141,7 +142,7 @@ func (x *FetchJobResult) String() string {
 func (*FetchJobResult) ProtoMessage() {}
 
 func (x *FetchJobResult) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_jobs_proto_msgTypes[1]
+	mi := &file_distill_internal_v1_jobs_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -154,7 +155,7 @@ func (x *FetchJobResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchJobResult.ProtoReflect.Descriptor instead.
 func (*FetchJobResult) Descriptor() ([]byte, []int) {
-	return file_distill_v1_jobs_proto_rawDescGZIP(), []int{1}
+	return file_distill_internal_v1_jobs_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *FetchJobResult) GetJobId() string {
@@ -192,7 +193,7 @@ func (x *FetchJobResult) GetOutcome() isFetchJobResult_Outcome {
 	return nil
 }
 
-func (x *FetchJobResult) GetResult() *Distilled {
+func (x *FetchJobResult) GetResult() *v1.Distilled {
 	if x != nil {
 		if x, ok := x.Outcome.(*FetchJobResult_Result); ok {
 			return x.Result
@@ -201,7 +202,7 @@ func (x *FetchJobResult) GetResult() *Distilled {
 	return nil
 }
 
-func (x *FetchJobResult) GetError() *Error {
+func (x *FetchJobResult) GetError() *v1.Error {
 	if x != nil {
 		if x, ok := x.Outcome.(*FetchJobResult_Error); ok {
 			return x.Error
@@ -215,23 +216,22 @@ type isFetchJobResult_Outcome interface {
 }
 
 type FetchJobResult_Result struct {
-	Result *Distilled `protobuf:"bytes,5,opt,name=result,proto3,oneof"`
+	Result *v1.Distilled `protobuf:"bytes,5,opt,name=result,proto3,oneof"`
 }
 
 type FetchJobResult_Error struct {
-	Error *Error `protobuf:"bytes,6,opt,name=error,proto3,oneof"`
+	Error *v1.Error `protobuf:"bytes,6,opt,name=error,proto3,oneof"`
 }
 
 func (*FetchJobResult_Result) isFetchJobResult_Outcome() {}
 
 func (*FetchJobResult_Error) isFetchJobResult_Outcome() {}
 
-var File_distill_v1_jobs_proto protoreflect.FileDescriptor
+var File_distill_internal_v1_jobs_proto protoreflect.FileDescriptor
 
-const file_distill_v1_jobs_proto_rawDesc = "" +
+const file_distill_internal_v1_jobs_proto_rawDesc = "" +
 	"\n" +
-	"\x15distill/v1/jobs.proto\x12\n" +
-	"distill.v1\x1a\x1adistill/v1/distilled.proto\x1a\x17distill/v1/errors.proto\x1a\x18distill/v1/options.proto\"\xbf\x01\n" +
+	"\x1edistill/internal/v1/jobs.proto\x12\x13distill.internal.v1\x1a\x1adistill/v1/distilled.proto\x1a\x17distill/v1/errors.proto\x1a\x18distill/v1/options.proto\"\xbf\x01\n" +
 	"\bFetchJob\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\bbatch_id\x18\x02 \x01(\tR\abatchId\x12\x14\n" +
@@ -246,32 +246,32 @@ const file_distill_v1_jobs_proto_rawDesc = "" +
 	"\x03url\x18\x04 \x01(\tR\x03url\x12/\n" +
 	"\x06result\x18\x05 \x01(\v2\x15.distill.v1.DistilledH\x00R\x06result\x12)\n" +
 	"\x05error\x18\x06 \x01(\v2\x11.distill.v1.ErrorH\x00R\x05errorB\t\n" +
-	"\aoutcomeB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\aoutcomeB5Z3distill.dev/proto/gen/distill/internalv1;internalv1b\x06proto3"
 
 var (
-	file_distill_v1_jobs_proto_rawDescOnce sync.Once
-	file_distill_v1_jobs_proto_rawDescData []byte
+	file_distill_internal_v1_jobs_proto_rawDescOnce sync.Once
+	file_distill_internal_v1_jobs_proto_rawDescData []byte
 )
 
-func file_distill_v1_jobs_proto_rawDescGZIP() []byte {
-	file_distill_v1_jobs_proto_rawDescOnce.Do(func() {
-		file_distill_v1_jobs_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_distill_v1_jobs_proto_rawDesc), len(file_distill_v1_jobs_proto_rawDesc)))
+func file_distill_internal_v1_jobs_proto_rawDescGZIP() []byte {
+	file_distill_internal_v1_jobs_proto_rawDescOnce.Do(func() {
+		file_distill_internal_v1_jobs_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_distill_internal_v1_jobs_proto_rawDesc), len(file_distill_internal_v1_jobs_proto_rawDesc)))
 	})
-	return file_distill_v1_jobs_proto_rawDescData
+	return file_distill_internal_v1_jobs_proto_rawDescData
 }
 
-var file_distill_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
-var file_distill_v1_jobs_proto_goTypes = []any{
-	(*FetchJob)(nil),       // 0: distill.v1.FetchJob
-	(*FetchJobResult)(nil), // 1: distill.v1.FetchJobResult
-	(*FetchOptions)(nil),   // 2: distill.v1.FetchOptions
-	(*Distilled)(nil),      // 3: distill.v1.Distilled
-	(*Error)(nil),          // 4: distill.v1.Error
+var file_distill_internal_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_distill_internal_v1_jobs_proto_goTypes = []any{
+	(*FetchJob)(nil),        // 0: distill.internal.v1.FetchJob
+	(*FetchJobResult)(nil),  // 1: distill.internal.v1.FetchJobResult
+	(*v1.FetchOptions)(nil), // 2: distill.v1.FetchOptions
+	(*v1.Distilled)(nil),    // 3: distill.v1.Distilled
+	(*v1.Error)(nil),        // 4: distill.v1.Error
 }
-var file_distill_v1_jobs_proto_depIdxs = []int32{
-	2, // 0: distill.v1.FetchJob.options:type_name -> distill.v1.FetchOptions
-	3, // 1: distill.v1.FetchJobResult.result:type_name -> distill.v1.Distilled
-	4, // 2: distill.v1.FetchJobResult.error:type_name -> distill.v1.Error
+var file_distill_internal_v1_jobs_proto_depIdxs = []int32{
+	2, // 0: distill.internal.v1.FetchJob.options:type_name -> distill.v1.FetchOptions
+	3, // 1: distill.internal.v1.FetchJobResult.result:type_name -> distill.v1.Distilled
+	4, // 2: distill.internal.v1.FetchJobResult.error:type_name -> distill.v1.Error
 	3, // [3:3] is the sub-list for method output_type
 	3, // [3:3] is the sub-list for method input_type
 	3, // [3:3] is the sub-list for extension type_name
@@ -279,15 +279,12 @@ var file_distill_v1_jobs_proto_depIdxs = []int32{
 	0, // [0:3] is the sub-list for field type_name
 }
 
-func init() { file_distill_v1_jobs_proto_init() }
-func file_distill_v1_jobs_proto_init() {
-	if File_distill_v1_jobs_proto != nil {
+func init() { file_distill_internal_v1_jobs_proto_init() }
+func file_distill_internal_v1_jobs_proto_init() {
+	if File_distill_internal_v1_jobs_proto != nil {
 		return
 	}
-	file_distill_v1_distilled_proto_init()
-	file_distill_v1_errors_proto_init()
-	file_distill_v1_options_proto_init()
-	file_distill_v1_jobs_proto_msgTypes[1].OneofWrappers = []any{
+	file_distill_internal_v1_jobs_proto_msgTypes[1].OneofWrappers = []any{
 		(*FetchJobResult_Result)(nil),
 		(*FetchJobResult_Error)(nil),
 	}
@@ -295,17 +292,17 @@ func file_distill_v1_jobs_proto_init() {
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_jobs_proto_rawDesc), len(file_distill_v1_jobs_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_internal_v1_jobs_proto_rawDesc), len(file_distill_internal_v1_jobs_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_distill_v1_jobs_proto_goTypes,
-		DependencyIndexes: file_distill_v1_jobs_proto_depIdxs,
-		MessageInfos:      file_distill_v1_jobs_proto_msgTypes,
+		GoTypes:           file_distill_internal_v1_jobs_proto_goTypes,
+		DependencyIndexes: file_distill_internal_v1_jobs_proto_depIdxs,
+		MessageInfos:      file_distill_internal_v1_jobs_proto_msgTypes,
 	}.Build()
-	File_distill_v1_jobs_proto = out.File
-	file_distill_v1_jobs_proto_goTypes = nil
-	file_distill_v1_jobs_proto_depIdxs = nil
+	File_distill_internal_v1_jobs_proto = out.File
+	file_distill_internal_v1_jobs_proto_goTypes = nil
+	file_distill_internal_v1_jobs_proto_depIdxs = nil
 }
