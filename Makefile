@@ -18,6 +18,10 @@ TOOLS    := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc
 GOTEST_FLAGS ?= -race -count=1
 URL  ?=
 ARGS ?=
+# One version for every binary (User-Agent, distill version, MCP, telemetry);
+# the Dockerfiles take it as the VERSION build argument.
+VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+GOBUILD := go build -ldflags "-X distill.dev/services/platform/version.stamp=$(VERSION)"
 
 .PHONY: help
 help: ## List the targets.
@@ -25,15 +29,15 @@ help: ## List the targets.
 
 .PHONY: build
 build: ## Build distill and the service binaries into bin/.
-	go build -o $(BIN)/distill ./gateway/cmd/distill
-	go build -o $(BIN)/fetcher ./services/fetcher/cmd/fetcher
-	go build -o $(BIN)/extractor ./services/extractor/cmd/extractor
-	go build -o $(BIN)/renderer ./services/renderer/cmd/renderer
+	$(GOBUILD) -o $(BIN)/distill ./gateway/cmd/distill
+	$(GOBUILD) -o $(BIN)/fetcher ./services/fetcher/cmd/fetcher
+	$(GOBUILD) -o $(BIN)/extractor ./services/extractor/cmd/extractor
+	$(GOBUILD) -o $(BIN)/renderer ./services/renderer/cmd/renderer
 
 .PHONY: run
 run: ## Fetch URL and print it as Markdown: make run URL=https://example.com/ [ARGS="--format json"].
 	@test -n "$(URL)" || { echo 'usage: make run URL=https://example.com/ [ARGS="--format json"]' >&2; exit 2; }
-	go build -o $(BIN)/distill ./gateway/cmd/distill
+	$(GOBUILD) -o $(BIN)/distill ./gateway/cmd/distill
 	$(BIN)/distill fetch $(ARGS) $(URL)
 
 .PHONY: test

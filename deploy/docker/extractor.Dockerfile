@@ -3,6 +3,8 @@
 # Build from the repository root: docker build -f deploy/docker/extractor.Dockerfile -t distill/extractor .
 
 FROM golang:1.26-bookworm AS build
+# The version every binary reports: docker build --build-arg VERSION=0.2.0 ...
+ARG VERSION=dev
 WORKDIR /src
 # The whole workspace: go.work names every module, so each must be present.
 COPY . .
@@ -10,7 +12,7 @@ COPY . .
 # go build fetches only the modules this binary needs.
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    cd services/extractor && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o /out/extractor ./cmd/extractor
+    cd services/extractor && CGO_ENABLED=0 go build -trimpath -ldflags="-s -X distill.dev/services/platform/version.stamp=${VERSION}" -o /out/extractor ./cmd/extractor
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/extractor /usr/local/bin/extractor

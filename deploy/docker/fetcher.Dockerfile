@@ -3,6 +3,8 @@
 # Build from the repository root: docker build -f deploy/docker/fetcher.Dockerfile -t distill/fetcher .
 
 FROM golang:1.26-bookworm AS build
+# The version every binary reports: docker build --build-arg VERSION=0.2.0 ...
+ARG VERSION=dev
 WORKDIR /src
 # The whole workspace: go.work names every module, so each must be present.
 COPY . .
@@ -10,7 +12,7 @@ COPY . .
 # go build fetches only the modules this binary needs.
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    cd services/fetcher && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o /out/fetcher ./cmd/fetcher
+    cd services/fetcher && CGO_ENABLED=0 go build -trimpath -ldflags="-s -X distill.dev/services/platform/version.stamp=${VERSION}" -o /out/fetcher ./cmd/fetcher
 
 # static-debian12 carries the CA bundle the fetcher's HTTPS client needs.
 FROM gcr.io/distroless/static-debian12:nonroot

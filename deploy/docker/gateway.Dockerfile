@@ -4,6 +4,8 @@
 # Build from the repository root: docker build -f deploy/docker/gateway.Dockerfile -t distill/gateway .
 
 FROM golang:1.26-bookworm AS build
+# The version every binary reports: docker build --build-arg VERSION=0.2.0 ...
+ARG VERSION=dev
 WORKDIR /src
 # The whole workspace: go.work names every module, and the gateway imports them all.
 COPY . .
@@ -11,7 +13,7 @@ COPY . .
 # go build fetches only the modules this binary needs.
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    cd gateway && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o /out/distill ./cmd/distill
+    cd gateway && CGO_ENABLED=0 go build -trimpath -ldflags="-s -X distill.dev/services/platform/version.stamp=${VERSION}" -o /out/distill ./cmd/distill
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/distill /usr/local/bin/distill

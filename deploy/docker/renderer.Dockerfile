@@ -4,6 +4,8 @@
 # Build from the repository root: docker build -f deploy/docker/renderer.Dockerfile -t distill/renderer .
 
 FROM golang:1.26-bookworm AS build
+# The version every binary reports: docker build --build-arg VERSION=0.2.0 ...
+ARG VERSION=dev
 WORKDIR /src
 # The whole workspace: go.work names every module, so each must be present.
 COPY . .
@@ -11,7 +13,7 @@ COPY . .
 # go build fetches only the modules this binary needs.
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    cd services/renderer && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o /out/renderer ./cmd/renderer
+    cd services/renderer && CGO_ENABLED=0 go build -trimpath -ldflags="-s -X distill.dev/services/platform/version.stamp=${VERSION}" -o /out/renderer ./cmd/renderer
 
 FROM debian:bookworm-slim
 # tini as PID 1 reaps the Chromium children that are orphaned when the renderer

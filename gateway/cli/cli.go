@@ -15,11 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"distill.dev/services/fetcher/cache"
+	"distill.dev/services/platform/version"
 )
-
-// Version is distill's version, as shown by `distill version` and sent in
-// the User-Agent.
-const Version = "0.1.0"
 
 // Exit codes.
 const (
@@ -119,7 +116,7 @@ func newVersionCmd(g *globals) *cobra.Command {
 		Short: "Print distill's version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintf(g.stdout, "distill %s\n", Version)
+			_, err := fmt.Fprintf(g.stdout, "distill %s\n", version.String())
 			return err
 		},
 	}

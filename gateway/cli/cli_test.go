@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"distill.dev/services/platform/version"
+
 	"golang.org/x/text/encoding/japanese"
 )
 
@@ -284,7 +286,7 @@ func TestInvalidURLIsAFailureNotAUsageError(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	out, _, code := run(t, "version")
-	if code != ExitOK || out != "distill "+Version+"\n" {
+	if code != ExitOK || out != "distill "+version.String()+"\n" {
 		t.Fatalf("version: exit %d, out %q", code, out)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/remote"
 	"distill.dev/services/platform/telemetry"
+	"distill.dev/services/platform/version"
 )
 
 // clusterFlags choose where a long-running command (serve, mcp) finds
@@ -93,7 +94,7 @@ type opened struct {
 
 func (f *clusterFlags) open(g *globals, logger *slog.Logger, workers int) (*opened, error) {
 	if !f.enabled {
-		return &opened{sys: app.New(logger, app.Config{Version: Version, Workers: workers, CacheDir: g.cacheDir})}, nil
+		return &opened{sys: app.New(logger, app.Config{Version: version.String(), Workers: workers, CacheDir: g.cacheDir})}, nil
 	}
 	// Every gateway of a cluster must see every session, and the sessions
 	// rest in NATS: encrypted, with a key the gateways share.

@@ -13,6 +13,7 @@ import (
 	"distill.dev/gateway/output"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/platform/version"
 )
 
 // outputFlags choose what is extracted and how it is printed; fetch and
@@ -186,7 +187,7 @@ func runFetch(cmd *cobra.Command, g *globals, server string, urls []string, opts
 		defer gw.Close()
 		svc = gw
 	} else {
-		a := app.New(g.logger(), app.Config{Version: Version, Workers: fetchopts.Concurrency(opts), CacheDir: g.cacheDir})
+		a := app.New(g.logger(), app.Config{Version: version.String(), Workers: fetchopts.Concurrency(opts), CacheDir: g.cacheDir})
 		defer a.Close()
 		svc = api.New(g.logger(), a)
 	}

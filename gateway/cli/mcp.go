@@ -9,6 +9,7 @@ import (
 
 	"distill.dev/gateway/api"
 	"distill.dev/gateway/mcp"
+	"distill.dev/services/platform/version"
 )
 
 func newMCPCmd(g *globals) *cobra.Command {
@@ -51,7 +52,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer stop()
-			srv := mcp.New(logger, api.New(logger, o.sys, o.api...), Version)
+			srv := mcp.New(logger, api.New(logger, o.sys, o.api...), version.String())
 			if httpAddr == "" {
 				return srv.ServeStdio(ctx, cmd.InOrStdin(), g.stdout)
 			}

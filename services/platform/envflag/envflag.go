@@ -1,79 +1,104 @@
-// Package envflag defines command-line flags that fall back to environment
-// variables, so every setting of a distill process can come from either: a
-// flag for people, the environment for Kubernetes. A flag given on the
-// command line wins.
+// Package envflag lets every setting of a distill process come from a flag
+// or from the environment: a flag for people, the environment for
+// Kubernetes. A variable gives a flag its default, so a flag given on the
+// command line wins, and --help shows the value the environment set. The
+// same values serve the standard flag package (the service processes) and
+// pflag (the distill command).
+//
+// Only mains read the environment; they pass what they read on as
+// constructor options. Every variable distill reads is a Var declared in
+// names.go.
 package envflag
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"strconv"
 	"time"
 )
 
-// String defines a string flag whose default comes from env when set.
-func String(fs *flag.FlagSet, name, env, def, usage string) *string {
-	if v, ok := os.LookupEnv(env); ok {
-		def = v
-	}
-	return fs.String(name, def, usage+" (env "+env+")")
+// Var is the name of an environment variable distill reads.
+type Var string
+
+// Env reads variables for flag defaults and remembers the values it could
+// not read, for the process to refuse to start with.
+type Env struct {
+	lookup func(string) (string, bool)
+	errs   []error
 }
 
-// Int defines an int flag whose default comes from env when set. A value in
-// env that is not an integer is reported by Check.
-func Int(fs *flag.FlagSet, name, env string, def int, usage string) *int {
-	p := fs.Int(name, def, usage+" (env "+env+")")
-	if v, ok := os.LookupEnv(env); ok {
-		if err := fs.Set(name, v); err != nil {
-			bad = append(bad, fmt.Errorf("%s=%q: not an integer", env, v))
-		}
-		markDefault(fs, name)
+// FromOS reads the process's environment.
+func FromOS() *Env { return New(os.LookupEnv) }
+
+// New reads variables through lookup (a map's in tests).
+func New(lookup func(string) (string, bool)) *Env { return &Env{lookup: lookup} }
+
+// Lookup returns v's value and whether it is set.
+func (e *Env) Lookup(v Var) (string, bool) { return e.lookup(string(v)) }
+
+// String returns v's value, or def when v is unset.
+func (e *Env) String(v Var, def string) string {
+	if s, ok := e.Lookup(v); ok {
+		return s
 	}
-	return p
+	return def
 }
 
-// Duration defines a duration flag whose default comes from env when set.
-func Duration(fs *flag.FlagSet, name, env string, def time.Duration, usage string) *time.Duration {
-	p := fs.Duration(name, def, usage+" (env "+env+")")
-	if v, ok := os.LookupEnv(env); ok {
-		if err := fs.Set(name, v); err != nil {
-			bad = append(bad, fmt.Errorf("%s=%q: not a duration such as 30s", env, v))
-		}
-		markDefault(fs, name)
+// Int returns v's value as an integer, or def when v is unset or not an
+// integer (then Err reports it).
+func (e *Env) Int(v Var, def int) int {
+	s, ok := e.Lookup(v)
+	if !ok {
+		return def
 	}
-	return p
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return bad(e, v, s, "an integer", def)
+	}
+	return n
 }
 
-// Bool defines a bool flag whose default comes from env when set.
-func Bool(fs *flag.FlagSet, name, env string, def bool, usage string) *bool {
-	if v, ok := os.LookupEnv(env); ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			bad = append(bad, fmt.Errorf("%s=%q: not a boolean", env, v))
-		} else {
-			def = b
-		}
+// Duration returns v's value as a duration such as 30s, or def when v is
+// unset or unreadable (then Err reports it).
+func (e *Env) Duration(v Var, def time.Duration) time.Duration {
+	s, ok := e.Lookup(v)
+	if !ok {
+		return def
 	}
-	return fs.Bool(name, def, usage+" (env "+env+")")
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return bad(e, v, s, "a duration such as 30s", def)
+	}
+	return d
 }
 
-// bad collects environment values that could not be read.
-var bad []error
+// Bool returns v's value as a boolean (1, true, 0, false...), or def when v
+// is unset or unreadable (then Err reports it).
+func (e *Env) Bool(v Var, def bool) bool {
+	s, ok := e.Lookup(v)
+	if !ok {
+		return def
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return bad(e, v, s, "a boolean", def)
+	}
+	return b
+}
 
-// Check returns the first environment value that could not be read, for the
-// process to refuse to start with.
-func Check() error {
-	if len(bad) > 0 {
-		return bad[0]
+func bad[T any](e *Env, v Var, s, want string, def T) T {
+	e.errs = append(e.errs, fmt.Errorf("%s=%q: not %s", v, s, want))
+	return def
+}
+
+// Err returns the first variable that could not be read, naming it and its
+// value.
+func (e *Env) Err() error {
+	if len(e.errs) > 0 {
+		return e.errs[0]
 	}
 	return nil
 }
 
-// markDefault makes the value taken from the environment the flag's shown
-// default.
-func markDefault(fs *flag.FlagSet, name string) {
-	if f := fs.Lookup(name); f != nil {
-		f.DefValue = f.Value.String()
-	}
-}
+// Usage is a flag's help naming the variable behind it.
+func Usage(usage string, v Var) string { return usage + " (env " + string(v) + ")" }

@@ -26,18 +26,19 @@ type Process struct {
 }
 
 // Main defines the common flags on flag.CommandLine, next to those the
-// caller defined, parses the command line and runs run until the process
-// is signalled. name names the process in errors and telemetry; listen is
-// its default gRPC address. Main does not return.
-func Main(name, listen string, run func(ctx context.Context, p Process) error) {
+// caller defined from env, parses the command line and runs run until the
+// process is signalled. name names the process in errors and telemetry;
+// listen is its default gRPC address. Main does not return.
+func Main(name, listen string, env *envflag.Env, run func(ctx context.Context, p Process) error) {
 	fs := flag.CommandLine
-	addr := envflag.String(fs, "listen", "DISTILL_LISTEN", listen, "gRPC listen address, host:port")
-	metrics := envflag.String(fs, "metrics-listen", "DISTILL_METRICS_ADDR", "", "serve Prometheus metrics at http://ADDR/metrics (none when empty)")
-	level := envflag.String(fs, "log-level", "DISTILL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
+	addr := fs.String("listen", env.String(envflag.Listen, listen), envflag.Usage("gRPC listen address, host:port", envflag.Listen))
+	metrics := fs.String("metrics-listen", env.String(envflag.MetricsAddr, ""), envflag.Usage("serve Prometheus metrics at http://ADDR/metrics (none when empty)", envflag.MetricsAddr))
+	level := fs.String("log-level", env.String(envflag.LogLevel, "info"), envflag.Usage("log level: debug, info, warn or error", envflag.LogLevel))
 	flag.Parse()
-	logger, err := newLogger(*level)
+	err := env.Err()
+	var logger *slog.Logger
 	if err == nil {
-		err = envflag.Check()
+		logger, err = newLogger(*level)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)

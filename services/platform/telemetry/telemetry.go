@@ -34,7 +34,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 
 	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/otel"
@@ -44,6 +43,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"distill.dev/services/platform/version"
 )
 
 // scope is the instrumentation scope of distill's own spans and metrics.
@@ -120,9 +121,7 @@ func newResource(ctx context.Context, service string) (*resource.Resource, error
 		resource.WithHost(),
 		resource.WithProcessPID(),
 	}
-	if v := version(); v != "" {
-		attrs = append(attrs, resource.WithAttributes(semconv.ServiceVersion(v)))
-	}
+	attrs = append(attrs, resource.WithAttributes(semconv.ServiceVersion(version.String())))
 	// Later options override earlier ones: the environment has the last word.
 	attrs = append(attrs, resource.WithAttributes(semconv.ServiceName(service)), resource.WithFromEnv())
 	res, err := resource.New(ctx, attrs...)
@@ -132,22 +131,4 @@ func newResource(ctx context.Context, service string) (*resource.Resource, error
 		return res, nil
 	}
 	return res, err
-}
-
-// version is the main module's version, or its VCS revision when built
-// from a work tree, or "" when the build recorded neither.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && s.Value != "" {
-			return s.Value[:min(len(s.Value), 12)]
-		}
-	}
-	return ""
 }

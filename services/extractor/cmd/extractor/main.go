@@ -7,12 +7,13 @@ import (
 	"context"
 
 	"distill.dev/services/extractor/server"
+	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/servicemain"
 	"distill.dev/services/platform/telemetry"
 )
 
 func main() {
-	servicemain.Main("extractor", ":7002", func(ctx context.Context, p servicemain.Process) error {
+	servicemain.Main("extractor", ":7002", envflag.FromOS(), func(ctx context.Context, p servicemain.Process) error {
 		return server.Run(ctx, server.Config{Addr: p.Listen, GRPCOptions: telemetry.ServerOptions()}, p.Logger)
 	})
 }

@@ -17,13 +17,13 @@ import (
 
 func main() {
 	var cfg benchrender.Config
-	chromium := envflag.String(flag.CommandLine, "chromium", "DISTILL_CHROMIUM", render.DefaultChromium, "Chromium binary")
+	env := envflag.FromOS()
+	flag.StringVar(&cfg.Chromium, "chromium", env.String(envflag.Chromium, render.DefaultChromium), envflag.Usage("Chromium binary", envflag.Chromium))
 	flag.IntVar(&cfg.Renders, "renders", 80, "timed renders through the distill pool")
 	flag.IntVar(&cfg.DumpRenders, "dump-renders", 0, "timed chromium --dump-dom renders, each a cold start (default a quarter of -renders)")
 	flag.IntVar(&cfg.Concurrency, "concurrency", render.DefaultMaxPages, "pages rendering at once: the pool's page limit and the parallel Chromium processes")
 	flag.IntVar(&cfg.WarmUp, "warmup", 4, "untimed renders each way before the timed ones")
 	flag.Parse()
-	cfg.Chromium = *chromium
 	if cfg.DumpRenders == 0 {
 		cfg.DumpRenders = max(cfg.Renders/4, 1)
 	}

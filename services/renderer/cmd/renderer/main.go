@@ -15,11 +15,11 @@ import (
 )
 
 func main() {
-	fs := flag.CommandLine
-	chromium := envflag.String(fs, "chromium", "DISTILL_CHROMIUM", render.DefaultChromium, "Chromium binary")
-	maxPages := envflag.Int(fs, "max-pages", "DISTILL_MAX_PAGES", render.DefaultMaxPages, "pages rendered at once")
-	noSandbox := envflag.Bool(fs, "no-chromium-sandbox", "DISTILL_CHROMIUM_NO_SANDBOX", false, "run Chromium without its own sandbox, where the container is the sandbox (non-root pods without user namespaces)")
-	servicemain.Main("renderer", ":7003", func(ctx context.Context, p servicemain.Process) error {
+	env := envflag.FromOS()
+	chromium := flag.String("chromium", env.String(envflag.Chromium, render.DefaultChromium), envflag.Usage("Chromium binary", envflag.Chromium))
+	maxPages := flag.Int("max-pages", env.Int(envflag.MaxPages, render.DefaultMaxPages), envflag.Usage("pages rendered at once", envflag.MaxPages))
+	noSandbox := flag.Bool("no-chromium-sandbox", env.Bool(envflag.ChromiumNoSandbox, false), envflag.Usage("run Chromium without its own sandbox, where the container is the sandbox (non-root pods without user namespaces)", envflag.ChromiumNoSandbox))
+	servicemain.Main("renderer", ":7003", env, func(ctx context.Context, p servicemain.Process) error {
 		return server.Run(ctx, server.Config{
 			Addr: p.Listen, Chromium: *chromium, MaxPages: *maxPages, NoSandbox: *noSandbox,
 			GRPCOptions: telemetry.ServerOptions(),

@@ -1,0 +1,35 @@
+package envflag
+
+// The variables distill reads, each declared once. A flag backed by one
+// names it in its help.
+const (
+	// Every process.
+	Listen      Var = "DISTILL_LISTEN"       // gRPC (or MCP HTTP) listen address
+	MetricsAddr Var = "DISTILL_METRICS_ADDR" // Prometheus /metrics address
+	LogLevel    Var = "DISTILL_LOG_LEVEL"    // debug, info, warn or error
+
+	// Where the parts of a cluster are.
+	Cluster        Var = "DISTILL_CLUSTER"         // 1: the gateway uses the services over the network
+	NATSURL        Var = "DISTILL_NATS_URL"        // NATS URLs, comma-separated
+	FetcherAddr    Var = "DISTILL_FETCHER_ADDR"    // host:port
+	ExtractorAddr  Var = "DISTILL_EXTRACTOR_ADDR"  // host:port
+	RendererAddr   Var = "DISTILL_RENDERER_ADDR"   // host:port
+	StreamReplicas Var = "DISTILL_STREAM_REPLICAS" // replicas of the job streams and session bucket
+	Server         Var = "DISTILL_SERVER"          // a gateway that distill fetch goes through
+
+	// Fetching and batches.
+	Workers  Var = "DISTILL_WORKERS"   // batch jobs run at once by a fetcher process
+	AckWait  Var = "DISTILL_ACK_WAIT"  // how long a job may go unanswered
+	CacheDir Var = "DISTILL_CACHE_DIR" // the fetch cache's directory
+	NoCache  Var = "DISTILL_NO_CACHE"  // a fetcher process without its cache
+
+	// Rendering.
+	Chromium          Var = "DISTILL_CHROMIUM"            // the Chromium binary
+	ChromiumNoSandbox Var = "DISTILL_CHROMIUM_NO_SANDBOX" // Chromium without its own sandbox
+	MaxPages          Var = "DISTILL_MAX_PAGES"           // pages a renderer renders at once
+	FallbackNoCookies Var = "DISTILL_FALLBACK_NO_COOKIES" // renders never carry a session's cookies
+
+	// Secrets.
+	SessionKey Var = "DISTILL_SESSION_KEY" // AES-256 key sealing sessions kept in NATS
+	MCPToken   Var = "DISTILL_MCP_TOKEN"   // bearer token of distill mcp --http
+)
