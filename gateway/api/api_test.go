@@ -40,7 +40,10 @@ func serve(t *testing.T) *grpc.ClientConn {
 func serveCache(t *testing.T, cacheDir string) *grpc.ClientConn {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a := app.New(logger, app.Config{Version: "test", Workers: 4, CacheDir: cacheDir})
+	a, err := app.Open(t.Context(), logger, app.Config{UserAgentVersion: "test", Workers: 4, CacheDir: cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := grpcserve.New(logger, func(s *grpc.Server) {
 		distillv1.RegisterDistillServiceServer(s, api.New(logger, a))
 	})

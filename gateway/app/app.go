@@ -1,179 +1,111 @@
-// Package app composes distill in one process: the fetcher, extractor and
-// renderer services wired into the pipeline, and an embedded NATS server
-// whose JetStream work queue carries batches to in-process workers. It holds
-// no service logic of its own.
+// Package app puts distill together, once for each way it runs: every
+// service in this process with an embedded NATS server for batches, or a
+// gateway of services running apart, joined by NATS. Open is the one
+// constructor; the CLI's fetch, serve and mcp commands and the benchmarks
+// only fill in a Config, and the doors (gRPC, MCP, the CLI) serve the
+// System it returns. It holds no service logic of its own.
 package app
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc"
 
+	"distill.dev/gateway/session"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/services/extractor/extract"
-	"distill.dev/services/fetcher/cache"
-	"distill.dev/services/fetcher/fetch"
-	"distill.dev/services/fetcher/jobs"
-	"distill.dev/services/fetcher/natsembed"
 	"distill.dev/services/fetcher/pipeline"
-	"distill.dev/services/renderer/render"
 )
 
-// Config configures the in-process system.
+// DefaultWorkers is how many batch jobs the in-process workers run at once
+// unless Config.Workers says otherwise.
+const DefaultWorkers = 32
+
+// Config says how distill runs. The zero value is every service in this
+// process with their defaults.
 type Config struct {
-	// Version names distill in the User-Agent.
-	Version string
-	// Workers is how many batch jobs the in-process workers run at once.
+	// UserAgentVersion names distill in the User-Agent of its requests.
+	UserAgentVersion string
+	// AnonymousRenders keeps a session's cookies out of every headless
+	// render (the operator's DISTILL_FALLBACK_NO_COOKIES).
+	AnonymousRenders bool
+
+	// Cluster, when set, makes this process a gateway of distill's
+	// services running apart; the fields below it are then unused.
+	Cluster *ClusterConfig
+
+	// Workers is how many batch jobs the in-process workers run at once;
+	// zero means DefaultWorkers.
 	Workers int
 	// CacheDir holds the fetch cache; empty means cache.DefaultDir.
 	CacheDir string
+	// Chromium is the browser binary; empty means render.DefaultChromium.
+	Chromium string
 }
 
-// App is distill running in one process.
-type App struct {
-	logger   *slog.Logger
-	cfg      Config
-	fetcher  *fetch.Fetcher
-	renderer *render.Renderer
-	pipeline *pipeline.Pipeline
-	// cache is nil when it could not be opened; cacheErr says why.
-	cache    *cache.Cache
-	cacheErr error
-
-	// The queue starts on the first batch: a single fetch never pays for it.
-	queueOnce sync.Once
-	queueErr  error
-	queue     *queue
+// ClusterConfig is where a gateway finds the rest of distill.
+type ClusterConfig struct {
+	// NATSURL lists the NATS cluster's URLs, comma-separated.
+	NATSURL string
+	// Addresses (host:port) of the services. The renderer is optional:
+	// without one, pages are never rendered.
+	FetcherAddr   string
+	ExtractorAddr string
+	RendererAddr  string
+	// StreamReplicas is the replication of the job streams and of the
+	// session bucket.
+	StreamReplicas int
+	// SessionKey seals the sessions every gateway keeps in NATS (32 bytes,
+	// AES-256-GCM). Required.
+	SessionKey []byte
+	// DialOptions are added to every connection to a service (telemetry).
+	DialOptions []grpc.DialOption
 }
 
-type queue struct {
-	server       *natsembed.Server
-	conn         *nats.Conn
-	dispatcher   *jobs.Dispatcher
-	stopWorkers  context.CancelFunc
-	workersEnded chan error
+// backend is what each mode provides.
+type backend interface {
+	Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error)
+	Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error
+	CacheInfo(ctx context.Context) (entries, bytes int64, dir string, err error)
+	CachePrune(ctx context.Context, olderThan time.Duration) (removed, freed int64, err error)
+	CacheClear(ctx context.Context) (removed, freed int64, err error)
+	ready(ctx context.Context) error
+	close() error
 }
 
-// New wires the services. A cache that cannot be opened is logged and
-// left out: pages are still fetched, only never twice from disk.
-func New(logger *slog.Logger, cfg Config) *App {
-	opts := []fetch.Option{fetch.WithUserAgent(cfg.Version)}
-	c, cacheErr := cache.Open(cfg.CacheDir)
-	if cacheErr != nil {
-		logger.Warn("fetching without a cache", "err", cacheErr.Error())
-	} else {
-		opts = append(opts, fetch.WithCache(c))
+// System is distill opened in one mode: the backend every door serves
+// (api.Backend), its readiness, and where browsing sessions are kept.
+type System struct {
+	backend
+	sessions session.Store
+}
+
+// Open puts distill together as cfg says. In this process nothing waits
+// on the network: the embedded NATS server starts on the first batch, the
+// browser on the first render. A gateway connects lazily too, and reaches
+// each service and NATS as soon as it is up.
+func Open(ctx context.Context, logger *slog.Logger, cfg Config) (*System, error) {
+	if cfg.Cluster != nil {
+		return openCluster(ctx, logger, cfg)
 	}
-	f := fetch.New(logger, opts...)
-	e := extract.New(logger)
-	r := render.New(logger)
-	return &App{logger: logger, cfg: cfg, fetcher: f, renderer: r, pipeline: pipeline.New(logger, f, e, r), cache: c, cacheErr: cacheErr}
-}
-
-// CacheInfo counts the fetch cache's entries and bytes.
-func (a *App) CacheInfo(context.Context) (entries, bytes int64, dir string, err error) {
-	if a.cache == nil {
-		return 0, 0, "", a.cacheErr
-	}
-	entries, bytes, err = a.cache.Info()
-	return entries, bytes, a.cache.Dir(), err
-}
-
-// CachePrune removes cache entries stored olderThan ago or earlier.
-func (a *App) CachePrune(_ context.Context, olderThan time.Duration) (removed, freed int64, err error) {
-	if a.cache == nil {
-		return 0, 0, a.cacheErr
-	}
-	return a.cache.Prune(olderThan)
-}
-
-// CacheClear removes every cache entry.
-func (a *App) CacheClear(context.Context) (removed, freed int64, err error) {
-	if a.cache == nil {
-		return 0, 0, a.cacheErr
-	}
-	return a.cache.Clear()
-}
-
-// Do distills one page.
-func (a *App) Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
-	return a.pipeline.Do(ctx, req)
-}
-
-// Batch distills urls over the job queue and calls deliver once per URL as
-// results arrive.
-func (a *App) Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error {
-	q, err := a.startQueue()
-	if err != nil {
-		return err
-	}
-	return q.dispatcher.Run(ctx, urls, opts, deliver)
-}
-
-func (a *App) startQueue() (*queue, error) {
-	a.queueOnce.Do(func() { a.queue, a.queueErr = a.newQueue() })
-	return a.queue, a.queueErr
-}
-
-func (a *App) newQueue() (*queue, error) {
-	srv, err := natsembed.Start(natsembed.Config{})
-	if err != nil {
-		return nil, err
-	}
-	nc, err := srv.Connect("distill")
-	if err != nil {
-		srv.Shutdown()
-		return nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		srv.Shutdown()
-		return nil, fmt.Errorf("jetstream: %w", err)
-	}
-	if err := jobs.EnsureStreams(context.Background(), js, jobs.StreamConfig{Memory: true}); err != nil {
-		nc.Close()
-		srv.Shutdown()
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ended := make(chan error, 1)
-	worker := jobs.NewWorker(a.logger, js, a.pipeline, a.cfg.Workers)
-	go func() { ended <- worker.Run(ctx) }()
-	return &queue{
-		server:       srv,
-		conn:         nc,
-		dispatcher:   jobs.NewDispatcher(a.logger, js),
-		stopWorkers:  cancel,
-		workersEnded: ended,
+	return &System{
+		backend:  newLocal(logger, cfg),
+		sessions: session.NewMemoryStore(session.DefaultMaxSessions, session.DefaultIdleTTL),
 	}, nil
 }
 
-var errClosed = errors.New("distill is shutting down")
+// Sessions is where the system keeps browsing sessions between steps: this
+// process's memory, or, for a gateway, a NATS key-value bucket that every
+// gateway shares.
+func (s *System) Sessions() session.Store { return s.sessions }
 
-// Close stops the workers and the embedded NATS server. Batches started
-// after Close fail.
-func (a *App) Close() error {
-	// Marks the queue as never to be started, and orders this read of
-	// a.queue after any start that did happen.
-	a.queueOnce.Do(func() { a.queueErr = errClosed })
-	var err error
-	if q := a.queue; q != nil {
-		q.stopWorkers()
-		err = <-q.workersEnded
-		q.conn.Close()
-		q.server.Shutdown()
-	}
-	// After the workers, whose renders need the browser until they end; the
-	// browser, when one was started, goes with its profile directory.
-	err = errors.Join(err, a.renderer.Close())
-	a.fetcher.Close()
-	return err
-}
+// Ready returns nil while the system can serve: always in this process; a
+// gateway needs NATS, the fetcher and the extractor to answer.
+func (s *System) Ready(ctx context.Context) error { return s.ready(ctx) }
+
+// Close stops what Open started: the workers (letting them finish their
+// jobs), the embedded NATS server and the browser, or a gateway's
+// connections.
+func (s *System) Close() error { return s.close() }

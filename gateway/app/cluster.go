@@ -10,8 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/grpc"
 
+	"distill.dev/gateway/session"
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
@@ -20,25 +20,10 @@ import (
 	"distill.dev/services/platform/remote"
 )
 
-// ClusterConfig is where a gateway in cluster mode finds the rest of
-// distill.
-type ClusterConfig struct {
-	// NATSURL lists the NATS cluster's URLs, comma-separated.
-	NATSURL string
-	// Addresses (host:port) of the services. The renderer is optional.
-	FetcherAddr   string
-	ExtractorAddr string
-	RendererAddr  string
-	// StreamReplicas is the replication of the job streams.
-	StreamReplicas int
-	// DialOptions are added to every connection to a service (telemetry).
-	DialOptions []grpc.DialOption
-}
-
-// Cluster is a gateway's view of distill running as separate services: a
+// cluster is a gateway's view of distill running as separate services: a
 // single page goes through the pipeline with every stage reached over gRPC,
 // and a batch goes over the NATS job queue to the fetcher workers.
-type Cluster struct {
+type cluster struct {
 	logger   *slog.Logger
 	cfg      ClusterConfig
 	conns    []*remote.Conn
@@ -53,11 +38,14 @@ type Cluster struct {
 	dispatcher  *jobs.Dispatcher
 }
 
-// NewCluster connects to the services and NATS. Connections are made
-// lazily and kept up: a service or NATS that is down now is reached once
-// it is up.
-func NewCluster(logger *slog.Logger, cfg ClusterConfig) (*Cluster, error) {
+// openCluster connects to the services and NATS, and keeps sessions in a
+// NATS key-value bucket, sealed. Connections are made lazily and kept up:
+// a service or NATS that is down now is reached once it is up.
+func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, error) {
+	cfg := *all.Cluster
 	switch {
+	case len(cfg.SessionKey) == 0:
+		return nil, errors.New("cluster mode keeps sessions in NATS, encrypted, and needs their key")
 	case cfg.NATSURL == "":
 		return nil, errors.New("cluster mode needs NATS URLs (--nats)")
 	case cfg.FetcherAddr == "":
@@ -65,35 +53,44 @@ func NewCluster(logger *slog.Logger, cfg ClusterConfig) (*Cluster, error) {
 	case cfg.ExtractorAddr == "":
 		return nil, errors.New("cluster mode needs the extractor's address (--extractor)")
 	}
-	c := &Cluster{logger: logger, cfg: cfg}
+	c := &cluster{logger: logger, cfg: cfg}
 	var err error
 	if c.fetcher, err = c.dial("fetcher", cfg.FetcherAddr); err != nil {
-		c.Close()
+		c.close()
 		return nil, err
 	}
 	if c.extract, err = c.dial("extractor", cfg.ExtractorAddr); err != nil {
-		c.Close()
+		c.close()
 		return nil, err
 	}
 	var r pipeline.Renderer = pipeline.NoRenderer{}
 	if cfg.RendererAddr != "" {
 		rc, err := c.dial("renderer", cfg.RendererAddr)
 		if err != nil {
-			c.Close()
+			c.close()
 			return nil, err
 		}
 		r = remote.NewRenderer(rc)
 	}
-	c.pipeline = pipeline.New(logger, remote.NewFetcher(c.fetcher), remote.NewExtractor(c.extract), r)
+	var popts []pipeline.Option
+	if all.AnonymousRenders {
+		popts = append(popts, pipeline.WithAnonymousRenders())
+	}
+	c.pipeline = pipeline.New(logger, remote.NewFetcher(c.fetcher), remote.NewExtractor(c.extract), r, popts...)
 	if c.nc, c.js, err = jobs.Connect(cfg.NATSURL, "distill-gateway", logger); err != nil {
-		c.Close()
+		c.close()
 		return nil, err
 	}
 	c.dispatcher = jobs.NewDispatcher(logger, c.js)
-	return c, nil
+	store, err := session.NewKVStore(c.js, cfg.SessionKey, session.DefaultMaxSessions, session.DefaultIdleTTL, cfg.StreamReplicas)
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	return &System{backend: c, sessions: store}, nil
 }
 
-func (c *Cluster) dial(name, addr string) (*remote.Conn, error) {
+func (c *cluster) dial(name, addr string) (*remote.Conn, error) {
 	conn, err := remote.Dial(name, addr, c.cfg.DialOptions...)
 	if err != nil {
 		return nil, err
@@ -103,13 +100,13 @@ func (c *Cluster) dial(name, addr string) (*remote.Conn, error) {
 }
 
 // Do distills one page through the remote stages.
-func (c *Cluster) Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
+func (c *cluster) Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
 	return c.pipeline.Do(ctx, req)
 }
 
 // Batch queues one job per URL for the fetcher workers and delivers the
 // results as they arrive.
-func (c *Cluster) Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error {
+func (c *cluster) Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error {
 	if err := c.ensureStreams(ctx); err != nil {
 		return err
 	}
@@ -118,7 +115,7 @@ func (c *Cluster) Batch(ctx context.Context, urls []string, opts *distillv1.Fetc
 
 // ensureStreams makes the job streams on the first batch that finds NATS
 // up.
-func (c *Cluster) ensureStreams(ctx context.Context) error {
+func (c *cluster) ensureStreams(ctx context.Context) error {
 	c.streamsOnce.Lock()
 	defer c.streamsOnce.Unlock()
 	if c.streamsMade {
@@ -136,8 +133,8 @@ func (c *Cluster) ensureStreams(ctx context.Context) error {
 	return nil
 }
 
-// Ready returns nil when NATS, the fetcher and the extractor answer.
-func (c *Cluster) Ready(ctx context.Context) error {
+// ready returns nil when NATS, the fetcher and the extractor answer.
+func (c *cluster) ready(ctx context.Context) error {
 	if err := jobs.Connected(c.nc); err != nil {
 		return err
 	}
@@ -147,29 +144,25 @@ func (c *Cluster) Ready(ctx context.Context) error {
 	return c.extract.Healthy(ctx)
 }
 
-// JetStream is the cluster's JetStream, for state that every gateway must
-// see (sessions).
-func (c *Cluster) JetStream() jetstream.JetStream { return c.js }
-
 var errCacheRemote = failure.New(failure.Unavailable, "in cluster mode the fetch cache lives in each fetcher process; manage it there with distill cache")
 
 // CacheInfo is not served by a gateway in cluster mode.
-func (c *Cluster) CacheInfo(context.Context) (int64, int64, string, error) {
+func (c *cluster) CacheInfo(context.Context) (int64, int64, string, error) {
 	return 0, 0, "", errCacheRemote
 }
 
 // CachePrune is not served by a gateway in cluster mode.
-func (c *Cluster) CachePrune(context.Context, time.Duration) (int64, int64, error) {
+func (c *cluster) CachePrune(context.Context, time.Duration) (int64, int64, error) {
 	return 0, 0, errCacheRemote
 }
 
 // CacheClear is not served by a gateway in cluster mode.
-func (c *Cluster) CacheClear(context.Context) (int64, int64, error) {
+func (c *cluster) CacheClear(context.Context) (int64, int64, error) {
 	return 0, 0, errCacheRemote
 }
 
-// Close lets go of NATS and the services.
-func (c *Cluster) Close() error {
+// close lets go of NATS and the services.
+func (c *cluster) close() error {
 	if c.nc != nil {
 		_ = c.nc.Drain()
 	}

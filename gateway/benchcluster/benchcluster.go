@@ -69,7 +69,10 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) er
 		most = max(most, n)
 	}
 	singleWorkers := most * cfg.Workers
-	a := app.New(logger, app.Config{Version: "bench-cluster", Workers: singleWorkers})
+	a, err := app.Open(ctx, logger, app.Config{UserAgentVersion: "bench-cluster", Workers: singleWorkers})
+	if err != nil {
+		return err
+	}
 	single, err := measure(ctx, api.New(logger, a), urls, singleWorkers)
 	_ = a.Close()
 	if err != nil {

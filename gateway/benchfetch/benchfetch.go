@@ -53,7 +53,10 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) er
 	srv, avgSize := Serve(cfg.Count, 0)
 	defer srv.Close()
 
-	a := app.New(logger, app.Config{Version: "bench-fetch", Workers: cfg.Concurrency})
+	a, err := app.Open(ctx, logger, app.Config{UserAgentVersion: "bench-fetch", Workers: cfg.Concurrency})
+	if err != nil {
+		return err
+	}
 	defer func() { _ = a.Close() }()
 
 	conc := int32(cfg.Concurrency)
@@ -149,7 +152,7 @@ func startProfile(path string) (stop func(), err error) {
 }
 
 // fanOut distills urls as one batch over the embedded JetStream queue.
-func fanOut(ctx context.Context, a *app.App, urls []string, opts *distillv1.FetchOptions) (int, string, error) {
+func fanOut(ctx context.Context, a *app.System, urls []string, opts *distillv1.FetchOptions) (int, string, error) {
 	failed := 0
 	firstErr := ""
 	err := a.Batch(ctx, urls, opts, func(r *internalv1.FetchJobResult) {
@@ -164,7 +167,7 @@ func fanOut(ctx context.Context, a *app.App, urls []string, opts *distillv1.Fetc
 }
 
 // direct distills urls by calling the pipeline from concurrency goroutines.
-func direct(ctx context.Context, a *app.App, urls []string, opts *distillv1.FetchOptions, concurrency int) (int, string, error) {
+func direct(ctx context.Context, a *app.System, urls []string, opts *distillv1.FetchOptions, concurrency int) (int, string, error) {
 	var next, failed atomic.Int64
 	var once sync.Once
 	firstErr := ""

@@ -8,6 +8,7 @@ import (
 
 	"distill.dev/gateway/api"
 	"distill.dev/services/fetcher/cache"
+	"distill.dev/services/platform/envflag"
 )
 
 // defaultPruneSecs is `cache prune`'s age when --older-than is not given:
@@ -19,7 +20,7 @@ func newCacheCmd(g *globals) *cobra.Command {
 		Use:   "cache <action>",
 		Short: "Inspect or empty the on-disk fetch cache",
 		Long: "Inspect or empty the on-disk fetch cache, which keeps successful fetch answers\n" +
-			"for --cache-ttl seconds. It lives in --cache-dir, $" + cache.EnvDir + ", or distill\n" +
+			"for --cache-ttl seconds. It lives in --cache-dir, $" + string(envflag.CacheDir) + ", or distill\n" +
 			"under the user cache directory. The exit code is 1 when the cache cannot be\n" +
 			"read or changed.",
 		Args: cobra.NoArgs,

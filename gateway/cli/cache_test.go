@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"distill.dev/services/fetcher/cache"
+	"distill.dev/services/platform/envflag"
 )
 
 // TestMain keeps every test of the package, fetch tests included, off the
@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	os.Setenv(cache.EnvDir, dir)
+	os.Setenv(string(envflag.CacheDir), dir)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -50,7 +50,7 @@ func wantRun(t *testing.T, wantCode int, args ...string) string {
 }
 
 func TestFetchUsesTheCache(t *testing.T) {
-	t.Setenv(cache.EnvDir, t.TempDir())
+	t.Setenv(string(envflag.CacheDir), t.TempDir())
 	srv, hits := counted(t)
 	fetch := func(flags ...string) {
 		t.Helper()
@@ -76,11 +76,11 @@ func TestFetchUsesTheCache(t *testing.T) {
 	fetch("--cache-ttl", "60")
 	wantHits(3)
 
-	if out := wantRun(t, ExitOK, "cache", "info"); !strings.Contains(out, "entries: 1\n") || !strings.Contains(out, os.Getenv(cache.EnvDir)) {
-		t.Errorf("cache info = %q, want 1 entry in %s", out, os.Getenv(cache.EnvDir))
+	if out := wantRun(t, ExitOK, "cache", "info"); !strings.Contains(out, "entries: 1\n") || !strings.Contains(out, os.Getenv(string(envflag.CacheDir))) {
+		t.Errorf("cache info = %q, want 1 entry in %s", out, os.Getenv(string(envflag.CacheDir)))
 	}
 	// Headers are never stored, cookies least of all.
-	err := filepath.WalkDir(os.Getenv(cache.EnvDir), func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(os.Getenv(string(envflag.CacheDir)), func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -99,7 +99,7 @@ func TestCacheCommands(t *testing.T) {
 	srv, _ := counted(t)
 	dir := t.TempDir()
 	// The flag wins over the environment.
-	t.Setenv(cache.EnvDir, filepath.Join(t.TempDir(), "unused"))
+	t.Setenv(string(envflag.CacheDir), filepath.Join(t.TempDir(), "unused"))
 	wantRun(t, ExitOK, "--cache-dir", dir, "fetch", "--allow-local", srv.URL+"/one")
 	wantRun(t, ExitOK, "--cache-dir", dir, "fetch", "--allow-local", srv.URL+"/two")
 
@@ -120,7 +120,7 @@ func TestCacheCommands(t *testing.T) {
 	if out := wantRun(t, ExitOK, "cache", "info", "--cache-dir", dir); !strings.Contains(out, "entries: 0\nbytes:   0\n") {
 		t.Errorf("cache info after clear = %q", out)
 	}
-	if _, err := os.Stat(filepath.Join(os.Getenv(cache.EnvDir))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(os.Getenv(string(envflag.CacheDir)))); !os.IsNotExist(err) {
 		t.Error("the environment's directory was used despite --cache-dir")
 	}
 }
@@ -130,7 +130,7 @@ func TestCacheCommandsFailOnAnUnusableDir(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(cache.EnvDir, filepath.Join(file, "cache"))
+	t.Setenv(string(envflag.CacheDir), filepath.Join(file, "cache"))
 	for _, action := range []string{"info", "prune", "clear"} {
 		t.Run(action, func(t *testing.T) {
 			out, errOut, code := run(t, "cache", action)

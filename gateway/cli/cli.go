@@ -14,8 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"distill.dev/services/fetcher/cache"
+	"distill.dev/gateway/app"
+	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/version"
+	"distill.dev/services/renderer/render"
 )
 
 // Exit codes.
@@ -42,9 +44,10 @@ func usagef(format string, args ...any) error {
 }
 
 // Run runs distill with args (without the program name) and returns the
-// exit code.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+// exit code. env is where flags find their defaults (the process's
+// environment in main).
+func Run(ctx context.Context, args []string, env *envflag.Env, stdout, stderr io.Writer) int {
+	root := newRoot(env, stdout, stderr)
 	root.SetArgs(args)
 	return exitCode(root.ExecuteContext(ctx), stderr)
 }
@@ -81,18 +84,35 @@ func isUsage(err error) bool {
 }
 
 type globals struct {
+	env            *envflag.Env
 	stdout, stderr io.Writer
 	logLevel       slog.Level
 	// cacheDir is --cache-dir; empty means cache.DefaultDir.
 	cacheDir string
+	// chromium is the browser for renders in this process.
+	chromium string
+	// anonymousRenders keeps sessions' cookies out of renders.
+	anonymousRenders bool
+}
+
+// appConfig is distill in this process as the global flags and the
+// environment configure it, with workers batch jobs at once.
+func (g *globals) appConfig(workers int) app.Config {
+	return app.Config{
+		UserAgentVersion: version.String(),
+		AnonymousRenders: g.anonymousRenders,
+		Workers:          workers,
+		CacheDir:         g.cacheDir,
+		Chromium:         g.chromium,
+	}
 }
 
 func (g *globals) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: g.logLevel}))
 }
 
-func newRoot(stdout, stderr io.Writer) *cobra.Command {
-	g := &globals{stdout: stdout, stderr: stderr, logLevel: slog.LevelError}
+func newRoot(env *envflag.Env, stdout, stderr io.Writer) *cobra.Command {
+	g := &globals{env: env, stdout: stdout, stderr: stderr, logLevel: slog.LevelError}
 	root := &cobra.Command{
 		Use:   "distill",
 		Short: "Turn web pages into clean, bounded, LLM-ready content",
@@ -105,7 +125,16 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().Var(&levelFlag{&g.logLevel}, "log-level", "log level on stderr: debug, info, warn or error")
-	root.PersistentFlags().StringVar(&g.cacheDir, "cache-dir", "", "fetch cache directory (env "+cache.EnvDir+"; default distill under the user cache directory)")
+	root.PersistentFlags().StringVar(&g.cacheDir, "cache-dir", env.String(envflag.CacheDir, ""), envflag.Usage("fetch cache directory (default distill under the user cache directory)", envflag.CacheDir))
+	root.PersistentFlags().StringVar(&g.chromium, "chromium", env.String(envflag.Chromium, render.DefaultChromium), envflag.Usage("Chromium binary for headless renders", envflag.Chromium))
+	root.PersistentFlags().BoolVar(&g.anonymousRenders, "fallback-no-cookies", env.Bool(envflag.FallbackNoCookies, false), envflag.Usage("never hand a session's cookies to a headless render", envflag.FallbackNoCookies))
+	// A variable that cannot be read is refused before any command runs.
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if err := env.Err(); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
 	root.AddCommand(newFetchCmd(g), newExtractCmd(g), newServeCmd(g), newMCPCmd(g), newCacheCmd(g), newVersionCmd(g))
 	return root
 }

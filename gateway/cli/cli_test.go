@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/version"
 
 	"golang.org/x/text/encoding/japanese"
@@ -65,7 +66,7 @@ func pages(t *testing.T) *httptest.Server {
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = Run(context.Background(), args, &out, &errOut)
+	code = Run(context.Background(), args, envflag.FromOS(), &out, &errOut)
 	return out.String(), errOut.String(), code
 }
 

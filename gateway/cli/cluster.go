@@ -3,10 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
-	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -15,9 +12,9 @@ import (
 	"distill.dev/gateway/session"
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/remote"
 	"distill.dev/services/platform/telemetry"
-	"distill.dev/services/platform/version"
 )
 
 // clusterFlags choose where a long-running command (serve, mcp) finds
@@ -33,14 +30,13 @@ type clusterFlags struct {
 	replicas  int
 }
 
-func (f *clusterFlags) register(fs *pflag.FlagSet) {
-	fs.BoolVar(&f.enabled, "cluster", os.Getenv("DISTILL_CLUSTER") == "1", "use distill's services over the network instead of running them in this process (env DISTILL_CLUSTER=1)")
-	fs.StringVar(&f.nats, "nats", os.Getenv("DISTILL_NATS_URL"), "cluster: NATS URLs, comma-separated (env DISTILL_NATS_URL)")
-	fs.StringVar(&f.fetcher, "fetcher", os.Getenv("DISTILL_FETCHER_ADDR"), "cluster: fetcher gRPC address, host:port (env DISTILL_FETCHER_ADDR)")
-	fs.StringVar(&f.extractor, "extractor", os.Getenv("DISTILL_EXTRACTOR_ADDR"), "cluster: extractor gRPC address, host:port (env DISTILL_EXTRACTOR_ADDR)")
-	fs.StringVar(&f.renderer, "renderer", os.Getenv("DISTILL_RENDERER_ADDR"), "cluster: renderer gRPC address, host:port; none means pages are never rendered (env DISTILL_RENDERER_ADDR)")
-	replicas, _ := strconv.Atoi(os.Getenv("DISTILL_STREAM_REPLICAS"))
-	fs.IntVar(&f.replicas, "stream-replicas", max(replicas, 1), "cluster: replicas of the job streams and the session bucket in a clustered NATS (env DISTILL_STREAM_REPLICAS)")
+func (f *clusterFlags) register(fs *pflag.FlagSet, env *envflag.Env) {
+	fs.BoolVar(&f.enabled, "cluster", env.Bool(envflag.Cluster, false), envflag.Usage("use distill's services over the network instead of running them in this process", envflag.Cluster))
+	fs.StringVar(&f.nats, "nats", env.String(envflag.NATSURL, ""), envflag.Usage("cluster: NATS URLs, comma-separated", envflag.NATSURL))
+	fs.StringVar(&f.fetcher, "fetcher", env.String(envflag.FetcherAddr, ""), envflag.Usage("cluster: fetcher gRPC address, host:port", envflag.FetcherAddr))
+	fs.StringVar(&f.extractor, "extractor", env.String(envflag.ExtractorAddr, ""), envflag.Usage("cluster: extractor gRPC address, host:port", envflag.ExtractorAddr))
+	fs.StringVar(&f.renderer, "renderer", env.String(envflag.RendererAddr, ""), envflag.Usage("cluster: renderer gRPC address, host:port; none means pages are never rendered", envflag.RendererAddr))
+	fs.IntVar(&f.replicas, "stream-replicas", env.Int(envflag.StreamReplicas, 1), envflag.Usage("cluster: replicas of the job streams and the session bucket in a clustered NATS", envflag.StreamReplicas))
 }
 
 // serveFlags are what the long-running commands share: where distill
@@ -51,75 +47,60 @@ type serveFlags struct {
 	metrics string
 }
 
-func (f *serveFlags) register(fs *pflag.FlagSet) {
-	f.workers = 32
-	f.metrics = os.Getenv("DISTILL_METRICS_ADDR")
-	fs.IntVar(&f.workers, "workers", f.workers, "batch jobs run at once by the in-process workers")
-	fs.StringVar(&f.metrics, "metrics-listen", f.metrics, "serve Prometheus metrics at http://ADDR/metrics (env DISTILL_METRICS_ADDR; none when empty)")
-	f.cluster.register(fs)
+func (f *serveFlags) register(fs *pflag.FlagSet, env *envflag.Env) {
+	fs.IntVar(&f.workers, "workers", app.DefaultWorkers, "batch jobs run at once by the in-process workers")
+	fs.StringVar(&f.metrics, "metrics-listen", env.String(envflag.MetricsAddr, ""), envflag.Usage("serve Prometheus metrics at http://ADDR/metrics (none when empty)", envflag.MetricsAddr))
+	f.cluster.register(fs, env)
 }
 
 // start sets telemetry up for the process named service and opens distill;
 // stop closes both.
-func (f *serveFlags) start(ctx context.Context, g *globals, logger *slog.Logger, service string) (o *opened, stop func(), err error) {
+func (f *serveFlags) start(ctx context.Context, g *globals, logger *slog.Logger, service string) (sys *app.System, stop func(), err error) {
+	cfg := g.appConfig(f.workers)
+	if f.cluster.enabled {
+		if cfg.Cluster, err = f.cluster.config(g.env); err != nil {
+			return nil, nil, err
+		}
+	}
 	stopTelemetry, err := telemetry.Process(ctx, service, f.metrics, logger)
 	if err != nil {
 		return nil, nil, err
 	}
-	o, err = f.cluster.open(g, logger, f.workers)
+	sys, err = app.Open(ctx, logger, cfg)
 	if err != nil {
 		stopTelemetry()
-		return nil, nil, err
+		return nil, nil, usageError{err}
 	}
-	return o, func() {
-		_ = o.sys.Close()
+	return sys, func() {
+		_ = sys.Close()
 		stopTelemetry()
 	}, nil
 }
 
-// system is distill as a command uses it.
-type system interface {
-	api.Backend
-	io.Closer
-}
-
-// opened is the system the flags name, with its readiness check (nil in
-// one process, which is ready once it serves) and how the API keeps
-// sessions there.
-type opened struct {
-	sys   system
-	ready func(context.Context) error
-	api   []api.Option
-}
-
-func (f *clusterFlags) open(g *globals, logger *slog.Logger, workers int) (*opened, error) {
-	if !f.enabled {
-		return &opened{sys: app.New(logger, app.Config{Version: version.String(), Workers: workers, CacheDir: g.cacheDir})}, nil
-	}
-	// Every gateway of a cluster must see every session, and the sessions
-	// rest in NATS: encrypted, with a key the gateways share.
-	raw, ok := os.LookupEnv(session.KeyEnv)
+// config is where the flags say the cluster is. Every gateway of a cluster
+// must see every session, and the sessions rest in NATS: encrypted, with a
+// key the gateways share.
+func (f *clusterFlags) config(env *envflag.Env) (*app.ClusterConfig, error) {
+	raw, ok := env.Lookup(envflag.SessionKey)
 	if !ok {
-		return nil, usageError{fmt.Errorf("cluster mode keeps sessions in NATS, encrypted: set %s to 32 random bytes in base64 (head -c 32 /dev/urandom | base64), the same on every gateway", session.KeyEnv)}
+		return nil, usageError{fmt.Errorf("cluster mode keeps sessions in NATS, encrypted: set %s to 32 random bytes in base64 (head -c 32 /dev/urandom | base64), the same on every gateway", envflag.SessionKey)}
 	}
 	key, err := session.ParseKey(raw)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	c, err := app.NewCluster(logger, app.ClusterConfig{
+	return &app.ClusterConfig{
 		NATSURL: f.nats, FetcherAddr: f.fetcher, ExtractorAddr: f.extractor, RendererAddr: f.renderer,
 		StreamReplicas: f.replicas,
+		SessionKey:     key,
 		DialOptions:    telemetry.DialOptions(),
-	})
-	if err != nil {
-		return nil, usageError{err}
-	}
-	store, err := session.NewKVStore(c.JetStream(), key, session.DefaultMaxSessions, session.DefaultIdleTTL, f.replicas)
-	if err != nil {
-		_ = c.Close()
-		return nil, usageError{err}
-	}
-	return &opened{sys: c, ready: c.Ready, api: []api.Option{api.WithSessionLimits(session.Config{Store: store})}}, nil
+	}, nil
+}
+
+// serveAPI is the public API over sys, the one implementation behind
+// every door.
+func serveAPI(logger *slog.Logger, sys *app.System) *api.Server {
+	return api.New(logger, sys, api.WithSessionLimits(session.Config{Store: sys.Sessions()}))
 }
 
 // fetchService is what `distill fetch` needs: the API in this process, or a

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"distill.dev/services/platform/envflag"
 )
 
 func TestClusterModeSaysWhatItLacks(t *testing.T) {
@@ -14,19 +16,19 @@ func TestClusterModeSaysWhatItLacks(t *testing.T) {
 		want string
 	}{
 		{"no session key", nil, []string{"serve", "--cluster", "--nats", "nats://127.0.0.1:1", "--fetcher", "127.0.0.1:1", "--extractor", "127.0.0.1:1"}, "set DISTILL_SESSION_KEY"},
-		{"a short session key", map[string]string{"DISTILL_SESSION_KEY": "c2hvcnQ="}, []string{"serve", "--cluster"}, "must hold 32 bytes, it holds 5"},
-		{"no NATS", map[string]string{"DISTILL_SESSION_KEY": "ZGlzdGlsbC1lMmUtc2Vzc2lvbi1rZXktMzItYnl0ZXM="}, []string{"serve", "--cluster", "--fetcher", "127.0.0.1:1", "--extractor", "127.0.0.1:1"}, "needs NATS URLs (--nats)"},
-		{"no extractor", map[string]string{"DISTILL_SESSION_KEY": "ZGlzdGlsbC1lMmUtc2Vzc2lvbi1rZXktMzItYnl0ZXM="}, []string{"serve", "--cluster", "--nats", "nats://127.0.0.1:1", "--fetcher", "127.0.0.1:1"}, "the extractor's address (--extractor)"},
+		{"a short session key", map[string]string{string(envflag.SessionKey): "c2hvcnQ="}, []string{"serve", "--cluster"}, "must hold 32 bytes, it holds 5"},
+		{"no NATS", map[string]string{string(envflag.SessionKey): "ZGlzdGlsbC1lMmUtc2Vzc2lvbi1rZXktMzItYnl0ZXM="}, []string{"serve", "--cluster", "--fetcher", "127.0.0.1:1", "--extractor", "127.0.0.1:1"}, "needs NATS URLs (--nats)"},
+		{"no extractor", map[string]string{string(envflag.SessionKey): "ZGlzdGlsbC1lMmUtc2Vzc2lvbi1rZXktMzItYnl0ZXM="}, []string{"serve", "--cluster", "--nats", "nats://127.0.0.1:1", "--fetcher", "127.0.0.1:1"}, "the extractor's address (--extractor)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("DISTILL_SESSION_KEY", "")
+			t.Setenv(string(envflag.SessionKey), "")
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
 			if tt.env == nil {
 				// Unset, not empty: the variable must be absent.
-				unsetenv(t, "DISTILL_SESSION_KEY")
+				unsetenv(t, string(envflag.SessionKey))
 			}
 			_, errOut, code := run(t, append(tt.args, "--listen", "127.0.0.1:0")...)
 			first, _, _ := strings.Cut(errOut, "\n")

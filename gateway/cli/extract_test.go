@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"distill.dev/services/platform/envflag"
 )
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -22,7 +24,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 func runStdin(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	root := newRoot(&out, &errOut)
+	root := newRoot(envflag.FromOS(), &out, &errOut)
 	root.SetIn(strings.NewReader(stdin))
 	root.SetArgs(args)
 	code = exitCode(root.ExecuteContext(context.Background()), &errOut)

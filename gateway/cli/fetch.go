@@ -2,18 +2,16 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"distill.dev/gateway/api"
 	"distill.dev/gateway/app"
 	"distill.dev/gateway/output"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/services/platform/version"
+	"distill.dev/services/platform/envflag"
 )
 
 // outputFlags choose what is extracted and how it is printed; fetch and
@@ -150,7 +148,7 @@ var (
 
 func newFetchCmd(g *globals) *cobra.Command {
 	f := &fetchFlags{}
-	server := os.Getenv("DISTILL_SERVER")
+	var server string
 	cmd := &cobra.Command{
 		Use:   "fetch <url>...",
 		Short: "Fetch pages and print them distilled",
@@ -171,7 +169,7 @@ func newFetchCmd(g *globals) *cobra.Command {
 		},
 	}
 	f.register(cmd.Flags())
-	cmd.Flags().StringVar(&server, "server", server, "fetch through the distill gateway at this gRPC address, host:port, instead of in this process (env DISTILL_SERVER)")
+	cmd.Flags().StringVar(&server, "server", g.env.String(envflag.Server, ""), envflag.Usage("fetch through the distill gateway at this gRPC address, host:port, instead of in this process", envflag.Server))
 	cmd.Flags().SortFlags = false
 	return cmd
 }
@@ -187,9 +185,12 @@ func runFetch(cmd *cobra.Command, g *globals, server string, urls []string, opts
 		defer gw.Close()
 		svc = gw
 	} else {
-		a := app.New(g.logger(), app.Config{Version: version.String(), Workers: fetchopts.Concurrency(opts), CacheDir: g.cacheDir})
-		defer a.Close()
-		svc = api.New(g.logger(), a)
+		sys, err := app.Open(ctx, g.logger(), g.appConfig(fetchopts.Concurrency(opts)))
+		if err != nil {
+			return err
+		}
+		defer sys.Close()
+		svc = serveAPI(g.logger(), sys)
 	}
 
 	items := make([]output.BatchItem, len(urls))

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"distill.dev/services/platform/envflag"
 )
 
 // The public surface frozen for 1.x: every `fetch` flag of the seed API with
@@ -39,7 +41,7 @@ var frozenFetchFlags = map[string]string{
 }
 
 func TestFetchFlagsFrozen(t *testing.T) {
-	fetch, _, err := newRoot(io.Discard, io.Discard).Find([]string{"fetch"})
+	fetch, _, err := newRoot(envflag.FromOS(), io.Discard, io.Discard).Find([]string{"fetch"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func TestFetchFlagsFrozen(t *testing.T) {
 }
 
 func TestCacheActionsFrozen(t *testing.T) {
-	root := newRoot(io.Discard, io.Discard)
+	root := newRoot(envflag.FromOS(), io.Discard, io.Discard)
 	for _, action := range []string{"info", "prune", "clear"} {
 		cmd, _, err := root.Find([]string{"cache", action})
 		if err != nil || cmd.Name() != action {

@@ -3,12 +3,11 @@ package cli
 import (
 	"fmt"
 	"net"
-	"os"
 
 	"github.com/spf13/cobra"
 
-	"distill.dev/gateway/api"
 	"distill.dev/gateway/mcp"
+	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/version"
 )
 
@@ -23,23 +22,23 @@ func newMCPCmd(g *globals) *cobra.Command {
 			"the session_* browsing tools.\n\n" +
 			"The server speaks MCP on stdin and stdout, for a client that starts it. With --http it\n" +
 			"serves streamable HTTP at " + mcp.Path + " instead, and every request must carry\n" +
-			"'Authorization: Bearer <token>' with the token in " + mcp.TokenEnv + "; --no-auth serves\n" +
+			"'Authorization: Bearer <token>' with the token in " + string(envflag.MCPToken) + "; --no-auth serves\n" +
 			"without one. On a loopback address, requests naming another host are refused.\n\n" +
 			"Every service runs in this process unless --cluster points to them over the network,\n" +
 			"as for `distill serve --cluster`. Stops gracefully on SIGINT or SIGTERM.",
 		Example: "  distill mcp\n" +
-			"  " + mcp.TokenEnv + "=$(openssl rand -hex 32) distill mcp --http 127.0.0.1:7001",
+			"  " + string(envflag.MCPToken) + "=$(openssl rand -hex 32) distill mcp --http 127.0.0.1:7001",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			token := os.Getenv(mcp.TokenEnv)
+			token, _ := g.env.Lookup(envflag.MCPToken)
 			switch {
 			case noAuth && httpAddr == "":
 				return usagef("--no-auth applies to --http only")
 			case noAuth:
 				token = ""
 			case httpAddr != "" && token == "":
-				return fmt.Errorf("mcp --http needs a bearer token: set %s, or pass --no-auth to serve without authentication", mcp.TokenEnv)
-			case httpAddr == "" && os.Getenv("OTEL_TRACES_EXPORTER") == "console":
+				return fmt.Errorf("mcp --http needs a bearer token: set %s, or pass --no-auth to serve without authentication", string(envflag.MCPToken))
+			case httpAddr == "" && g.env.String(envflag.OTelTracesExporter, "") == "console":
 				// The console exporter writes to stdout, which carries the
 				// protocol.
 				return usagef("OTEL_TRACES_EXPORTER=console would write spans into the MCP stream on stdout: use otlp or none with stdio")
@@ -47,12 +46,12 @@ func newMCPCmd(g *globals) *cobra.Command {
 
 			ctx := cmd.Context()
 			logger := g.logger()
-			o, stop, err := sf.start(ctx, g, logger, "mcp")
+			sys, stop, err := sf.start(ctx, g, logger, "mcp")
 			if err != nil {
 				return err
 			}
 			defer stop()
-			srv := mcp.New(logger, api.New(logger, o.sys, o.api...), version.String())
+			srv := mcp.New(logger, serveAPI(logger, sys), version.String())
 			if httpAddr == "" {
 				return srv.ServeStdio(ctx, cmd.InOrStdin(), g.stdout)
 			}
@@ -66,6 +65,6 @@ func newMCPCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address, host:port, instead of stdio")
 	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "with --http, serve without a bearer token")
-	sf.register(cmd.Flags())
+	sf.register(cmd.Flags(), g.env)
 	return cmd
 }

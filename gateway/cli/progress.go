@@ -11,9 +11,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// isTerminal reports whether w is a terminal; a variable so that tests can
-// stand a buffer in for one.
-var isTerminal = func(w io.Writer) bool {
+// isTerminal reports whether w is a terminal. A writer that is not a file
+// may say so itself (a pseudo-terminal's wrapper, a test's screen).
+func isTerminal(w io.Writer) bool {
+	if t, ok := w.(interface{ IsTerminal() bool }); ok {
+		return t.IsTerminal()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -1,9 +1,12 @@
 package cli
 
 import (
-	"io"
+	"bytes"
+	"context"
 	"strings"
 	"testing"
+
+	"distill.dev/services/platform/envflag"
 )
 
 func TestProgressOnATerminalOnly(t *testing.T) {
@@ -18,10 +21,7 @@ func TestProgressOnATerminalOnly(t *testing.T) {
 	})
 
 	t.Run("a terminal gets a line that ends cleared", func(t *testing.T) {
-		old := isTerminal
-		isTerminal = func(io.Writer) bool { return true }
-		t.Cleanup(func() { isTerminal = old })
-		out, errOut, _ := run(t, append([]string{"fetch", "--allow-local"}, urls...)...)
+		out, errOut, _ := runOnTerminal(t, append([]string{"fetch", "--allow-local"}, urls...)...)
 		if !strings.Contains(errOut, "3/3") || !strings.Contains(errOut, "[========================] 3/3") {
 			t.Fatalf("no finished progress line: %q", errOut)
 		}
@@ -34,12 +34,23 @@ func TestProgressOnATerminalOnly(t *testing.T) {
 	})
 
 	t.Run("one URL has no progress", func(t *testing.T) {
-		old := isTerminal
-		isTerminal = func(io.Writer) bool { return true }
-		t.Cleanup(func() { isTerminal = old })
-		_, errOut, _ := run(t, "fetch", "--allow-local", urls[0])
+		_, errOut, _ := runOnTerminal(t, "fetch", "--allow-local", urls[0])
 		if strings.Contains(errOut, "1/1") {
 			t.Fatalf("progress for a single URL: %q", errOut)
 		}
 	})
+}
+
+// screen is a buffer that says it is a terminal.
+type screen struct{ bytes.Buffer }
+
+func (*screen) IsTerminal() bool { return true }
+
+// runOnTerminal runs distill with stderr on a terminal.
+func runOnTerminal(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out bytes.Buffer
+	var errOut screen
+	code = Run(context.Background(), args, envflag.FromOS(), &out, &errOut)
+	return out.String(), errOut.String(), code
 }

@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"os"
-
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 
-	"distill.dev/gateway/api"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/grpcserve"
 	"distill.dev/services/platform/telemetry"
 )
@@ -16,10 +14,7 @@ import (
 const DefaultListen = "127.0.0.1:7000"
 
 func newServeCmd(g *globals) *cobra.Command {
-	listen := DefaultListen
-	if v := os.Getenv("DISTILL_LISTEN"); v != "" {
-		listen = v
-	}
+	var listen string
 	var sf serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -32,21 +27,19 @@ func newServeCmd(g *globals) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger := g.logger()
-			o, stop, err := sf.start(cmd.Context(), g, logger, "gateway")
+			sys, stop, err := sf.start(cmd.Context(), g, logger, "gateway")
 			if err != nil {
 				return err
 			}
 			defer stop()
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
-				distillv1.RegisterDistillServiceServer(s, api.New(logger, o.sys, o.api...))
+				distillv1.RegisterDistillServiceServer(s, serveAPI(logger, sys))
 			}, telemetry.ServerOptions()...)
-			if o.ready != nil {
-				srv.SetReadiness(o.ready)
-			}
+			srv.SetReadiness(sys.Ready)
 			return srv.ListenAndServe(cmd.Context(), listen)
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", listen, "gRPC listen address, host:port (env DISTILL_LISTEN)")
-	sf.register(cmd.Flags())
+	cmd.Flags().StringVar(&listen, "listen", g.env.String(envflag.Listen, DefaultListen), envflag.Usage("gRPC listen address, host:port", envflag.Listen))
+	sf.register(cmd.Flags(), g.env)
 	return cmd
 }

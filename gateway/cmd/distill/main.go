@@ -8,11 +8,12 @@ import (
 	"syscall"
 
 	"distill.dev/gateway/cli"
+	"distill.dev/services/platform/envflag"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := cli.Run(ctx, os.Args[1:], envflag.FromOS(), os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -29,9 +29,6 @@ import (
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 )
 
-// EnvDir overrides the default cache directory.
-const EnvDir = "DISTILL_CACHE_DIR"
-
 // entriesDir holds the entries under the cache directory. Its name carries
 // the format version, so a future format starts empty beside this one
 // instead of misreading it.
@@ -65,15 +62,12 @@ func WithClock(now func() time.Time) Option {
 	return func(c *Cache) { c.now = now }
 }
 
-// DefaultDir returns $DISTILL_CACHE_DIR, or distill under the user's cache
-// directory.
+// DefaultDir returns distill under the user's cache directory. The mains
+// let an operator choose another (--cache-dir, DISTILL_CACHE_DIR).
 func DefaultDir() (string, error) {
-	if d := os.Getenv(EnvDir); d != "" {
-		return d, nil
-	}
 	base, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("cache dir: %w (set %s)", err, EnvDir)
+		return "", fmt.Errorf("cache dir: %w (choose one with --cache-dir)", err)
 	}
 	return filepath.Join(base, "distill"), nil
 }

@@ -177,15 +177,17 @@ func TestOpenFailsOnUnusableDir(t *testing.T) {
 	}
 }
 
-func TestDefaultDirFromEnv(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv(EnvDir, dir)
+// Without a directory, the cache is distill's under the user's cache
+// directory ($XDG_CACHE_HOME on Linux).
+func TestDefaultDirIsUnderTheUserCacheDir(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", base)
 	c, err := Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Dir() != dir {
-		t.Errorf("Dir = %q, want %q", c.Dir(), dir)
+	if want := filepath.Join(base, "distill"); c.Dir() != want {
+		t.Errorf("Dir = %q, want %q", c.Dir(), want)
 	}
 }
 

@@ -59,11 +59,29 @@ type Pipeline struct {
 	fetcher   Fetcher
 	extractor Extractor
 	renderer  Renderer
+	// anonymousRenders keeps a session's cookies out of every render.
+	anonymousRenders bool
+}
+
+// Option configures a Pipeline.
+type Option func(*Pipeline)
+
+// WithAnonymousRenders makes every headless render anonymous: a session's
+// cookies are never handed to the renderer, which the renderer enforces
+// too when its host says so (render.WithoutCookies). The operator's
+// choice (DISTILL_FALLBACK_NO_COOKIES), for sites whose sessions must not
+// reach a browser.
+func WithAnonymousRenders() Option {
+	return func(p *Pipeline) { p.anonymousRenders = true }
 }
 
 // New returns a Pipeline over the given stages.
-func New(logger *slog.Logger, f Fetcher, e Extractor, r Renderer) *Pipeline {
-	return &Pipeline{logger: logger, fetcher: f, extractor: e, renderer: r}
+func New(logger *slog.Logger, f Fetcher, e Extractor, r Renderer, opts ...Option) *Pipeline {
+	p := &Pipeline{logger: logger, fetcher: f, extractor: e, renderer: r}
+	for _, opt := range opts {
+		opt(p)
+	}
+	return p
 }
 
 // extractMargin covers extraction and scheduling beyond the fetch and render
@@ -95,7 +113,7 @@ type Request struct {
 	// Jar holds a session's cookies; nil for a stateless fetch. The fetch
 	// sends them and stores what the server sets in it. A headless render
 	// gets only the cookies the jar holds for the URL it renders, unless
-	// the host set fetchopts.NoFallbackCookiesEnv.
+	// the pipeline's renders are anonymous (WithAnonymousRenders).
 	Jar *cookies.Jar
 }
 
@@ -179,7 +197,7 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 	}
 
 	if reason != "" {
-		rendered, err := p.render(ctx, fetched.GetFinalUrl(), opts, extractOpts, renderCookies(req.Jar, fetched.GetFinalUrl()))
+		rendered, err := p.render(ctx, fetched.GetFinalUrl(), opts, extractOpts, p.renderCookies(req.Jar, fetched.GetFinalUrl()))
 		kept := err == nil && (reason == ReasonForced || better(rendered, res.Distilled, reason))
 		telemetry.CountFallback(ctx, reason, kept)
 		trace.SpanFromContext(ctx).SetAttributes(telemetry.FallbackReason.String(reason), telemetry.FallbackKept.Bool(kept))
@@ -227,8 +245,8 @@ func better(rendered, fetched *distillv1.Distilled, reason string) bool {
 // browser context. They are set for that URL's host alone, with path "/" so
 // the page's own requests to its host (an app shell asking its API who is
 // logged in) carry them too.
-func renderCookies(jar *cookies.Jar, rawURL string) []*internalv1.Cookie {
-	if jar == nil || fetchopts.NoFallbackCookies() {
+func (p *Pipeline) renderCookies(jar *cookies.Jar, rawURL string) []*internalv1.Cookie {
+	if jar == nil || p.anonymousRenders {
 		return nil
 	}
 	u, err := url.Parse(rawURL)

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"distill.dev/proto/failure"
-	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/cookies"
@@ -225,10 +224,10 @@ func TestRenderGetsOnlyTheRenderedURLsCookies(t *testing.T) {
 		t.Fatalf("render cookies = %v, want sid alone, host-only", got)
 	}
 
-	t.Setenv(fetchopts.NoFallbackCookiesEnv, "1")
+	p = New(quiet, page("<div/>"), &charsExtractor{}, r, WithAnonymousRenders())
 	run()
 	if len(got) != 0 {
-		t.Fatalf("with %s=1 the render got cookies %v", fetchopts.NoFallbackCookiesEnv, got)
+		t.Fatalf("with anonymous renders the render got cookies %v", got)
 	}
 }
 

@@ -12,11 +12,10 @@ import (
 	"net"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"google.golang.org/grpc"
 
-	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
-	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/jobs"
@@ -25,16 +24,37 @@ import (
 	"distill.dev/services/platform/remote"
 )
 
-// Config is what the fetcher process needs to run.
-type Config struct {
-	// Addr is the gRPC listen address, host:port.
-	Addr string
+// FetcherConfig is how a fetcher is built, in its own process or in the
+// single binary.
+type FetcherConfig struct {
 	// UserAgentVersion is the version sent in the User-Agent header.
 	UserAgentVersion string
 	// CacheDir holds the fetch cache; empty means cache.DefaultDir.
 	CacheDir string
 	// NoCache runs without the on-disk cache.
 	NoCache bool
+}
+
+// NewFetcher builds the fetcher with its on-disk cache. A cache that cannot
+// be opened costs repeated fetches, not the service: it is logged and left
+// out, c is nil and cacheErr says why, for whoever manages the cache.
+func NewFetcher(logger *slog.Logger, cfg FetcherConfig) (f *fetch.Fetcher, c *cache.Cache, cacheErr error) {
+	opts := []fetch.Option{fetch.WithUserAgent(cfg.UserAgentVersion)}
+	if cfg.NoCache {
+		cacheErr = errors.New("the fetch cache is off")
+	} else if c, cacheErr = cache.Open(cfg.CacheDir); cacheErr != nil {
+		logger.Warn("fetching without a cache", "err", cacheErr.Error())
+	} else {
+		opts = append(opts, fetch.WithCache(c))
+	}
+	return fetch.New(logger, opts...), c, cacheErr
+}
+
+// Config is what the fetcher process needs to run.
+type Config struct {
+	// Addr is the gRPC listen address, host:port.
+	Addr string
+	FetcherConfig
 
 	// NATSURL, when set, makes the process a batch worker of the NATS
 	// cluster at these comma-separated URLs.
@@ -50,6 +70,8 @@ type Config struct {
 	Workers        int
 	AckWait        time.Duration
 	StreamReplicas int
+	// AnonymousRenders keeps sessions' cookies out of renders.
+	AnonymousRenders bool
 	// GRPCOptions and DialOptions are added to the server and to the
 	// connections to other services (telemetry).
 	GRPCOptions []grpc.ServerOption
@@ -69,17 +91,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 }
 
 func serve(ctx context.Context, lis net.Listener, cfg Config, logger *slog.Logger) error {
-	opts := []fetch.Option{fetch.WithUserAgent(cfg.UserAgentVersion)}
-	if !cfg.NoCache {
-		// A cache that cannot be opened costs repeated fetches, not the
-		// service.
-		if c, err := cache.Open(cfg.CacheDir); err != nil {
-			logger.Warn("fetching without a cache", "err", err.Error())
-		} else {
-			opts = append(opts, fetch.WithCache(c))
-		}
-	}
-	f := fetch.New(logger, opts...)
+	f, _, _ := NewFetcher(logger, cfg.FetcherConfig)
 	defer f.Close()
 	srv := grpcserve.New(logger, func(s *grpc.Server) {
 		internalv1.RegisterFetcherServiceServer(s, f)
@@ -101,7 +113,7 @@ func serve(ctx context.Context, lis net.Listener, cfg Config, logger *slog.Logge
 // worker is the batch side of the process.
 type worker struct {
 	conns []*remote.Conn
-	drain func()
+	nc    *nats.Conn
 	ready func(context.Context) error
 	done  chan struct{}
 }
@@ -130,15 +142,7 @@ func startWorker(ctx context.Context, cfg Config, logger *slog.Logger, f *fetch.
 		w.closeConns()
 		return nil, err
 	}
-	stopDepth, err := jobs.ObserveQueueDepth(js)
-	if err != nil {
-		logger.Warn("queue depth not observed", "err", err.Error())
-		stopDepth = func() error { return nil }
-	}
-	w.drain = func() {
-		_ = stopDepth()
-		_ = nc.Drain()
-	}
+	w.nc = nc
 	w.ready = func(ctx context.Context) error {
 		if err := jobs.Connected(nc); err != nil {
 			return err
@@ -146,31 +150,22 @@ func startWorker(ctx context.Context, cfg Config, logger *slog.Logger, f *fetch.
 		return ec.Healthy(ctx)
 	}
 
-	p := pipeline.New(logger, f, remote.NewExtractor(ec), r)
-	var wopts []jobs.Option
-	if cfg.AckWait > 0 {
-		wopts = append(wopts, jobs.WithAckWait(cfg.AckWait))
+	var popts []pipeline.Option
+	if cfg.AnonymousRenders {
+		popts = append(popts, pipeline.WithAnonymousRenders())
 	}
-	jw := jobs.NewWorker(logger, js, releasing{p}, cfg.Workers, wopts...)
+	p := pipeline.New(logger, f, remote.NewExtractor(ec), r, popts...)
 	go func() {
 		defer close(w.done)
-		// Streams and the consumer are made once NATS answers; a worker
-		// that loses them (a NATS restart without its store) makes them
-		// again.
-		for ctx.Err() == nil {
-			err := jobs.EnsureStreams(ctx, js, jobs.StreamConfig{Replicas: cfg.StreamReplicas})
-			if err == nil {
-				err = jw.Run(ctx)
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			logger.Warn("batch worker stopped; restarting", "err", fmt.Sprint(err))
-			select {
-			case <-time.After(time.Second):
-			case <-ctx.Done():
-			}
-		}
+		// The stages are remote: a job whose service is down goes back to
+		// the queue. NATS is remote too: a worker that loses its streams
+		// makes them again.
+		_ = jobs.Serve(ctx, logger, js, p, jobs.ServeConfig{
+			Workers: cfg.Workers, AckWait: cfg.AckWait,
+			Streams:            jobs.StreamConfig{Replicas: cfg.StreamReplicas},
+			ReleaseUnavailable: true,
+			Restart:            true,
+		})
 	}()
 	return w, nil
 }
@@ -179,7 +174,7 @@ func startWorker(ctx context.Context, cfg Config, logger *slog.Logger, f *fetch.
 // the services.
 func (w *worker) close() {
 	<-w.done
-	w.drain()
+	_ = w.nc.Drain()
 	w.closeConns()
 }
 
@@ -187,17 +182,4 @@ func (w *worker) closeConns() {
 	for _, c := range w.conns {
 		_ = c.Close()
 	}
-}
-
-// releasing hands a job back to the queue when a service it needs cannot
-// be reached: the page is not at fault, and another attempt, here or on
-// another worker, follows once the service is back.
-type releasing struct{ p *pipeline.Pipeline }
-
-func (r releasing) Distill(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*distillv1.Distilled, error) {
-	d, err := r.p.Distill(ctx, rawURL, opts)
-	if failure.CodeOf(err) == failure.Unavailable {
-		return nil, fmt.Errorf("%w: %w", jobs.ErrRelease, err)
-	}
-	return d, err
 }

@@ -32,4 +32,8 @@ const (
 	// Secrets.
 	SessionKey Var = "DISTILL_SESSION_KEY" // AES-256 key sealing sessions kept in NATS
 	MCPToken   Var = "DISTILL_MCP_TOKEN"   // bearer token of distill mcp --http
+
+	// OpenTelemetry's own, which its exporters read; distill mcp checks
+	// that spans will not be printed into its stdio stream.
+	OTelTracesExporter Var = "OTEL_TRACES_EXPORTER"
 )

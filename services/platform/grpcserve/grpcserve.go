@@ -34,8 +34,9 @@ const MaxMessageBytes = fetchopts.MaxBytesLimit + 16<<20
 // process's dependencies. Kubernetes probes ask for each by name.
 const Liveness = "liveness"
 
-// ReadinessInterval is how often a readiness check runs.
-var ReadinessInterval = 2 * time.Second
+// ReadinessInterval is how often a readiness check runs, and how long one
+// may take.
+const ReadinessInterval = 2 * time.Second
 
 // Server is a gRPC server with health and reflection registered.
 type Server struct {
@@ -43,6 +44,8 @@ type Server struct {
 	Health *health.Server
 	logger *slog.Logger
 	ready  func(context.Context) error
+	// readyEvery is ReadinessInterval, shorter in tests (export_test.go).
+	readyEvery time.Duration
 }
 
 // SetReadiness makes readiness (health service "") follow check: SERVING
@@ -62,7 +65,7 @@ func New(logger *slog.Logger, register func(*grpc.Server), opts ...grpc.ServerOp
 	h := health.NewServer()
 	healthpb.RegisterHealthServer(s, h)
 	reflection.Register(s)
-	return &Server{GRPC: s, Health: h, logger: logger}
+	return &Server{GRPC: s, Health: h, logger: logger, readyEvery: ReadinessInterval}
 }
 
 // Serve accepts connections on lis until ctx ends, then stops gracefully.
@@ -122,7 +125,7 @@ func (s *Server) watchReadiness(ctx context.Context) (stop func()) {
 		defer close(done)
 		ready := false
 		check := func() {
-			cctx, ccancel := context.WithTimeout(ctx, ReadinessInterval)
+			cctx, ccancel := context.WithTimeout(ctx, s.readyEvery)
 			err := s.ready(cctx)
 			ccancel()
 			if ctx.Err() != nil {
@@ -140,7 +143,7 @@ func (s *Server) watchReadiness(ctx context.Context) (stop func()) {
 			s.setReady(ready)
 		}
 		check()
-		t := time.NewTicker(ReadinessInterval)
+		t := time.NewTicker(s.readyEvery)
 		defer t.Stop()
 		for {
 			select {

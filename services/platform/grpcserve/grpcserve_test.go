@@ -66,13 +66,10 @@ func TestListenErrorNamesTheAddress(t *testing.T) {
 }
 
 func TestReadinessFollowsItsCheckAndLivenessDoesNot(t *testing.T) {
-	old := grpcserve.ReadinessInterval
-	grpcserve.ReadinessInterval = 20 * time.Millisecond
-	t.Cleanup(func() { grpcserve.ReadinessInterval = old })
-
 	var mu sync.Mutex
 	depErr := errors.New("extractor unreachable")
 	srv := grpcserve.New(quiet, func(*grpc.Server) {})
+	grpcserve.SetReadinessInterval(srv, 20*time.Millisecond)
 	srv.SetReadiness(func(context.Context) error {
 		mu.Lock()
 		defer mu.Unlock()

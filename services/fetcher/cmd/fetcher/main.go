@@ -24,12 +24,14 @@ func main() {
 	renderer := flag.String("renderer", env.String(envflag.RendererAddr, ""), envflag.Usage("renderer gRPC address, host:port (batch worker; none: never render)", envflag.RendererAddr))
 	workers := flag.Int("workers", env.Int(envflag.Workers, 8), envflag.Usage("batch jobs run at once", envflag.Workers))
 	ackWait := flag.Duration("ack-wait", env.Duration(envflag.AckWait, jobs.DefaultAckWait), envflag.Usage("how long a job may go unanswered before another worker gets it; the same on every worker", envflag.AckWait))
+	anonymous := flag.Bool("fallback-no-cookies", env.Bool(envflag.FallbackNoCookies, false), envflag.Usage("never hand a session's cookies to a headless render", envflag.FallbackNoCookies))
 	replicas := flag.Int("stream-replicas", env.Int(envflag.StreamReplicas, 1), envflag.Usage("replicas of the job streams in a clustered NATS", envflag.StreamReplicas))
 	servicemain.Main("fetcher", ":7001", env, func(ctx context.Context, p servicemain.Process) error {
 		return server.Run(ctx, server.Config{
-			Addr: p.Listen, UserAgentVersion: version.String(), CacheDir: *cacheDir, NoCache: *noCache,
-			NATSURL: *natsURL, ExtractorAddr: *extractor, RendererAddr: *renderer,
-			Workers: *workers, AckWait: *ackWait, StreamReplicas: *replicas,
+			Addr:          p.Listen,
+			FetcherConfig: server.FetcherConfig{UserAgentVersion: version.String(), CacheDir: *cacheDir, NoCache: *noCache},
+			NATSURL:       *natsURL, ExtractorAddr: *extractor, RendererAddr: *renderer,
+			Workers: *workers, AckWait: *ackWait, StreamReplicas: *replicas, AnonymousRenders: *anonymous,
 			GRPCOptions: telemetry.ServerOptions(), DialOptions: telemetry.DialOptions(),
 		}, p.Logger)
 	})

@@ -1,0 +1,181 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/extract"
+	"distill.dev/services/fetcher/cache"
+	"distill.dev/services/fetcher/fetch"
+	"distill.dev/services/fetcher/jobs"
+	"distill.dev/services/fetcher/natsembed"
+	"distill.dev/services/fetcher/pipeline"
+	fetcherserver "distill.dev/services/fetcher/server"
+	"distill.dev/services/renderer/render"
+)
+
+// local is every service in this process.
+type local struct {
+	logger   *slog.Logger
+	workers  int
+	fetcher  *fetch.Fetcher
+	renderer *render.Renderer
+	pipeline *pipeline.Pipeline
+	// cache is nil when it could not be opened; cacheErr says why.
+	cache    *cache.Cache
+	cacheErr error
+
+	// The queue starts on the first batch: a single fetch never pays for it.
+	queueOnce sync.Once
+	queueErr  error
+	queue     *queue
+}
+
+type queue struct {
+	server       *natsembed.Server
+	conn         *nats.Conn
+	dispatcher   *jobs.Dispatcher
+	stopWorkers  context.CancelFunc
+	workersEnded chan error
+}
+
+func newLocal(logger *slog.Logger, cfg Config) *local {
+	f, c, cacheErr := fetcherserver.NewFetcher(logger, fetcherserver.FetcherConfig{UserAgentVersion: cfg.UserAgentVersion, CacheDir: cfg.CacheDir})
+	var ropts []render.Option
+	if cfg.Chromium != "" {
+		ropts = append(ropts, render.WithChromium(cfg.Chromium))
+	}
+	r := render.New(logger, ropts...)
+	var popts []pipeline.Option
+	if cfg.AnonymousRenders {
+		popts = append(popts, pipeline.WithAnonymousRenders())
+	}
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = DefaultWorkers
+	}
+	return &local{
+		logger: logger, workers: workers, fetcher: f, renderer: r,
+		pipeline: pipeline.New(logger, f, extract.New(logger), r, popts...),
+		cache:    c, cacheErr: cacheErr,
+	}
+}
+
+// CacheInfo counts the fetch cache's entries and bytes.
+func (l *local) CacheInfo(context.Context) (entries, bytes int64, dir string, err error) {
+	if l.cache == nil {
+		return 0, 0, "", l.cacheErr
+	}
+	entries, bytes, err = l.cache.Info()
+	return entries, bytes, l.cache.Dir(), err
+}
+
+// CachePrune removes cache entries stored olderThan ago or earlier.
+func (l *local) CachePrune(_ context.Context, olderThan time.Duration) (removed, freed int64, err error) {
+	if l.cache == nil {
+		return 0, 0, l.cacheErr
+	}
+	return l.cache.Prune(olderThan)
+}
+
+// CacheClear removes every cache entry.
+func (l *local) CacheClear(context.Context) (removed, freed int64, err error) {
+	if l.cache == nil {
+		return 0, 0, l.cacheErr
+	}
+	return l.cache.Clear()
+}
+
+// Do distills one page.
+func (l *local) Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
+	return l.pipeline.Do(ctx, req)
+}
+
+// Batch distills urls over the job queue and calls deliver once per URL as
+// results arrive.
+func (l *local) Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error {
+	q, err := l.startQueue()
+	if err != nil {
+		return err
+	}
+	return q.dispatcher.Run(ctx, urls, opts, deliver)
+}
+
+// ready: a process that serves is ready.
+func (l *local) ready(context.Context) error { return nil }
+
+func (l *local) startQueue() (*queue, error) {
+	l.queueOnce.Do(func() { l.queue, l.queueErr = l.newQueue() })
+	return l.queue, l.queueErr
+}
+
+func (l *local) newQueue() (*queue, error) {
+	srv, err := natsembed.Start(natsembed.Config{})
+	if err != nil {
+		return nil, err
+	}
+	nc, err := srv.Connect("distill")
+	if err != nil {
+		srv.Shutdown()
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		srv.Shutdown()
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	streams := jobs.StreamConfig{Memory: true}
+	// Made here too, not only by the workers, so that a queue that cannot
+	// be made fails this batch instead of leaving it waiting.
+	if err := jobs.EnsureStreams(context.Background(), js, streams); err != nil {
+		nc.Close()
+		srv.Shutdown()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan error, 1)
+	// The stages run in this process and the NATS server lives and dies
+	// with it: nothing to release to another worker, nothing to restart.
+	go func() {
+		ended <- jobs.Serve(ctx, l.logger, js, l.pipeline, jobs.ServeConfig{Workers: l.workers, Streams: streams})
+	}()
+	return &queue{
+		server:       srv,
+		conn:         nc,
+		dispatcher:   jobs.NewDispatcher(l.logger, js),
+		stopWorkers:  cancel,
+		workersEnded: ended,
+	}, nil
+}
+
+var errClosed = errors.New("distill is shutting down")
+
+// close stops the workers and the embedded NATS server. Batches started
+// after close fail.
+func (l *local) close() error {
+	// Marks the queue as never to be started, and orders this read of
+	// l.queue after any start that did happen.
+	l.queueOnce.Do(func() { l.queueErr = errClosed })
+	var err error
+	if q := l.queue; q != nil {
+		q.stopWorkers()
+		err = <-q.workersEnded
+		q.conn.Close()
+		q.server.Shutdown()
+	}
+	// After the workers, whose renders need the browser until they end; the
+	// browser, when one was started, goes with its profile directory.
+	err = errors.Join(err, l.renderer.Close())
+	l.fetcher.Close()
+	return err
+}
