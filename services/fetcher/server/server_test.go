@@ -41,7 +41,9 @@ func TestFetcherServiceOverGRPC(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
-	go func() { done <- serve(ctx, lis, Config{FetcherConfig: FetcherConfig{UserAgentVersion: "9.9.9", CacheDir: t.TempDir()}}, logger) }()
+	go func() {
+		done <- serve(ctx, lis, Config{FetcherConfig: FetcherConfig{UserAgentVersion: "9.9.9", CacheDir: t.TempDir()}}, logger)
+	}()
 
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
