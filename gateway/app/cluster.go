@@ -72,11 +72,7 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 		}
 		r = remote.NewRenderer(rc)
 	}
-	var popts []pipeline.Option
-	if all.AnonymousRenders {
-		popts = append(popts, pipeline.WithAnonymousRenders())
-	}
-	c.pipeline = pipeline.New(logger, remote.NewFetcher(c.fetcher), remote.NewExtractor(c.extract), r, popts...)
+	c.pipeline = pipeline.New(logger, remote.NewFetcher(c.fetcher), remote.NewExtractor(c.extract), r, pipeline.WithAnonymousRenders(all.AnonymousRenders))
 	if c.nc, c.js, err = jobs.Connect(cfg.NATSURL, "distill-gateway", logger); err != nil {
 		c.close()
 		return nil, err

@@ -55,17 +55,13 @@ func newLocal(logger *slog.Logger, cfg Config) *local {
 		ropts = append(ropts, render.WithChromium(cfg.Chromium))
 	}
 	r := render.New(logger, ropts...)
-	var popts []pipeline.Option
-	if cfg.AnonymousRenders {
-		popts = append(popts, pipeline.WithAnonymousRenders())
-	}
 	workers := cfg.Workers
 	if workers <= 0 {
 		workers = DefaultWorkers
 	}
 	return &local{
 		logger: logger, workers: workers, fetcher: f, renderer: r,
-		pipeline: pipeline.New(logger, f, extract.New(logger), r, popts...),
+		pipeline: pipeline.New(logger, f, extract.New(logger), r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders)),
 		cache:    c, cacheErr: cacheErr,
 	}
 }

@@ -66,13 +66,13 @@ type Pipeline struct {
 // Option configures a Pipeline.
 type Option func(*Pipeline)
 
-// WithAnonymousRenders makes every headless render anonymous: a session's
-// cookies are never handed to the renderer, which the renderer enforces
-// too when its host says so (render.WithoutCookies). The operator's
-// choice (DISTILL_FALLBACK_NO_COOKIES), for sites whose sessions must not
-// reach a browser.
-func WithAnonymousRenders() Option {
-	return func(p *Pipeline) { p.anonymousRenders = true }
+// WithAnonymousRenders, when on, makes every headless render anonymous: a
+// session's cookies are never handed to the renderer (which refuses them
+// too when its own host says so). The operator's choice
+// (DISTILL_FALLBACK_NO_COOKIES), for sites whose sessions must not reach a
+// browser.
+func WithAnonymousRenders(on bool) Option {
+	return func(p *Pipeline) { p.anonymousRenders = on }
 }
 
 // New returns a Pipeline over the given stages.

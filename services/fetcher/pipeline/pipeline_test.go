@@ -224,7 +224,7 @@ func TestRenderGetsOnlyTheRenderedURLsCookies(t *testing.T) {
 		t.Fatalf("render cookies = %v, want sid alone, host-only", got)
 	}
 
-	p = New(quiet, page("<div/>"), &charsExtractor{}, r, WithAnonymousRenders())
+	p = New(quiet, page("<div/>"), &charsExtractor{}, r, WithAnonymousRenders(true))
 	run()
 	if len(got) != 0 {
 		t.Fatalf("with anonymous renders the render got cookies %v", got)

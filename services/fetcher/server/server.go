@@ -150,11 +150,7 @@ func startWorker(ctx context.Context, cfg Config, logger *slog.Logger, f *fetch.
 		return ec.Healthy(ctx)
 	}
 
-	var popts []pipeline.Option
-	if cfg.AnonymousRenders {
-		popts = append(popts, pipeline.WithAnonymousRenders())
-	}
-	p := pipeline.New(logger, f, remote.NewExtractor(ec), r, popts...)
+	p := pipeline.New(logger, f, remote.NewExtractor(ec), r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders))
 	go func() {
 		defer close(w.done)
 		// The stages are remote: a job whose service is down goes back to
