@@ -92,16 +92,17 @@ var toolArgs = map[string]map[string]any{
 // on loopback that records the request, MCP over stdio.
 func TestEveryFetchOptionReachesThePublicSurface(t *testing.T) {
 	fields := (&distillv1.FetchOptions{}).ProtoReflect().Descriptor().Fields()
-	for name := range fetchOptionsReach {
-		if fields.ByName(name) == nil {
-			t.Errorf("fetchOptionsReach lists %s, which FetchOptions no longer has", name)
-		}
-	}
-
 	var flags []string
 	params := map[string]map[string]any{}
 	for name, r := range fetchOptionsReach {
-		if r.internal != "" {
+		switch {
+		case fields.ByName(name) == nil:
+			t.Errorf("fetchOptionsReach lists %s, which FetchOptions no longer has", name)
+			continue
+		case r.internal != "":
+			continue
+		case r.flag == "" || r.tool == "" || r.param == nil || !r.want.IsValid():
+			t.Errorf("fetchOptionsReach[%s] names no flag, tool, param or wanted value, and no reason to keep it internal", name)
 			continue
 		}
 		flags = append(flags, r.flag)
@@ -112,9 +113,9 @@ func TestEveryFetchOptionReachesThePublicSurface(t *testing.T) {
 	}
 	cliOpts, cliJSON := fetchWithCLI(t, flags)
 	mcpOpts, mcpJSON := map[string]*distillv1.FetchOptions{}, map[string]map[string]json.RawMessage{}
-	cs := connectMCP(t)
+	mc := connectMCP(t)
 	for tool, p := range params {
-		mcpOpts[tool], mcpJSON[tool] = callMCP(t, cs, tool, p)
+		mcpOpts[tool], mcpJSON[tool] = callMCP(t, mc, tool, p)
 	}
 
 	for i := range fields.Len() {
@@ -126,11 +127,7 @@ func TestEveryFetchOptionReachesThePublicSurface(t *testing.T) {
 				"then list it in fetchOptionsReach, or list it there as internal with the reason", fd.Name(), fd.Number())
 			continue
 		}
-		if r.internal != "" {
-			continue
-		}
-		if r.flag == "" || r.tool == "" || r.param == nil || !r.want.IsValid() {
-			t.Errorf("fetchOptionsReach[%s] names no flag, tool, param or wanted value, and no reason to keep it internal", fd.Name())
+		if r.internal != "" || r.flag == "" || r.tool == "" || r.param == nil || !r.want.IsValid() {
 			continue
 		}
 		if got := cliOpts.ProtoReflect(); !got.Has(fd) || !got.Get(fd).Equal(r.want) {
