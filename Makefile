@@ -14,7 +14,12 @@ BENCH_MODULE := services/extractor/bench
 # Kubernetes API stay out of the services' dependencies. They run on one
 # goroutine, so without -race, whose build of kustomize takes minutes.
 K8S_MODULE := deploy/k8s
-TOOLS    := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc
+# Every module, each with its own go.mod: the workspace's, the pinned tools
+# and the two outside go.work.
+ALL_MODULES := $(MODULES) proto/tools $(BENCH_MODULE) $(K8S_MODULE)
+# The tools pinned in proto/tools/go.mod: code generation, and staticcheck
+# for lint (one tool module, so one `make tools`).
+TOOLS    := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/staticcheck
 GOTEST_FLAGS ?= -race -count=1
 URL  ?=
 ARGS ?=
@@ -81,7 +86,7 @@ bench-render: ## Renders/min, p50 and p95 of the warm renderer pool vs a chromiu
 	go run ./services/renderer/cmd/bench-render $(BENCH_ARGS)
 
 .PHONY: tools
-tools: $(TOOLS) ## Build the pinned code generation tools into bin/.
+tools: $(TOOLS) ## Build the pinned tools (buf, the protoc plugins, staticcheck) into bin/.
 
 $(TOOLS) &: proto/tools/go.mod proto/tools/go.sum
 	cd proto/tools && GOWORK=off GOBIN=$(BIN) go install tool
@@ -100,22 +105,49 @@ check-generate: generate ## Fail when the committed generated code is not curren
 # old and new processes share the queues and calls.
 INTERNAL_BREAKING := {"version":"v2","modules":[{"path":"proto","excludes":["proto/gen","proto/tools"]}],"breaking":{"use":["WIRE_JSON"]}}
 
+# fmt.Print, Printf and Println write to the process's stdout, which belongs
+# to what the user asked for: the CLI's output (gateway/cli, gateway/output)
+# and the bench commands' reports (their mains under */cmd/bench-*, and the
+# packages that print them). Everything else writes to a writer it is
+# given, or logs. The check reads the text of every non-test .go file,
+# tracked or not (git-ignored ones and testdata aside), comments included,
+# for fmt.Print, fmt.Printf or fmt.Println as a whole word; fmt.Fprint* and
+# fmt.Sprint* do not match, nor does fmt imported under another name.
+PRINT_PATTERN := \<fmt\.Print(f|ln)?\>
+PRINT_ALLOWED := gateway/cli gateway/output **/cmd/bench-* \
+	gateway/benchfetch gateway/benchcluster services/renderer/benchrender services/extractor/bench/harness
+PRINT_PATHS   := '*.go' ':(exclude)*_test.go' ':(exclude,glob)**/testdata/**' \
+	$(foreach d,$(PRINT_ALLOWED),':(exclude,glob)$(d)/**')
+
 .PHONY: lint
-lint: $(TOOLS) ## gofmt, go vet, buf lint, and buf breaking against main.
+lint: $(TOOLS) ## gofmt, buf format, buf lint, buf breaking against main, go mod tidy, fmt.Print, go vet and staticcheck.
 	@unformatted=$$(gofmt -l $(MODULES) $(K8S_MODULE)); test -z "$$unformatted" || { echo "gofmt needed:"; echo "$$unformatted"; exit 1; } >&2
-	go vet $(PACKAGES)
-	cd $(BENCH_MODULE) && GOWORK=off go vet ./...
-	cd $(K8S_MODULE) && GOWORK=off go vet ./...
+	$(BIN)/buf format --diff --exit-code
 	$(BIN)/buf lint
 	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:proto/distill/v1 2>/dev/null; then \
 		echo "$(BIN)/buf breaking --against '.git#branch=main'"; \
 		$(BIN)/buf breaking --against '.git#branch=main' --exclude-path proto/distill/internal; \
 		$(BIN)/buf breaking --against '.git#branch=main' --path proto/distill/internal --config '$(INTERNAL_BREAKING)' --against-config '$(INTERNAL_BREAKING)'; \
 	else echo "buf breaking: main has no contracts yet, skipped"; fi
+	@untidy=; for m in $(ALL_MODULES); do \
+		diff=$$(cd $$m && GOWORK=off go mod tidy -diff 2>&1) || { echo "$$m is not tidy:"; echo "$$diff"; untidy="$$untidy $$m"; } >&2; \
+	done; test -z "$$untidy" || { echo "go mod tidy needed in:$$untidy (make tidy)"; exit 1; } >&2
+	@found=0; git grep --untracked -nE '$(PRINT_PATTERN)' -- $(PRINT_PATHS) >&2 || found=$$?; \
+	case $$found in \
+		0) echo "fmt.Print writes to stdout: write to the io.Writer the caller gives, or log" >&2; exit 1 ;; \
+		1) ;; \
+		*) exit $$found ;; \
+	esac
+	go vet $(PACKAGES)
+	cd $(BENCH_MODULE) && GOWORK=off go vet ./...
+	cd $(K8S_MODULE) && GOWORK=off go vet ./...
+	$(BIN)/staticcheck $(PACKAGES)
+	cd $(BENCH_MODULE) && GOWORK=off $(BIN)/staticcheck ./...
+	cd $(K8S_MODULE) && GOWORK=off $(BIN)/staticcheck ./...
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module.
-	for m in $(MODULES) proto/tools $(BENCH_MODULE) $(K8S_MODULE); do (cd $$m && GOWORK=off go mod tidy); done
+	for m in $(ALL_MODULES); do (cd $$m && GOWORK=off go mod tidy); done
 
 .PHONY: clean
 clean: ## Remove built binaries.

@@ -41,12 +41,12 @@ func (r *Recorder) Spans() []Span {
 	for _, s := range r.exp.GetSpans() {
 		attrs := make(map[string]string, len(s.Attributes))
 		for _, kv := range s.Attributes {
-			attrs[string(kv.Key)] = kv.Value.Emit()
+			attrs[string(kv.Key)] = kv.Value.String()
 		}
 		var service string
 		if s.Resource != nil {
 			if v, ok := s.Resource.Set().Value("service.name"); ok {
-				service = v.Emit()
+				service = v.String()
 			}
 		}
 		var links []string

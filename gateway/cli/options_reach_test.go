@@ -1,0 +1,301 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"distill.dev/gateway/cli"
+	"distill.dev/gateway/mcp"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+)
+
+// reach says where one field of distillv1.FetchOptions meets the public
+// surface. options.proto names the fields as the MCP parameters, so the
+// parameter is the field's name.
+type reach struct {
+	// flag is the `distill fetch` argument that sets the field to want.
+	flag string
+	// tool is the MCP tool that takes the parameter; param is the value
+	// sent, which must set the field to want too.
+	tool  string
+	param any
+	want  protoreflect.Value
+	// json is the key of the public JSON that carries the part of the page
+	// the option asks for; empty for options that shape how a page is
+	// fetched or cut rather than add a part to it.
+	json string
+	// internal, when set, says why the field is deliberately kept off the
+	// public surface; the other fields are then left empty.
+	internal string
+}
+
+// fetchOptionsReach lists every field of FetchOptions. The values differ
+// from the defaults, so a field left unset cannot pass for one that was
+// set. format is json at both doors, so both answer with the public JSON.
+var fetchOptionsReach = map[protoreflect.Name]reach{
+	"format":               {flag: "--format=json", tool: "fetch_url", param: "json", want: enum(distillv1.Format_FORMAT_JSON)},
+	"selector":             {flag: "--selector=main", tool: "fetch_url", param: "main", want: protoreflect.ValueOfString("main")},
+	"profile":              {flag: "--profile=full", tool: "fetch_url", param: "full", want: enum(distillv1.Profile_PROFILE_FULL)},
+	"stats":                {flag: "--stats", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true), json: "stats"},
+	"diagnostics":          {flag: "--diagnostics", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true), json: "diagnostics"},
+	"max_output_tokens":    {flag: "--max-output-tokens=7", tool: "fetch_url", param: 7, want: protoreflect.ValueOfInt64(7)},
+	"timeout_secs":         {flag: "--timeout=9", tool: "fetch_url", param: 9, want: protoreflect.ValueOfInt32(9)},
+	"max_bytes":            {flag: "--max-bytes=4096", tool: "fetch_url", param: 4096, want: protoreflect.ValueOfInt64(4096)},
+	"no_cache":             {flag: "--no-cache", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true)},
+	"cache_ttl":            {flag: "--cache-ttl=60", tool: "fetch_url", param: 60, want: protoreflect.ValueOfInt64(60)},
+	"extract_links":        {flag: "--links", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true), json: "links"},
+	"extract_tables":       {flag: "--tables", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true), json: "tables"},
+	"links_full":           {flag: "--links-all", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true), json: "links"},
+	"js":                   {flag: "--js=always", tool: "fetch_url", param: "always", want: enum(distillv1.JsMode_JS_MODE_ALWAYS)},
+	"js_wait":              {flag: "--js-wait=1500", tool: "fetch_url", param: 1500, want: protoreflect.ValueOfInt32(1500)},
+	"js_wait_for":          {flag: "--js-wait-for=#app", tool: "fetch_url", param: "#app", want: protoreflect.ValueOfString("#app")},
+	"allow_local":          {flag: "--allow-local", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true)},
+	"max_retries":          {flag: "--max-retries=5", tool: "fetch_url", param: 5, want: protoreflect.ValueOfInt32(5)},
+	"per_host_concurrency": {flag: "--per-host-concurrency=3", tool: "fetch_url", param: 3, want: protoreflect.ValueOfInt32(3)},
+	"rate_limit":           {flag: "--rate-limit=2.5", tool: "fetch_url", param: 2.5, want: protoreflect.ValueOfFloat64(2.5)},
+	"respect_robots":       {flag: "--respect-robots", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true)},
+	"extract_actions":      {flag: "--actions", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true), json: "actions"},
+	"max_actions":          {flag: "--max-actions=6", tool: "fetch_url", param: 6, want: protoreflect.ValueOfInt32(6)},
+	// A batch's concurrency: fetch_url reads one page.
+	"concurrency": {flag: "--concurrency=3", tool: "fetch_urls", param: 3, want: protoreflect.ValueOfInt32(3)},
+}
+
+func enum(e protoreflect.Enum) protoreflect.Value { return protoreflect.ValueOfEnum(e.Number()) }
+
+const page = "http://127.0.0.1:1/page"
+
+// toolArgs are the arguments each tool requires besides the options.
+var toolArgs = map[string]map[string]any{
+	"fetch_url":  {"url": page},
+	"fetch_urls": {"urls": []string{page}},
+}
+
+// TestEveryFetchOptionReachesThePublicSurface walks FetchOptions by
+// reflection: a field added to options.proto fails here, by name, until it
+// is a flag of `distill fetch`, a parameter of its MCP tool and, if it adds
+// a part to the page, a key of the public JSON — or is listed as internal.
+// Both doors are driven as a user drives them: the CLI against a gateway
+// on loopback that records the request, MCP over stdio.
+func TestEveryFetchOptionReachesThePublicSurface(t *testing.T) {
+	fields := (&distillv1.FetchOptions{}).ProtoReflect().Descriptor().Fields()
+	var flags []string
+	params := map[string]map[string]any{}
+	for name, r := range fetchOptionsReach {
+		switch {
+		case fields.ByName(name) == nil:
+			t.Errorf("fetchOptionsReach lists %s, which FetchOptions no longer has", name)
+			continue
+		case r.internal != "":
+			continue
+		case r.flag == "" || r.tool == "" || r.param == nil || !r.want.IsValid():
+			t.Errorf("fetchOptionsReach[%s] names no flag, tool, param or wanted value, and no reason to keep it internal", name)
+			continue
+		}
+		flags = append(flags, r.flag)
+		if params[r.tool] == nil {
+			params[r.tool] = map[string]any{}
+		}
+		params[r.tool][string(name)] = r.param
+	}
+	cliOpts, cliJSON := fetchWithCLI(t, flags)
+	mcpOpts, mcpJSON := map[string]*distillv1.FetchOptions{}, map[string]map[string]json.RawMessage{}
+	mc := connectMCP(t)
+	for tool, p := range params {
+		mcpOpts[tool], mcpJSON[tool] = callMCP(t, mc, tool, p)
+	}
+
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		r, ok := fetchOptionsReach[fd.Name()]
+		if !ok {
+			t.Errorf("FetchOptions.%s (options.proto field %d) reaches no door: make it a flag of `distill fetch`, "+
+				"a parameter of the MCP tool it belongs to, and a key of the public JSON if it adds a part to the page; "+
+				"then list it in fetchOptionsReach, or list it there as internal with the reason", fd.Name(), fd.Number())
+			continue
+		}
+		if r.internal != "" || r.flag == "" || r.tool == "" || r.param == nil || !r.want.IsValid() {
+			continue
+		}
+		if got := cliOpts.ProtoReflect(); !got.Has(fd) || !got.Get(fd).Equal(r.want) {
+			t.Errorf("distill fetch %s: FetchOptions.%s = %v (set %t), want %v", r.flag, fd.Name(), got.Get(fd), got.Has(fd), r.want)
+		}
+		if got := mcpOpts[r.tool].ProtoReflect(); !got.Has(fd) || !got.Get(fd).Equal(r.want) {
+			t.Errorf("MCP %s {%q: %v}: FetchOptions.%s = %v (set %t), want %v", r.tool, fd.Name(), r.param, fd.Name(), got.Get(fd), got.Has(fd), r.want)
+		}
+		if r.json == "" {
+			continue
+		}
+		if _, ok := cliJSON[r.json]; !ok {
+			t.Errorf("distill fetch %s --format=json: no %q in the JSON %v", r.flag, r.json, slices.Sorted(maps.Keys(cliJSON)))
+		}
+		if _, ok := mcpJSON["fetch_url"][r.json]; !ok {
+			t.Errorf("MCP fetch_url {%q: %v, format: json}: no %q in the JSON %v", fd.Name(), r.param, r.json, slices.Sorted(maps.Keys(mcpJSON["fetch_url"])))
+		}
+	}
+}
+
+// wholePage is a page carrying every part an option can ask for, as the
+// pipeline answers when every option is on.
+func wholePage() *distillv1.Distilled {
+	return &distillv1.Distilled{
+		FinalUrl: page, Status: 200, Title: "Page", Markdown: "# Page\n",
+		Stats:       &distillv1.Stats{RawBytes: 100, RawTokens: 40, OutputTokens: 4, SavedTokens: 36, SavedRatio: 0.9},
+		Links:       &distillv1.LinkList{Items: []*distillv1.Link{{Href: page, Text: "Page"}}},
+		Tables:      &distillv1.TableList{Items: []*distillv1.Table{{Headers: []string{"a"}, Rows: []*distillv1.TableRow{{Cells: []string{"1"}}}}}},
+		Actions:     &distillv1.Actions{Links: []*distillv1.LinkAction{{ActionId: "link_1", Href: page, Text: "Page"}}},
+		Diagnostics: &distillv1.Diagnostics{Profile: "full", RawBytes: 100, OutputChars: 7, OutputTokens: 4},
+	}
+}
+
+// recordingGateway is a distill gateway that answers every fetch with
+// wholePage and keeps the options it was sent.
+type recordingGateway struct {
+	distillv1.UnimplementedDistillServiceServer
+	mu   sync.Mutex
+	opts *distillv1.FetchOptions
+}
+
+func (g *recordingGateway) Fetch(_ context.Context, req *distillv1.FetchRequest) (*distillv1.FetchResponse, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.opts = req.GetOptions()
+	return &distillv1.FetchResponse{Distilled: wholePage()}, nil
+}
+
+// fetchWithCLI runs `distill fetch --server` with flags against a
+// recording gateway, and returns the options the gateway received and the
+// JSON printed.
+func fetchWithCLI(t *testing.T, flags []string) (*distillv1.FetchOptions, map[string]json.RawMessage) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := &recordingGateway{}
+	srv := grpc.NewServer()
+	distillv1.RegisterDistillServiceServer(srv, gw)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+
+	args := append([]string{"fetch", "--server", lis.Addr().String()}, flags...)
+	var stdout, stderr bytes.Buffer
+	if code := cli.Run(context.Background(), append(args, page), &stdout, &stderr); code != cli.ExitOK {
+		t.Fatalf("distill %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
+	}
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("distill %s printed %q, not a JSON object: %v", strings.Join(args, " "), stdout.String(), err)
+	}
+	gw.mu.Lock()
+	defer gw.mu.Unlock()
+	return proto.CloneOf(gw.opts), out
+}
+
+// recordingService answers fetch_url and fetch_urls with wholePage and
+// keeps the options of the last call; the tools tested here call no other
+// method.
+type recordingService struct {
+	mcp.Service
+	mu   sync.Mutex
+	opts *distillv1.FetchOptions
+}
+
+func (s *recordingService) Fetch(_ context.Context, req *distillv1.FetchRequest) (*distillv1.FetchResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts = req.GetOptions()
+	return &distillv1.FetchResponse{Distilled: wholePage()}, nil
+}
+
+func (s *recordingService) Batch(_ context.Context, req *distillv1.FetchBatchRequest, deliver func(*distillv1.FetchBatchResponse)) error {
+	s.mu.Lock()
+	s.opts = req.GetOptions()
+	s.mu.Unlock()
+	for i, u := range req.GetUrls() {
+		deliver(&distillv1.FetchBatchResponse{Index: int32(i), Url: u, Outcome: &distillv1.FetchBatchResponse_Result{Result: wholePage()}})
+	}
+	return nil
+}
+
+type mcpClient struct {
+	cs  *mcpsdk.ClientSession
+	svc *recordingService
+}
+
+// connectMCP serves distill's MCP tools over a recordingService on stdio
+// pipes, and returns a client of them.
+func connectMCP(t *testing.T) mcpClient {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	svc := &recordingService{}
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- mcp.New(slog.New(slog.DiscardHandler), svc, "test").ServeStdio(ctx, toServer, fromServer)
+		fromServer.Close()
+	}()
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "test"}, nil).
+		Connect(ctx, &mcpsdk.IOTransport{Reader: toClient, Writer: fromClient}, nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("mcp stdio: %v", err)
+		}
+	})
+	return mcpClient{cs: cs, svc: svc}
+}
+
+// callMCP calls tool with the options in params and returns the options
+// the service received and, for a page's answer, its JSON.
+func callMCP(t *testing.T, c mcpClient, tool string, params map[string]any) (*distillv1.FetchOptions, map[string]json.RawMessage) {
+	t.Helper()
+	required, ok := toolArgs[tool]
+	if !ok {
+		t.Fatalf("no arguments known for MCP tool %s: add them to toolArgs", tool)
+	}
+	args := map[string]any{}
+	for k, v := range required {
+		args[k] = v
+	}
+	for k, v := range params {
+		args[k] = v
+	}
+	res, err := c.cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("MCP %s: %v", tool, err)
+	}
+	var text string
+	for _, block := range res.Content {
+		if tc, ok := block.(*mcpsdk.TextContent); ok {
+			text += tc.Text
+		}
+	}
+	if res.IsError {
+		t.Fatalf("MCP %s(%v): tool error: %s", tool, args, text)
+	}
+	var page map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(text), &page) // fetch_urls answers an array
+	c.svc.mu.Lock()
+	defer c.svc.mu.Unlock()
+	return proto.CloneOf(c.svc.opts), page
+}
