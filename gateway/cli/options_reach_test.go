@@ -21,6 +21,7 @@ import (
 	"distill.dev/gateway/cli"
 	"distill.dev/gateway/mcp"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/platform/envflag"
 )
 
 // reach says where one field of distillv1.FetchOptions meets the public
@@ -193,7 +194,7 @@ func fetchWithCLI(t *testing.T, flags []string) (*distillv1.FetchOptions, map[st
 
 	args := append([]string{"fetch", "--server", lis.Addr().String()}, flags...)
 	var stdout, stderr bytes.Buffer
-	if code := cli.Run(context.Background(), append(args, page), &stdout, &stderr); code != cli.ExitOK {
+	if code := cli.Run(context.Background(), append(args, page), envflag.New(func(string) (string, bool) { return "", false }), &stdout, &stderr); code != cli.ExitOK {
 		t.Fatalf("distill %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
 	}
 	var out map[string]json.RawMessage
