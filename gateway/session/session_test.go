@@ -576,39 +576,6 @@ func TestRenderedStepCarriesOnlyThatURLsCookies(t *testing.T) {
 	}
 }
 
-func TestDeadlineFormula(t *testing.T) {
-	tests := []struct {
-		retries int
-		timeout int32
-		jsWait  *int32
-		want    time.Duration
-	}{
-		{retries: 1, timeout: 20, want: 55 * time.Second},
-		{retries: 0, timeout: 20, want: 35 * time.Second},
-		{retries: 2, timeout: 5, want: 30 * time.Second},
-		{retries: 0, timeout: 5, jsWait: proto.Int32(30000), want: 45 * time.Second},
-		{retries: 1, timeout: 20, jsWait: proto.Int32(1000), want: 55 * time.Second},
-	}
-	for _, tt := range tests {
-		s := settings{retries: tt.retries, timeoutSecs: tt.timeout, jsWait: tt.jsWait}
-		if got := s.deadline(StepMargin); got != tt.want {
-			t.Errorf("deadline(retries %d, timeout %d, js_wait %v) = %s, want %s", tt.retries, tt.timeout, tt.jsWait, got, tt.want)
-		}
-	}
-}
-
-func TestMaxActionRetriesIsClamped(t *testing.T) {
-	for in, want := range map[int32]int{-3: 0, 0: 0, 1: 1, 2: 2, 9: 2} {
-		set, err := settingsOf(&distillv1.SessionStartRequest{Url: "http://x/", MaxActionRetries: proto.Int32(in)})
-		if err != nil || set.retries != want {
-			t.Errorf("max_action_retries %d: %d, %v; want %d", in, set.retries, err, want)
-		}
-	}
-	if set, _ := settingsOf(&distillv1.SessionStartRequest{Url: "http://x/"}); set.retries != DefaultMaxActionRetries {
-		t.Errorf("default retries = %d", set.retries)
-	}
-}
-
 // gatedDistiller answers every URL with a page titled after it. Once
 // armed, each call reports its URL on arrived and waits for release, so
 // that steps taken at the same time have all loaded the session before
@@ -698,58 +665,5 @@ func TestConcurrentStepsOnTwoGatewaysConflict(t *testing.T) {
 				t.Fatalf("stored session = %s step %d log %v, want the kept step to %s", st.GetCurrentUrl(), st.GetSteps(), st.GetOperationLog(), urls[kept])
 			}
 		})
-	}
-}
-
-func TestLocksLeaveWithTheirLastHolder(t *testing.T) {
-	var locks lockTable
-	size := func() int {
-		locks.mu.Lock()
-		defer locks.mu.Unlock()
-		return len(locks.locks)
-	}
-	unlock := locks.lock("s_a")
-	waited := make(chan func())
-	go func() { waited <- locks.lock("s_a") }()
-	// The second holder is counted before it waits.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		locks.mu.Lock()
-		holders := locks.locks["s_a"].holders
-		locks.mu.Unlock()
-		if holders == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the second step never queued for the lock")
-		}
-	}
-	select {
-	case <-waited:
-		t.Fatal("two steps of one session held its lock at once")
-	default:
-	}
-	otherUnlock := locks.lock("s_b")
-	unlock()
-	second := <-waited
-	if n := size(); n != 2 {
-		t.Fatalf("%d entries while both sessions are held, want 2", n)
-	}
-	second()
-	otherUnlock()
-	if n := size(); n != 0 {
-		t.Fatalf("%d entries left once every step released its lock", n)
-	}
-}
-
-// A step on a session that has gone elsewhere leaves no lock behind.
-func TestStepOnAMissingSessionLeavesNoLock(t *testing.T) {
-	m := New(quiet, &gatedDistiller{}, Config{})
-	if _, err := m.Observe(context.Background(), &distillv1.SessionObserveRequest{SessionId: "s_gone", Url: "https://example.com/"}); failure.CodeOf(err) != failure.NotFound {
-		t.Fatalf("err = %v", err)
-	}
-	m.locks.mu.Lock()
-	defer m.locks.mu.Unlock()
-	if len(m.locks.locks) != 0 {
-		t.Fatalf("locks = %v", m.locks.locks)
 	}
 }
