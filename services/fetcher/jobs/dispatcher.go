@@ -132,6 +132,9 @@ func (d *Dispatcher) listen(ctx context.Context, subject string) (results <-chan
 		return nil, nil, nil, fmt.Errorf("consume results: %w", err)
 	}
 	out := make(chan jetstream.Msg)
+	// quit frees a pump holding a result nobody will take, as a duplicate
+	// arriving after the last answer would be.
+	quit := make(chan struct{})
 	go func() {
 		defer close(out)
 		for {
@@ -141,12 +144,15 @@ func (d *Dispatcher) listen(ctx context.Context, subject string) (results <-chan
 			}
 			select {
 			case out <- m:
+			case <-quit:
+				return
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
 	stop = func() {
+		close(quit)
 		msgs.Stop()
 		stopExhausted()
 		deleteConsumer()
