@@ -10,6 +10,7 @@ import (
 )
 
 func TestLocksLeaveWithTheirLastHolder(t *testing.T) {
+	t.Parallel()
 	var locks lockTable
 	size := func() int {
 		locks.mu.Lock()
@@ -51,6 +52,7 @@ func TestLocksLeaveWithTheirLastHolder(t *testing.T) {
 
 // A step on a session that has gone elsewhere leaves no lock behind.
 func TestStepOnAMissingSessionLeavesNoLock(t *testing.T) {
+	t.Parallel()
 	m := New(quiet, &gatedDistiller{}, Config{})
 	if _, err := m.Observe(context.Background(), &distillv1.SessionObserveRequest{SessionId: "s_gone", Url: "https://example.com/"}); failure.CodeOf(err) != failure.NotFound {
 		t.Fatalf("err = %v", err)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestDeadlineFormula(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		retries int
 		timeout int32
@@ -36,6 +37,7 @@ func TestDeadlineFormula(t *testing.T) {
 }
 
 func TestOutcomeSaysWhichAttemptsToRepeat(t *testing.T) {
+	t.Parallel()
 	live := context.Background()
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -63,6 +65,7 @@ func TestOutcomeSaysWhichAttemptsToRepeat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			entry := &distillv1.Operation{}
 			again := outcome(tt.ctx, entry, tt.res, tt.err)
 			if again != tt.wantAgain {
@@ -79,6 +82,7 @@ func TestOutcomeSaysWhichAttemptsToRepeat(t *testing.T) {
 }
 
 func TestRetryWait(t *testing.T) {
+	t.Parallel()
 	if got := retryWait(1, &pipeline.Result{RetryAfter: 7 * time.Second}); got != 7*time.Second {
 		t.Errorf("with Retry-After 7s: wait %s", got)
 	}
@@ -111,6 +115,7 @@ func (s *scripted) Do(context.Context, pipeline.Request) (*pipeline.Result, erro
 }
 
 func TestAttemptRepeatsOnlyWhatMaySucceed(t *testing.T) {
+	t.Parallel()
 	busy := &pipeline.Result{Distilled: &distillv1.Distilled{Status: 503}, RetryAfter: time.Millisecond}
 	busyLong := &pipeline.Result{Distilled: &distillv1.Distilled{Status: 503}, RetryAfter: time.Hour}
 	ok := &pipeline.Result{Distilled: &distillv1.Distilled{Status: 200}}
@@ -130,6 +135,7 @@ func TestAttemptRepeatsOnlyWhatMaySucceed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			d := &scripted{answers: tt.answers}
 			m := New(quiet, d, Config{})
 			s := &Session{set: settings{retries: tt.retries}, steps: 4}
@@ -164,6 +170,7 @@ func (f distillFunc) Do(ctx context.Context, req pipeline.Request) (*pipeline.Re
 // A caller that goes away while a retry waits ends the step with its
 // context's error, not the last answer.
 func TestAttemptEndsWithTheCaller(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0

@@ -246,6 +246,7 @@ func actionID(t *testing.T, v *distillv1.SessionView, kind, label string) string
 }
 
 func TestSearchFormAndDocsNavigation(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{})
 	v := start(t, m, s.URL+"/", nil)
@@ -294,6 +295,7 @@ func TestSearchFormAndDocsNavigation(t *testing.T) {
 }
 
 func TestPaginatedList(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{})
 	v := start(t, m, s.URL+"/boats?page=1", nil)
@@ -315,6 +317,7 @@ func TestPaginatedList(t *testing.T) {
 }
 
 func TestSignInThenMembersPage(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{})
 	// A cap of 3 cuts the form's fields in the view before the hidden
@@ -399,6 +402,7 @@ func TestSignInThenMembersPage(t *testing.T) {
 }
 
 func TestRetryAfterThenSuccess(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{})
 	v := start(t, m, s.URL+"/", nil)
@@ -432,6 +436,7 @@ func TestRetryAfterThenSuccess(t *testing.T) {
 }
 
 func TestFailedStepsLeaveTheSessionUnchanged(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{StepMargin: 500 * time.Millisecond})
 	v := start(t, m, s.URL+"/forms", func(r *distillv1.SessionStartRequest) {
@@ -513,6 +518,7 @@ func TestFailedStepsLeaveTheSessionUnchanged(t *testing.T) {
 }
 
 func TestLimitsAndExpiry(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{MaxSessions: 2, IdleTTL: time.Minute})
 	now := time.Now()
@@ -541,6 +547,7 @@ func TestLimitsAndExpiry(t *testing.T) {
 }
 
 func TestRenderedStepCarriesOnlyThatURLsCookies(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{})
 	v := start(t, m, s.URL+"/login", nil)
@@ -601,6 +608,7 @@ func (g *gatedDistiller) Do(ctx context.Context, req pipeline.Request) (*pipelin
 // step one session at once, one step is kept and the other is refused as
 // a conflict, never silently lost.
 func TestConcurrentStepsOnTwoGatewaysConflict(t *testing.T) {
+	t.Parallel()
 	stores := []struct {
 		name  string
 		store func(t *testing.T) Store
@@ -616,6 +624,7 @@ func TestConcurrentStepsOnTwoGatewaysConflict(t *testing.T) {
 	}
 	for _, tt := range stores {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			store := tt.store(t)
 			d := &gatedDistiller{}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestMaxActionRetriesIsClamped(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[int32]int{-3: 0, 0: 0, 1: 1, 2: 2, 9: 2} {
 		set, err := settingsOf(&distillv1.SessionStartRequest{Url: "http://x/", MaxActionRetries: proto.Int32(in)})
 		if err != nil || set.retries != want {
