@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
@@ -217,4 +219,28 @@ func encode(fields []fieldValue) string {
 		b.WriteString(url.QueryEscape(f.value))
 	}
 	return b.String()
+}
+
+// withhold answers a non-GET form sent without confirm: the session is
+// unchanged but for its log, and the answer says what a confirmed submit
+// would send.
+func (s *Session) withhold(sub *submission) *distillv1.SessionSubmitFormResponse {
+	s.appendLog([]*distillv1.Operation{{
+		Step: s.steps + 1, Op: "submit_form", Target: sub.formID, Attempt: 0, Outcome: "withheld",
+		FailureReason: proto.String(sub.method + " form needs confirm=true"),
+	}})
+	fields := make(map[string]*distillv1.FieldValues, len(sub.fields))
+	for _, f := range sub.fields {
+		fv := fields[f.name]
+		if fv == nil {
+			fv = &distillv1.FieldValues{}
+			fields[f.name] = fv
+		}
+		fv.Values = append(fv.Values, f.value)
+	}
+	return &distillv1.SessionSubmitFormResponse{
+		View:              s.view(),
+		NeedsConfirmation: true,
+		WouldSubmit:       &distillv1.FormSubmission{Method: sub.method, Url: sub.target, Fields: fields},
+	}
 }

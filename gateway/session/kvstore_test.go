@@ -46,6 +46,7 @@ func sampleState(id string) *internalv1.SessionState {
 }
 
 func TestKVStore(t *testing.T) {
+	t.Parallel()
 	js := embeddedJetStream(t)
 	ctx := context.Background()
 	store, err := NewKVStore(js, testKey, 2, time.Minute, 1)
@@ -119,6 +120,7 @@ func TestKVStore(t *testing.T) {
 }
 
 func TestKVStoreExpiresIdleSessions(t *testing.T) {
+	t.Parallel()
 	js := embeddedJetStream(t)
 	ctx := context.Background()
 	store, err := NewKVStore(js, testKey, 4, time.Second, 1)
@@ -144,6 +146,7 @@ func TestKVStoreExpiresIdleSessions(t *testing.T) {
 // Two managers over one store are two gateways of a cluster: a session
 // started on one goes on on the other, cookies included.
 func TestSessionMovesBetweenGateways(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	js := embeddedJetStream(t)
 	store, err := NewKVStore(js, testKey, 8, time.Minute, 1)

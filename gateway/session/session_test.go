@@ -246,6 +246,7 @@ func actionID(t *testing.T, v *distillv1.SessionView, kind, label string) string
 }
 
 func TestSearchFormAndDocsNavigation(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{})
 	v := start(t, m, s.URL+"/", nil)
@@ -294,6 +295,7 @@ func TestSearchFormAndDocsNavigation(t *testing.T) {
 }
 
 func TestPaginatedList(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{})
 	v := start(t, m, s.URL+"/boats?page=1", nil)
@@ -315,6 +317,7 @@ func TestPaginatedList(t *testing.T) {
 }
 
 func TestSignInThenMembersPage(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{})
 	// A cap of 3 cuts the form's fields in the view before the hidden
@@ -399,6 +402,7 @@ func TestSignInThenMembersPage(t *testing.T) {
 }
 
 func TestRetryAfterThenSuccess(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{})
 	v := start(t, m, s.URL+"/", nil)
@@ -432,6 +436,7 @@ func TestRetryAfterThenSuccess(t *testing.T) {
 }
 
 func TestFailedStepsLeaveTheSessionUnchanged(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{StepMargin: 500 * time.Millisecond})
 	v := start(t, m, s.URL+"/forms", func(r *distillv1.SessionStartRequest) {
@@ -513,6 +518,7 @@ func TestFailedStepsLeaveTheSessionUnchanged(t *testing.T) {
 }
 
 func TestLimitsAndExpiry(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{MaxSessions: 2, IdleTTL: time.Minute})
 	now := time.Now()
@@ -541,6 +547,7 @@ func TestLimitsAndExpiry(t *testing.T) {
 }
 
 func TestRenderedStepCarriesOnlyThatURLsCookies(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	m := newManager(t, Config{})
 	v := start(t, m, s.URL+"/login", nil)
@@ -576,39 +583,6 @@ func TestRenderedStepCarriesOnlyThatURLsCookies(t *testing.T) {
 	}
 }
 
-func TestDeadlineFormula(t *testing.T) {
-	tests := []struct {
-		retries int
-		timeout int32
-		jsWait  *int32
-		want    time.Duration
-	}{
-		{retries: 1, timeout: 20, want: 55 * time.Second},
-		{retries: 0, timeout: 20, want: 35 * time.Second},
-		{retries: 2, timeout: 5, want: 30 * time.Second},
-		{retries: 0, timeout: 5, jsWait: proto.Int32(30000), want: 45 * time.Second},
-		{retries: 1, timeout: 20, jsWait: proto.Int32(1000), want: 55 * time.Second},
-	}
-	for _, tt := range tests {
-		s := settings{retries: tt.retries, timeoutSecs: tt.timeout, jsWait: tt.jsWait}
-		if got := s.deadline(StepMargin); got != tt.want {
-			t.Errorf("deadline(retries %d, timeout %d, js_wait %v) = %s, want %s", tt.retries, tt.timeout, tt.jsWait, got, tt.want)
-		}
-	}
-}
-
-func TestMaxActionRetriesIsClamped(t *testing.T) {
-	for in, want := range map[int32]int{-3: 0, 0: 0, 1: 1, 2: 2, 9: 2} {
-		set, err := settingsOf(&distillv1.SessionStartRequest{Url: "http://x/", MaxActionRetries: proto.Int32(in)})
-		if err != nil || set.retries != want {
-			t.Errorf("max_action_retries %d: %d, %v; want %d", in, set.retries, err, want)
-		}
-	}
-	if set, _ := settingsOf(&distillv1.SessionStartRequest{Url: "http://x/"}); set.retries != DefaultMaxActionRetries {
-		t.Errorf("default retries = %d", set.retries)
-	}
-}
-
 // gatedDistiller answers every URL with a page titled after it. Once
 // armed, each call reports its URL on arrived and waits for release, so
 // that steps taken at the same time have all loaded the session before
@@ -634,6 +608,7 @@ func (g *gatedDistiller) Do(ctx context.Context, req pipeline.Request) (*pipelin
 // step one session at once, one step is kept and the other is refused as
 // a conflict, never silently lost.
 func TestConcurrentStepsOnTwoGatewaysConflict(t *testing.T) {
+	t.Parallel()
 	stores := []struct {
 		name  string
 		store func(t *testing.T) Store
@@ -649,6 +624,7 @@ func TestConcurrentStepsOnTwoGatewaysConflict(t *testing.T) {
 	}
 	for _, tt := range stores {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			store := tt.store(t)
 			d := &gatedDistiller{}
@@ -698,58 +674,5 @@ func TestConcurrentStepsOnTwoGatewaysConflict(t *testing.T) {
 				t.Fatalf("stored session = %s step %d log %v, want the kept step to %s", st.GetCurrentUrl(), st.GetSteps(), st.GetOperationLog(), urls[kept])
 			}
 		})
-	}
-}
-
-func TestLocksLeaveWithTheirLastHolder(t *testing.T) {
-	var locks lockTable
-	size := func() int {
-		locks.mu.Lock()
-		defer locks.mu.Unlock()
-		return len(locks.locks)
-	}
-	unlock := locks.lock("s_a")
-	waited := make(chan func())
-	go func() { waited <- locks.lock("s_a") }()
-	// The second holder is counted before it waits.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		locks.mu.Lock()
-		holders := locks.locks["s_a"].holders
-		locks.mu.Unlock()
-		if holders == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the second step never queued for the lock")
-		}
-	}
-	select {
-	case <-waited:
-		t.Fatal("two steps of one session held its lock at once")
-	default:
-	}
-	otherUnlock := locks.lock("s_b")
-	unlock()
-	second := <-waited
-	if n := size(); n != 2 {
-		t.Fatalf("%d entries while both sessions are held, want 2", n)
-	}
-	second()
-	otherUnlock()
-	if n := size(); n != 0 {
-		t.Fatalf("%d entries left once every step released its lock", n)
-	}
-}
-
-// A step on a session that has gone elsewhere leaves no lock behind.
-func TestStepOnAMissingSessionLeavesNoLock(t *testing.T) {
-	m := New(quiet, &gatedDistiller{}, Config{})
-	if _, err := m.Observe(context.Background(), &distillv1.SessionObserveRequest{SessionId: "s_gone", Url: "https://example.com/"}); failure.CodeOf(err) != failure.NotFound {
-		t.Fatalf("err = %v", err)
-	}
-	m.locks.mu.Lock()
-	defer m.locks.mu.Unlock()
-	if len(m.locks.locks) != 0 {
-		t.Fatalf("locks = %v", m.locks.locks)
 	}
 }

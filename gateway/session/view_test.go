@@ -9,6 +9,7 @@ import (
 )
 
 func TestCapActions(t *testing.T) {
+	t.Parallel()
 	snapshot := func() *distillv1.Distilled {
 		return &distillv1.Distilled{
 			Actions: &distillv1.Actions{
@@ -19,12 +20,14 @@ func TestCapActions(t *testing.T) {
 		}
 	}
 	t.Run("no cap is the snapshot itself", func(t *testing.T) {
+		t.Parallel()
 		d := snapshot()
 		if got := capActions(d, 0); got != d {
 			t.Fatal("an uncapped view copied the snapshot")
 		}
 	})
 	t.Run("a cap cuts a copy", func(t *testing.T) {
+		t.Parallel()
 		d := snapshot()
 		got := capActions(d, 2)
 		if len(got.GetActions().GetLinks()) != 2 || len(got.GetActions().GetForms()[0].GetFields()) != 2 || got.GetDiagnostics().GetActionCount() != 3 {

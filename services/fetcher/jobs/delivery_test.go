@@ -18,6 +18,7 @@ func page(rawURL string) *distillv1.Distilled {
 }
 
 func TestJobThatKeepsFailingIsReportedAsItsURLsError(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		fail func(rawURL string) (*distillv1.Distilled, error)
@@ -31,6 +32,7 @@ func TestJobThatKeepsFailingIsReportedAsItsURLsError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			js := startJetStream(t)
 			urls := urlsN(10)
 			bad := urls[3]
@@ -91,6 +93,7 @@ func TestJobThatKeepsFailingIsReportedAsItsURLsError(t *testing.T) {
 }
 
 func TestWorkerKilledMidBatchLosesNoURL(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	const ackWait = 500 * time.Millisecond
 
@@ -181,6 +184,7 @@ func TestWorkerKilledMidBatchLosesNoURL(t *testing.T) {
 }
 
 func TestWorkSpreadsOverSeveralWorkers(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	const workers = 3
 	var mu sync.Mutex

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -17,7 +16,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
-	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/pipeline"
@@ -66,194 +64,107 @@ func (d *Dispatcher) Run(ctx context.Context, urls []string, opts *distillv1.Fet
 		return nil
 	}
 	batchID := nuid.Next()
-	subject := ResultsPrefix + batchID
 	ctx, span := telemetry.Start(ctx, "distill.dispatch", trace.WithAttributes(telemetry.BatchID.String(batchID), telemetry.BatchSize.Int(len(urls))))
 	defer span.End()
+	results, exhausted, stop, err := d.listen(ctx, ResultsPrefix+batchID)
+	if err != nil {
+		return fmt.Errorf("batch %s: %w", batchID, err)
+	}
+	defer stop()
+
+	b := newBatch(d.logger, batchID, urls, opts, answerWithin(opts, d.ackWait(ctx)), deliver)
+	defer b.endSpans()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		b.fill(func(idx int32) error { return d.publish(ctx, b, idx) })
+		if b.remaining == 0 {
+			return nil
+		}
+		timer.Reset(b.untilNextDeadline())
+		select {
+		case <-ctx.Done():
+			b.cancel(ctx.Err())
+			return ctx.Err()
+		case m, ok := <-results:
+			if !ok {
+				return fmt.Errorf("batch %s: result stream closed", batchID)
+			}
+			b.result(ctx, m)
+		case ex := <-exhausted:
+			if b.exhausted(ex) {
+				d.dropJob(ctx, ex.StreamSeq)
+			}
+		case now := <-timer.C:
+			b.timeout(now)
+		}
+	}
+}
+
+// listen opens what a batch hears: the results on its subject, through a
+// consumer of its own, and the jobs the workers' consumer gives up on.
+// stop closes both and deletes the consumer.
+func (d *Dispatcher) listen(ctx context.Context, subject string) (results <-chan jetstream.Msg, exhausted <-chan exhaustedJob, stop func(), err error) {
 	cons, err := d.js.CreateConsumer(ctx, ResultsStream, jetstream.ConsumerConfig{
 		FilterSubject:     subject,
 		AckPolicy:         jetstream.AckExplicitPolicy,
 		InactiveThreshold: time.Minute,
 	})
 	if err != nil {
-		return fmt.Errorf("batch %s: results consumer: %w", batchID, err)
+		return nil, nil, nil, fmt.Errorf("results consumer: %w", err)
 	}
-	defer func() {
+	deleteConsumer := func() {
 		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = d.js.DeleteConsumer(cleanup, ResultsStream, cons.CachedInfo().Name)
-	}()
+	}
 	// Listen for given-up jobs before the first is queued: the server only
 	// sends the advisory to those already listening.
 	exhausted, stopExhausted, err := d.watchExhausted(ctx)
 	if err != nil {
-		return fmt.Errorf("batch %s: %w", batchID, err)
+		deleteConsumer()
+		return nil, nil, nil, err
 	}
-	defer stopExhausted()
 	msgs, err := cons.Messages(jetstream.PullExpiry(pullExpiry))
 	if err != nil {
-		return fmt.Errorf("batch %s: consume results: %w", batchID, err)
+		stopExhausted()
+		deleteConsumer()
+		return nil, nil, nil, fmt.Errorf("consume results: %w", err)
 	}
-	results := make(chan jetstream.Msg)
+	out := make(chan jetstream.Msg)
+	// quit frees a pump holding a result nobody will take, as a duplicate
+	// arriving after the last answer would be.
+	quit := make(chan struct{})
 	go func() {
-		defer close(results)
+		defer close(out)
 		for {
 			m, err := msgs.Next()
 			if err != nil {
 				return
 			}
 			select {
-			case results <- m:
+			case out <- m:
+			case <-quit:
+				return
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	defer msgs.Stop()
-
-	b := &batch{
-		id:       batchID,
-		subject:  subject,
-		urls:     urls,
-		opts:     opts,
-		budget:   answerWithin(opts, d.ackWait(ctx)),
-		inFlight: make(map[int32]time.Time),
-		bySeq:    make(map[uint64]int32),
-		spans:    make(map[int32]trace.Span),
-		done:     make([]bool, len(urls)),
+	stop = func() {
+		close(quit)
+		msgs.Stop()
+		stopExhausted()
+		deleteConsumer()
 	}
-	defer b.endSpans()
-	limit := fetchopts.Concurrency(opts)
-	deliverOnce := func(r *internalv1.FetchJobResult) {
-		if b.done[r.GetIndex()] {
-			return
-		}
-		b.done[r.GetIndex()] = true
-		b.remaining--
-		delete(b.inFlight, r.GetIndex())
-		b.endSpan(r)
-		deliver(r)
-	}
-	b.remaining = len(urls)
-
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for b.remaining > 0 {
-		for b.next < len(urls) && len(b.inFlight) < limit {
-			idx := int32(b.next)
-			b.next++
-			if err := d.publish(ctx, b, idx); err != nil {
-				deliverOnce(errorResult(b, idx, err))
-			}
-		}
-		if b.remaining == 0 {
-			break
-		}
-		timer.Reset(b.untilNextDeadline())
-		select {
-		case <-ctx.Done():
-			for i := range urls {
-				if !b.done[i] {
-					deliverOnce(errorResult(b, int32(i), failure.Wrap(failure.Canceled, ctx.Err(), "batch cancelled before %s was answered", urls[i])))
-				}
-			}
-			return ctx.Err()
-		case m, ok := <-results:
-			if !ok {
-				return fmt.Errorf("batch %s: result stream closed", batchID)
-			}
-			r := &internalv1.FetchJobResult{}
-			if err := proto.Unmarshal(m.Data(), r); err != nil || r.GetBatchId() != batchID || r.GetIndex() < 0 || int(r.GetIndex()) >= len(urls) {
-				d.logger.Warn("jobs: stray result dropped", "batch", batchID, "err", err)
-				_ = m.Term()
-				continue
-			}
-			_ = m.Ack()
-			b.linkWorker(ctx, r.GetIndex(), m.Headers())
-			deliverOnce(r)
-		case ex := <-exhausted:
-			idx, ours := b.bySeq[ex.StreamSeq]
-			if !ours {
-				continue
-			}
-			delete(b.bySeq, ex.StreamSeq)
-			if !b.done[idx] {
-				deliverOnce(errorResult(b, idx, failure.New(failure.Internal,
-					"gave up on %s after %d deliveries: each worker that took it failed before answering", urls[idx], ex.Deliveries)))
-			}
-			d.dropJob(ctx, ex.StreamSeq)
-		case now := <-timer.C:
-			for idx, deadline := range b.inFlight {
-				if now.After(deadline) {
-					deliverOnce(errorResult(b, idx, failure.New(failure.Timeout,
-						"no worker answered for %s within %s", urls[idx], b.budget.Round(time.Second))))
-				}
-			}
-		}
-	}
-	return nil
+	return out, exhausted, stop, nil
 }
 
-type batch struct {
-	id, subject string
-	urls        []string
-	opts        *distillv1.FetchOptions
-	budget      time.Duration
-	next        int
-	remaining   int
-	inFlight    map[int32]time.Time // index -> deadline
-	bySeq       map[uint64]int32    // jobs stream sequence -> index
-	// spans holds each queued job's span, from publish to answer.
-	spans map[int32]trace.Span
-	done  []bool
-}
-
-// linkWorker links a job's span to the span of the worker that answered
-// it, whose context the result carries.
-func (b *batch) linkWorker(ctx context.Context, idx int32, h nats.Header) {
-	span, ok := b.spans[idx]
-	if !ok {
-		return
-	}
-	worker := trace.SpanContextFromContext(otel.GetTextMapPropagator().Extract(ctx, headerCarrier(h)))
-	if worker.IsValid() {
-		span.AddLink(trace.Link{SpanContext: worker})
-	}
-}
-
-// endSpan ends the span of the job r answers, as r's outcome.
-func (b *batch) endSpan(r *internalv1.FetchJobResult) {
-	span, ok := b.spans[r.GetIndex()]
-	if !ok {
-		return
-	}
-	delete(b.spans, r.GetIndex())
-	var err error
-	if e := r.GetError(); e != nil {
-		err = failure.FromProto(e)
-	}
-	telemetry.End(span, err)
-}
-
-// endSpans ends the spans of jobs left unanswered when Run gives up.
-func (b *batch) endSpans() {
-	for idx, span := range b.spans {
-		span.End()
-		delete(b.spans, idx)
-	}
-}
-
-func (b *batch) untilNextDeadline() time.Duration {
-	wait := time.Hour
-	now := time.Now()
-	for _, deadline := range b.inFlight {
-		wait = min(wait, deadline.Sub(now))
-	}
-	return max(wait, time.Millisecond)
-}
-
+// publish queues the batch's job at idx, with a span that lasts until its
+// answer.
 func (d *Dispatcher) publish(ctx context.Context, b *batch, idx int32) error {
 	job := &internalv1.FetchJob{
-		JobId:         b.id + "." + strconv.Itoa(int(idx)),
+		JobId:         b.jobID(idx),
 		BatchId:       b.id,
 		Index:         idx,
 		Url:           b.urls[idx],
@@ -277,9 +188,7 @@ func (d *Dispatcher) publish(ctx context.Context, b *batch, idx int32) error {
 		telemetry.End(span, err)
 		return err
 	}
-	b.spans[idx] = span
-	b.bySeq[ack.Sequence] = idx
-	b.inFlight[idx] = time.Now().Add(b.budget)
+	b.queued(idx, ack.Sequence, span)
 	return nil
 }
 
@@ -361,15 +270,5 @@ func (d *Dispatcher) dropJob(ctx context.Context, seq uint64) {
 	}
 	if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 		d.logger.Warn("jobs: drop given-up job", "seq", seq, "err", err)
-	}
-}
-
-func errorResult(b *batch, idx int32, err error) *internalv1.FetchJobResult {
-	return &internalv1.FetchJobResult{
-		JobId:   b.id + "." + strconv.Itoa(int(idx)),
-		BatchId: b.id,
-		Index:   idx,
-		Url:     b.urls[idx],
-		Outcome: &internalv1.FetchJobResult_Error{Error: failure.Proto(err)},
 	}
 }

@@ -99,6 +99,7 @@ func collect(t *testing.T, ctx context.Context, d *Dispatcher, urls []string, op
 }
 
 func TestBatchAnswersEveryURLOnceWithinConcurrency(t *testing.T) {
+	t.Parallel()
 	js := startJetStream(t)
 	var running, peak atomic.Int32
 	proc := processFunc(func(ctx context.Context, rawURL string, _ *distillv1.FetchOptions) (*distillv1.Distilled, error) {
@@ -149,6 +150,7 @@ func TestBatchAnswersEveryURLOnceWithinConcurrency(t *testing.T) {
 }
 
 func TestJobOfAStoppedWorkerIsRedelivered(t *testing.T) {
+	t.Parallel()
 	js := startJetStream(t)
 
 	// The first worker takes a job and is shut down while holding it.
@@ -201,26 +203,62 @@ func TestJobOfAStoppedWorkerIsRedelivered(t *testing.T) {
 }
 
 func TestCancelledBatchAnswersOpenURLsAsCancelled(t *testing.T) {
+	t.Parallel()
 	js := startJetStream(t)
-	// No worker runs: nothing will ever answer.
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// No worker runs: nothing will ever answer. Two jobs are queued, three
+	// wait for a slot, when the batch's context ends.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	urls := urlsN(5)
-	got, err := collect(t, ctx, NewDispatcher(quiet, js), urls, nil)
-	if err == nil {
+	concurrency := int32(2)
+	type outcome struct {
+		got map[int32]*internalv1.FetchJobResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		got, err := collect(t, ctx, NewDispatcher(quiet, js), urls, &distillv1.FetchOptions{Concurrency: &concurrency})
+		done <- outcome{got, err}
+	}()
+	waitForQueued(t, js, int(concurrency))
+	cancel()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	if o.err == nil {
 		t.Fatal("Run returned nil after its context ended")
 	}
-	if len(got) != len(urls) {
-		t.Fatalf("got %d results, want one per URL (%d)", len(got), len(urls))
+	if len(o.got) != len(urls) {
+		t.Fatalf("got %d results, want one per URL (%d)", len(o.got), len(urls))
 	}
 	for i := range urls {
-		if code := got[int32(i)].GetError().GetCode(); code != failure.Canceled {
+		if code := o.got[int32(i)].GetError().GetCode(); code != failure.Canceled {
 			t.Errorf("result %d code = %v, want Canceled", i, code)
 		}
 	}
 }
 
+// waitForQueued waits until the jobs stream holds n jobs.
+func waitForQueued(t *testing.T, js jetstream.JetStream, n int) {
+	t.Helper()
+	var held uint64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		s, err := js.Stream(context.Background(), JobsStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held = s.CachedInfo().State.Msgs; held == uint64(n) {
+			return
+		}
+	}
+	t.Fatalf("the jobs stream holds %d jobs, want %d", held, n)
+}
+
 func TestDuplicateResultsAreDeliveredOnce(t *testing.T) {
+	t.Parallel()
 	js := startJetStream(t)
 	// A hand-rolled worker answers every job twice under different message
 	// ids, as two workers would after a redelivery, so JetStream's own
@@ -267,6 +305,7 @@ func TestDuplicateResultsAreDeliveredOnce(t *testing.T) {
 // A batch waits for its results at least as long as the workers' ack wait
 // makes a dead worker's job wait before it is redone.
 func TestDispatcherFollowsTheWorkersAckWait(t *testing.T) {
+	t.Parallel()
 	js := startJetStream(t)
 	d := NewDispatcher(quiet, js)
 	if got := d.ackWait(t.Context()); got != DefaultAckWait {
