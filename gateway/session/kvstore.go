@@ -18,11 +18,8 @@ import (
 
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	"distill.dev/services/platform/envflag"
 )
-
-// KeyEnv names the environment variable holding the key that encrypts
-// sessions in a KVStore: 32 bytes, base64.
-const KeyEnv = "DISTILL_SESSION_KEY"
 
 // Bucket is the JetStream key-value bucket sessions live in.
 const Bucket = "distill_sessions"
@@ -34,12 +31,12 @@ func ParseKey(s string) ([]byte, error) {
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		if k, err := enc.DecodeString(s); err == nil {
 			if len(k) != 32 {
-				return nil, fmt.Errorf("%s must hold 32 bytes, it holds %d", KeyEnv, len(k))
+				return nil, fmt.Errorf("%s must hold 32 bytes, it holds %d", envflag.SessionKey, len(k))
 			}
 			return k, nil
 		}
 	}
-	return nil, fmt.Errorf("%s is not base64 (make one with: head -c 32 /dev/urandom | base64)", KeyEnv)
+	return nil, fmt.Errorf("%s is not base64 (make one with: head -c 32 /dev/urandom | base64)", envflag.SessionKey)
 }
 
 // KVStore keeps sessions in a JetStream key-value bucket, so that every
@@ -222,7 +219,7 @@ func (k *KVStore) open(id string, val []byte) (*internalv1.SessionState, error) 
 	}
 	packed, err := k.aead.Open(nil, val[:ns], val[ns:], []byte(id))
 	if err != nil {
-		return nil, failure.New(failure.Internal, "session %q cannot be decrypted: the gateways must share one %s", id, KeyEnv)
+		return nil, failure.New(failure.Internal, "session %q cannot be decrypted: the gateways must share one %s", id, envflag.SessionKey)
 	}
 	plain, err := zdec.DecodeAll(packed, nil)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/natsembed"
+	"distill.dev/services/platform/envflag"
 )
 
 func embeddedJetStream(t *testing.T) jetstream.JetStream {
@@ -77,7 +78,7 @@ func TestKVStore(t *testing.T) {
 			}
 		}
 		other, _ := NewKVStore(js, bytes.Repeat([]byte{8}, 32), 2, time.Minute, 1)
-		if _, _, err := other.Load(ctx, "s_a"); failure.CodeOf(err) != failure.Internal || !strings.Contains(err.Error(), KeyEnv) {
+		if _, _, err := other.Load(ctx, "s_a"); failure.CodeOf(err) != failure.Internal || !strings.Contains(err.Error(), string(envflag.SessionKey)) {
 			t.Errorf("load with another key: %v", err)
 		}
 	})
