@@ -244,15 +244,3 @@ func TestHostileInput(t *testing.T) {
 		}
 	}
 }
-
-func TestHostileColspanBounded(t *testing.T) {
-	page := `<table><tr><td colspan="1000000">x</td><td colspan="999">y</td></tr></table>`
-	d := run(t, htmlReq(page, &distillv1.FetchOptions{ExtractTables: true}))
-	items := d.GetTables().GetItems()
-	if len(items) != 1 || len(items[0].GetRows()) != 1 {
-		t.Fatalf("tables = %v", items)
-	}
-	if n := len(items[0].GetRows()[0].GetCells()); n != maxRowCells {
-		t.Errorf("row has %d cells, want the cap of %d", n, maxRowCells)
-	}
-}

@@ -6,6 +6,7 @@ import (
 
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/internal/golden"
 )
 
 // TestGoldenMatrix pins what every profile and option produces on the
@@ -43,7 +44,7 @@ func TestGoldenMatrix(t *testing.T) {
 		for _, c := range cases {
 			t.Run(stem+"/"+c.name, func(t *testing.T) {
 				d := run(t, &internalv1.ExtractRequest{Html: html, Url: url, Status: 200, Options: c.opts})
-				golden(t, stem+"."+c.name+"."+c.ext, c.out(t, d))
+				golden.Check(t, stem+"."+c.name+"."+c.ext, c.out(t, d))
 			})
 		}
 	}
@@ -59,7 +60,7 @@ func withoutContent(t *testing.T, d *distillv1.Distilled) string {
 		FinalUrl: d.GetFinalUrl(), Status: d.GetStatus(), Title: d.GetTitle(), Byline: d.Byline, Excerpt: d.Excerpt,
 		Stats: d.GetStats(), Links: d.GetLinks(), Tables: d.GetTables(), Actions: d.GetActions(), Diagnostics: d.GetDiagnostics(),
 	}
-	return protoJSON(t, c)
+	return golden.ProtoJSON(t, c)
 }
 
-func linksOf(t *testing.T, d *distillv1.Distilled) string { return protoJSON(t, d.GetLinks()) }
+func linksOf(t *testing.T, d *distillv1.Distilled) string { return golden.ProtoJSON(t, d.GetLinks()) }

@@ -83,7 +83,10 @@ func TestCountBreaksAroundSpaces(t *testing.T) {
 func corpus(t testing.TB) []string {
 	t.Helper()
 	var out []string
-	for _, glob := range []string{"../extract/testdata/*.html", "../extract/testdata/golden/*.md"} {
+	for _, glob := range []string{
+		"../extract/testdata/*.html", "../actions/testdata/*.html", "../tables/testdata/*.html",
+		"../extract/testdata/golden/*.md",
+	} {
 		files, err := filepath.Glob(glob)
 		if err != nil {
 			t.Fatal(err)
