@@ -178,3 +178,54 @@ func TestHasToken(t *testing.T) {
 		}
 	}
 }
+
+func TestVisibleText(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		limit   int
+		skip    []string
+		want    string
+		wantCut bool
+	}{
+		{"as Text without a limit", "<p>  one <b>t</b>wo </p><div>three</div><script>x</script>", 0, nil, "one two three", false},
+		{"skipped subtrees still separate words", "<label>Pick<select><option>x</select>one</label>", 0, []string{"select"}, "Pick one", false},
+		{"cut within a word", "<p>abcdef</p>", 4, nil, "abcd", true},
+		{"the space before a word counts", "<p>ab cd</p>", 3, nil, "ab", true},
+		{"exactly at the limit", "<p>ab cd</p>", 5, nil, "ab cd", false},
+		{"runes, not bytes", "<p>été</p>", 3, nil, "été", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, cut := VisibleText(parseBody(t, tt.in), tt.limit, tt.skip...)
+			if got != tt.want || cut != tt.wantCut {
+				t.Errorf("VisibleText = %q, %v, want %q, %v", got, cut, tt.want, tt.wantCut)
+			}
+		})
+	}
+}
+
+func TestCountAttr(t *testing.T) {
+	tests := []struct {
+		attr   string
+		lo, hi int
+		want   int
+	}{
+		{``, 1, 10, 1},
+		{`colspan="3"`, 1, 10, 3},
+		{`colspan=" 7 "`, 1, 10, 7},
+		{`colspan="300"`, 1, 10, 10},
+		{`colspan="0"`, 1, 10, 1},
+		{`colspan="0"`, 0, 10, 0},
+		{`colspan="-5"`, 0, 10, 1},
+		{`colspan="2x"`, 1, 10, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.attr, func(t *testing.T) {
+			td := First(parseBody(t, "<table><tr><td "+tt.attr+">x</td></tr></table>"), "td")
+			if got := CountAttr(td, "colspan", tt.lo, tt.hi); got != tt.want {
+				t.Errorf("CountAttr in [%d, %d] = %d, want %d", tt.lo, tt.hi, got, tt.want)
+			}
+		})
+	}
+}

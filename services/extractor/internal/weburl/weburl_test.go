@@ -2,7 +2,10 @@ package weburl
 
 import (
 	"net/url"
+	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
 )
 
 func TestResolve(t *testing.T) {
@@ -45,5 +48,34 @@ func TestResolveWithoutBase(t *testing.T) {
 	}
 	if got, ok := Resolve(nil, "https://example.com/", "https"); !ok || got != "https://example.com/" {
 		t.Errorf("got %q, %v", got, ok)
+	}
+}
+
+func TestBase(t *testing.T) {
+	page, _ := url.Parse("https://news.example.com/world/2024/story.html")
+	tests := []struct {
+		name string
+		head string
+		want string
+	}{
+		{"no base", ``, page.String()},
+		{"relative base", `<base href="/docs/v2/">`, "https://news.example.com/docs/v2/"},
+		{"absolute base", `<base href=" https://cdn.example.org/x/ ">`, "https://cdn.example.org/x/"},
+		{"the first base counts", `<base href="/a/"><base href="/b/">`, "https://news.example.com/a/"},
+		{"file base", `<base href="file:///srv/site/">`, "file:///srv/site/"},
+		{"javascript base ignored", `<base href="javascript:alert(1)">`, page.String()},
+		{"http base without a host ignored", `<base href="http:///x">`, page.String()},
+		{"base without href ignored", `<base target="_blank">`, page.String()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc, err := html.Parse(strings.NewReader("<head>" + tt.head + "</head><a href=x>x</a>"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Base(doc, page).String(); got != tt.want {
+				t.Errorf("Base = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
