@@ -19,9 +19,16 @@ import (
 // in-process one, as the single binary uses it, give identical results for
 // the extractor's fixture pages under every option.
 func TestGRPCMatchesInProcess(t *testing.T) {
-	pages, err := filepath.Glob(filepath.Join("..", "extract", "testdata", "*.html"))
-	if err != nil || len(pages) == 0 {
-		t.Fatalf("no fixture pages: %v", err)
+	var pages []string
+	for _, pkg := range []string{"extract", "actions", "tables"} {
+		found, err := filepath.Glob(filepath.Join("..", pkg, "testdata", "*.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, found...)
+	}
+	if len(pages) == 0 {
+		t.Fatal("no fixture pages")
 	}
 	budget := int64(60)
 	optionSets := map[string]*distillv1.FetchOptions{
