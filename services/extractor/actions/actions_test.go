@@ -60,6 +60,7 @@ func readFrom(t *testing.T, doc *html.Node, rawURL string, limit int) *distillv1
 // TestGolden reads the action tree of a council page that has a bit of
 // everything; the golden file is the reviewed tree.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	a := read(t, fixture(t, "actions.html"))
 	golden.Check(t, "actions.json", golden.ProtoJSON(t, a))
 
@@ -79,6 +80,7 @@ func TestGolden(t *testing.T) {
 }
 
 func TestLinks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		page      string
@@ -157,6 +159,7 @@ func TestLinks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			a := read(t, tt.page)
 			var links, downloads []string
 			for i, l := range a.GetLinks() {
@@ -178,6 +181,7 @@ func TestLinks(t *testing.T) {
 }
 
 func TestLinkTextCapped(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("word ", 100)
 	a := read(t, `<a href="/long"><div>`+long+`</div><p>`+long+`</p></a>`)
 	if len(a.GetLinks()) != 1 {
@@ -190,6 +194,7 @@ func TestLinkTextCapped(t *testing.T) {
 }
 
 func TestButtons(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		page string
@@ -228,6 +233,7 @@ func TestButtons(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			a := read(t, tt.page)
 			var got []string
 			for i, b := range a.GetButtons() {
@@ -259,6 +265,7 @@ func option(value, label string, selected bool) *distillv1.SelectOption {
 }
 
 func TestForms(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		page string
@@ -446,6 +453,7 @@ line two</textarea><textarea name="blank"></textarea></form>`,
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			u := pageURL
 			if tt.url != "" {
 				u = tt.url
@@ -467,6 +475,7 @@ line two</textarea><textarea name="blank"></textarea></form>`,
 // of each field; extract's TestMaxActions has how options.max_actions
 // sets the limit.
 func TestLimit(t *testing.T) {
+	t.Parallel()
 	var page strings.Builder
 	for i := range 5 {
 		fmt.Fprintf(&page, `<a href="/p%d">Page %d</a><a href="/f%d.pdf">File %d</a><button>Button %d</button>`, i, i, i, i, i)
@@ -493,6 +502,7 @@ func TestLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			a := readFrom(t, parse(t, page.String()), pageURL, tt.limit)
 			for cat, n := range map[string]int{"links": len(a.GetLinks()), "downloads": len(a.GetDownloads()), "buttons": len(a.GetButtons()), "forms": len(a.GetForms())} {
 				if n != tt.perList {
@@ -529,6 +539,7 @@ func TestLimit(t *testing.T) {
 // TestIDsStable reads the same page twice: the ids name the same actions,
 // which is what lets an agent act on a snapshot.
 func TestIDsStable(t *testing.T) {
+	t.Parallel()
 	page := fixture(t, "actions.html")
 	first := read(t, page)
 	second := read(t, page)
@@ -563,6 +574,7 @@ func deepPage(t *testing.T) *html.Node {
 // TestHostile reads pages built to be expensive: deep nesting, a huge
 // wrapper that names every button inside it, and many controls.
 func TestHostile(t *testing.T) {
+	t.Parallel()
 	var many strings.Builder
 	many.WriteString(`<form action="/s">`)
 	for i := range 20_000 {
@@ -598,6 +610,7 @@ func TestHostile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			a := readFrom(t, tt.doc(t), pageURL, -1)
 			if !tt.want(a) {
 				t.Errorf("unexpected tree: %d links, %d buttons, %d forms", len(a.GetLinks()), len(a.GetButtons()), len(a.GetForms()))

@@ -25,6 +25,7 @@ func actionsReq(body string, opts *distillv1.FetchOptions) *internalv1.ExtractRe
 }
 
 func TestActionsPresence(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		req       *internalv1.ExtractRequest
@@ -46,6 +47,7 @@ func TestActionsPresence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			d := run(t, tt.req)
 			if tt.wantNil != (d.GetActions() == nil) {
 				t.Fatalf("actions = %v, want nil: %v", d.GetActions(), tt.wantNil)
@@ -60,6 +62,7 @@ func TestActionsPresence(t *testing.T) {
 // TestActionsWholePage checks that actions come from the whole page
 // whatever part of it the content is: furniture included.
 func TestActionsWholePage(t *testing.T) {
+	t.Parallel()
 	opts := map[string]*distillv1.FetchOptions{
 		"article":  {},
 		"full":     {Profile: distillv1.Profile_PROFILE_FULL},
@@ -76,6 +79,7 @@ func TestActionsWholePage(t *testing.T) {
 	}
 	for name, o := range opts {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			got := run(t, actionsReq(articlePage, o)).GetActions()
 			if !proto.Equal(got, want) {
 				t.Errorf("actions = %v, want %v", got, want)
@@ -87,6 +91,7 @@ func TestActionsWholePage(t *testing.T) {
 // TestMaxActions checks how options.max_actions caps the tree and what
 // diagnostics count; actions.TestLimit has what a cap keeps.
 func TestMaxActions(t *testing.T) {
+	t.Parallel()
 	var page strings.Builder
 	for i := range 5 {
 		fmt.Fprintf(&page, `<a href="/p%d">Page %d</a><a href="/f%d.pdf">File %d</a><button>Button %d</button><form action="/s%d"></form>`, i, i, i, i, i, i)
@@ -106,6 +111,7 @@ func TestMaxActions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			d := run(t, actionsReq(page.String(), &distillv1.FetchOptions{MaxActions: tt.limit, Diagnostics: true}))
 			a := d.GetActions()
 			if a == nil {

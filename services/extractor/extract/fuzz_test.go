@@ -66,6 +66,7 @@ func FuzzExtract(f *testing.F) {
 
 	e := newExtractor()
 	f.Fuzz(func(t *testing.T, page []byte, contentType string, budget uint16, profile, flags uint8) {
+		t.Parallel()
 		opts := &distillv1.FetchOptions{
 			Profile:        distillv1.Profile(profile % 4),
 			Format:         distillv1.Format(flags % 4),

@@ -41,6 +41,7 @@ func readPage(t *testing.T, name string) []byte {
 // TestGoldenPages runs the article profile over realistic pages: the
 // content must be there, the furniture gone, and the Markdown as reviewed.
 func TestGoldenPages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		page    string
 		url     string
@@ -113,6 +114,7 @@ func TestGoldenPages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimSuffix(tt.page, ".html"), func(t *testing.T) {
+			t.Parallel()
 			d := run(t, &internalv1.ExtractRequest{Html: readPage(t, tt.page), Url: tt.url, Status: 200})
 			md := d.GetMarkdown()
 			for _, s := range tt.present {
@@ -136,6 +138,7 @@ func TestGoldenPages(t *testing.T) {
 // TestConcurrentExtract runs one Extractor from many goroutines: it shares
 // its Markdown converter, so shared state would show as differing output.
 func TestConcurrentExtract(t *testing.T) {
+	t.Parallel()
 	e := newExtractor()
 	pages := []string{"blog.html", "docs.html", "lazy.html"}
 	body := map[string][]byte{}

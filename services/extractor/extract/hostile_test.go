@@ -101,6 +101,7 @@ var hostilePages = sync.OnceValue(func() []hostilePage {
 })
 
 func TestHostilePages(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("hostile pages take seconds")
 	}
@@ -208,6 +209,7 @@ func peakHeap(fn func()) uint64 {
 // TestHostileInput runs smaller hostile shapes; TestHostilePages has the
 // megabyte ones, a million attributes among them.
 func TestHostileInput(t *testing.T) {
+	t.Parallel()
 	const depth = 1_000_000
 	nested := strings.Repeat("<div>", depth) + "deep text survives" + strings.Repeat("</div>", depth)
 

@@ -14,6 +14,7 @@ import (
 // (testdata/golden/<page>.<case>.*). The article profile's Markdown is
 // pinned by TestGoldenPages.
 func TestGoldenMatrix(t *testing.T) {
+	t.Parallel()
 	pages := map[string]string{
 		"blog.html":     "https://crumb.example.com/2024/03/why-sourdough-needs-time/",
 		"docs.html":     "https://fetchkit.example.dev/docs/retries/",
@@ -43,6 +44,7 @@ func TestGoldenMatrix(t *testing.T) {
 		stem := strings.TrimSuffix(page, ".html")
 		for _, c := range cases {
 			t.Run(stem+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
 				d := run(t, &internalv1.ExtractRequest{Html: html, Url: url, Status: 200, Options: c.opts})
 				golden.Check(t, stem+"."+c.name+"."+c.ext, c.out(t, d))
 			})

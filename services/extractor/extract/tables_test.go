@@ -22,6 +22,7 @@ func tablesReq(body string, opts *distillv1.FetchOptions) *internalv1.ExtractReq
 // TestTableCount runs the tables package's fixture, a page laid out with a
 // table around data tables: diagnostics count the tables extracted.
 func TestTableCount(t *testing.T) {
+	t.Parallel()
 	page, err := os.ReadFile("../tables/testdata/tables.html")
 	if err != nil {
 		t.Fatal(err)
@@ -33,10 +34,12 @@ func TestTableCount(t *testing.T) {
 }
 
 func TestTablesPresence(t *testing.T) {
+	t.Parallel()
 	const page = `<article><p>Results of the season, with every team that finished the league in the top half.</p>
 <table><tr><th>Team</th><th>Won</th></tr><tr><td>Rovers</td><td>10</td></tr></table></article>
 <aside><table><tr><th>Ad</th><th>Price</th></tr><tr><td>Flour</td><td>£2</td></tr></table></aside>`
 	t.Run("not asked", func(t *testing.T) {
+		t.Parallel()
 		d := run(t, htmlReq(page, &distillv1.FetchOptions{Diagnostics: true}))
 		if d.GetTables() != nil {
 			t.Errorf("tables = %v, want nil", d.GetTables())
@@ -47,12 +50,14 @@ func TestTablesPresence(t *testing.T) {
 		}
 	})
 	t.Run("asked, none", func(t *testing.T) {
+		t.Parallel()
 		d := run(t, tablesReq("<p>No tables.</p>", nil))
 		if d.GetTables() == nil || len(d.GetTables().GetItems()) != 0 {
 			t.Errorf("tables = %v, want an empty list", d.GetTables())
 		}
 	})
 	t.Run("from the content only", func(t *testing.T) {
+		t.Parallel()
 		d := run(t, tablesReq(page, nil))
 		items := d.GetTables().GetItems()
 		if len(items) != 1 || items[0].GetHeaders()[0] != "Team" {

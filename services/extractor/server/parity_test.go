@@ -19,6 +19,7 @@ import (
 // in-process one, as the single binary uses it, give identical results for
 // the extractor's fixture pages under every option.
 func TestGRPCMatchesInProcess(t *testing.T) {
+	t.Parallel()
 	var pages []string
 	for _, pkg := range []string{"extract", "actions", "tables"} {
 		found, err := filepath.Glob(filepath.Join("..", pkg, "testdata", "*.html"))
@@ -50,6 +51,7 @@ func TestGRPCMatchesInProcess(t *testing.T) {
 		}
 		for name, opts := range optionSets {
 			t.Run(filepath.Base(page)+"/"+name, func(t *testing.T) {
+				t.Parallel()
 				req := &internalv1.ExtractRequest{Html: html, Url: "https://example.com/dir/page", Status: 200, Options: opts}
 				want, err := local.Extract(context.Background(), req)
 				if err != nil {

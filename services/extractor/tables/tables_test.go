@@ -29,6 +29,7 @@ func row(cells ...string) *distillv1.TableRow { return &distillv1.TableRow{Cells
 // TestGolden reads a page laid out with a table around data tables; the
 // golden file is the reviewed data.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	page, err := os.ReadFile(filepath.Join("testdata", "tables.html"))
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +42,7 @@ func TestGolden(t *testing.T) {
 }
 
 func TestRead(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		page string
@@ -184,6 +186,7 @@ func TestRead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got := read(t, tt.page)
 			if got == nil {
 				t.Fatal("tables = nil, want a list")
@@ -196,6 +199,7 @@ func TestRead(t *testing.T) {
 }
 
 func TestBounded(t *testing.T) {
+	t.Parallel()
 	wide := `<table><tr><td colspan="1000000">x</td><td colspan="999">y</td></tr><tr><td>a</td><td>b</td></tr></table>`
 	tall := `<table><tr><th>A</th><th>B</th></tr><tr><td rowspan="1000000">a</td><td>1</td></tr>` + strings.Repeat(`<tr><td>b</td></tr>`, 1500) + `</table>`
 	var huge strings.Builder
@@ -240,6 +244,7 @@ func TestBounded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			items := read(t, tt.page)
 			if len(items) != 1 {
 				t.Fatalf("got %d tables", len(items))
@@ -266,6 +271,7 @@ func TestBounded(t *testing.T) {
 }
 
 func TestColspanBounded(t *testing.T) {
+	t.Parallel()
 	page := `<table><tr><td colspan="1000000">x</td><td colspan="999">y</td></tr></table>`
 	items := read(t, page)
 	if len(items) != 1 || len(items[0].GetRows()) != 1 {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	base, _ := url.Parse("https://example.com/a/b/page.html?q=1")
 	web := []string{"http", "https"}
 	tests := []struct {
@@ -34,6 +35,7 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, ok := Resolve(base, tt.ref, tt.schemes...)
 			if got != tt.want || ok != tt.ok {
 				t.Errorf("Resolve(%q) = %q, %v; want %q, %v", tt.ref, got, ok, tt.want, tt.ok)
@@ -43,6 +45,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestResolveWithoutBase(t *testing.T) {
+	t.Parallel()
 	if _, ok := Resolve(nil, "/relative", "https"); ok {
 		t.Error("relative URL accepted without a base")
 	}
@@ -52,6 +55,7 @@ func TestResolveWithoutBase(t *testing.T) {
 }
 
 func TestBase(t *testing.T) {
+	t.Parallel()
 	page, _ := url.Parse("https://news.example.com/world/2024/story.html")
 	tests := []struct {
 		name string
@@ -69,6 +73,7 @@ func TestBase(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			doc, err := html.Parse(strings.NewReader("<head>" + tt.head + "</head><a href=x>x</a>"))
 			if err != nil {
 				t.Fatal(err)
