@@ -58,6 +58,7 @@ func encodePage(t *testing.T, enc encoding.Encoding, head, title, text string) [
 }
 
 func TestLegacyCharsets(t *testing.T) {
+	t.Parallel()
 	for _, cs := range legacyPages {
 		b, err := cs.enc.NewEncoder().Bytes([]byte(cs.sample))
 		if err != nil || !bytes.Equal(b, cs.sampleBytes) {
@@ -75,6 +76,7 @@ func TestLegacyCharsets(t *testing.T) {
 		}
 		for _, decl := range declarations {
 			t.Run(cs.name+"/"+decl.name, func(t *testing.T) {
+				t.Parallel()
 				body := encodePage(t, cs.enc, decl.head, cs.title, cs.text)
 				if !bytes.Contains(body, cs.sampleBytes) {
 					t.Fatalf("page lacks the sample bytes")
@@ -92,6 +94,7 @@ func TestLegacyCharsets(t *testing.T) {
 }
 
 func TestUndeclaredLegacyFallsBackToWindows1252(t *testing.T) {
+	t.Parallel()
 	// x/net's sniffing tells UTF-8 from windows-1252 and nothing else, so
 	// undeclared windows-1251 reads as windows-1252: the same bytes, other
 	// letters. This pins that limit; a detector would change it.
@@ -122,6 +125,7 @@ func asWindows1252(t *testing.T, enc encoding.Encoding, s string) string {
 }
 
 func TestDecode(t *testing.T) {
+	t.Parallel()
 	sjis := func(s string) string {
 		b, err := japanese.ShiftJIS.NewEncoder().Bytes([]byte(s))
 		if err != nil {
@@ -163,6 +167,7 @@ func TestDecode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := string(decode([]byte(tt.body), tt.contentType)); got != tt.want {
 				t.Errorf("decode = %q, want %q", got, tt.want)
 			}

@@ -15,6 +15,7 @@ import (
 	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/actions"
 	"distill.dev/services/extractor/markdown"
 	"distill.dev/services/extractor/readable"
 	"distill.dev/services/extractor/tokens"
@@ -189,7 +190,7 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 			ExtractionRatio: ratio(chars, rawBytes),
 			LinkCount:       int32(p.linkCount),
 			TableCount:      int32(p.tableCount),
-			ActionCount:     int32(actionCount(p.actions)),
+			ActionCount:     int32(actions.Count(p.actions)),
 			UsedHeadless:    req.GetRendered(),
 			Truncated:       truncated,
 			LowContent:      p.lowContent(),

@@ -37,6 +37,7 @@ const articlePage = `<html><head><title>Ignored | News</title></head><body>
 </body></html>`
 
 func TestTitleBylineExcerpt(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		html        string
@@ -130,6 +131,7 @@ func TestTitleBylineExcerpt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			d := run(t, htmlReq(tt.html, nil))
 			if d.GetTitle() != tt.wantTitle {
 				t.Errorf("title = %q, want %q", d.GetTitle(), tt.wantTitle)
@@ -159,6 +161,7 @@ func show(s *string) string {
 }
 
 func TestProfiles(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		opts        *distillv1.FetchOptions
@@ -196,6 +199,7 @@ func TestProfiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			opts := tt.opts
 			if opts == nil {
 				opts = &distillv1.FetchOptions{}
@@ -220,6 +224,7 @@ func TestProfiles(t *testing.T) {
 }
 
 func TestMetadataProfileFacts(t *testing.T) {
+	t.Parallel()
 	page := `<html lang="fr"><head><title>Le Titre</title>
 <meta name="author" content="Jeanne Martin">
 <meta property="article:published_time" content="2024-05-01">
@@ -242,6 +247,7 @@ func TestMetadataProfileFacts(t *testing.T) {
 }
 
 func TestSelector(t *testing.T) {
+	t.Parallel()
 	page := `<div class="card"><p>One</p><div class="card"><p>Nested</p></div></div><div class="card"><p>Two</p><script>x()</script><p hidden>secret</p></div>`
 	tests := []struct {
 		name     string
@@ -255,6 +261,7 @@ func TestSelector(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			resp, err := newExtractor().Extract(context.Background(), htmlReq(page, &distillv1.FetchOptions{Selector: tt.selector}))
 			if tt.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
@@ -276,10 +283,12 @@ func TestSelector(t *testing.T) {
 }
 
 func TestFormatText(t *testing.T) {
+	t.Parallel()
 	page := `<article><h1>Heading One</h1><p>First <a href="/x">linked</a> paragraph with <strong>bold</strong> words in it for length.</p>
 <ul><li>alpha</li><li>beta</li></ul><h2>Second</h2><p>Closing paragraph that is long enough to be content on this page.</p></article>`
 
 	t.Run("text format fills text and markdown", func(t *testing.T) {
+		t.Parallel()
 		d := run(t, htmlReq(page, &distillv1.FetchOptions{Format: distillv1.Format_FORMAT_TEXT}))
 		want := "Heading One\n\nFirst linked paragraph with bold words in it for length.\n\n- alpha\n- beta\n\nSecond\n\nClosing paragraph that is long enough to be content on this page."
 		if d.GetText() != want {
@@ -290,6 +299,7 @@ func TestFormatText(t *testing.T) {
 		}
 	})
 	t.Run("markdown format leaves text empty", func(t *testing.T) {
+		t.Parallel()
 		d := run(t, htmlReq(page, nil))
 		if d.GetText() != "" {
 			t.Errorf("text = %q, want empty", d.GetText())
@@ -298,6 +308,7 @@ func TestFormatText(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
+	t.Parallel()
 	const page = "<p>Hello world</p>"
 	d := run(t, htmlReq(page, &distillv1.FetchOptions{Stats: true}))
 	// Raw: "<p" ">Hello" " world" "</" "p" ">" is 6 tokens of o200k_base;
@@ -311,11 +322,13 @@ func TestStats(t *testing.T) {
 	}
 
 	t.Run("absent unless asked", func(t *testing.T) {
+		t.Parallel()
 		if d := run(t, htmlReq(page, nil)); d.GetStats() != nil {
 			t.Errorf("stats = %v, want nil", d.GetStats())
 		}
 	})
 	t.Run("ratio rounded to four decimals", func(t *testing.T) {
+		t.Parallel()
 		d := run(t, htmlReq(articlePage, &distillv1.FetchOptions{Stats: true}))
 		s := d.GetStats()
 		if s.GetRawTokens() != tokens.Count(articlePage) || s.GetOutputTokens() != tokens.Count(d.GetMarkdown()) {
@@ -331,6 +344,7 @@ func TestStats(t *testing.T) {
 }
 
 func TestDiagnostics(t *testing.T) {
+	t.Parallel()
 	const challenge = `<html><head><title>Just a moment...</title></head><body><div id="cf-challenge-running"></div><p>Checking if the site connection is secure. This may take a few seconds while we verify your browser is not a bot, please stand by.</p></body></html>`
 	const jsNotice = `<html><body><div id="app"><p>Loading…</p></div><noscript>Please enable JavaScript to continue.</noscript></body></html>`
 	const shortNoScript = `<html><body><p>Short static page.</p></body></html>`
@@ -351,6 +365,7 @@ func TestDiagnostics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			tt.req.Options = &distillv1.FetchOptions{Diagnostics: true}
 			resp, err := newExtractor().Extract(context.Background(), tt.req)
 			if err != nil {
@@ -373,6 +388,7 @@ func TestDiagnostics(t *testing.T) {
 	}
 
 	t.Run("figures", func(t *testing.T) {
+		t.Parallel()
 		d := run(t, htmlReq(articlePage, &distillv1.FetchOptions{Diagnostics: true}))
 		diag := d.GetDiagnostics()
 		chars := int64(len([]rune(d.GetMarkdown())))
@@ -393,6 +409,7 @@ func TestDiagnostics(t *testing.T) {
 		}
 	})
 	t.Run("absent unless asked", func(t *testing.T) {
+		t.Parallel()
 		if d := run(t, htmlReq(articlePage, nil)); d.GetDiagnostics() != nil {
 			t.Errorf("diagnostics = %v, want nil", d.GetDiagnostics())
 		}
@@ -400,6 +417,7 @@ func TestDiagnostics(t *testing.T) {
 }
 
 func TestLinks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		page  string
@@ -444,6 +462,7 @@ func TestLinks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			d := run(t, htmlReq(tt.page, tt.opts))
 			if tt.isNil {
 				if d.GetLinks() != nil {
@@ -462,6 +481,7 @@ func TestLinks(t *testing.T) {
 }
 
 func TestContentTypes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		contentType string
@@ -515,6 +535,7 @@ func TestContentTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			resp, err := newExtractor().Extract(context.Background(), &internalv1.ExtractRequest{
 				Html: []byte(tt.body), Url: tt.url, ContentType: tt.contentType,
 				Options: &distillv1.FetchOptions{ExtractLinks: true},
@@ -546,6 +567,7 @@ func TestContentTypes(t *testing.T) {
 }
 
 func TestCharset(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		body        []byte
@@ -582,6 +604,7 @@ func TestCharset(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			d := run(t, &internalv1.ExtractRequest{Html: tt.body, Url: pageURLForTests, ContentType: tt.contentType})
 			if d.GetMarkdown() != tt.want {
 				t.Errorf("markdown = %q, want %q", d.GetMarkdown(), tt.want)
@@ -591,6 +614,7 @@ func TestCharset(t *testing.T) {
 }
 
 func TestPageURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		url     string
@@ -608,6 +632,7 @@ func TestPageURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := newExtractor().Extract(context.Background(), &internalv1.ExtractRequest{Html: []byte("<p>x</p>"), Url: tt.url})
 			if !tt.wantErr {
 				if err != nil {
@@ -623,6 +648,7 @@ func TestPageURL(t *testing.T) {
 }
 
 func TestBaseHref(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		page string
@@ -635,6 +661,7 @@ func TestBaseHref(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if d := run(t, htmlReq(tt.page, nil)); d.GetMarkdown() != tt.want {
 				t.Errorf("markdown = %q, want %q", d.GetMarkdown(), tt.want)
 			}
@@ -643,6 +670,7 @@ func TestBaseHref(t *testing.T) {
 }
 
 func TestResultFields(t *testing.T) {
+	t.Parallel()
 	d := run(t, &internalv1.ExtractRequest{Html: []byte(articlePage), Url: pageURLForTests, Status: 203})
 	if d.GetFinalUrl() != pageURLForTests || d.GetStatus() != 203 {
 		t.Errorf("final_url, status = %q, %d", d.GetFinalUrl(), d.GetStatus())
@@ -653,6 +681,7 @@ func TestResultFields(t *testing.T) {
 }
 
 func TestCanceledContext(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := newExtractor().Extract(ctx, htmlReq(articlePage, nil))

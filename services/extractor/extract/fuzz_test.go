@@ -24,9 +24,15 @@ import (
 //
 //	go test -fuzz=FuzzExtract -fuzztime=3m ./services/extractor/extract/
 func FuzzExtract(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.html"))
-	if err != nil {
-		f.Fatal(err)
+	// The seeds are the fixture pages of extract and of the packages it
+	// calls that have their own.
+	var files []string
+	for _, dir := range []string{"testdata", "../actions/testdata", "../tables/testdata"} {
+		found, err := filepath.Glob(filepath.Join(dir, "*.html"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		files = append(files, found...)
 	}
 	for _, name := range files {
 		b, err := os.ReadFile(name)
@@ -60,6 +66,7 @@ func FuzzExtract(f *testing.F) {
 
 	e := newExtractor()
 	f.Fuzz(func(t *testing.T, page []byte, contentType string, budget uint16, profile, flags uint8) {
+		t.Parallel()
 		opts := &distillv1.FetchOptions{
 			Profile:        distillv1.Profile(profile % 4),
 			Format:         distillv1.Format(flags % 4),

@@ -2,7 +2,6 @@ package extract
 
 import (
 	"context"
-	"flag"
 	"io"
 	"log/slog"
 	"os"
@@ -12,10 +11,9 @@ import (
 
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/internal/golden"
 	"distill.dev/services/extractor/markdown"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 func newExtractor() *Extractor {
 	return New(slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -40,31 +38,10 @@ func readPage(t *testing.T, name string) []byte {
 	return b
 }
 
-// golden compares got with testdata/golden/name, rewriting it under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if strings.TrimSuffix(string(want), "\n") != got {
-		t.Errorf("%s differs from the golden file (run with -update after reviewing):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
-
 // TestGoldenPages runs the article profile over realistic pages: the
 // content must be there, the furniture gone, and the Markdown as reviewed.
 func TestGoldenPages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		page    string
 		url     string
@@ -137,6 +114,7 @@ func TestGoldenPages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimSuffix(tt.page, ".html"), func(t *testing.T) {
+			t.Parallel()
 			d := run(t, &internalv1.ExtractRequest{Html: readPage(t, tt.page), Url: tt.url, Status: 200})
 			md := d.GetMarkdown()
 			for _, s := range tt.present {
@@ -152,7 +130,7 @@ func TestGoldenPages(t *testing.T) {
 			if markdown.Tidy(md) != md {
 				t.Error("markdown is not tidy: blank-line runs outside code or untrimmed")
 			}
-			golden(t, strings.TrimSuffix(tt.page, ".html")+".md", md)
+			golden.Check(t, strings.TrimSuffix(tt.page, ".html")+".md", md)
 		})
 	}
 }
@@ -160,6 +138,7 @@ func TestGoldenPages(t *testing.T) {
 // TestConcurrentExtract runs one Extractor from many goroutines: it shares
 // its Markdown converter, so shared state would show as differing output.
 func TestConcurrentExtract(t *testing.T) {
+	t.Parallel()
 	e := newExtractor()
 	pages := []string{"blog.html", "docs.html", "lazy.html"}
 	body := map[string][]byte{}

@@ -12,11 +12,14 @@ import (
 	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/actions"
 	"distill.dev/services/extractor/internal/htmlnode"
+	"distill.dev/services/extractor/internal/weburl"
 	"distill.dev/services/extractor/markdown"
 	"distill.dev/services/extractor/metadata"
 	"distill.dev/services/extractor/plaintext"
 	"distill.dev/services/extractor/readable"
+	"distill.dev/services/extractor/tables"
 )
 
 // compileSelector parses options.selector; an empty one gives nil.
@@ -42,7 +45,7 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 	if err != nil {
 		return page{}, err
 	}
-	base := baseURL(doc, u)
+	base := weburl.Base(doc, u)
 	meta := metadata.Read(doc, base)
 	sig := readSignals(doc)
 
@@ -53,7 +56,7 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 
 	p := page{title: meta.Title, byline: meta.Byline, excerpt: meta.Description}
 	if opts.GetExtractActions() {
-		p.actions = actionsIn(doc, u, base, actionLimit(opts))
+		p.actions = actions.Read(doc, u, base, actionLimit(opts))
 	}
 	var content *html.Node
 	switch {
@@ -89,10 +92,10 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 		p.links = contentLinks
 	}
 	if opts.GetExtractTables() || opts.GetDiagnostics() {
-		tables := tablesIn(content)
-		p.tableCount = len(tables)
+		found := tables.Read(content)
+		p.tableCount = len(found)
 		if opts.GetExtractTables() {
-			p.tables = tables
+			p.tables = found
 		}
 	}
 
@@ -115,6 +118,16 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 		return page{}, failure.Wrap(failure.Internal, err, "render markdown")
 	}
 	return p, nil
+}
+
+// actionLimit returns options.max_actions, or -1 for no cap. Zero is no
+// cap too, as the CLI documents it: a tree capped at nothing would leave
+// an agent nothing to act on.
+func actionLimit(o *distillv1.FetchOptions) int {
+	if n := o.GetMaxActions(); n > 0 {
+		return int(n)
+	}
+	return -1
 }
 
 // selectAll gathers the elements sel matches into one container, in

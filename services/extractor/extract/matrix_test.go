@@ -6,6 +6,7 @@ import (
 
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/internal/golden"
 )
 
 // TestGoldenMatrix pins what every profile and option produces on the
@@ -13,6 +14,7 @@ import (
 // (testdata/golden/<page>.<case>.*). The article profile's Markdown is
 // pinned by TestGoldenPages.
 func TestGoldenMatrix(t *testing.T) {
+	t.Parallel()
 	pages := map[string]string{
 		"blog.html":     "https://crumb.example.com/2024/03/why-sourdough-needs-time/",
 		"docs.html":     "https://fetchkit.example.dev/docs/retries/",
@@ -42,8 +44,9 @@ func TestGoldenMatrix(t *testing.T) {
 		stem := strings.TrimSuffix(page, ".html")
 		for _, c := range cases {
 			t.Run(stem+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
 				d := run(t, &internalv1.ExtractRequest{Html: html, Url: url, Status: 200, Options: c.opts})
-				golden(t, stem+"."+c.name+"."+c.ext, c.out(t, d))
+				golden.Check(t, stem+"."+c.name+"."+c.ext, c.out(t, d))
 			})
 		}
 	}
@@ -59,7 +62,7 @@ func withoutContent(t *testing.T, d *distillv1.Distilled) string {
 		FinalUrl: d.GetFinalUrl(), Status: d.GetStatus(), Title: d.GetTitle(), Byline: d.Byline, Excerpt: d.Excerpt,
 		Stats: d.GetStats(), Links: d.GetLinks(), Tables: d.GetTables(), Actions: d.GetActions(), Diagnostics: d.GetDiagnostics(),
 	}
-	return protoJSON(t, c)
+	return golden.ProtoJSON(t, c)
 }
 
-func linksOf(t *testing.T, d *distillv1.Distilled) string { return protoJSON(t, d.GetLinks()) }
+func linksOf(t *testing.T, d *distillv1.Distilled) string { return golden.ProtoJSON(t, d.GetLinks()) }

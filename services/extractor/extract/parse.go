@@ -9,7 +9,6 @@ import (
 	"golang.org/x/net/html"
 
 	"distill.dev/proto/failure"
-	"distill.dev/services/extractor/internal/htmlnode"
 )
 
 // pageURL parses the URL a page came from. It must be absolute: http(s)
@@ -30,30 +29,6 @@ func pageURL(raw string) (*url.URL, error) {
 		return nil, failure.New(failure.InvalidURL, "page url %q is not an absolute http(s) or file URL", raw)
 	}
 	return u, nil
-}
-
-// baseURL returns the URL relative references resolve against: the page
-// URL, or the first <base href> resolved against it when that is a usable
-// http(s) or file URL.
-func baseURL(doc *html.Node, page *url.URL) *url.URL {
-	base := htmlnode.First(doc, "base")
-	if base == nil || !htmlnode.HasAttr(base, "href") {
-		return page
-	}
-	ref, err := url.Parse(strings.TrimSpace(htmlnode.Attr(base, "href")))
-	if err != nil {
-		return page
-	}
-	u := page.ResolveReference(ref)
-	switch strings.ToLower(u.Scheme) {
-	case "http", "https":
-		if u.Host != "" {
-			return u
-		}
-	case "file":
-		return u
-	}
-	return page
 }
 
 // mediaType returns the lower-case media type of a Content-Type value and

@@ -15,6 +15,7 @@ import (
 )
 
 func TestTruncate(t *testing.T) {
+	t.Parallel()
 	const (
 		paragraphs = "First paragraph here.\n\nSecond paragraph here.\n\nThird paragraph here."
 		list       = "Shopping list:\n\n- apples and pears\n- bread\n- milk\n- a very long item that goes on and on for many words"
@@ -57,6 +58,7 @@ func TestTruncate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, cut := truncate(tt.in, tt.budget, !tt.text)
 			if got != tt.want {
 				t.Errorf("truncate(%d) =\n%q\nwant\n%q", tt.budget, got, tt.want)
@@ -117,10 +119,12 @@ func checkTruncated(t *testing.T, full, out string, budget int64, md bool) {
 }
 
 func TestTruncateFixturesWithinBudget(t *testing.T) {
+	t.Parallel()
 	pages := []string{"blog.html", "docs.html", "lazy.html"}
 	for _, name := range pages {
 		for _, profile := range []distillv1.Profile{distillv1.Profile_PROFILE_ARTICLE, distillv1.Profile_PROFILE_FULL} {
 			t.Run(name+"/"+profile.String(), func(t *testing.T) {
+				t.Parallel()
 				d := run(t, &internalv1.ExtractRequest{
 					Html: readPage(t, name), Url: "https://example.com/page",
 					Options: &distillv1.FetchOptions{Profile: profile, Format: distillv1.Format_FORMAT_TEXT},
@@ -153,6 +157,7 @@ func TestTruncateFixturesWithinBudget(t *testing.T) {
 }
 
 func TestTruncationThroughExtract(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("<article><h1>Long</h1>")
 	for range 60 {
@@ -179,6 +184,7 @@ func TestTruncationThroughExtract(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			d := run(t, htmlReq(page, &distillv1.FetchOptions{
 				MaxOutputTokens: proto.Int64(tt.budget),
 				Diagnostics:     true,

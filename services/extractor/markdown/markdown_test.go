@@ -26,6 +26,7 @@ func convert(t *testing.T, fragment string) string {
 }
 
 func TestConvert(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -58,6 +59,7 @@ func TestConvert(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := convert(t, tt.in); got != tt.want {
 				t.Errorf("got\n%q\nwant\n%q", got, tt.want)
 			}
@@ -66,6 +68,7 @@ func TestConvert(t *testing.T) {
 }
 
 func TestTidy(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -80,6 +83,7 @@ func TestTidy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := Tidy(tt.in); got != tt.want {
 				t.Errorf("Tidy(%q) = %q, want %q", tt.in, got, tt.want)
 			}
@@ -88,6 +92,7 @@ func TestTidy(t *testing.T) {
 }
 
 func TestOpenFence(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -101,6 +106,7 @@ func TestOpenFence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := OpenFence(tt.in); got != tt.want {
 				t.Errorf("OpenFence(%q) = %q, want %q", tt.in, got, tt.want)
 			}

@@ -19,6 +19,7 @@ func read(t *testing.T, page string) Metadata {
 }
 
 func TestRead(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		page string
@@ -78,6 +79,7 @@ func TestRead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := read(t, tt.page); got != tt.want {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
@@ -86,6 +88,7 @@ func TestRead(t *testing.T) {
 }
 
 func TestCleanTitle(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		title    string
@@ -104,6 +107,7 @@ func TestCleanTitle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := cleanTitle(tt.title, tt.siteName, tt.h1s); got != tt.want {
 				t.Errorf("cleanTitle(%q) = %q, want %q", tt.title, got, tt.want)
 			}
@@ -112,6 +116,7 @@ func TestCleanTitle(t *testing.T) {
 }
 
 func TestCleanByline(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"By Jane Doe", "Jane Doe"},
 		{"  written by   Jane   Doe ", "Jane Doe"},
@@ -122,6 +127,7 @@ func TestCleanByline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
 			if got := cleanByline(tt.in); got != tt.want {
 				t.Errorf("cleanByline(%q) = %q, want %q", tt.in, got, tt.want)
 			}
@@ -130,6 +136,7 @@ func TestCleanByline(t *testing.T) {
 }
 
 func TestMetaTags(t *testing.T) {
+	t.Parallel()
 	doc, err := html.Parse(strings.NewReader(`<head>
 <meta name="Description" content="   ">
 <meta property=" OG:Title " content="First  title">

@@ -17,6 +17,7 @@ func render(t *testing.T, fragment string) string {
 }
 
 func TestRender(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -39,6 +40,7 @@ func TestRender(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := render(t, tt.in); got != tt.want {
 				t.Errorf("got\n%q\nwant\n%q", got, tt.want)
 			}
@@ -47,6 +49,7 @@ func TestRender(t *testing.T) {
 }
 
 func TestRenderDeepTree(t *testing.T) {
+	t.Parallel()
 	// A tree deeper than any parser would build: the walk keeps no stack.
 	root := &html.Node{Type: html.ElementNode, Data: "div"}
 	n := root
@@ -62,6 +65,7 @@ func TestRenderDeepTree(t *testing.T) {
 }
 
 func TestRenderNil(t *testing.T) {
+	t.Parallel()
 	if got := Render(nil); got != "" {
 		t.Errorf("got %q", got)
 	}

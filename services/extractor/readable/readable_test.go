@@ -29,6 +29,7 @@ func prose(seed string, n int) string {
 }
 
 func TestArticle(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		page    string
@@ -209,6 +210,7 @@ func TestArticle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			content := Article(parse(t, tt.page))
 			if content == nil {
 				t.Fatal("no content")
@@ -229,6 +231,7 @@ func TestArticle(t *testing.T) {
 }
 
 func TestArticleMergesSiblings(t *testing.T) {
+	t.Parallel()
 	page := `<body><div id="wrap"><div class="para-block"><p>` + prose("first", 5) + `</p><p>` + prose("second", 5) + `</p></div>
 <p>` + prose("sibling paragraph", 1) + `</p>
 <div class="para-block"><p>` + prose("third", 5) + `</p></div>
@@ -246,6 +249,7 @@ func TestArticleMergesSiblings(t *testing.T) {
 }
 
 func TestFull(t *testing.T) {
+	t.Parallel()
 	doc := parse(t, `<body><nav>Nav</nav><p>Para</p><script>s()</script><div hidden>Hid</div><iframe src="/x"></iframe><!-- c --></body>`)
 	got := htmlnode.Text(Full(doc))
 	if got != "Nav Para" {
@@ -254,6 +258,7 @@ func TestFull(t *testing.T) {
 }
 
 func TestNoBody(t *testing.T) {
+	t.Parallel()
 	doc := &html.Node{Type: html.DocumentNode}
 	if Article(doc) != nil || Full(doc) != nil {
 		t.Error("want nil without a body")
@@ -268,6 +273,7 @@ func words(hint string) []string {
 }
 
 func TestWords(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want []string
@@ -279,6 +285,7 @@ func TestWords(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
 			if got := words(tt.in); !slices.Equal(got, tt.want) {
 				t.Errorf("words(%q) = %q, want %q", tt.in, got, tt.want)
 			}
@@ -287,6 +294,7 @@ func TestWords(t *testing.T) {
 }
 
 func TestHintOf(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		hint string
 		want bool
@@ -308,6 +316,7 @@ func TestHintOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.hint, func(t *testing.T) {
+			t.Parallel()
 			n := &html.Node{Type: html.ElementNode, Data: "div", Attr: []html.Attribute{{Key: "class", Val: tt.hint}}}
 			if got := hintOf(n)&(hintUnlikely|hintFurniture|hintComments) != 0; got != tt.want {
 				t.Errorf("hintOf(%q) furniture = %v, want %v", tt.hint, got, tt.want)
@@ -317,6 +326,7 @@ func TestHintOf(t *testing.T) {
 }
 
 func TestHintOfClasses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		class string
 		want  hint
@@ -330,6 +340,7 @@ func TestHintOfClasses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.class, func(t *testing.T) {
+			t.Parallel()
 			n := &html.Node{Type: html.ElementNode, Data: "div", Attr: []html.Attribute{{Key: "class", Val: tt.class}}}
 			if got := hintOf(n); got != tt.want {
 				t.Errorf("hintOf(%q) = %05b, want %05b", tt.class, got, tt.want)
@@ -339,6 +350,7 @@ func TestHintOfClasses(t *testing.T) {
 }
 
 func TestTrim(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		page    string
@@ -374,6 +386,7 @@ func TestTrim(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			doc := parse(t, "<body>"+tt.page+"</body>")
 			content := htmlnode.First(doc, "body").FirstChild
 			trim(content, measure(content))
@@ -393,6 +406,7 @@ func TestTrim(t *testing.T) {
 }
 
 func TestHasDate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want bool
@@ -406,6 +420,7 @@ func TestHasDate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
 			if got := hasDate(tt.in); got != tt.want {
 				t.Errorf("hasDate(%q) = %v, want %v", tt.in, got, tt.want)
 			}

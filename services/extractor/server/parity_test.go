@@ -19,9 +19,17 @@ import (
 // in-process one, as the single binary uses it, give identical results for
 // the extractor's fixture pages under every option.
 func TestGRPCMatchesInProcess(t *testing.T) {
-	pages, err := filepath.Glob(filepath.Join("..", "extract", "testdata", "*.html"))
-	if err != nil || len(pages) == 0 {
-		t.Fatalf("no fixture pages: %v", err)
+	t.Parallel()
+	var pages []string
+	for _, pkg := range []string{"extract", "actions", "tables"} {
+		found, err := filepath.Glob(filepath.Join("..", pkg, "testdata", "*.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, found...)
+	}
+	if len(pages) == 0 {
+		t.Fatal("no fixture pages")
 	}
 	budget := int64(60)
 	optionSets := map[string]*distillv1.FetchOptions{
@@ -43,6 +51,7 @@ func TestGRPCMatchesInProcess(t *testing.T) {
 		}
 		for name, opts := range optionSets {
 			t.Run(filepath.Base(page)+"/"+name, func(t *testing.T) {
+				t.Parallel()
 				req := &internalv1.ExtractRequest{Html: html, Url: "https://example.com/dir/page", Status: 200, Options: opts}
 				want, err := local.Extract(context.Background(), req)
 				if err != nil {

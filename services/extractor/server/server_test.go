@@ -47,6 +47,7 @@ func dial(t *testing.T) *grpc.ClientConn {
 }
 
 func TestExtractOverGRPC(t *testing.T) {
+	t.Parallel()
 	client := internalv1.NewExtractorServiceClient(dial(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -67,6 +68,7 @@ func TestExtractOverGRPC(t *testing.T) {
 }
 
 func TestErrorsKeepTheirCode(t *testing.T) {
+	t.Parallel()
 	client := internalv1.NewExtractorServiceClient(dial(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -104,6 +106,7 @@ func TestErrorsKeepTheirCode(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := healthpb.NewHealthClient(dial(t)).Check(ctx, &healthpb.HealthCheckRequest{Service: internalv1.ExtractorService_ServiceDesc.ServiceName})
@@ -116,6 +119,7 @@ func TestHealth(t *testing.T) {
 }
 
 func TestRunStopsWithContext(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, Config{Addr: "127.0.0.1:0"}, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
@@ -131,6 +135,7 @@ func TestRunStopsWithContext(t *testing.T) {
 }
 
 func TestRunReportsListenErrors(t *testing.T) {
+	t.Parallel()
 	err := Run(context.Background(), Config{Addr: "256.0.0.1:bad"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil {
 		t.Fatal("Run succeeded on a bad address")

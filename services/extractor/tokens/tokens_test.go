@@ -11,6 +11,7 @@ import (
 )
 
 func TestCount(t *testing.T) {
+	t.Parallel()
 	// The figures are tiktoken's o200k_base counts; the reference test
 	// below checks each against the tokenizer package as well.
 	tests := []struct {
@@ -44,6 +45,7 @@ func TestCount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := Count(tt.in); got != tt.want {
 				t.Errorf("Count(%q) = %d, want %d", tt.in, got, tt.want)
 			}
@@ -55,6 +57,7 @@ func TestCount(t *testing.T) {
 }
 
 func TestCountInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	// Each maximal invalid subsequence is one U+FFFD: "a", "��", "b".
 	if got := Count("a\xff\xfeb"); got != 3 {
 		t.Errorf("Count = %d, want 3", got)
@@ -66,6 +69,7 @@ func TestCountInvalidUTF8(t *testing.T) {
 }
 
 func TestCountBreaksAroundSpaces(t *testing.T) {
+	t.Parallel()
 	// tiktoken takes a whitespace run up to its last line break as one
 	// pre-token, and "\n \n" is a single token of o200k_base. The
 	// tokenizer package splits at the first break and counts 4.
@@ -83,7 +87,10 @@ func TestCountBreaksAroundSpaces(t *testing.T) {
 func corpus(t testing.TB) []string {
 	t.Helper()
 	var out []string
-	for _, glob := range []string{"../extract/testdata/*.html", "../extract/testdata/golden/*.md"} {
+	for _, glob := range []string{
+		"../extract/testdata/*.html", "../actions/testdata/*.html", "../tables/testdata/*.html",
+		"../extract/testdata/golden/*.md",
+	} {
 		files, err := filepath.Glob(glob)
 		if err != nil {
 			t.Fatal(err)
@@ -128,6 +135,7 @@ func randomText(rng *rand.Rand, n int) string {
 }
 
 func TestSplitMatchesReference(t *testing.T) {
+	t.Parallel()
 	for _, s := range corpus(t) {
 		s = validUTF8(s)
 		if got, want := ourPieces(s), referencePieces(t, s); !slices.Equal(got, want) {
@@ -137,6 +145,7 @@ func TestSplitMatchesReference(t *testing.T) {
 }
 
 func TestCountMatchesReference(t *testing.T) {
+	t.Parallel()
 	compared := 0
 	for _, s := range corpus(t) {
 		if !comparable(s) {
@@ -153,6 +162,7 @@ func TestCountMatchesReference(t *testing.T) {
 }
 
 func TestCacheAgreesWithVocabulary(t *testing.T) {
+	t.Parallel()
 	// Texts from cachedFrom bytes up are counted through a pieceCache.
 	rng := rand.New(rand.NewPCG(5, 6))
 	var b strings.Builder
@@ -174,6 +184,7 @@ func TestCacheAgreesWithVocabulary(t *testing.T) {
 }
 
 func TestMergeHeapAgreesWithScan(t *testing.T) {
+	t.Parallel()
 	enc := o200k()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 500 {
@@ -185,6 +196,7 @@ func TestMergeHeapAgreesWithScan(t *testing.T) {
 }
 
 func TestLongPieceScaled(t *testing.T) {
+	t.Parallel()
 	// A run of one letter is a single pre-token, counted from its first
 	// maxPiece bytes.
 	part := Count(strings.Repeat("a", maxPiece))
@@ -201,6 +213,7 @@ func FuzzCount(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		t.Parallel()
 		if len(s) > maxPiece {
 			return
 		}
@@ -221,6 +234,7 @@ func FuzzCount(f *testing.F) {
 }
 
 func TestTruncate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		in      string
@@ -241,6 +255,7 @@ func TestTruncate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, cut := Truncate(tt.in, tt.max)
 			if got != tt.want || cut != tt.wantCut {
 				t.Errorf("Truncate(%q, %d) = %q, %v; want %q, %v", tt.in, tt.max, got, cut, tt.want, tt.wantCut)
@@ -253,6 +268,7 @@ func TestTruncate(t *testing.T) {
 }
 
 func TestTruncateAlwaysWithinBudget(t *testing.T) {
+	t.Parallel()
 	text := strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n\n"+
 		"- item with `code` and https://example.com/a/very/long/path?query=1\n"+
 		"日本語の文章を書きます。Ещё немного текста.\n", 30)

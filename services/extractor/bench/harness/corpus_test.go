@@ -24,6 +24,7 @@ func writeCorpus(t *testing.T, truth string, pages map[string]string) string {
 }
 
 func TestLoadCorpus(t *testing.T) {
+	t.Parallel()
 	dir := writeCorpus(t, `{"b": {"articleBody": "Second.", "url": "https://example.com/b"}, "a": {"articleBody": "First."}}`,
 		map[string]string{"a": "<p>First.</p>", "b": "<p>Second.</p>"})
 	pages, err := LoadCorpus(dir)
@@ -39,6 +40,7 @@ func TestLoadCorpus(t *testing.T) {
 }
 
 func TestLoadCorpusMissingPage(t *testing.T) {
+	t.Parallel()
 	dir := writeCorpus(t, `{"a": {"articleBody": "First."}}`, nil)
 	if _, err := LoadCorpus(dir); err == nil {
 		t.Error("want an error for a page without its html file")

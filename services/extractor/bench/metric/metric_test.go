@@ -7,6 +7,7 @@ import (
 )
 
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -20,6 +21,7 @@ func TestTokens(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := Tokens(tt.in); !slices.Equal(got, tt.want) {
 				t.Errorf("Tokens(%q) = %q, want %q", tt.in, got, tt.want)
 			}
@@ -30,6 +32,7 @@ func TestTokens(t *testing.T) {
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		truth, pred string
@@ -53,6 +56,7 @@ func TestCompare(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			p := Compare(tt.truth, tt.pred)
 			if !near(p.TP, tt.tp) || !near(p.FP, tt.fp) || !near(p.FN, tt.fn) || p.Exact != tt.exact {
 				t.Errorf("Compare = %+v, want TP %v FP %v FN %v exact %v", p, tt.tp, tt.fp, tt.fn, tt.exact)
@@ -62,6 +66,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestAggregate(t *testing.T) {
+	t.Parallel()
 	pages := []Page{
 		Compare("a b c d e", "a b c d x"),       // P 1/2, R 1/2
 		Compare("a b c d e", "a b c d e f g h"), // P 2/5, R 1

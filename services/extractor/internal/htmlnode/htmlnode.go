@@ -4,6 +4,8 @@
 package htmlnode
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -152,6 +154,18 @@ func DelAttr(n *html.Node, key string) {
 	n.Attr = out
 }
 
+// CountAttr reads n's attribute key as a count, such as a colspan, a
+// rowspan or a select's size: a number in [lo, hi], or 1, the default of
+// all three, when it is missing, invalid or below lo. The actions and
+// tables packages both read counts this way.
+func CountAttr(n *html.Node, key string, lo, hi int) int {
+	v, err := strconv.Atoi(strings.TrimSpace(Attr(n, key)))
+	if err != nil || v < lo {
+		return 1
+	}
+	return min(v, hi)
+}
+
 // HasToken reports whether the whitespace-separated list, such as a class
 // or itemprop value, holds token, compared without case.
 func HasToken(list, token string) bool {
@@ -245,6 +259,43 @@ func TextLen(n *html.Node) int {
 		return true
 	})
 	return count
+}
+
+// VisibleText is the text under root as Text returns it, except that it
+// passes over the subtrees of the skip tags (a label's select, a cell's
+// nested table) and stops after limit runes, reporting the cut, so that
+// naming an element that wraps a whole page costs no more than the name.
+// A limit of 0 means none. The actions and tables packages both read
+// their elements' text this way.
+func VisibleText(root *html.Node, limit int, skip ...string) (string, bool) {
+	var b strings.Builder
+	runes, cut := 0, false
+	var skipped func(*html.Node) bool
+	if len(skip) > 0 {
+		skipped = func(n *html.Node) bool { return slices.Contains(skip, n.Data) }
+	}
+	// A word is written a rune at a time until the limit is hit, the space
+	// before it together with its first rune.
+	Words(root, skipped, func(w string, space bool) bool {
+		for i, r := range w {
+			spaced := space && i == 0
+			extra := 1
+			if spaced {
+				extra = 2
+			}
+			if limit > 0 && runes+extra > limit {
+				cut = true
+				return false
+			}
+			if spaced {
+				b.WriteByte(' ')
+			}
+			b.WriteRune(r)
+			runes += extra
+		}
+		return true
+	})
+	return b.String(), cut
 }
 
 // Words calls emit for each run of non-space text under root, the words of

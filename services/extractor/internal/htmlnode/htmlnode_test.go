@@ -18,6 +18,7 @@ func parseBody(t *testing.T, fragment string) *html.Node {
 }
 
 func TestText(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -32,6 +33,7 @@ func TestText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			body := parseBody(t, tt.in)
 			if got := Text(body); got != tt.want {
 				t.Errorf("Text = %q, want %q", got, tt.want)
@@ -44,6 +46,7 @@ func TestText(t *testing.T) {
 }
 
 func TestDeepTreesDoNotRecurse(t *testing.T) {
+	t.Parallel()
 	// A million levels: any recursion would need a huge stack.
 	root := &html.Node{Type: html.ElementNode, Data: "div"}
 	n := root
@@ -71,6 +74,7 @@ func TestDeepTreesDoNotRecurse(t *testing.T) {
 }
 
 func TestWalkSkipsChildren(t *testing.T) {
+	t.Parallel()
 	body := parseBody(t, "<div><p>skip</p></div><p>keep</p>")
 	var seen []string
 	Walk(body, func(n *html.Node) bool {
@@ -85,6 +89,7 @@ func TestWalkSkipsChildren(t *testing.T) {
 }
 
 func TestIsHidden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want bool
@@ -99,6 +104,7 @@ func TestIsHidden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
 			if got := IsHidden(First(parseBody(t, tt.in), "p")); got != tt.want {
 				t.Errorf("IsHidden = %v, want %v", got, tt.want)
 			}
@@ -107,6 +113,7 @@ func TestIsHidden(t *testing.T) {
 }
 
 func TestAttrs(t *testing.T) {
+	t.Parallel()
 	body := parseBody(t, `<div id="w"><b>a</b>c</div>`)
 	w := First(body, "div")
 	SetAttr(w, "class", "x")
@@ -125,6 +132,7 @@ func TestAttrs(t *testing.T) {
 }
 
 func TestWords(t *testing.T) {
+	t.Parallel()
 	type word struct {
 		w     string
 		space bool
@@ -150,6 +158,7 @@ func TestWords(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var got []word
 			Words(parseBody(t, tt.in), tt.skip, func(w string, space bool) bool {
 				got = append(got, word{w, space})
@@ -163,6 +172,7 @@ func TestWords(t *testing.T) {
 }
 
 func TestHasToken(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		list, token string
 		want        bool
@@ -176,5 +186,60 @@ func TestHasToken(t *testing.T) {
 		if got := HasToken(tt.list, tt.token); got != tt.want {
 			t.Errorf("HasToken(%q, %q) = %v, want %v", tt.list, tt.token, got, tt.want)
 		}
+	}
+}
+
+func TestVisibleText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		in      string
+		limit   int
+		skip    []string
+		want    string
+		wantCut bool
+	}{
+		{"as Text without a limit", "<p>  one <b>t</b>wo </p><div>three</div><script>x</script>", 0, nil, "one two three", false},
+		{"skipped subtrees still separate words", "<label>Pick<select><option>x</select>one</label>", 0, []string{"select"}, "Pick one", false},
+		{"cut within a word", "<p>abcdef</p>", 4, nil, "abcd", true},
+		{"the space before a word counts", "<p>ab cd</p>", 3, nil, "ab", true},
+		{"exactly at the limit", "<p>ab cd</p>", 5, nil, "ab cd", false},
+		{"runes, not bytes", "<p>été</p>", 3, nil, "été", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, cut := VisibleText(parseBody(t, tt.in), tt.limit, tt.skip...)
+			if got != tt.want || cut != tt.wantCut {
+				t.Errorf("VisibleText = %q, %v, want %q, %v", got, cut, tt.want, tt.wantCut)
+			}
+		})
+	}
+}
+
+func TestCountAttr(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		attr   string
+		lo, hi int
+		want   int
+	}{
+		{``, 1, 10, 1},
+		{`colspan="3"`, 1, 10, 3},
+		{`colspan=" 7 "`, 1, 10, 7},
+		{`colspan="300"`, 1, 10, 10},
+		{`colspan="0"`, 1, 10, 1},
+		{`colspan="0"`, 0, 10, 0},
+		{`colspan="-5"`, 0, 10, 1},
+		{`colspan="2x"`, 1, 10, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.attr, func(t *testing.T) {
+			t.Parallel()
+			td := First(parseBody(t, "<table><tr><td "+tt.attr+">x</td></tr></table>"), "td")
+			if got := CountAttr(td, "colspan", tt.lo, tt.hi); got != tt.want {
+				t.Errorf("CountAttr in [%d, %d] = %d, want %d", tt.lo, tt.hi, got, tt.want)
+			}
+		})
 	}
 }

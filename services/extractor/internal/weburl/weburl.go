@@ -5,6 +5,10 @@ package weburl
 import (
 	"net/url"
 	"strings"
+
+	"golang.org/x/net/html"
+
+	"distill.dev/services/extractor/internal/htmlnode"
 )
 
 // urlControls are what browsers drop inside URLs. A Replacer builds its
@@ -39,4 +43,28 @@ func Resolve(base *url.URL, ref string, schemes ...string) (string, bool) {
 		return "", false
 	}
 	return u.String(), true
+}
+
+// Base returns the URL the relative references of doc, the page at page,
+// resolve against: page, or the first <base href> resolved against it
+// when that is a usable http(s) or file URL.
+func Base(doc *html.Node, page *url.URL) *url.URL {
+	base := htmlnode.First(doc, "base")
+	if base == nil || !htmlnode.HasAttr(base, "href") {
+		return page
+	}
+	ref, err := url.Parse(strings.TrimSpace(htmlnode.Attr(base, "href")))
+	if err != nil {
+		return page
+	}
+	u := page.ResolveReference(ref)
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		if u.Host != "" {
+			return u
+		}
+	case "file":
+		return u
+	}
+	return page
 }

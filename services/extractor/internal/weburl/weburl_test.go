@@ -2,10 +2,14 @@ package weburl
 
 import (
 	"net/url"
+	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
 )
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	base, _ := url.Parse("https://example.com/a/b/page.html?q=1")
 	web := []string{"http", "https"}
 	tests := []struct {
@@ -31,6 +35,7 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, ok := Resolve(base, tt.ref, tt.schemes...)
 			if got != tt.want || ok != tt.ok {
 				t.Errorf("Resolve(%q) = %q, %v; want %q, %v", tt.ref, got, ok, tt.want, tt.ok)
@@ -40,10 +45,42 @@ func TestResolve(t *testing.T) {
 }
 
 func TestResolveWithoutBase(t *testing.T) {
+	t.Parallel()
 	if _, ok := Resolve(nil, "/relative", "https"); ok {
 		t.Error("relative URL accepted without a base")
 	}
 	if got, ok := Resolve(nil, "https://example.com/", "https"); !ok || got != "https://example.com/" {
 		t.Errorf("got %q, %v", got, ok)
+	}
+}
+
+func TestBase(t *testing.T) {
+	t.Parallel()
+	page, _ := url.Parse("https://news.example.com/world/2024/story.html")
+	tests := []struct {
+		name string
+		head string
+		want string
+	}{
+		{"no base", ``, page.String()},
+		{"relative base", `<base href="/docs/v2/">`, "https://news.example.com/docs/v2/"},
+		{"absolute base", `<base href=" https://cdn.example.org/x/ ">`, "https://cdn.example.org/x/"},
+		{"the first base counts", `<base href="/a/"><base href="/b/">`, "https://news.example.com/a/"},
+		{"file base", `<base href="file:///srv/site/">`, "file:///srv/site/"},
+		{"javascript base ignored", `<base href="javascript:alert(1)">`, page.String()},
+		{"http base without a host ignored", `<base href="http:///x">`, page.String()},
+		{"base without href ignored", `<base target="_blank">`, page.String()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			doc, err := html.Parse(strings.NewReader("<head>" + tt.head + "</head><a href=x>x</a>"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Base(doc, page).String(); got != tt.want {
+				t.Errorf("Base = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -1,8 +1,9 @@
-package extract
+// Package tables reads the data tables of a page as rows of text, one cell
+// per column, leaving out the tables that only lay the page out.
+package tables
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -27,9 +28,9 @@ const (
 // rather than as a value.
 const longCellRunes = 200
 
-// tablesIn returns the data tables under root, nested ones included, in
+// Read returns the data tables under root, nested ones included, in
 // document order. The result is never nil.
-func tablesIn(root *html.Node) []*distillv1.Table {
+func Read(root *html.Node) []*distillv1.Table {
 	tables := []*distillv1.Table{}
 	for _, t := range htmlnode.Elements(root, "table") {
 		if tb := tableOf(t); tb != nil {
@@ -172,10 +173,10 @@ func placeRow(tr *html.Node, i, n int, above *[]carried) ([]string, []cell, bool
 			own = append(own, cell{n: c})
 			continue
 		}
-		text, _ := visibleText(c, 0, "table")
+		text, _ := htmlnode.VisibleText(c, 0, "table")
 		own = append(own, cell{n: c, text: text, read: true})
-		colspan := span(htmlnode.Attr(c, "colspan"), 1, maxColspan)
-		rowspan := span(htmlnode.Attr(c, "rowspan"), 0, maxRowspan)
+		colspan := htmlnode.CountAttr(c, "colspan", 1, maxColspan)
+		rowspan := htmlnode.CountAttr(c, "rowspan", 0, maxRowspan)
 		if rowspan == 0 {
 			rowspan = n - i
 		}
@@ -196,16 +197,6 @@ func placeRow(tr *html.Node, i, n int, above *[]carried) ([]string, []cell, bool
 		}
 	}
 	return row, own, allTH && len(own) > 0
-}
-
-// span parses a colspan or rowspan value: a number in [lo, hi], 1 when it
-// is missing or invalid.
-func span(v string, lo, hi int) int {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < lo {
-		return 1
-	}
-	return min(n, hi)
 }
 
 type rowGroup struct {
@@ -269,7 +260,7 @@ func joinHeaders(head [][]string, width int) []string {
 func captionOf(t *html.Node) string {
 	for c := t.FirstChild; c != nil; c = c.NextSibling {
 		if c.Type == html.ElementNode && c.Data == "caption" {
-			text, _ := visibleText(c, 0, "table")
+			text, _ := htmlnode.VisibleText(c, 0, "table")
 			return text
 		}
 	}
@@ -343,7 +334,7 @@ func cellContent(c cell) cellKind {
 	})
 	text, cut := c.text, false
 	if !c.read {
-		text, cut = visibleText(c.n, longCellRunes+1, "table")
+		text, cut = htmlnode.VisibleText(c.n, longCellRunes+1, "table")
 	}
 	k.empty = text == ""
 	k.long = cut || utf8.RuneCountInString(text) > longCellRunes
