@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"distill.dev/services/platform/envflag"
 )
 
 // These tests run the distill binary under the official MCP TypeScript SDK
@@ -242,7 +244,7 @@ func checkReport(t *testing.T, r report, base string) {
 func startHTTP(t *testing.T, token string) (endpoint string, stop func()) {
 	t.Helper()
 	cmd := exec.Command(distillBinary(t), "--cache-dir", t.TempDir(), "mcp", "--http", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), TokenEnv+"="+token)
+	cmd.Env = append(os.Environ(), string(envflag.MCPToken)+"="+token)
 	// stderr goes through a pipe read to the end, so that waiting for the
 	// process never waits on the reader.
 	pr, pw := io.Pipe()
@@ -318,7 +320,7 @@ func TestMCPHTTPRefusesToStartWithoutAToken(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(distillBinary(t), "mcp", "--http", "127.0.0.1:0")
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, TokenEnv+"=") {
+		if !strings.HasPrefix(kv, string(envflag.MCPToken)+"=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
@@ -329,8 +331,8 @@ func TestMCPHTTPRefusesToStartWithoutAToken(t *testing.T) {
 		t.Fatalf("distill mcp --http without a token: %v, want a non-zero exit", err)
 	}
 	msg := strings.TrimSuffix(stderr.String(), "\n")
-	if strings.Contains(msg, "\n") || !strings.Contains(msg, TokenEnv) || !strings.Contains(msg, "--no-auth") {
-		t.Errorf("stderr = %q, want one line naming %s and --no-auth", stderr.String(), TokenEnv)
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, string(envflag.MCPToken)) || !strings.Contains(msg, "--no-auth") {
+		t.Errorf("stderr = %q, want one line naming %s and --no-auth", stderr.String(), string(envflag.MCPToken))
 	}
 }
 

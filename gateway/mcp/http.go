@@ -14,11 +14,9 @@ import (
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// TokenEnv names the environment variable holding the bearer token HTTP
-// clients must send.
-const TokenEnv = "DISTILL_MCP_TOKEN"
+	"distill.dev/services/platform/envflag"
+)
 
 // Path is where streamable HTTP is served.
 const Path = "/mcp"
@@ -105,7 +103,7 @@ func (s *Server) handler(token string, guardHost bool, streams context.Context) 
 	mux.Handle(Path, http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token != "" && !bearer(r, token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="distill"`)
-			http.Error(w, "unauthorized: send Authorization: Bearer <token> with the token in "+TokenEnv, http.StatusUnauthorized)
+			http.Error(w, "unauthorized: send Authorization: Bearer <token> with the token in "+string(envflag.MCPToken), http.StatusUnauthorized)
 			return
 		}
 		if r.Method == http.MethodGet {
