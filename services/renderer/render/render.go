@@ -50,7 +50,7 @@ var errTimeout = errors.New("render timeout")
 // Option configures a Renderer.
 type Option func(*Renderer)
 
-// WithChromium sets the Chromium binary, overriding DISTILL_CHROMIUM.
+// WithChromium sets the Chromium binary; without it, DefaultChromium.
 func WithChromium(path string) Option {
 	return func(r *Renderer) { r.bin = path }
 }
@@ -62,6 +62,12 @@ func WithMaxPages(n int) Option {
 			r.maxPages = n
 		}
 	}
+}
+
+// WithoutCookies renders every page anonymously: the cookies a request
+// carries, a session's for a page behind a login, never reach the browser.
+func WithoutCookies() Option {
+	return func(r *Renderer) { r.noCookies = true }
 }
 
 // WithoutSandbox launches Chromium without its own sandbox. Chromium
@@ -82,6 +88,8 @@ type Renderer struct {
 	pages    chan struct{}
 	// noSandbox turns Chromium's own sandbox off.
 	noSandbox bool
+	// noCookies drops the cookies requests carry.
+	noCookies bool
 	// resolver and dialAddr are how the egress proxy reaches the network;
 	// tests replace them to stand a public name in for a loopback server.
 	resolver *net.Resolver
@@ -95,13 +103,9 @@ type Renderer struct {
 	kills sync.WaitGroup
 }
 
-// New returns a Renderer. The browser is launched on the first Render, from
-// DISTILL_CHROMIUM when set, else /usr/bin/chromium.
+// New returns a Renderer. The browser is launched on the first Render.
 func New(logger *slog.Logger, opts ...Option) *Renderer {
 	r := &Renderer{logger: logger, bin: DefaultChromium, maxPages: DefaultMaxPages, resolver: net.DefaultResolver}
-	if env := os.Getenv("DISTILL_CHROMIUM"); env != "" {
-		r.bin = env
-	}
 	for _, o := range opts {
 		o(r)
 	}
@@ -254,10 +258,9 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *in
 	return t.snapshot(target)
 }
 
-// cookies are the request's cookies unless the host turned cookie carrying
-// off.
+// cookies are the request's cookies unless the renderer renders without.
 func (r *Renderer) cookies(req *internalv1.RenderRequest) []*internalv1.Cookie {
-	if fetchopts.NoFallbackCookies() {
+	if r.noCookies {
 		return nil
 	}
 	return req.GetCookies()
