@@ -91,7 +91,10 @@ func (c *hitCounter) total() int {
 
 func (c *hitCounter) port() int { return c.Listener.Addr().(*net.TCPAddr).Port }
 
+// The test's network is the Renderer's: it renders with a browser of its
+// own.
 func TestRenderKeepsThePageInsideThePolicy(t *testing.T) {
+	t.Parallel()
 	requireChromium(t)
 
 	// other is a second loopback server: the page may reach it only when
