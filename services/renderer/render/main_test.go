@@ -1,6 +1,7 @@
 package render
 
 import (
+	"flag"
 	"log/slog"
 	"os"
 	"testing"
@@ -16,7 +17,19 @@ var (
 	sharedLogs = &syncBuffer{}
 )
 
+// parallel is how many tests run at once unless -parallel says otherwise.
+// They wait on the browser, on network quiet and on timeouts far more than
+// they compute, so go test's default of one per core leaves a small machine
+// idle; four keep the shared browser within its DefaultMaxPages.
+const parallel = "4"
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", parallel)
+	}
 	shared = New(slog.New(slog.NewTextHandler(sharedLogs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	code := m.Run()
 	// Close waits until the browser is gone and its profile removed.
