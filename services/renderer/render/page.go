@@ -18,8 +18,8 @@ import (
 )
 
 // tab is one render's page with everything opened for it alone: an egress
-// proxy, a CDP connection, a browser context and a target. Its fields
-// after page are what the page's listeners learn while it loads.
+// proxy, a CDP connection, a browser context and a target. What its
+// listeners learn while the page loads is kept under mu.
 type tab struct {
 	page   *rod.Page
 	egress *egress
