@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
@@ -161,7 +163,12 @@ func TestRenderKeepsThePageInsideThePolicy(t *testing.T) {
 
 	probe := func(t *testing.T, pageURL string, allowLocal bool) map[string]any {
 		t.Helper()
-		req := localReq(pageURL, func(o *distillv1.FetchOptions) { o.JsWaitFor = "#done" })
+		// Each probe may take 4s, and a loaded machine more: the render
+		// has as long as the test waits for it.
+		req := localReq(pageURL, func(o *distillv1.FetchOptions) {
+			o.JsWaitFor = "#done"
+			o.TimeoutSecs = proto.Int32(30)
+		})
 		req.Options.AllowLocal = allowLocal
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

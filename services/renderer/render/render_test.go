@@ -219,6 +219,17 @@ func newSite(t *testing.T) *site {
 	return s
 }
 
+// waitHung returns once the render's request for /hang has arrived. A
+// render that ends first fails the test rather than leaving it waiting.
+func (s *site) waitHung(t *testing.T, errc <-chan error) {
+	t.Helper()
+	select {
+	case <-s.hung:
+	case err := <-errc:
+		t.Fatalf("the render ended before it requested its page: %v", err)
+	}
+}
+
 // who renders the site's members page with cookies and returns whom the
 // page says the session belongs to.
 func (s *site) who(t *testing.T, r *Renderer, cookies ...*internalv1.Cookie) string {
@@ -296,7 +307,7 @@ func TestRender(t *testing.T) {
 		// browser: the time must run out waiting for the selector.
 		_, err := r.Render(ctx, localReq(s.URL+"/late", func(o *distillv1.FetchOptions) {
 			o.JsWaitFor = "#never"
-			o.TimeoutSecs = proto.Int32(3)
+			o.TimeoutSecs = proto.Int32(5)
 		}))
 		if failure.CodeOf(err) != failure.Timeout || !strings.Contains(err.Error(), `"#never" did not appear`) {
 			t.Fatalf("err = %v (%v), want Timeout naming the selector", err, failure.CodeOf(err))
@@ -418,10 +429,13 @@ func TestRenderReplacesAFailedBrowser(t *testing.T) {
 		r.mu.Unlock()
 		errc := make(chan error, 1)
 		go func() {
-			_, err := r.Render(ctx, localReq(s.URL+"/hang", func(o *distillv1.FetchOptions) { o.TimeoutSecs = proto.Int32(2) }))
+			// The timeout is all the render has to request its page, on a
+			// machine other tests load, and what it waits once the browser
+			// stops answering.
+			_, err := r.Render(ctx, localReq(s.URL+"/hang", func(o *distillv1.FetchOptions) { o.TimeoutSecs = proto.Int32(5) }))
 			errc <- err
 		}()
-		<-s.hung
+		s.waitHung(t, errc)
 		if err := syscall.Kill(inst.launcher.PID(), syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
@@ -446,7 +460,7 @@ func TestRenderReplacesAFailedBrowser(t *testing.T) {
 			_, err := r.Render(ctx, localReq(s.URL+"/hang", nil))
 			errc <- err
 		}()
-		<-s.hung
+		s.waitHung(t, errc)
 		if err := syscall.Kill(inst.launcher.PID(), syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -523,7 +537,8 @@ func TestRenderCapsConcurrentPages(t *testing.T) {
 	errs := make(chan error, 3)
 	for _, p := range []string{"/a", "/b", "/c"} {
 		go func() {
-			_, err := r.Render(context.Background(), localReq(srv.URL+p, nil))
+			// The third render's time runs while it waits for a page.
+			_, err := r.Render(context.Background(), localReq(srv.URL+p, func(o *distillv1.FetchOptions) { o.TimeoutSecs = proto.Int32(30) }))
 			errs <- err
 		}()
 	}
