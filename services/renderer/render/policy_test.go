@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
@@ -91,7 +93,10 @@ func (c *hitCounter) total() int {
 
 func (c *hitCounter) port() int { return c.Listener.Addr().(*net.TCPAddr).Port }
 
+// The test's network is the Renderer's: it renders with a browser of its
+// own.
 func TestRenderKeepsThePageInsideThePolicy(t *testing.T) {
+	t.Parallel()
 	requireChromium(t)
 
 	// other is a second loopback server: the page may reach it only when
@@ -158,7 +163,12 @@ func TestRenderKeepsThePageInsideThePolicy(t *testing.T) {
 
 	probe := func(t *testing.T, pageURL string, allowLocal bool) map[string]any {
 		t.Helper()
-		req := localReq(pageURL, func(o *distillv1.FetchOptions) { o.JsWaitFor = "#done" })
+		// Each probe may take 4s, and a loaded machine more: the render
+		// has as long as the test waits for it.
+		req := localReq(pageURL, func(o *distillv1.FetchOptions) {
+			o.JsWaitFor = "#done"
+			o.TimeoutSecs = proto.Int32(30)
+		})
 		req.Options.AllowLocal = allowLocal
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

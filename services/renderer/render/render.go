@@ -19,9 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-rod/rod"
-	"github.com/go-rod/rod/lib/proto"
-
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
@@ -53,7 +50,7 @@ var errTimeout = errors.New("render timeout")
 // Option configures a Renderer.
 type Option func(*Renderer)
 
-// WithChromium sets the Chromium binary, overriding DISTILL_CHROMIUM.
+// WithChromium sets the Chromium binary; without it, DefaultChromium.
 func WithChromium(path string) Option {
 	return func(r *Renderer) { r.bin = path }
 }
@@ -65,6 +62,12 @@ func WithMaxPages(n int) Option {
 			r.maxPages = n
 		}
 	}
+}
+
+// WithoutCookies renders every page anonymously: the cookies a request
+// carries, a session's for a page behind a login, never reach the browser.
+func WithoutCookies() Option {
+	return func(r *Renderer) { r.noCookies = true }
 }
 
 // WithoutSandbox launches Chromium without its own sandbox. Chromium
@@ -85,6 +88,8 @@ type Renderer struct {
 	pages    chan struct{}
 	// noSandbox turns Chromium's own sandbox off.
 	noSandbox bool
+	// noCookies drops the cookies requests carry.
+	noCookies bool
 	// resolver and dialAddr are how the egress proxy reaches the network;
 	// tests replace them to stand a public name in for a loopback server.
 	resolver *net.Resolver
@@ -98,13 +103,9 @@ type Renderer struct {
 	kills sync.WaitGroup
 }
 
-// New returns a Renderer. The browser is launched on the first Render, from
-// DISTILL_CHROMIUM when set, else /usr/bin/chromium.
+// New returns a Renderer. The browser is launched on the first Render.
 func New(logger *slog.Logger, opts ...Option) *Renderer {
 	r := &Renderer{logger: logger, bin: DefaultChromium, maxPages: DefaultMaxPages, resolver: net.DefaultResolver}
-	if env := os.Getenv("DISTILL_CHROMIUM"); env != "" {
-		r.bin = env
-	}
 	for _, o := range opts {
 		o(r)
 	}
@@ -225,244 +226,44 @@ func (r *Renderer) drop(inst *instance) {
 	r.kills.Go(inst.abort)
 }
 
+// render drives one page through its steps, in the order the page needs
+// them: opened in a browser context of its own, put under guard before it
+// loads anything, given the session's cookies, navigated, settled and read.
+// It owns the cleanup, undone in reverse: the wait for network quiet ends,
+// request interception stops, and the page is closed (see tab.close).
 func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
-	opts := req.GetOptions()
 	target := req.GetUrl()
 
-	// Deferred in this order, undone in reverse: the page stops, its
-	// context and cookies are destroyed, the page's connections are cut,
-	// and the render's CDP connection closes.
-	eg, err := startEgress(r.logger, g.policy, r.resolver, r.dialAddr)
+	t, err := r.openPage(ctx, inst, g.policy)
 	if err != nil {
 		return nil, err
 	}
-	defer eg.close()
-	conn, err := inst.connect(ctx)
+	defer t.close()
+	stopGuard, err := r.guardPage(ctx, t, g)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.close()
-
-	bc, err := proto.TargetCreateBrowserContext{
-		// The browser reaches the network only through the egress proxy.
-		// "<-loopback>" removes Chromium's implicit bypass for localhost, so
-		// loopback requests are judged like any other.
-		ProxyServer:     eg.proxyURL(),
-		ProxyBypassList: "<-loopback>",
-		// Should this process die mid-render, Chromium drops the context.
-		DisposeOnDetach: true,
-	}.Call(conn.browser)
-	if err != nil {
-		return nil, fmt.Errorf("create browser context: %w", err)
-	}
-	defer inst.dispose(bc.BrowserContextID)
-
-	created, err := proto.TargetCreateTarget{URL: "about:blank", BrowserContextID: bc.BrowserContextID}.Call(conn.browser)
-	if err != nil {
-		return nil, fmt.Errorf("open page: %w", err)
-	}
-	page, err := conn.browser.PageFromTarget(created.TargetID)
-	if err != nil {
-		return nil, fmt.Errorf("attach to page: %w", err)
-	}
-	pctx, stop := context.WithCancel(ctx)
-	defer stop()
-	page = page.Context(pctx)
-
-	// Subscribe before anything else enables the Network domain: rod
-	// disables a domain when the subscription that enabled it ends, and this
-	// one lives as long as the page.
-	var (
-		mu     sync.Mutex
-		status int
-	)
-	go page.EachEvent(func(e *proto.NetworkResponseReceived) {
-		if e.Type == proto.NetworkResourceTypeDocument && e.FrameID == page.FrameID {
-			mu.Lock()
-			status = e.Response.Status
-			mu.Unlock()
-		}
-	})()
-
-	if err := lockDown(page); err != nil {
+	defer stopGuard()
+	if err := setCookies(t.page, target, r.cookies(req)); err != nil {
 		return nil, err
 	}
-	if err := setCookies(page, target, r.cookies(req)); err != nil {
+	idle := t.watchIdle()
+	defer idle.cancel()
+	if err := t.navigate(target); err != nil {
 		return nil, err
 	}
-
-	var blockedNav error
-	router := page.HijackRequests()
-	err = router.Add("*", "", func(h *rod.Hijack) {
-		u := h.Request.URL().String()
-		if err := g.check(ctx, u); err != nil {
-			if h.Request.IsNavigation() {
-				mu.Lock()
-				if blockedNav == nil {
-					blockedNav = err
-				}
-				mu.Unlock()
-			}
-			r.logger.Debug("render request refused", "url", u, "err", err.Error())
-			h.Response.Fail(proto.NetworkErrorReasonBlockedByClient)
-			return
-		}
-		// Released, not fetched by us: the browser's own stack keeps its
-		// caching, HTTP/2 and cookie handling, and its egress proxy judges
-		// the connection.
-		h.ContinueRequest(&proto.FetchContinueRequest{})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("hijack requests: %w", err)
-	}
-	go router.Run()
-	defer func() { _ = router.Stop() }()
-
-	idleCtx, idleCancel := context.WithCancel(pctx)
-	defer idleCancel()
-	waitIdle := page.Context(idleCtx).WaitRequestIdle(idleQuiet, nil, nil, nil)
-
-	if err := page.Navigate(target); err != nil {
-		mu.Lock()
-		blocked := blockedNav
-		mu.Unlock()
-		if blocked != nil {
-			return nil, failure.Wrap(failure.Blocked, blocked, "render %s", target)
-		}
-		if ne, ok := errors.AsType[*rod.NavigationError](err); ok {
-			if refused := eg.refusal(); refused != nil {
-				return nil, failure.Wrap(failure.Blocked, refused, "render %s", target)
-			}
-			return nil, failure.Wrap(failure.Network, ne, "render %s", target)
-		}
-		return nil, fmt.Errorf("navigate: %w", err)
-	}
-	if err := page.WaitLoad(); err != nil {
-		return nil, fmt.Errorf("wait for load: %w", err)
-	}
-	// A selector says when the page is ready: wait for it alone, and for
-	// network quiet too only when js_wait asks for it. Without one, wait
-	// for quiet within js_wait or the default budget.
-	sel := opts.GetJsWaitFor()
-	if sel != "" {
-		if _, err := page.Element(sel); err != nil {
-			if ctx.Err() != nil {
-				return nil, failure.Wrap(failure.Timeout, err, "js_wait_for selector %q did not appear within %s", sel, fetchopts.Timeout(opts))
-			}
-			return nil, fmt.Errorf("js_wait_for %q: %w", sel, err)
-		}
-	}
-	if budget := fetchopts.JSWait(opts); sel == "" || budget > 0 {
-		if budget <= 0 {
-			budget = defaultIdleBudget
-		}
-		timer := time.AfterFunc(budget, idleCancel)
-		waitIdle()
-		timer.Stop()
-	}
-
-	info, err := page.Info()
-	if err != nil {
-		return nil, fmt.Errorf("page info: %w", err)
-	}
-	html, err := serialize(page)
-	if err != nil {
-		if fe, ok := errors.AsType[*failure.Error](err); ok {
-			return nil, failure.Wrap(fe.Code, fe, "render %s", target)
-		}
+	if err := settle(ctx, t.page, req.GetOptions(), idle); err != nil {
 		return nil, err
 	}
-	mu.Lock()
-	code := status
-	mu.Unlock()
-	if code == 0 {
-		code = 200
-	}
-	return &internalv1.RenderResponse{FinalUrl: info.URL, Status: int32(code), Html: []byte(html)}, nil
+	return t.snapshot(target)
 }
 
-// serializeScript returns the DOM as HTML, or only its length when that
-// alone is over the cap (UTF-8 takes at least as many bytes as UTF-16 code
-// units), so a huge DOM is never copied out of the browser.
-const serializeScript = `(cap) => {
-	const dt = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '';
-	const html = dt + document.documentElement.outerHTML;
-	return html.length > cap ? {units: html.length} : {html};
-}`
-
-func serialize(page *rod.Page) (string, error) {
-	res, err := page.Eval(serializeScript, MaxHTMLBytes)
-	if err != nil {
-		return "", fmt.Errorf("serialize DOM: %w", err)
-	}
-	var out struct {
-		HTML  string `json:"html"`
-		Units int    `json:"units"`
-	}
-	if err := res.Value.Unmarshal(&out); err != nil {
-		return "", fmt.Errorf("serialize DOM: %w", err)
-	}
-	if out.Units > 0 {
-		return "", failure.New(failure.TooLarge, "rendered DOM is over %d characters, over the %d byte limit", out.Units, MaxHTMLBytes)
-	}
-	if len(out.HTML) > MaxHTMLBytes {
-		return "", failure.New(failure.TooLarge, "rendered DOM is %d bytes, over the %d byte limit", len(out.HTML), MaxHTMLBytes)
-	}
-	return out.HTML, nil
-}
-
-// cookies are the request's cookies unless the host turned cookie carrying
-// off.
+// cookies are the request's cookies unless the renderer renders without.
 func (r *Renderer) cookies(req *internalv1.RenderRequest) []*internalv1.Cookie {
-	if fetchopts.NoFallbackCookies() {
+	if r.noCookies {
 		return nil
 	}
 	return req.GetCookies()
-}
-
-// lockDownScript removes what the egress proxy cannot judge or the policy
-// refuses outright: service workers, which outlive a page by design, and
-// WebTransport and WebRTC, which speak UDP (the launch flags also keep
-// WebRTC off any UDP path that bypasses the proxy).
-const lockDownScript = `(() => {
-	for (const [o, k] of [[Navigator.prototype, 'serviceWorker'],
-		[window, 'WebTransport'], [window, 'RTCPeerConnection'], [window, 'webkitRTCPeerConnection']]) {
-		try { delete o[k]; } catch (e) {}
-	}
-})()`
-
-func lockDown(page *rod.Page) error {
-	if err := (proto.NetworkSetBypassServiceWorker{Bypass: true}).Call(page); err != nil {
-		return fmt.Errorf("bypass service workers: %w", err)
-	}
-	if _, err := page.EvalOnNewDocument(lockDownScript); err != nil {
-		return fmt.Errorf("install page lock-down: %w", err)
-	}
-	return nil
-}
-
-func setCookies(page *rod.Page, target string, cookies []*internalv1.Cookie) error {
-	if len(cookies) == 0 {
-		return nil
-	}
-	params := make([]*proto.NetworkCookieParam, 0, len(cookies))
-	for _, c := range cookies {
-		p := &proto.NetworkCookieParam{
-			Name: c.GetName(), Value: c.GetValue(), Domain: c.GetDomain(), Path: c.GetPath(),
-			Secure: c.GetSecure(), HTTPOnly: c.GetHttpOnly(),
-		}
-		if p.Domain == "" {
-			p.URL = target
-		}
-		if c.GetExpires() > 0 {
-			p.Expires = proto.TimeSinceEpoch(c.GetExpires())
-		}
-		params = append(params, p)
-	}
-	if err := page.SetCookies(params); err != nil {
-		return fmt.Errorf("set cookies: %w", err)
-	}
-	return nil
 }
 
 // classify turns whatever went wrong into a *failure.Error. The context is

@@ -18,7 +18,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
-	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
@@ -57,7 +56,9 @@ func localReq(u string, mod func(*distillv1.FetchOptions)) *internalv1.RenderReq
 	return &internalv1.RenderRequest{Url: u, Options: o}
 }
 
-// ourProcesses counts processes started with dir as their profile.
+// ourProcesses counts processes started with dir as their profile. Every
+// instance has a profile directory of its own, so the count is of one
+// browser's processes, never the shared one's.
 func ourProcesses(t *testing.T, dir string) int {
 	t.Helper()
 	n := 0
@@ -75,10 +76,8 @@ func ourProcesses(t *testing.T, dir string) int {
 // renderer's tests run against the real one (apt-get install chromium).
 func requireChromium(t *testing.T) {
 	t.Helper()
-	r := New(discard())
-	defer func() { _ = r.Close() }()
-	if err := r.Ready(t.Context()); err != nil {
-		t.Fatalf("%v: install Debian's chromium package or set DISTILL_CHROMIUM", err)
+	if err := shared.Ready(t.Context()); err != nil {
+		t.Fatalf("%v: install Debian's chromium package", err)
 	}
 }
 
@@ -106,12 +105,14 @@ func TestReady(t *testing.T) {
 			t.Fatalf("Ready = %v, want chromium not found at %s", err, missing)
 		}
 	})
-	t.Run("binary from the environment", func(t *testing.T) {
+	// Only mains read the environment: a library that read it too would
+	// override what its main was told on the command line.
+	t.Run("default binary, whatever the environment says", func(t *testing.T) {
 		t.Setenv("DISTILL_CHROMIUM", missing)
 		r := New(discard())
 		defer func() { _ = r.Close() }()
-		if err := r.Ready(t.Context()); err == nil || !strings.Contains(err.Error(), missing) {
-			t.Fatalf("Ready = %v, want the binary DISTILL_CHROMIUM names looked for", err)
+		if err := r.Ready(t.Context()); err != nil && !strings.Contains(err.Error(), "chromium not found at "+DefaultChromium) {
+			t.Fatalf("Ready = %v, want %s looked for, not the binary DISTILL_CHROMIUM names", err, DefaultChromium)
 		}
 	})
 	t.Run("closed", func(t *testing.T) {
@@ -137,19 +138,29 @@ func waitGone(t *testing.T, dir string) {
 	}
 }
 
-func TestRender(t *testing.T) {
-	requireChromium(t)
-	var apiHits atomic.Int32
+// site is the loopback site the render tests load, with an API server of
+// its own. Each test starts its own, so no other test's renders move its
+// hit counters.
+type site struct {
+	URL string
+	// apiHits counts requests to the API, pageHits those for /calls.
+	apiHits, pageHits atomic.Int32
+	// hung receives once a render's request for /hang arrives; the request
+	// is held until the test ends.
+	hung chan struct{}
+}
+
+func newSite(t *testing.T) *site {
+	t.Helper()
+	s := &site{hung: make(chan struct{}, 1)}
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		apiHits.Add(1)
+		s.apiHits.Add(1)
 		w.Header().Set("Access-Control-Allow-Origin", "*")
 		_, _ = io.WriteString(w, "api-ok")
 	}))
-	defer api.Close()
+	t.Cleanup(api.Close)
 
 	release := make(chan struct{})
-	hung := make(chan struct{}, 1)
-	var pageHits atomic.Int32
 	mux := http.NewServeMux()
 	mux.HandleFunc("/shell", page(`<div id="app">loading</div><script>
 		setTimeout(() => { document.getElementById('app').innerHTML = '<p>Rendered by script</p>' }, 200)</script>`))
@@ -160,7 +171,7 @@ func TestRender(t *testing.T) {
 		_, _ = io.WriteString(w, "<html><body><p>no such page here</p></body></html>")
 	})
 	mux.HandleFunc("/calls", func(w http.ResponseWriter, r *http.Request) {
-		pageHits.Add(1)
+		s.pageHits.Add(1)
 		page(`<div id="api">pending</div><div id="private">pending</div><script>
 		const get = (u, o) => fetch(u, o).then(r => r.text()).then(t => 'ok:' + t, () => 'blocked');
 		// no-cors: an opaque answer still resolves, so only a refused request reads as blocked.
@@ -175,10 +186,10 @@ func TestRender(t *testing.T) {
 		});</script>`)(w, r)
 	})
 	mux.HandleFunc("/to-private", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "http://10.0.0.1/", http.StatusFound)
+		http.Redirect(w, r, "http://10.0.0.1/redirected", http.StatusFound)
 	})
 	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
-		hung <- struct{}{}
+		s.hung <- struct{}{}
 		select {
 		case <-release:
 		case <-r.Context().Done():
@@ -200,34 +211,72 @@ func TestRender(t *testing.T) {
 	// render's time before the cap is reached.
 	mux.HandleFunc("/huge", page(`<div id="big" hidden></div><script>document.getElementById('big').textContent = 'x'.repeat(17 * 1024 * 1024)</script>`))
 	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	defer close(release)
+	t.Cleanup(srv.Close)
+	// Cleanups run last first: held requests are let go before the server
+	// waits for them.
+	t.Cleanup(func() { close(release) })
+	s.URL = srv.URL
+	return s
+}
 
-	logs := &syncBuffer{}
-	r := New(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	closed := false
-	defer func() {
-		if !closed {
-			_ = r.Close()
+// waitHung returns once the render's request for /hang has arrived. A
+// render that ends first fails the test rather than leaving it waiting.
+func (s *site) waitHung(t *testing.T, errc <-chan error) {
+	t.Helper()
+	select {
+	case <-s.hung:
+	case err := <-errc:
+		t.Fatalf("the render ended before it requested its page: %v", err)
+	}
+}
+
+// who renders the site's members page with cookies and returns whom the
+// page says the session belongs to.
+func (s *site) who(t *testing.T, r *Renderer, cookies ...*internalv1.Cookie) string {
+	t.Helper()
+	req := localReq(s.URL+"/members", func(o *distillv1.FetchOptions) { o.JsWaitFor = "#done" })
+	req.Cookies = cookies
+	res, err := r.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(res.GetHtml())
+	for _, w := range []string{"member: alice", "anonymous"} {
+		if strings.Contains(html, w) {
+			return w
 		}
-	}()
+	}
+	t.Fatalf("no answer on the page:\n%s", html)
+	return ""
+}
+
+// TestRender renders in the shared browser, every case in a browser
+// context of its own and alongside the others.
+func TestRender(t *testing.T) {
+	t.Parallel()
+	requireChromium(t)
+	r := shared
 	ctx := context.Background()
 
 	t.Run("app shell renders with its scripted content", func(t *testing.T) {
-		res, err := r.Render(ctx, localReq(srv.URL+"/shell", nil))
+		t.Parallel()
+		s := newSite(t)
+		res, err := r.Render(ctx, localReq(s.URL+"/shell", nil))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(string(res.GetHtml()), "Rendered by script") {
 			t.Fatalf("html lacks scripted content:\n%s", res.GetHtml())
 		}
-		if res.GetStatus() != 200 || res.GetFinalUrl() != srv.URL+"/shell" {
+		if res.GetStatus() != 200 || res.GetFinalUrl() != s.URL+"/shell" {
 			t.Fatalf("status %d final %q", res.GetStatus(), res.GetFinalUrl())
 		}
 	})
 
 	t.Run("status of the main document", func(t *testing.T) {
-		res, err := r.Render(ctx, localReq(srv.URL+"/missing", nil))
+		t.Parallel()
+		s := newSite(t)
+		res, err := r.Render(ctx, localReq(s.URL+"/missing", nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +286,9 @@ func TestRender(t *testing.T) {
 	})
 
 	t.Run("js_wait_for waits for a late selector", func(t *testing.T) {
-		res, err := r.Render(ctx, localReq(srv.URL+"/late", func(o *distillv1.FetchOptions) {
+		t.Parallel()
+		s := newSite(t)
+		res, err := r.Render(ctx, localReq(s.URL+"/late", func(o *distillv1.FetchOptions) {
 			o.JsWaitFor = "#late"
 			o.JsWait = proto.Int32(1) // the selector, not network quiet, must hold the render
 		}))
@@ -250,9 +301,13 @@ func TestRender(t *testing.T) {
 	})
 
 	t.Run("js_wait_for a selector that never appears times out", func(t *testing.T) {
-		_, err := r.Render(ctx, localReq(srv.URL+"/late", func(o *distillv1.FetchOptions) {
+		t.Parallel()
+		s := newSite(t)
+		// Long enough for the page to load while other renders share the
+		// browser: the time must run out waiting for the selector.
+		_, err := r.Render(ctx, localReq(s.URL+"/late", func(o *distillv1.FetchOptions) {
 			o.JsWaitFor = "#never"
-			o.TimeoutSecs = proto.Int32(1)
+			o.TimeoutSecs = proto.Int32(5)
 		}))
 		if failure.CodeOf(err) != failure.Timeout || !strings.Contains(err.Error(), `"#never" did not appear`) {
 			t.Fatalf("err = %v (%v), want Timeout naming the selector", err, failure.CodeOf(err))
@@ -260,7 +315,9 @@ func TestRender(t *testing.T) {
 	})
 
 	t.Run("page requests obey the network policy", func(t *testing.T) {
-		res, err := r.Render(ctx, localReq(srv.URL+"/calls", func(o *distillv1.FetchOptions) { o.JsWaitFor = "#done" }))
+		t.Parallel()
+		s := newSite(t)
+		res, err := r.Render(ctx, localReq(s.URL+"/calls", func(o *distillv1.FetchOptions) { o.JsWaitFor = "#done" }))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,79 +328,100 @@ func TestRender(t *testing.T) {
 		if !strings.Contains(html, `<div id="private">blocked|blocked</div>`) {
 			t.Errorf("private and metadata calls were not blocked:\n%s", html)
 		}
-		for _, refused := range []string{"url=http://10.0.0.1/", "url=http://169.254.169.254/latest/meta-data/"} {
-			if !strings.Contains(logs.String(), refused) {
+		// The whole URL up to the next attribute: no other test's page
+		// asks for exactly these.
+		for _, refused := range []string{"url=http://10.0.0.1/ err=", "url=http://169.254.169.254/latest/meta-data/ err="} {
+			if !strings.Contains(sharedLogs.String(), refused) {
 				t.Errorf("no refusal logged for %s", refused)
 			}
 		}
-		if apiHits.Load() != 1 {
-			t.Errorf("api hits = %d, want 1", apiHits.Load())
+		if s.apiHits.Load() != 1 {
+			t.Errorf("api hits = %d, want 1", s.apiHits.Load())
 		}
 	})
 
 	t.Run("without allow_local loopback is refused before the browser dials", func(t *testing.T) {
-		before, apiBefore := pageHits.Load(), apiHits.Load()
-		req := localReq(srv.URL+"/calls", nil)
+		t.Parallel()
+		s := newSite(t)
+		req := localReq(s.URL+"/calls", nil)
 		req.Options.AllowLocal = false
 		_, err := r.Render(ctx, req)
 		if failure.CodeOf(err) != failure.Blocked {
 			t.Fatalf("err = %v, want Blocked", err)
 		}
-		if pageHits.Load() != before || apiHits.Load() != apiBefore {
-			t.Fatalf("servers were reached: page %d->%d api %d->%d", before, pageHits.Load(), apiBefore, apiHits.Load())
+		if s.pageHits.Load() != 0 || s.apiHits.Load() != 0 {
+			t.Fatalf("servers were reached: page %d api %d", s.pageHits.Load(), s.apiHits.Load())
 		}
 	})
 
 	t.Run("redirect to a private address is blocked", func(t *testing.T) {
-		_, err := r.Render(ctx, localReq(srv.URL+"/to-private", nil))
+		t.Parallel()
+		s := newSite(t)
+		_, err := r.Render(ctx, localReq(s.URL+"/to-private", nil))
 		if failure.CodeOf(err) != failure.Blocked {
 			t.Fatalf("err = %v (%v), want Blocked", err, failure.CodeOf(err))
 		}
 	})
 
 	t.Run("a session's cookies reach the page and leave with its context", func(t *testing.T) {
-		who := func(cookies ...*internalv1.Cookie) string {
-			t.Helper()
-			req := localReq(srv.URL+"/members", func(o *distillv1.FetchOptions) { o.JsWaitFor = "#done" })
-			req.Cookies = cookies
-			res, err := r.Render(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			html := string(res.GetHtml())
-			for _, w := range []string{"member: alice", "anonymous"} {
-				if strings.Contains(html, w) {
-					return w
-				}
-			}
-			t.Fatalf("no answer on the page:\n%s", html)
-			return ""
-		}
+		t.Parallel()
+		s := newSite(t)
 		sid := &internalv1.Cookie{Name: "sid", Value: "s3cret", Path: "/", HttpOnly: true}
-		if got := who(sid); got != "member: alice" {
+		if got := s.who(t, r, sid); got != "member: alice" {
 			t.Fatalf("with the session cookie the page says %q", got)
 		}
-		if got := who(); got != "anonymous" {
+		if got := s.who(t, r); got != "anonymous" {
 			t.Fatalf("the next render without cookies says %q: the cookie outlived its context", got)
 		}
-		t.Setenv(fetchopts.NoFallbackCookiesEnv, "1")
-		if got := who(sid); got != "anonymous" {
-			t.Fatalf("with %s=1 the page says %q", fetchopts.NoFallbackCookiesEnv, got)
-		}
-		if strings.Contains(logs.String(), "s3cret") {
+		if strings.Contains(sharedLogs.String(), "s3cret") {
 			t.Fatal("a cookie value reached the log")
 		}
 	})
 
 	t.Run("a DOM over the cap is refused", func(t *testing.T) {
-		_, err := r.Render(ctx, localReq(srv.URL+"/huge", nil))
+		t.Parallel()
+		s := newSite(t)
+		_, err := r.Render(ctx, localReq(s.URL+"/huge", nil))
 		if failure.CodeOf(err) != failure.TooLarge || !strings.Contains(err.Error(), "over the 16777216 byte limit") {
 			t.Fatalf("err = %v (%v), want TooLarge", err, failure.CodeOf(err))
 		}
 	})
+}
+
+// WithoutCookies renders anonymously whatever cookies the request carries.
+func TestRenderWithoutCookies(t *testing.T) {
+	t.Parallel()
+	requireChromium(t)
+	s := newSite(t)
+	logs := &syncBuffer{}
+	r := New(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), WithoutCookies())
+	defer func() { _ = r.Close() }()
+	sid := &internalv1.Cookie{Name: "sid", Value: "s3cret", Path: "/", HttpOnly: true}
+	if got := s.who(t, r, sid); got != "anonymous" {
+		t.Fatalf("WithoutCookies: the page says %q, want anonymous", got)
+	}
+	if strings.Contains(logs.String(), "s3cret") {
+		t.Fatal("a cookie value reached the log")
+	}
+}
+
+// TestRenderReplacesAFailedBrowser hangs, kills and closes a browser of its
+// own, in that order.
+func TestRenderReplacesAFailedBrowser(t *testing.T) {
+	t.Parallel()
+	requireChromium(t)
+	s := newSite(t)
+	r := New(discard())
+	closed := false
+	defer func() {
+		if !closed {
+			_ = r.Close()
+		}
+	}()
+	ctx := context.Background()
 
 	t.Run("a hung browser fails the render in flight and is replaced", func(t *testing.T) {
-		if _, err := r.Render(ctx, localReq(srv.URL+"/shell", nil)); err != nil {
+		if _, err := r.Render(ctx, localReq(s.URL+"/shell", nil)); err != nil {
 			t.Fatal(err)
 		}
 		r.mu.Lock()
@@ -351,10 +429,13 @@ func TestRender(t *testing.T) {
 		r.mu.Unlock()
 		errc := make(chan error, 1)
 		go func() {
-			_, err := r.Render(ctx, localReq(srv.URL+"/hang", func(o *distillv1.FetchOptions) { o.TimeoutSecs = proto.Int32(2) }))
+			// The timeout is all the render has to request its page, on a
+			// machine other tests load, and what it waits once the browser
+			// stops answering.
+			_, err := r.Render(ctx, localReq(s.URL+"/hang", func(o *distillv1.FetchOptions) { o.TimeoutSecs = proto.Int32(5) }))
 			errc <- err
 		}()
-		<-hung
+		s.waitHung(t, errc)
 		if err := syscall.Kill(inst.launcher.PID(), syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
@@ -364,7 +445,7 @@ func TestRender(t *testing.T) {
 		}
 		<-inst.exited
 		waitGone(t, inst.dataDir)
-		res, err := r.Render(ctx, localReq(srv.URL+"/shell", nil))
+		res, err := r.Render(ctx, localReq(s.URL+"/shell", nil))
 		if err != nil || !strings.Contains(string(res.GetHtml()), "Rendered by script") {
 			t.Fatalf("render after the hang: %v", err)
 		}
@@ -376,10 +457,10 @@ func TestRender(t *testing.T) {
 		r.mu.Unlock()
 		errc := make(chan error, 1)
 		go func() {
-			_, err := r.Render(ctx, localReq(srv.URL+"/hang", nil))
+			_, err := r.Render(ctx, localReq(s.URL+"/hang", nil))
 			errc <- err
 		}()
-		<-hung
+		s.waitHung(t, errc)
 		if err := syscall.Kill(inst.launcher.PID(), syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -389,7 +470,7 @@ func TestRender(t *testing.T) {
 		<-inst.exited
 		// Killing the browser's main process takes its children with it.
 		waitGone(t, inst.dataDir)
-		res, err := r.Render(ctx, localReq(srv.URL+"/shell", nil))
+		res, err := r.Render(ctx, localReq(s.URL+"/shell", nil))
 		if err != nil {
 			t.Fatalf("render after crash: %v", err)
 		}
@@ -413,13 +494,14 @@ func TestRender(t *testing.T) {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Fatalf("profile %s not removed: %v", dir, err)
 		}
-		if _, err := r.Render(ctx, localReq(srv.URL+"/shell", nil)); failure.CodeOf(err) != failure.RenderFailed {
+		if _, err := r.Render(ctx, localReq(s.URL+"/shell", nil)); failure.CodeOf(err) != failure.RenderFailed {
 			t.Fatalf("render after Close: %v", err)
 		}
 	})
 }
 
 func TestRenderWithoutChromium(t *testing.T) {
+	t.Parallel()
 	r := New(discard(), WithChromium("/nonexistent/chromium"))
 	defer r.Close()
 	_, err := r.Render(context.Background(), localReq("http://127.0.0.1:1/", nil))
@@ -429,17 +511,17 @@ func TestRenderWithoutChromium(t *testing.T) {
 }
 
 func TestRenderHonoursCancelledContext(t *testing.T) {
-	r := New(discard())
-	defer r.Close()
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := r.Render(ctx, &internalv1.RenderRequest{Url: "http://127.0.0.1/"})
+	_, err := shared.Render(ctx, &internalv1.RenderRequest{Url: "http://127.0.0.1/"})
 	if got := failure.CodeOf(err); got != failure.Canceled {
 		t.Fatalf("code = %v, want Canceled", got)
 	}
 }
 
 func TestRenderCapsConcurrentPages(t *testing.T) {
+	t.Parallel()
 	requireChromium(t)
 	arrived := make(chan string, 3)
 	release := make(chan struct{})
@@ -455,7 +537,8 @@ func TestRenderCapsConcurrentPages(t *testing.T) {
 	errs := make(chan error, 3)
 	for _, p := range []string{"/a", "/b", "/c"} {
 		go func() {
-			_, err := r.Render(context.Background(), localReq(srv.URL+p, nil))
+			// The third render's time runs while it waits for a page.
+			_, err := r.Render(context.Background(), localReq(srv.URL+p, func(o *distillv1.FetchOptions) { o.TimeoutSecs = proto.Int32(30) }))
 			errs <- err
 		}()
 	}

@@ -18,8 +18,7 @@ func TestRenderIsTracedAndCounted(t *testing.T) {
 
 	srv := httptest.NewServer(page("<p>rendered</p>"))
 	defer srv.Close()
-	r := New(discard())
-	defer func() { _ = r.Close() }()
+	r := shared
 	if _, err := r.Render(context.Background(), localReq(srv.URL+"/?session=secret", nil)); err != nil {
 		t.Fatal(err)
 	}

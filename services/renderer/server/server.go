@@ -16,14 +16,16 @@ import (
 type Config struct {
 	// Addr is the gRPC listen address, host:port.
 	Addr string
-	// Chromium is the browser binary; empty means DISTILL_CHROMIUM or
-	// /usr/bin/chromium.
+	// Chromium is the browser binary; empty means render.DefaultChromium.
 	Chromium string
 	// MaxPages caps concurrent renders; 0 means render.DefaultMaxPages.
 	MaxPages int
 	// NoSandbox runs Chromium without its own sandbox, for containers
 	// that are the sandbox.
 	NoSandbox bool
+	// NoCookies renders every page anonymously, whatever cookies a
+	// request carries.
+	NoCookies bool
 	// GRPCOptions are added to the server (telemetry).
 	GRPCOptions []grpc.ServerOption
 }
@@ -31,6 +33,15 @@ type Config struct {
 // Run serves RendererService on cfg.Addr until ctx ends, then closes the
 // browser: no Chromium outlives the process's serving.
 func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	r := newRenderer(cfg, logger)
+	defer func() { _ = r.Close() }()
+	srv := New(logger, r, cfg.GRPCOptions...)
+	srv.SetReadiness(r.Ready)
+	return srv.ListenAndServe(ctx, cfg.Addr)
+}
+
+// newRenderer returns the Renderer cfg describes.
+func newRenderer(cfg Config, logger *slog.Logger) *render.Renderer {
 	opts := []render.Option{render.WithMaxPages(cfg.MaxPages)}
 	if cfg.Chromium != "" {
 		opts = append(opts, render.WithChromium(cfg.Chromium))
@@ -38,11 +49,10 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	if cfg.NoSandbox {
 		opts = append(opts, render.WithoutSandbox())
 	}
-	r := render.New(logger, opts...)
-	defer func() { _ = r.Close() }()
-	srv := New(logger, r, cfg.GRPCOptions...)
-	srv.SetReadiness(r.Ready)
-	return srv.ListenAndServe(ctx, cfg.Addr)
+	if cfg.NoCookies {
+		opts = append(opts, render.WithoutCookies())
+	}
+	return render.New(logger, opts...)
 }
 
 // New returns the gRPC server with r as RendererService, and health and

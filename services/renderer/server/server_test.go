@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,9 +25,23 @@ import (
 	"distill.dev/services/renderer/render"
 )
 
+// shared is the renderer, and the Chromium, of the tests that need none of
+// their own, made from a Config as Run makes it. Every render gets its own
+// browser context, as in production, so the tests share what the service
+// shares.
+var shared *render.Renderer
+
+func TestMain(m *testing.M) {
+	shared = newRenderer(Config{}, slog.New(slog.DiscardHandler))
+	code := m.Run()
+	_ = shared.Close()
+	os.Exit(code)
+}
+
 // TestRenderOverGRPC serves the renderer on a loopback port, as the
 // renderer process does, and renders through a gRPC client.
 func TestRenderOverGRPC(t *testing.T) {
+	t.Parallel()
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		_, _ = io.WriteString(w, `<!doctype html><title>t</title><div id="app"></div><script>
@@ -34,21 +49,19 @@ func TestRenderOverGRPC(t *testing.T) {
 	}))
 	defer page.Close()
 
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	r := render.New(logger)
+	logger := slog.New(slog.DiscardHandler)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- New(logger, r).Serve(ctx, lis) }()
+	go func() { done <- New(logger, shared).Serve(ctx, lis) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
-		_ = r.Close()
 	}()
 
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -81,5 +94,60 @@ func TestRenderOverGRPC(t *testing.T) {
 	_, err = client.Render(rctx, &internalv1.RenderRequest{Url: page.URL})
 	if status.Code(err) != codes.PermissionDenied || failure.CodeOf(err) != failure.Blocked {
 		t.Fatalf("err = %v (grpc %v, distill %v), want PermissionDenied/Blocked", err, status.Code(err), failure.CodeOf(err))
+	}
+}
+
+// TestConfigNoCookies: the renderer process's -fallback-no-cookies, through
+// Config.NoCookies, renders pages without the cookies a request carries.
+func TestConfigNoCookies(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/members", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, `<!doctype html><title>t</title><div id="who">checking</div><script>
+			fetch('/api/me').then(r => r.text()).then(t => {
+				document.getElementById('who').textContent = t;
+				const d = document.createElement('div'); d.id = 'done'; document.body.append(d);
+			});</script>`)
+	})
+	mux.HandleFunc("/api/me", func(w http.ResponseWriter, r *http.Request) {
+		if c, err := r.Cookie("sid"); err == nil && c.Value == "s3cret" {
+			_, _ = io.WriteString(w, "member: alice")
+			return
+		}
+		_, _ = io.WriteString(w, "anonymous")
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	anon := newRenderer(Config{NoCookies: true}, slog.New(slog.DiscardHandler))
+	defer func() { _ = anon.Close() }()
+	who := func(r *render.Renderer) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := r.Render(ctx, &internalv1.RenderRequest{
+			Url:     srv.URL + "/members",
+			Options: &distillv1.FetchOptions{AllowLocal: true, JsWaitFor: "#done", TimeoutSecs: proto.Int32(20)},
+			Cookies: []*internalv1.Cookie{{Name: "sid", Value: "s3cret", Path: "/"}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{"member: alice", "anonymous"} {
+			if strings.Contains(string(res.GetHtml()), w) {
+				return w
+			}
+		}
+		t.Fatalf("no answer on the page:\n%s", res.GetHtml())
+		return ""
+	}
+	// Without NoCookies the cookie must get through, or the refusal below
+	// proves nothing.
+	if got := who(shared); got != "member: alice" {
+		t.Fatalf("default Config: the page says %q, want the session's member", got)
+	}
+	if got := who(anon); got != "anonymous" {
+		t.Fatalf("Config.NoCookies: the page says %q, want anonymous", got)
 	}
 }

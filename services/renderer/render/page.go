@@ -1,0 +1,310 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+
+	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/platform/netpolicy"
+)
+
+// tab is one render's page with everything opened for it alone: an egress
+// proxy, a CDP connection, a browser context and a target. What its
+// listeners learn while the page loads is kept under mu.
+type tab struct {
+	page   *rod.Page
+	egress *egress
+	// undo takes down what openPage opened, last opened first.
+	undo []func()
+
+	mu sync.Mutex
+	// status is the main document's HTTP status, 0 until it answers.
+	status int
+	// blockedNav is the first navigation the guard refused: it names why
+	// a navigation failed better than the browser's error does.
+	blockedNav error
+}
+
+// openPage opens a blank page in a browser context of its own, which
+// reaches the network only through an egress proxy of its own judging with
+// policy. Whatever fails on the way, what was opened is taken down again.
+func (r *Renderer) openPage(ctx context.Context, inst *instance, policy netpolicy.Policy) (_ *tab, err error) {
+	t := &tab{}
+	defer func() {
+		if err != nil {
+			t.close()
+		}
+	}()
+
+	eg, err := startEgress(r.logger, policy, r.resolver, r.dialAddr)
+	if err != nil {
+		return nil, err
+	}
+	t.egress = eg
+	t.onClose(eg.close)
+	conn, err := inst.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.onClose(conn.close)
+
+	bc, err := proto.TargetCreateBrowserContext{
+		// The browser reaches the network only through the egress proxy.
+		// "<-loopback>" removes Chromium's implicit bypass for localhost, so
+		// loopback requests are judged like any other.
+		ProxyServer:     eg.proxyURL(),
+		ProxyBypassList: "<-loopback>",
+		// Should this process die mid-render, Chromium drops the context.
+		DisposeOnDetach: true,
+	}.Call(conn.browser)
+	if err != nil {
+		return nil, fmt.Errorf("create browser context: %w", err)
+	}
+	t.onClose(func() { inst.dispose(bc.BrowserContextID) })
+
+	created, err := proto.TargetCreateTarget{URL: "about:blank", BrowserContextID: bc.BrowserContextID}.Call(conn.browser)
+	if err != nil {
+		return nil, fmt.Errorf("open page: %w", err)
+	}
+	page, err := conn.browser.PageFromTarget(created.TargetID)
+	if err != nil {
+		return nil, fmt.Errorf("attach to page: %w", err)
+	}
+	pctx, stop := context.WithCancel(ctx)
+	t.onClose(stop)
+	t.page = page.Context(pctx)
+	return t, nil
+}
+
+func (t *tab) onClose(f func()) { t.undo = append(t.undo, f) }
+
+// close takes the tab down in reverse: the page stops, its context and
+// cookies are destroyed, the render's CDP connection closes, and the
+// egress proxy cuts the page's connections.
+func (t *tab) close() {
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		t.undo[i]()
+	}
+}
+
+// guardPage puts the page under the policy before it loads anything: it
+// listens for what the render reports (the main document's status, a
+// refused navigation), locks down what the egress proxy cannot judge, and
+// holds every request the page makes until the guard has judged it. The
+// returned func stops holding requests.
+func (r *Renderer) guardPage(ctx context.Context, t *tab, g *guard) (stop func(), err error) {
+	page := t.page
+	// Subscribe before anything else enables the Network domain: rod
+	// disables a domain when the subscription that enabled it ends, and this
+	// one lives as long as the page.
+	go page.EachEvent(func(e *proto.NetworkResponseReceived) {
+		if e.Type == proto.NetworkResourceTypeDocument && e.FrameID == page.FrameID {
+			t.mu.Lock()
+			t.status = e.Response.Status
+			t.mu.Unlock()
+		}
+	})()
+
+	if err := lockDown(page); err != nil {
+		return nil, err
+	}
+
+	router := page.HijackRequests()
+	err = router.Add("*", "", func(h *rod.Hijack) {
+		u := h.Request.URL().String()
+		if err := g.check(ctx, u); err != nil {
+			if h.Request.IsNavigation() {
+				t.mu.Lock()
+				if t.blockedNav == nil {
+					t.blockedNav = err
+				}
+				t.mu.Unlock()
+			}
+			r.logger.Debug("render request refused", "url", u, "err", err.Error())
+			h.Response.Fail(proto.NetworkErrorReasonBlockedByClient)
+			return
+		}
+		// Released, not fetched by us: the browser's own stack keeps its
+		// caching, HTTP/2 and cookie handling, and its egress proxy judges
+		// the connection.
+		h.ContinueRequest(&proto.FetchContinueRequest{})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hijack requests: %w", err)
+	}
+	go router.Run()
+	return func() { _ = router.Stop() }, nil
+}
+
+// lockDownScript removes what the egress proxy cannot judge or the policy
+// refuses outright: service workers, which outlive a page by design, and
+// WebTransport and WebRTC, which speak UDP (the launch flags also keep
+// WebRTC off any UDP path that bypasses the proxy).
+const lockDownScript = `(() => {
+	for (const [o, k] of [[Navigator.prototype, 'serviceWorker'],
+		[window, 'WebTransport'], [window, 'RTCPeerConnection'], [window, 'webkitRTCPeerConnection']]) {
+		try { delete o[k]; } catch (e) {}
+	}
+})()`
+
+func lockDown(page *rod.Page) error {
+	if err := (proto.NetworkSetBypassServiceWorker{Bypass: true}).Call(page); err != nil {
+		return fmt.Errorf("bypass service workers: %w", err)
+	}
+	if _, err := page.EvalOnNewDocument(lockDownScript); err != nil {
+		return fmt.Errorf("install page lock-down: %w", err)
+	}
+	return nil
+}
+
+// setCookies gives the page a session's cookies. A cookie without a domain
+// belongs to the target's host, as it would had the target set it.
+func setCookies(page *rod.Page, target string, cookies []*internalv1.Cookie) error {
+	if len(cookies) == 0 {
+		return nil
+	}
+	params := make([]*proto.NetworkCookieParam, 0, len(cookies))
+	for _, c := range cookies {
+		p := &proto.NetworkCookieParam{
+			Name: c.GetName(), Value: c.GetValue(), Domain: c.GetDomain(), Path: c.GetPath(),
+			Secure: c.GetSecure(), HTTPOnly: c.GetHttpOnly(),
+		}
+		if p.Domain == "" {
+			p.URL = target
+		}
+		if c.GetExpires() > 0 {
+			p.Expires = proto.TimeSinceEpoch(c.GetExpires())
+		}
+		params = append(params, p)
+	}
+	if err := page.SetCookies(params); err != nil {
+		return fmt.Errorf("set cookies: %w", err)
+	}
+	return nil
+}
+
+// idleWatch is a wait for the page's network to go quiet. It starts
+// counting before navigation, or it would miss the requests the load
+// makes; cancel ends the wait, at its budget or with the render.
+type idleWatch struct {
+	wait   func()
+	cancel context.CancelFunc
+}
+
+func (t *tab) watchIdle() idleWatch {
+	ctx, cancel := context.WithCancel(t.page.GetContext())
+	return idleWatch{wait: t.page.Context(ctx).WaitRequestIdle(idleQuiet, nil, nil, nil), cancel: cancel}
+}
+
+// navigate loads target up to its load event. A navigation that fails
+// because the guard or the egress proxy refused it is Blocked, naming the
+// refusal, rather than the network error the browser reports for it.
+func (t *tab) navigate(target string) error {
+	if err := t.page.Navigate(target); err != nil {
+		t.mu.Lock()
+		blocked := t.blockedNav
+		t.mu.Unlock()
+		if blocked != nil {
+			return failure.Wrap(failure.Blocked, blocked, "render %s", target)
+		}
+		if ne, ok := errors.AsType[*rod.NavigationError](err); ok {
+			if refused := t.egress.refusal(); refused != nil {
+				return failure.Wrap(failure.Blocked, refused, "render %s", target)
+			}
+			return failure.Wrap(failure.Network, ne, "render %s", target)
+		}
+		return fmt.Errorf("navigate: %w", err)
+	}
+	if err := t.page.WaitLoad(); err != nil {
+		return fmt.Errorf("wait for load: %w", err)
+	}
+	return nil
+}
+
+// settle waits, after the load event, until the page's scripts have built
+// what there is to read. A selector says when the page is ready: wait for
+// it alone, and for network quiet too only when js_wait asks for it.
+// Without one, wait for quiet within js_wait or the default budget.
+func settle(ctx context.Context, page *rod.Page, opts *distillv1.FetchOptions, idle idleWatch) error {
+	sel := opts.GetJsWaitFor()
+	if sel != "" {
+		if _, err := page.Element(sel); err != nil {
+			if ctx.Err() != nil {
+				return failure.Wrap(failure.Timeout, err, "js_wait_for selector %q did not appear within %s", sel, fetchopts.Timeout(opts))
+			}
+			return fmt.Errorf("js_wait_for %q: %w", sel, err)
+		}
+	}
+	if budget := fetchopts.JSWait(opts); sel == "" || budget > 0 {
+		if budget <= 0 {
+			budget = defaultIdleBudget
+		}
+		timer := time.AfterFunc(budget, idle.cancel)
+		idle.wait()
+		timer.Stop()
+	}
+	return nil
+}
+
+// snapshot reads the settled page: the URL it ended at, its main
+// document's status (200 when none was seen) and its DOM, refused as
+// TooLarge over MaxHTMLBytes.
+func (t *tab) snapshot(target string) (*internalv1.RenderResponse, error) {
+	info, err := t.page.Info()
+	if err != nil {
+		return nil, fmt.Errorf("page info: %w", err)
+	}
+	html, err := serialize(t.page)
+	if err != nil {
+		if fe, ok := errors.AsType[*failure.Error](err); ok {
+			return nil, failure.Wrap(fe.Code, fe, "render %s", target)
+		}
+		return nil, err
+	}
+	t.mu.Lock()
+	code := t.status
+	t.mu.Unlock()
+	if code == 0 {
+		code = 200
+	}
+	return &internalv1.RenderResponse{FinalUrl: info.URL, Status: int32(code), Html: []byte(html)}, nil
+}
+
+// serializeScript returns the DOM as HTML, or only its length when that
+// alone is over the cap (UTF-8 takes at least as many bytes as UTF-16 code
+// units), so a huge DOM is never copied out of the browser.
+const serializeScript = `(cap) => {
+	const dt = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '';
+	const html = dt + document.documentElement.outerHTML;
+	return html.length > cap ? {units: html.length} : {html};
+}`
+
+func serialize(page *rod.Page) (string, error) {
+	res, err := page.Eval(serializeScript, MaxHTMLBytes)
+	if err != nil {
+		return "", fmt.Errorf("serialize DOM: %w", err)
+	}
+	var out struct {
+		HTML  string `json:"html"`
+		Units int    `json:"units"`
+	}
+	if err := res.Value.Unmarshal(&out); err != nil {
+		return "", fmt.Errorf("serialize DOM: %w", err)
+	}
+	if out.Units > 0 {
+		return "", failure.New(failure.TooLarge, "rendered DOM is over %d characters, over the %d byte limit", out.Units, MaxHTMLBytes)
+	}
+	if len(out.HTML) > MaxHTMLBytes {
+		return "", failure.New(failure.TooLarge, "rendered DOM is %d bytes, over the %d byte limit", len(out.HTML), MaxHTMLBytes)
+	}
+	return out.HTML, nil
+}
