@@ -54,6 +54,11 @@ func newLocal(logger *slog.Logger, cfg Config) *local {
 	if cfg.Chromium != "" {
 		ropts = append(ropts, render.WithChromium(cfg.Chromium))
 	}
+	if cfg.AnonymousRenders {
+		// Both ends refuse, as in a cluster the pipeline and the renderer
+		// each hold to their operator's word.
+		ropts = append(ropts, render.WithoutCookies())
+	}
 	r := render.New(logger, ropts...)
 	workers := cfg.Workers
 	if workers <= 0 {

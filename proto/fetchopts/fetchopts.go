@@ -5,8 +5,6 @@ package fetchopts
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"time"
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
@@ -149,17 +147,4 @@ func Validate(o *distillv1.FetchOptions) error {
 		return fmt.Errorf("--js-wait must not be negative, got %d", o.GetJsWait())
 	}
 	return nil
-}
-
-// NoFallbackCookiesEnv names the environment variable that, set to 1 or
-// true, makes every headless render anonymous: a session's cookies are
-// neither sent to the renderer nor set in the browser. Both the pipeline
-// and the renderer read it, so it holds wherever the host sets it.
-const NoFallbackCookiesEnv = "DISTILL_FALLBACK_NO_COOKIES"
-
-// NoFallbackCookies reports whether NoFallbackCookiesEnv turns cookie
-// carrying off.
-func NoFallbackCookies() bool {
-	v, _ := strconv.ParseBool(os.Getenv(NoFallbackCookiesEnv))
-	return v
 }

@@ -33,7 +33,7 @@ type instance struct {
 // binary, which a service must never do, so a missing bin is an error here.
 func launch(ctx context.Context, bin string, noSandbox bool) (*instance, error) {
 	if _, err := os.Stat(bin); err != nil {
-		return nil, failure.New(failure.RenderFailed, "chromium not found at %s (set DISTILL_CHROMIUM)", bin)
+		return nil, failure.New(failure.RenderFailed, "chromium not found at %s (give another with --chromium or DISTILL_CHROMIUM)", bin)
 	}
 	dir, err := os.MkdirTemp("", "distill-chromium-")
 	if err != nil {
