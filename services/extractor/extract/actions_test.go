@@ -598,6 +598,9 @@ func TestActionIDsStable(t *testing.T) {
 // nesting, a huge wrapper that names every button inside it, and many
 // controls.
 func TestActionsHostile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("hostile pages take seconds")
+	}
 	var many strings.Builder
 	many.WriteString(`<form action="/s">`)
 	for i := range 20_000 {
