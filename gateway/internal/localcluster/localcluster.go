@@ -27,16 +27,6 @@ import (
 // SessionKey is the gateways' shared session key (32 bytes, base64).
 const SessionKey = "ZGlzdGlsbC1lMmUtc2Vzc2lvbi1rZXktMzItYnl0ZXM="
 
-// FreePort returns a loopback address nothing listens on now.
-func FreePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	addr := l.Addr().String()
-	return addr, l.Close()
-}
-
 // Buffer is a log that processes write to while tests read it.
 type Buffer struct {
 	mu sync.Mutex
