@@ -62,12 +62,24 @@ test-short: TEST_BUILD_FLAGS := $(filter -race,$(GOTEST_SHORT_FLAGS))
 test-short: test-binaries ## Every module's tests but the end-to-end ones, the TypeScript MCP client's and the hostile pages', cached: the loop while working.
 	$(call go-tests,$(GOTEST_SHORT_FLAGS))
 
-# go-tests runs every module's tests with the flags $(1). The Kubernetes
-# manifests' run without -race (see K8S_MODULE).
+# go-tests runs every module's tests with the flags $(1): the benchmark's
+# and the Kubernetes manifests' (without -race, see K8S_MODULE) beside the
+# workspace's. MODULES lists each module after those it depends on; go test
+# gets them the other way round, so that it starts the slowest, the
+# gateway's end-to-end tests, first. TEST_PROCS test binaries run at once,
+# twice the cores: the slow ones spend most of their time waiting on
+# Chromium, Node, child processes and timers.
+reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+TEST_PACKAGES := $(strip $(call reverse,$(PACKAGES)))
+TEST_PROCS ?= $(shell echo $$(( $$(nproc) * 2 )))
 define go-tests
-$(TEST_ENV) go test $(1) $(PACKAGES)
-cd $(BENCH_MODULE) && GOWORK=off go test $(1) ./...
-cd $(K8S_MODULE) && GOWORK=off go test $(filter-out -race,$(1)) ./...
+status=0; \
+(cd $(BENCH_MODULE) && GOWORK=off go test $(1) ./...) & bench=$$!; \
+(cd $(K8S_MODULE) && GOWORK=off go test $(filter-out -race,$(1)) ./...) & k8s=$$!; \
+$(TEST_ENV) go test -p $(TEST_PROCS) $(1) $(TEST_PACKAGES) || status=1; \
+wait $$bench || status=1; \
+wait $$k8s || status=1; \
+exit $$status
 endef
 
 # The binaries the end-to-end and MCP tests run (localcluster.Binaries),

@@ -14,12 +14,15 @@ package e2e
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -57,6 +60,15 @@ var binaries = sync.OnceValues(func() (string, error) {
 })
 
 func TestMain(m *testing.M) {
+	// The tests wait on processes, networks and timers far more than they
+	// compute: run more of them at once than there are cores, unless told
+	// otherwise.
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(8, runtime.GOMAXPROCS(0))))
+	}
 	code := m.Run()
 	if built != "" {
 		_ = os.RemoveAll(built)
