@@ -97,8 +97,8 @@ func startInProcess(t *testing.T, o inProcessOpts) *inProcess {
 	c.waitServing(ex)
 
 	for i := range max(o.Fetchers, 1) {
-		// server.Run listens itself: it gets an address that was free a
-		// moment ago, as the cluster's processes do.
+		// server.Run listens itself, on an address FreePort keeps for it,
+		// as a fetcher process does.
 		addr, err := localcluster.FreePort()
 		if err != nil {
 			t.Fatal(err)
