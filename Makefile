@@ -20,7 +20,12 @@ ALL_MODULES := $(MODULES) proto/tools $(BENCH_MODULE) $(K8S_MODULE)
 # The tools pinned in proto/tools/go.mod: code generation, and staticcheck
 # for lint (one tool module, so one `make tools`).
 TOOLS    := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/staticcheck
+# The whole suite runs every test every time (-count=1): it is the gate,
+# and its tests run Chromium, Node and the binaries below, which Go's test
+# cache does not see. The short loop lets the cache answer for packages
+# whose code, files and environment did not change.
 GOTEST_FLAGS ?= -race -count=1
+GOTEST_SHORT_FLAGS ?= -race -short
 URL  ?=
 ARGS ?=
 # One version for every binary (User-Agent, distill version, MCP, telemetry);
@@ -53,10 +58,52 @@ test: check-generate lint go-test ## The whole test suite: generated code, lint,
 MCP_CLIENT := gateway/mcp/testdata/client
 
 .PHONY: go-test
-go-test: mcp-client ## Run every module's Go tests.
-	go test $(GOTEST_FLAGS) $(PACKAGES)
-	cd $(BENCH_MODULE) && GOWORK=off go test $(GOTEST_FLAGS) ./...
-	cd $(K8S_MODULE) && GOWORK=off go test $(filter-out -race,$(GOTEST_FLAGS)) ./...
+go-test: mcp-client test-binaries ## Run every module's Go tests.
+	$(call go-tests,$(GOTEST_FLAGS))
+
+.PHONY: test-short
+test-short: TEST_BINARIES := ./gateway/cmd/distill
+test-short: TEST_BUILD_FLAGS := $(filter -race,$(GOTEST_SHORT_FLAGS))
+test-short: test-binaries ## Every module's tests but the end-to-end ones, the TypeScript MCP client's and the hostile pages', cached: the loop while working.
+	$(call go-tests,$(GOTEST_SHORT_FLAGS))
+
+# go-tests runs every module's tests with the flags $(1): the benchmark's
+# and the Kubernetes manifests' (without -race, see K8S_MODULE) beside the
+# workspace's. MODULES lists each module after those it depends on; go test
+# gets them the other way round, so that it starts the slowest, the
+# gateway's end-to-end tests, first. TEST_PROCS test binaries run at once,
+# twice the cores: the slow ones spend most of their time waiting on
+# Chromium, Node, child processes and timers.
+reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+TEST_PACKAGES := $(strip $(call reverse,$(PACKAGES)))
+TEST_PROCS ?= $(shell echo $$(( $$(nproc) * 2 )))
+define go-tests
+status=0; \
+(cd $(BENCH_MODULE) && GOWORK=off go test $(1) ./...) & bench=$$!; \
+(cd $(K8S_MODULE) && GOWORK=off go test $(filter-out -race,$(1)) ./...) & k8s=$$!; \
+$(TEST_ENV) go test -p $(TEST_PROCS) $(1) $(TEST_PACKAGES) || status=1; \
+wait $$bench || status=1; \
+wait $$k8s || status=1; \
+exit $$status
+endef
+
+# The binaries the end-to-end and MCP tests run (localcluster.Binaries),
+# built once per run for every package, which find them through
+# DISTILL_TEST_BIN. They are built with -race when the tests run with it:
+# the packages are then compiled once for both, and the race detector
+# watches the processes too. Without the version stamp, and replaced only
+# when they changed, so that Go's test cache, which keys a result on the
+# files a test opened, sees them unchanged when they are.
+TEST_BIN         := $(BIN)/test
+TEST_ENV         := DISTILL_TEST_BIN=$(TEST_BIN)
+TEST_BUILD_FLAGS  = $(filter -race,$(GOTEST_FLAGS))
+TEST_BINARIES    := ./gateway/cmd/distill ./services/fetcher/cmd/fetcher ./services/extractor/cmd/extractor \
+	./services/renderer/cmd/renderer github.com/nats-io/nats-server/v2
+
+.PHONY: test-binaries
+test-binaries: ## Build the binaries the tests run into bin/test (make test and make test-short do).
+	go build $(TEST_BUILD_FLAGS) -o $(TEST_BIN)/build/ $(TEST_BINARIES)
+	@for f in $(TEST_BIN)/build/*; do cmp -s "$$f" "$(TEST_BIN)/$${f##*/}" || cp -f "$$f" "$(TEST_BIN)/"; done
 
 .PHONY: mcp-client
 mcp-client: $(MCP_CLIENT)/node_modules/.package-lock.json ## Install the MCP tests' TypeScript client (npm ci).

@@ -28,7 +28,13 @@ type batchOutcome struct {
 // runBatch streams a batch and calls each(n) after every result.
 func runBatch(t *testing.T, client distillv1.DistillServiceClient, urls []string, opts *distillv1.FetchOptions, each func(n int)) batchOutcome {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	return runBatchIn(context.Background(), t, client, urls, opts, each)
+}
+
+// runBatchIn is runBatch within ctx.
+func runBatchIn(ctx context.Context, t *testing.T, client distillv1.DistillServiceClient, urls []string, opts *distillv1.FetchOptions, each func(n int)) batchOutcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	stream, err := client.FetchBatch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: opts})
 	if err != nil {
@@ -69,8 +75,10 @@ func (o batchOutcome) failed() []string {
 
 var local = &distillv1.FetchOptions{AllowLocal: true, Js: distillv1.JsMode_JS_MODE_OFF}
 
+// The API in-process, the CLI as the binary a user runs.
 func TestBatchOf500ThroughTheAPIAndTheCLI(t *testing.T) {
-	c := startCluster(t, clusterOpts{Fetchers: 2})
+	t.Parallel()
+	c := startInProcess(t, inProcessOpts{Fetchers: 2})
 	site := newPages(t, 0)
 	urls := site.urls(500)
 
@@ -87,7 +95,7 @@ func TestBatchOf500ThroughTheAPIAndTheCLI(t *testing.T) {
 	// Both fetchers took jobs.
 	for _, f := range c.Fetchers {
 		if !strings.Contains(f.Log.String(), `"msg":"fetched"`) {
-			t.Errorf("fetcher %s fetched nothing", f.Addr)
+			t.Errorf("%s at %s fetched nothing", f.Name, f.Addr)
 		}
 	}
 
@@ -118,8 +126,10 @@ func TestBatchOf500ThroughTheAPIAndTheCLI(t *testing.T) {
 // A fetcher that stops mid-batch loses no URL: on SIGTERM it finishes the
 // jobs it holds, and after kill -9 JetStream hands them to the other.
 func TestStoppedFetcherLosesNoURL(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			c := startCluster(t, clusterOpts{Fetchers: 2, AckWait: 2 * time.Second})
 			site := newPages(t, 20*time.Millisecond)
 			urls := site.urls(300)
@@ -156,6 +166,7 @@ func TestStoppedFetcherLosesNoURL(t *testing.T) {
 }
 
 func TestStoppedExtractorFailsFastAndRecovers(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, clusterOpts{})
 	site := newPages(t, 0)
 	client := c.client(0)
@@ -192,6 +203,7 @@ func TestStoppedExtractorFailsFastAndRecovers(t *testing.T) {
 }
 
 func TestNATSRestartMidBatch(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, clusterOpts{Fetchers: 2})
 	site := newPages(t, 20*time.Millisecond)
 	urls := site.urls(200)
@@ -231,6 +243,7 @@ func TestNATSRestartMidBatch(t *testing.T) {
 }
 
 func TestRendererCrashFailsOnlyItsURL(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, clusterOpts{})
 	site := newPages(t, 0)
 	urls := []string{site.URL + "/shell/0", site.URL + "/hang", site.URL + "/shell/1", site.URL + "/shell/2", site.URL + "/shell/3"}

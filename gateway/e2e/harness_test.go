@@ -1,16 +1,28 @@
-// Package e2e runs distill in cluster mode as it runs in production: a NATS
-// server process, fetcher, extractor and renderer processes and gateways,
-// all on loopback, built from this checkout, and breaks them.
+// Package e2e runs distill in cluster mode on loopback and breaks it.
+//
+// The tests that stop, kill or restart a part run distill as it runs in
+// production: a NATS server process, fetcher, extractor and renderer
+// processes and gateways, built from this checkout (or taken from the
+// folder localcluster.BinEnv names, where make builds them once per run).
+// The others run the same services inside the test process, each serving
+// gRPC on a loopback port of its own, joined by an embedded NATS server
+// that listens on loopback too: they cross the same wires in less time.
+//
+// The tests run whole clusters: in short mode (make test-short) they are
+// skipped, and make test runs them.
 package e2e
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,26 +35,64 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
-// bin holds the binaries TestMain built.
-var bin string
+// built is the folder binaries built for this package's tests, which
+// TestMain removes.
+var built string
 
-func TestMain(m *testing.M) {
+var binaries = sync.OnceValues(func() (string, error) {
+	names := make([]string, len(localcluster.Binaries))
+	for i, b := range localcluster.Binaries {
+		names[i] = b.Name
+	}
+	if dir := os.Getenv(localcluster.BinEnv); dir != "" {
+		return dir, localcluster.Check(dir, names...)
+	}
 	dir, err := os.MkdirTemp("", "distill-e2e-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return "", err
 	}
-	bin = dir
-	code := 1
-	if root, err := filepath.Abs("../.."); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-	} else if err := localcluster.Build(root, dir); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-	} else {
-		code = m.Run()
+	built = dir
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		return "", err
 	}
-	_ = os.RemoveAll(dir)
+	return dir, localcluster.Build(root, dir)
+})
+
+func TestMain(m *testing.M) {
+	// The tests wait on processes, networks and timers far more than they
+	// compute: run more of them at once than there are cores, unless told
+	// otherwise.
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(8, runtime.GOMAXPROCS(0))))
+	}
+	code := m.Run()
+	if built != "" {
+		_ = os.RemoveAll(built)
+	}
 	os.Exit(code)
+}
+
+// skipShort skips the test in short mode: every test here runs a cluster.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs distill's services end to end: make test runs it, make test-short does not")
+	}
+}
+
+// binDir is the folder of distill's binaries.
+func binDir(t *testing.T) string {
+	t.Helper()
+	skipShort(t)
+	dir, err := binaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // cluster is a localcluster.Cluster that fails its test instead of
@@ -56,18 +106,34 @@ type clusterOpts = localcluster.Options
 
 func startCluster(t *testing.T, o clusterOpts) *cluster {
 	t.Helper()
-	lc, err := localcluster.Start(bin, t.TempDir(), o)
+	lc, err := localcluster.Start(binDir(t), t.TempDir(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &cluster{Cluster: lc, t: t}
 	t.Cleanup(func() {
 		lc.Stop()
-		if t.Failed() {
+		// The binaries are built with the race detector when the tests
+		// run under it: a race in a process fails the test that ran it.
+		if races := lc.Races(); races != "" {
+			t.Errorf("a process reported a data race:\n%s", races)
+		} else if t.Failed() {
 			t.Log(lc.Logs(4000))
 		}
 	})
 	return c
+}
+
+// checkProc fails the test when p, a process started on its own, reported
+// a data race, and logs what p logged when the test failed.
+func checkProc(t *testing.T, p *localcluster.Proc) {
+	t.Helper()
+	switch {
+	case p.Log != nil && strings.Contains(p.Log.String(), localcluster.RaceReport):
+		t.Errorf("%s reported a data race:\n%s", p.Name, p.Log.String())
+	case t.Failed():
+		t.Log(p.Log.String())
+	}
 }
 
 func (c *cluster) client(i int) distillv1.DistillServiceClient {
@@ -100,11 +166,11 @@ func (c *cluster) waitStatus(p *localcluster.Proc, want healthpb.HealthCheckResp
 	}
 }
 
-// distill runs the distill CLI and returns stdout, stderr and the exit
+// runCLI runs the distill CLI and returns stdout, stderr and the exit
 // code.
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(bin, "distill"), args...)
+	cmd := exec.Command(filepath.Join(binDir(t), "distill"), args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,7 +16,8 @@ import (
 // Sessions live in NATS, encrypted, so any gateway takes any session's next
 // step and a gateway that dies loses none.
 func TestSessionsAcrossTwoGateways(t *testing.T) {
-	c := startCluster(t, clusterOpts{Gateways: 2})
+	t.Parallel()
+	c := startInProcess(t, inProcessOpts{Gateways: 2})
 	site := newPages(t, 0)
 	a, b := c.client(0), c.client(1)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -36,8 +36,8 @@ func TestSessionsAcrossTwoGateways(t *testing.T) {
 		t.Fatalf("sign-in through the second gateway: %v %v", submitted.GetView().GetSnapshot().GetTitle(), err)
 	}
 
-	// The first gateway dies; the session is not lost with it.
-	c.signal(c.Gateways[0], syscall.SIGKILL)
+	// The first gateway goes away; the session does not go with it.
+	c.Gateways[0].stop(t)
 	followed, err := b.SessionFollow(ctx, &distillv1.SessionFollowRequest{SessionId: id, ActionId: "link_0"})
 	if err != nil || followed.GetView().GetSnapshot().GetTitle() != "Page 7" || followed.GetView().GetLoop().GetState().GetStepsTaken() != 3 {
 		t.Fatalf("follow after the first gateway died: %v", err)
@@ -48,7 +48,7 @@ func TestSessionsAcrossTwoGateways(t *testing.T) {
 	}
 
 	// What rests in NATS is sealed.
-	nc, err := nats.Connect("nats://" + c.NATS.Addr)
+	nc, err := nats.Connect(c.NATSURL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // The MCP sidecar of deploy/k8s/examples: `distill mcp --http --cluster`
 // serving an agent on loopback with distill's services elsewhere.
 func TestMCPSidecarInClusterMode(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, clusterOpts{})
 	site := newPages(t, 0)
 	addr, err := localcluster.FreePort()
@@ -41,7 +42,7 @@ func TestMCPSidecarInClusterMode(t *testing.T) {
 			"--fetcher", c.Fetchers[0].Addr, "--extractor", c.Extractor.Addr, "--renderer", c.Renderer.Addr},
 		Env: []string{"DISTILL_MCP_TOKEN=" + token, "DISTILL_SESSION_KEY=" + localcluster.SessionKey},
 	}
-	sidecar.SetBin(bin)
+	sidecar.SetBin(binDir(t))
 	if err := sidecar.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -49,9 +50,7 @@ func TestMCPSidecarInClusterMode(t *testing.T) {
 		if err := sidecar.Signal(syscall.SIGTERM); err != nil {
 			t.Error(err)
 		}
-		if t.Failed() {
-			t.Log(sidecar.Log.String())
-		}
+		checkProc(t, sidecar)
 	}()
 	waitListening(t, addr)
 

@@ -16,41 +16,47 @@ import (
 	"testing"
 	"time"
 
+	"distill.dev/gateway/internal/localcluster"
 	"distill.dev/services/platform/envflag"
 )
 
-// These tests run the distill binary under the official MCP TypeScript SDK
-// (testdata/client), a client nobody here wrote. They need node and npm;
-// `make mcp-client` installs the client's pinned packages, and the tests
-// run `npm ci` themselves when node_modules is missing.
+// These tests run the distill binary: the one in the folder
+// localcluster.BinEnv names, where make builds it once per run, or one
+// they build. Some run it under the official MCP TypeScript SDK
+// (testdata/client), a client nobody here wrote; they need node and npm,
+// and are skipped in short mode. `make mcp-client` installs the client's
+// pinned packages, and the tests run `npm ci` themselves when node_modules
+// is missing.
 
 const clientDir = "testdata/client"
 
-var binDir string
+// built is the folder of a binary built for this package's tests, which
+// TestMain removes.
+var built string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "distill-mcp-test")
-	if err != nil {
-		panic(err)
-	}
-	binDir = dir
 	code := m.Run()
-	os.RemoveAll(dir)
+	if built != "" {
+		os.RemoveAll(built)
+	}
 	os.Exit(code)
 }
 
 var (
-	buildOnce = sync.OnceValues(func() (string, error) {
-		bin := filepath.Join(binDir, "distill")
-		args := []string{"build", "-o", bin}
-		if raceBuild {
-			args = append(args, "-race")
+	binaryOnce = sync.OnceValues(func() (string, error) {
+		if dir := os.Getenv(localcluster.BinEnv); dir != "" {
+			return filepath.Join(dir, "distill"), localcluster.Check(dir, "distill")
 		}
-		out, err := exec.Command("go", append(args, "distill.dev/gateway/cmd/distill")...).CombinedOutput()
+		dir, err := os.MkdirTemp("", "distill-mcp-test")
 		if err != nil {
-			return "", fmt.Errorf("go build distill: %v\n%s", err, out)
+			return "", err
 		}
-		return bin, nil
+		built = dir
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(dir, "distill"), localcluster.Build(root, dir, "distill")
 	})
 	npmOnce = sync.OnceValue(func() error {
 		if _, err := os.Stat(filepath.Join(clientDir, "node_modules")); err == nil {
@@ -65,18 +71,24 @@ var (
 	})
 )
 
-// distillBinary builds the distill command once for the package's tests.
+// distillBinary is the distill command, built once for the package's
+// tests.
 func distillBinary(t *testing.T) string {
 	t.Helper()
-	bin, err := buildOnce()
+	bin, err := binaryOnce()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return bin
 }
 
+// needNode skips the test in short mode, and makes sure the TypeScript
+// client can run.
 func needNode(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the TypeScript MCP client under Node: make test runs it, make test-short does not")
+	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node is not installed: install nodejs and npm (.ci/run does), then run make mcp-client")
 	}
@@ -152,6 +164,7 @@ func stdioConfig(t *testing.T, base string) clientConfig {
 
 func TestMCPWithTypeScriptClient(t *testing.T) {
 	t.Parallel()
+	needNode(t)
 	site := pages(t)
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
@@ -341,6 +354,7 @@ func TestMCPHTTPRefusesToStartWithoutAToken(t *testing.T) {
 // notes, close, and find the session gone.
 func TestMCPSessionsOverStdio(t *testing.T) {
 	t.Parallel()
+	needNode(t)
 	site := pages(t)
 	cfg := stdioConfig(t, site.URL)
 	cfg.Sessions = true

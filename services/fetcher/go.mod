@@ -18,16 +18,6 @@ require (
 )
 
 require (
-	github.com/JohannesKaufmann/dom v0.3.1 // indirect
-	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2 // indirect
-	github.com/PuerkitoBio/goquery v1.13.0 // indirect
-	github.com/andybalholm/cascadia v1.3.4 // indirect
-	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
-	github.com/tiktoken-go/tokenizer v0.10.0 // indirect
-)
-
-require (
-	distill.dev/services/extractor v0.0.0
 	distill.dev/services/platform v0.0.0
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -76,7 +66,5 @@ require (
 )
 
 replace distill.dev/proto => ../../proto
-
-replace distill.dev/services/extractor => ../extractor
 
 replace distill.dev/services/platform => ../platform

@@ -7,7 +7,6 @@ package localcluster
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -27,41 +26,6 @@ import (
 
 // SessionKey is the gateways' shared session key (32 bytes, base64).
 const SessionKey = "ZGlzdGlsbC1lMmUtc2Vzc2lvbi1rZXktMzItYnl0ZXM="
-
-// Build compiles distill's binaries, and NATS's from its Go module, into
-// dir. root is the repository's root.
-func Build(root, dir string) error {
-	targets := []struct{ module, pkg, out string }{
-		{"gateway", "./cmd/distill", "distill"},
-		{"services/fetcher", "./cmd/fetcher", "fetcher"},
-		{"services/extractor", "./cmd/extractor", "extractor"},
-		{"services/renderer", "./cmd/renderer", "renderer"},
-		{"services/fetcher", "github.com/nats-io/nats-server/v2", "nats-server"},
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(targets))
-	for i, t := range targets {
-		wg.Go(func() {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, t.out), t.pkg)
-			cmd.Dir = filepath.Join(root, t.module)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("build %s: %v\n%s", t.out, err, out)
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// FreePort returns a loopback address nothing listens on now.
-func FreePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	addr := l.Addr().String()
-	return addr, l.Close()
-}
 
 // Buffer is a log that processes write to while tests read it.
 type Buffer struct {
@@ -314,7 +278,8 @@ func (c *Cluster) Services() []*Proc {
 	return append(ps, c.Gateways...)
 }
 
-// Stop ends every process, gently.
+// Stop ends every process, gently: the services all at once, then NATS,
+// which they let go of as they stop.
 func (c *Cluster) Stop() {
 	c.mu.Lock()
 	for _, cc := range c.conns {
@@ -322,11 +287,31 @@ func (c *Cluster) Stop() {
 	}
 	c.conns = map[string]*grpc.ClientConn{}
 	c.mu.Unlock()
-	for _, p := range append(c.Services(), c.NATS) {
+	var wg sync.WaitGroup
+	for _, p := range c.Services() {
 		if p != nil {
-			_ = p.Signal(syscall.SIGTERM)
+			wg.Go(func() { _ = p.Signal(syscall.SIGTERM) })
 		}
 	}
+	wg.Wait()
+	if c.NATS != nil {
+		_ = c.NATS.Signal(syscall.SIGTERM)
+	}
+}
+
+// RaceReport is how a binary built with the race detector starts each
+// race it reports.
+const RaceReport = "WARNING: DATA RACE"
+
+// Races returns the logs of the processes that reported a data race.
+func (c *Cluster) Races() string {
+	var b strings.Builder
+	for _, p := range append(c.Services(), c.NATS) {
+		if p != nil && p.Log != nil && strings.Contains(p.Log.String(), RaceReport) {
+			fmt.Fprintf(&b, "--- %s (%s):\n%s\n", p.Name, p.Addr, p.Log.String())
+		}
+	}
+	return b.String()
 }
 
 // Logs returns the last n bytes of every process's log.

@@ -575,6 +575,9 @@ func deepPage(t *testing.T) *html.Node {
 // wrapper that names every button inside it, and many controls.
 func TestHostile(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("hostile pages take seconds")
+	}
 	var many strings.Builder
 	many.WriteString(`<form action="/s">`)
 	for i := range 20_000 {

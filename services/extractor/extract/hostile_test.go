@@ -210,6 +210,9 @@ func peakHeap(fn func()) uint64 {
 // megabyte ones, a million attributes among them.
 func TestHostileInput(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("hostile pages take seconds")
+	}
 	const depth = 1_000_000
 	nested := strings.Repeat("<div>", depth) + "deep text survives" + strings.Repeat("</div>", depth)
 

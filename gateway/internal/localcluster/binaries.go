@@ -1,0 +1,65 @@
+package localcluster
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+)
+
+// BinEnv names the environment variable that holds the folder of the
+// binaries a cluster runs. `make test` builds them there once per run
+// (make test-binaries) for every test package that runs them; a test
+// started without it builds its own with Build.
+const BinEnv = "DISTILL_TEST_BIN"
+
+// Binaries are the programs a cluster runs, and the packages they are
+// built from. NATS's comes from the module the fetcher already requires.
+var Binaries = []struct{ Name, Package string }{
+	{"distill", "./gateway/cmd/distill"},
+	{"fetcher", "./services/fetcher/cmd/fetcher"},
+	{"extractor", "./services/extractor/cmd/extractor"},
+	{"renderer", "./services/renderer/cmd/renderer"},
+	{"nats-server", "github.com/nats-io/nats-server/v2"},
+}
+
+// Build compiles the named Binaries, all of them when none is named, into
+// dir in one go build from the checkout at root (one build shares the
+// packages they have in common). A caller built with the race detector
+// gets binaries built with it too: the packages are then the ones its own
+// test binary was compiled from, already in the build cache, and the
+// processes it starts are checked for races as it is.
+func Build(root, dir string, names ...string) error {
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	for _, b := range Binaries {
+		if len(names) == 0 || slices.Contains(names, b.Name) {
+			args = append(args, b.Package)
+		}
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go %v: %v\n%s", args, err, out)
+	}
+	return nil
+}
+
+// Check returns an error unless dir holds the named binaries. It stats
+// each: Go's test cache then keeps a result that used them only while
+// they are unchanged.
+func Check(dir string, names ...string) error {
+	for _, name := range names {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			return fmt.Errorf("%w (make test-binaries builds the binaries)", err)
+		}
+		if st.IsDir() || st.Mode()&0o111 == 0 {
+			return fmt.Errorf("%s is not an executable", filepath.Join(dir, name))
+		}
+	}
+	return nil
+}

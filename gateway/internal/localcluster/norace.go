@@ -1,0 +1,5 @@
+//go:build !race
+
+package localcluster
+
+const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package mcp
-
-const raceBuild = false
