@@ -303,10 +303,10 @@ func (c *Cluster) Stop() {
 // race it reports.
 const RaceReport = "WARNING: DATA RACE"
 
-// Races returns the logs of the processes that reported a data race.
+// Races returns the logs of distill's processes that reported a data race.
 func (c *Cluster) Races() string {
 	var b strings.Builder
-	for _, p := range append(c.Services(), c.NATS) {
+	for _, p := range c.Services() {
 		if p != nil && p.Log != nil && strings.Contains(p.Log.String(), RaceReport) {
 			fmt.Fprintf(&b, "--- %s (%s):\n%s\n", p.Name, p.Addr, p.Log.String())
 		}
