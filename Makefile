@@ -68,19 +68,21 @@ test-short: TEST_BUILD_FLAGS := $(filter -race,$(GOTEST_SHORT_FLAGS))
 test-short: test-binaries ## Every module's tests but the end-to-end ones, the TypeScript MCP client's and the hostile pages', cached: the loop while working.
 	$(call go-tests,$(GOTEST_SHORT_FLAGS))
 
-# go-tests runs every module's tests with the flags $(1): the benchmark's
-# and the Kubernetes manifests' (without -race, see K8S_MODULE) beside the
-# workspace's. MODULES lists each module after those it depends on; go test
-# gets them the other way round, so that it starts the slowest, the
-# gateway's end-to-end tests, first. TEST_PROCS test binaries run at once,
-# twice the cores: the slow ones spend most of their time waiting on
-# Chromium, Node, child processes and timers.
+# go-tests runs every module's tests with the flags $(1), the benchmark's
+# and the Kubernetes manifests' beside the workspace's. Those two run
+# without -race: the Kubernetes manifests' for kustomize (see K8S_MODULE),
+# the benchmark's because its code starts no goroutine, so the detector
+# would have nothing to watch; without it they use what go vet compiled.
+# MODULES lists each module after those it depends on; go test gets them
+# the other way round, so that it starts the slowest, the gateway's
+# end-to-end tests, first. TEST_PROCS test binaries run at once, twice the
+# cores: the slow ones mostly wait on Chromium, Node, processes and timers.
 reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
 TEST_PACKAGES := $(strip $(call reverse,$(PACKAGES)))
 TEST_PROCS ?= $(shell echo $$(( $$(nproc) * 2 )))
 define go-tests
 status=0; \
-(cd $(BENCH_MODULE) && GOWORK=off go test $(1) ./...) & bench=$$!; \
+(cd $(BENCH_MODULE) && GOWORK=off go test $(filter-out -race,$(1)) ./...) & bench=$$!; \
 (cd $(K8S_MODULE) && GOWORK=off go test $(filter-out -race,$(1)) ./...) & k8s=$$!; \
 $(TEST_ENV) go test -p $(TEST_PROCS) $(1) $(TEST_PACKAGES) || status=1; \
 wait $$bench || status=1; \
