@@ -9,14 +9,11 @@ package app
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"google.golang.org/grpc"
 
+	"distill.dev/gateway/api"
 	"distill.dev/gateway/session"
-	internalv1 "distill.dev/proto/gen/distill/internalv1"
-	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/services/fetcher/pipeline"
 )
 
 // DefaultWorkers is how many batch jobs the in-process workers run at once
@@ -64,13 +61,10 @@ type ClusterConfig struct {
 	DialOptions []grpc.DialOption
 }
 
-// backend is what each mode provides.
+// backend is what each mode provides: the API's backend, and how it is
+// ready and closed.
 type backend interface {
-	Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error)
-	Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error
-	CacheInfo(ctx context.Context) (entries, bytes int64, dir string, err error)
-	CachePrune(ctx context.Context, olderThan time.Duration) (removed, freed int64, err error)
-	CacheClear(ctx context.Context) (removed, freed int64, err error)
+	api.Backend
 	ready(ctx context.Context) error
 	close() error
 }
