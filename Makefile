@@ -202,8 +202,7 @@ lint: $(TOOLS) ## gofmt, buf format, buf lint, buf breaking against main, go mod
 		1) ;; \
 		*) exit $$found ;; \
 	esac
-	@# With the tests' -race, vet compiles what go-test then reuses.
-	go vet $(filter -race,$(GOTEST_FLAGS)) $(PACKAGES)
+	go vet $(PACKAGES)
 	cd $(BENCH_MODULE) && GOWORK=off go vet ./...
 	cd $(K8S_MODULE) && GOWORK=off go vet ./...
 	$(STATICCHECK) $(PACKAGES)
