@@ -51,6 +51,13 @@ type Result struct {
 	// js_app, challenge, no_actions); empty when it was not, or when an
 	// automatic render was not better than the page as fetched.
 	FallbackReason string
+	// Escalated says why the page was sent to the renderer, whether or not
+	// the render was kept: a session reports every escalation, also one
+	// that did not help. Empty when no render was tried.
+	Escalated string
+	// RenderErr is why that render failed; nil when it did not fail or
+	// none was tried.
+	RenderErr error
 }
 
 // Pipeline runs the stages for one URL.
@@ -199,6 +206,7 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 	if reason != "" {
 		rendered, err := p.render(ctx, fetched.GetFinalUrl(), opts, extractOpts, p.renderCookies(req.Jar, fetched.GetFinalUrl()))
 		kept := err == nil && (reason == ReasonForced || better(rendered, res.Distilled, reason))
+		res.Escalated, res.RenderErr = reason, err
 		telemetry.CountFallback(ctx, reason, kept)
 		trace.SpanFromContext(ctx).SetAttributes(telemetry.FallbackReason.String(reason), telemetry.FallbackKept.Bool(kept))
 		switch {

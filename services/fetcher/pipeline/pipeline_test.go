@@ -97,19 +97,21 @@ func TestRun(t *testing.T) {
 		wantMarkdown string
 		wantRenders  int
 		wantReason   string
-		wantCode     distillv1.ErrorCode
+		// wantEscalated is why a render was tried, kept or not.
+		wantEscalated string
+		wantCode      distillv1.ErrorCode
 	}{
 		{name: "rich page is not rendered in auto", body: "plenty of text here", renderBody: "rendered and longer text", wantMarkdown: "plenty of text here"},
-		{name: "thin page is rendered in auto and the richer render kept", body: "<div/>", renderBody: "rendered app content", wantMarkdown: "rendered app content", wantRenders: 1, wantReason: "js_app"},
-		{name: "challenge page rendered with its reason", body: "cf!", renderBody: "the page behind the challenge", wantMarkdown: "the page behind the challenge", wantRenders: 1, wantReason: "challenge"},
-		{name: "render no richer than the page is discarded", body: "<div/>", renderBody: "<p/>", wantMarkdown: "<div/>", wantRenders: 1},
-		{name: "failed fallback keeps the fetched page", body: "<div/>", renderFails: true, wantMarkdown: "<div/>", wantRenders: 1},
+		{name: "thin page is rendered in auto and the richer render kept", body: "<div/>", renderBody: "rendered app content", wantMarkdown: "rendered app content", wantRenders: 1, wantReason: "js_app", wantEscalated: "js_app"},
+		{name: "challenge page rendered with its reason", body: "cf!", renderBody: "the page behind the challenge", wantMarkdown: "the page behind the challenge", wantRenders: 1, wantReason: "challenge", wantEscalated: "challenge"},
+		{name: "render no richer than the page is discarded", body: "<div/>", renderBody: "<p/>", wantMarkdown: "<div/>", wantRenders: 1, wantEscalated: "js_app"},
+		{name: "failed fallback keeps the fetched page", body: "<div/>", renderFails: true, wantMarkdown: "<div/>", wantRenders: 1, wantEscalated: "js_app"},
 		{name: "off never renders", body: "<div/>", renderBody: "rendered app content", js: distillv1.JsMode_JS_MODE_OFF, wantMarkdown: "<div/>"},
-		{name: "always renders", body: "plenty of text here", renderBody: "rendered", js: distillv1.JsMode_JS_MODE_ALWAYS, wantMarkdown: "rendered", wantRenders: 1, wantReason: "forced"},
+		{name: "always renders", body: "plenty of text here", renderBody: "rendered", js: distillv1.JsMode_JS_MODE_ALWAYS, wantMarkdown: "rendered", wantRenders: 1, wantReason: "forced", wantEscalated: "forced"},
 		{name: "always fails when rendering fails", body: "plenty of text here", renderFails: true, js: distillv1.JsMode_JS_MODE_ALWAYS, wantRenders: 1, wantCode: failure.RenderFailed},
 		{name: "diagnostics kept when asked", body: "plenty of text here", diagnostics: true, wantMarkdown: "plenty of text here"},
-		{name: "scripted page without actions is rendered for them", body: "plenty of text <script>", renderBody: "rendered <a>", actions: true, wantMarkdown: "rendered <a>", wantRenders: 1, wantReason: "no_actions"},
-		{name: "render that finds no actions either is discarded", body: "plenty of text <script>", renderBody: "rendered and much longer text", actions: true, wantMarkdown: "plenty of text <script>", wantRenders: 1},
+		{name: "scripted page without actions is rendered for them", body: "plenty of text <script>", renderBody: "rendered <a>", actions: true, wantMarkdown: "rendered <a>", wantRenders: 1, wantReason: "no_actions", wantEscalated: "no_actions"},
+		{name: "render that finds no actions either is discarded", body: "plenty of text <script>", renderBody: "rendered and much longer text", actions: true, wantMarkdown: "plenty of text <script>", wantRenders: 1, wantEscalated: "no_actions"},
 		{name: "page with actions is not rendered for them", body: "plenty <a> <script>", renderBody: "rendered <a> <a>", actions: true, wantMarkdown: "plenty <a> <script>"},
 		{name: "page without scripts is not rendered for actions", body: "plenty of text here", renderBody: "rendered <a>", actions: true, wantMarkdown: "plenty of text here"},
 		{name: "actions not asked for: no render for them", body: "plenty of text <script>", renderBody: "rendered <a>", wantMarkdown: "plenty of text <script>"},
@@ -145,6 +147,9 @@ func TestRun(t *testing.T) {
 			}
 			if res.FallbackReason != tt.wantReason {
 				t.Errorf("fallback reason = %q, want %q", res.FallbackReason, tt.wantReason)
+			}
+			if res.Escalated != tt.wantEscalated || (res.RenderErr != nil) != tt.renderFails {
+				t.Errorf("escalated = %q (render error %v), want %q (render fails %v)", res.Escalated, res.RenderErr, tt.wantEscalated, tt.renderFails)
 			}
 			if got := res.Distilled.GetDiagnostics() != nil; got != tt.diagnostics {
 				t.Errorf("diagnostics present = %v, want %v", got, tt.diagnostics)

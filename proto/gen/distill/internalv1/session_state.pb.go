@@ -30,9 +30,11 @@ type SessionState struct {
 	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Settings *SessionSettings       `protobuf:"bytes,2,opt,name=settings,proto3" json:"settings,omitempty"`
 	// The cookie jar, as the cookies its servers set.
-	Jar             []*JarEntry `protobuf:"bytes,3,rep,name=jar,proto3" json:"jar,omitempty"`
-	CurrentUrl      string      `protobuf:"bytes,4,opt,name=current_url,json=currentUrl,proto3" json:"current_url,omitempty"`
-	RedirectHistory []string    `protobuf:"bytes,5,rep,name=redirect_history,json=redirectHistory,proto3" json:"redirect_history,omitempty"`
+	Jar        []*JarEntry `protobuf:"bytes,3,rep,name=jar,proto3" json:"jar,omitempty"`
+	CurrentUrl string      `protobuf:"bytes,4,opt,name=current_url,json=currentUrl,proto3" json:"current_url,omitempty"`
+	// The URL each completed navigation landed on, oldest first, at most
+	// the view's cap.
+	RedirectHistory []string `protobuf:"bytes,5,rep,name=redirect_history,json=redirectHistory,proto3" json:"redirect_history,omitempty"`
 	// The last page with its whole action tree (the view caps it).
 	Snapshot       *v1.Distilled `protobuf:"bytes,6,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
 	FallbackReason string        `protobuf:"bytes,7,opt,name=fallback_reason,json=fallbackReason,proto3" json:"fallback_reason,omitempty"`
@@ -42,7 +44,12 @@ type SessionState struct {
 	Visited      []string        `protobuf:"bytes,10,rep,name=visited,proto3" json:"visited,omitempty"`
 	OperationLog []*v1.Operation `protobuf:"bytes,11,rep,name=operation_log,json=operationLog,proto3" json:"operation_log,omitempty"`
 	// When the last step settled, Unix milliseconds.
-	LastUsedMs    int64 `protobuf:"varint,12,opt,name=last_used_ms,json=lastUsedMs,proto3" json:"last_used_ms,omitempty"`
+	LastUsedMs int64 `protobuf:"varint,12,opt,name=last_used_ms,json=lastUsedMs,proto3" json:"last_used_ms,omitempty"`
+	// The HTTP error answer to the last step, a confirmed form other than
+	// GET, shown in the view in place of the snapshot; unset otherwise.
+	Answer *v1.Distilled `protobuf:"bytes,13,opt,name=answer,proto3" json:"answer,omitempty"`
+	// The last step's failure in words, beside failure_reason's token.
+	FailureDetail string `protobuf:"bytes,14,opt,name=failure_detail,json=failureDetail,proto3" json:"failure_detail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -161,6 +168,20 @@ func (x *SessionState) GetLastUsedMs() int64 {
 	return 0
 }
 
+func (x *SessionState) GetAnswer() *v1.Distilled {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
+func (x *SessionState) GetFailureDetail() string {
+	if x != nil {
+		return x.FailureDetail
+	}
+	return ""
+}
+
 // SessionSettings are what session_start fixed for every step.
 type SessionSettings struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
@@ -266,7 +287,7 @@ var File_distill_internal_v1_session_state_proto protoreflect.FileDescriptor
 
 const file_distill_internal_v1_session_state_proto_rawDesc = "" +
 	"\n" +
-	"'distill/internal/v1/session_state.proto\x12\x13distill.internal.v1\x1a!distill/internal/v1/fetcher.proto\x1a\x1adistill/v1/distilled.proto\x1a\x18distill/v1/options.proto\x1a\x18distill/v1/session.proto\"\xee\x03\n" +
+	"'distill/internal/v1/session_state.proto\x12\x13distill.internal.v1\x1a!distill/internal/v1/fetcher.proto\x1a\x1adistill/v1/distilled.proto\x1a\x18distill/v1/options.proto\x1a\x18distill/v1/session.proto\"\xc4\x04\n" +
 	"\fSessionState\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12@\n" +
 	"\bsettings\x18\x02 \x01(\v2$.distill.internal.v1.SessionSettingsR\bsettings\x12/\n" +
@@ -282,7 +303,9 @@ const file_distill_internal_v1_session_state_proto_rawDesc = "" +
 	" \x03(\tR\avisited\x12:\n" +
 	"\roperation_log\x18\v \x03(\v2\x15.distill.v1.OperationR\foperationLog\x12 \n" +
 	"\flast_used_ms\x18\f \x01(\x03R\n" +
-	"lastUsedMs\"\xc8\x02\n" +
+	"lastUsedMs\x12-\n" +
+	"\x06answer\x18\r \x01(\v2\x15.distill.v1.DistilledR\x06answer\x12%\n" +
+	"\x0efailure_detail\x18\x0e \x01(\tR\rfailureDetail\"\xc8\x02\n" +
 	"\x0fSessionSettings\x12-\n" +
 	"\aprofile\x18\x01 \x01(\x0e2\x13.distill.v1.ProfileR\aprofile\x12\x1f\n" +
 	"\vmax_actions\x18\x02 \x01(\x05R\n" +
@@ -324,13 +347,14 @@ var file_distill_internal_v1_session_state_proto_depIdxs = []int32{
 	2, // 1: distill.internal.v1.SessionState.jar:type_name -> distill.internal.v1.JarEntry
 	3, // 2: distill.internal.v1.SessionState.snapshot:type_name -> distill.v1.Distilled
 	4, // 3: distill.internal.v1.SessionState.operation_log:type_name -> distill.v1.Operation
-	5, // 4: distill.internal.v1.SessionSettings.profile:type_name -> distill.v1.Profile
-	6, // 5: distill.internal.v1.SessionSettings.js:type_name -> distill.v1.JsMode
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	3, // 4: distill.internal.v1.SessionState.answer:type_name -> distill.v1.Distilled
+	5, // 5: distill.internal.v1.SessionSettings.profile:type_name -> distill.v1.Profile
+	6, // 6: distill.internal.v1.SessionSettings.js:type_name -> distill.v1.JsMode
+	7, // [7:7] is the sub-list for method output_type
+	7, // [7:7] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_distill_internal_v1_session_state_proto_init() }

@@ -26,9 +26,13 @@ type SessionView struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	SessionId  string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	CurrentUrl string                 `protobuf:"bytes,2,opt,name=current_url,json=currentUrl,proto3" json:"current_url,omitempty"`
-	// URLs the last navigation passed through before current_url.
+	// The URL each completed navigation of the session landed on, oldest
+	// first, one per step that moved the session (the last is current_url);
+	// the most recent 100 are kept.
 	RedirectHistory []string `protobuf:"bytes,3,rep,name=redirect_history,json=redirectHistory,proto3" json:"redirect_history,omitempty"`
-	// The last page, with its action tree.
+	// The last page, with its action tree. After a confirmed form other than
+	// GET was answered with an HTTP error, it is that answer (status, title,
+	// text) carrying the action tree of current_url, where the session stays.
 	Snapshot *Distilled `protobuf:"bytes,4,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
 	Loop     *Loop      `protobuf:"bytes,5,opt,name=loop,proto3" json:"loop,omitempty"`
 	// Recent operations, oldest first; for debugging.
@@ -117,8 +121,11 @@ type Loop struct {
 	AvailableActions []*AvailableAction `protobuf:"bytes,2,rep,name=available_actions,json=availableActions,proto3" json:"available_actions,omitempty"`
 	// Heuristic hints; never executed by distill.
 	RecommendedNextActions []*RecommendedAction `protobuf:"bytes,3,rep,name=recommended_next_actions,json=recommendedNextActions,proto3" json:"recommended_next_actions,omitempty"`
-	// Set only when the last step failed verification (an HTTP error status).
+	// Set only when the last step failed verification (an HTTP error
+	// status): http_status_<code>, a stable token.
 	FailureReason *string `protobuf:"bytes,4,opt,name=failure_reason,json=failureReason,proto3,oneof" json:"failure_reason,omitempty"`
+	// The failure in words, for people: status, its text and the URL.
+	FailureDetail *string `protobuf:"bytes,5,opt,name=failure_detail,json=failureDetail,proto3,oneof" json:"failure_detail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -181,6 +188,13 @@ func (x *Loop) GetFailureReason() string {
 	return ""
 }
 
+func (x *Loop) GetFailureDetail() string {
+	if x != nil && x.FailureDetail != nil {
+		return *x.FailureDetail
+	}
+	return ""
+}
+
 // LoopState summarises the page the session is on.
 type LoopState struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -193,8 +207,9 @@ type LoopState struct {
 	LowContent   bool                   `protobuf:"varint,7,opt,name=low_content,json=lowContent,proto3" json:"low_content,omitempty"`
 	UsedHeadless bool                   `protobuf:"varint,8,opt,name=used_headless,json=usedHeadless,proto3" json:"used_headless,omitempty"`
 	StepsTaken   int32                  `protobuf:"varint,9,opt,name=steps_taken,json=stepsTaken,proto3" json:"steps_taken,omitempty"`
-	// Why the last step was rendered headless: challenge, js_app, no_actions
-	// or forced. Absent when plain extraction was enough.
+	// Why the last step escalated to the headless renderer: challenge,
+	// js_app, no_actions or forced, whether or not the render was kept
+	// (used_headless says whether it was). Absent when it did not escalate.
 	FallbackReason *string `protobuf:"bytes,10,opt,name=fallback_reason,json=fallbackReason,proto3,oneof" json:"fallback_reason,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
@@ -472,11 +487,22 @@ type Operation struct {
 	Status *int32 `protobuf:"varint,4,opt,name=status,proto3,oneof" json:"status,omitempty"`
 	// 1 for the first attempt.
 	Attempt int32 `protobuf:"varint,5,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	// ok, http_error, error, withheld.
-	Outcome       string  `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// A stable token: ok; retryable_status (429 or 5xx); verify_failed
+	// (another HTTP error status); needs_confirmation (a form withheld for
+	// confirm=true); transport_error; timeout; blocked (network policy or
+	// robots.txt); chrome_fallback (the attempt escalated to the headless
+	// renderer, see fallback_reason).
+	Outcome string `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// A stable token: http_status_<code> for an HTTP error status, else the
+	// error code in lower case (network, timeout, blocked, too_large, ...).
 	FailureReason *string `protobuf:"bytes,7,opt,name=failure_reason,json=failureReason,proto3,oneof" json:"failure_reason,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The outcome in words, for people; its wording may change.
+	Detail *string `protobuf:"bytes,8,opt,name=detail,proto3,oneof" json:"detail,omitempty"`
+	// For chrome_fallback: why the attempt escalated (challenge, js_app,
+	// no_actions, forced).
+	FallbackReason *string `protobuf:"bytes,9,opt,name=fallback_reason,json=fallbackReason,proto3,oneof" json:"fallback_reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Operation) Reset() {
@@ -558,13 +584,33 @@ func (x *Operation) GetFailureReason() string {
 	return ""
 }
 
+func (x *Operation) GetDetail() string {
+	if x != nil && x.Detail != nil {
+		return *x.Detail
+	}
+	return ""
+}
+
+func (x *Operation) GetFallbackReason() string {
+	if x != nil && x.FallbackReason != nil {
+		return *x.FallbackReason
+	}
+	return ""
+}
+
 // FormSubmission is what a withheld non-GET form would send.
 type FormSubmission struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Method string                 `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`
-	Url    string                 `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	// The URL the form is sent to; the same as action.
+	Url string `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
 	// Field values after merging the caller's values over the defaults.
-	Fields        map[string]*FieldValues `protobuf:"bytes,3,rep,name=fields,proto3" json:"fields,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Fields map[string]*FieldValues `protobuf:"bytes,3,rep,name=fields,proto3" json:"fields,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The form's action URL.
+	Action string `protobuf:"bytes,4,opt,name=action,proto3" json:"action,omitempty"`
+	// The fields as sent, in form order: a field with several values
+	// (a multi-select, a checkbox group) appears once per value.
+	FieldPairs    []*FieldPair `protobuf:"bytes,5,rep,name=field_pairs,json=fieldPairs,proto3" json:"field_pairs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -620,6 +666,73 @@ func (x *FormSubmission) GetFields() map[string]*FieldValues {
 	return nil
 }
 
+func (x *FormSubmission) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *FormSubmission) GetFieldPairs() []*FieldPair {
+	if x != nil {
+		return x.FieldPairs
+	}
+	return nil
+}
+
+// FieldPair is one name=value pair of a form submission.
+type FieldPair struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FieldPair) Reset() {
+	*x = FieldPair{}
+	mi := &file_distill_v1_session_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FieldPair) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FieldPair) ProtoMessage() {}
+
+func (x *FieldPair) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_session_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FieldPair.ProtoReflect.Descriptor instead.
+func (*FieldPair) Descriptor() ([]byte, []int) {
+	return file_distill_v1_session_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *FieldPair) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *FieldPair) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
 // FieldValues holds the values of one form field (several for multi-selects
 // and checkbox groups).
 type FieldValues struct {
@@ -631,7 +744,7 @@ type FieldValues struct {
 
 func (x *FieldValues) Reset() {
 	*x = FieldValues{}
-	mi := &file_distill_v1_session_proto_msgTypes[7]
+	mi := &file_distill_v1_session_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -643,7 +756,7 @@ func (x *FieldValues) String() string {
 func (*FieldValues) ProtoMessage() {}
 
 func (x *FieldValues) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_session_proto_msgTypes[7]
+	mi := &file_distill_v1_session_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -656,7 +769,7 @@ func (x *FieldValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldValues.ProtoReflect.Descriptor instead.
 func (*FieldValues) Descriptor() ([]byte, []int) {
-	return file_distill_v1_session_proto_rawDescGZIP(), []int{7}
+	return file_distill_v1_session_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *FieldValues) GetValues() []string {
@@ -680,13 +793,15 @@ const file_distill_v1_session_proto_rawDesc = "" +
 	"\x10redirect_history\x18\x03 \x03(\tR\x0fredirectHistory\x121\n" +
 	"\bsnapshot\x18\x04 \x01(\v2\x15.distill.v1.DistilledR\bsnapshot\x12$\n" +
 	"\x04loop\x18\x05 \x01(\v2\x10.distill.v1.LoopR\x04loop\x12:\n" +
-	"\roperation_log\x18\x06 \x03(\v2\x15.distill.v1.OperationR\foperationLog\"\x95\x02\n" +
+	"\roperation_log\x18\x06 \x03(\v2\x15.distill.v1.OperationR\foperationLog\"\xd4\x02\n" +
 	"\x04Loop\x12+\n" +
 	"\x05state\x18\x01 \x01(\v2\x15.distill.v1.LoopStateR\x05state\x12H\n" +
 	"\x11available_actions\x18\x02 \x03(\v2\x1b.distill.v1.AvailableActionR\x10availableActions\x12W\n" +
 	"\x18recommended_next_actions\x18\x03 \x03(\v2\x1d.distill.v1.RecommendedActionR\x16recommendedNextActions\x12*\n" +
-	"\x0efailure_reason\x18\x04 \x01(\tH\x00R\rfailureReason\x88\x01\x01B\x11\n" +
-	"\x0f_failure_reason\"\xf4\x02\n" +
+	"\x0efailure_reason\x18\x04 \x01(\tH\x00R\rfailureReason\x88\x01\x01\x12*\n" +
+	"\x0efailure_detail\x18\x05 \x01(\tH\x01R\rfailureDetail\x88\x01\x01B\x11\n" +
+	"\x0f_failure_reasonB\x11\n" +
+	"\x0f_failure_detail\"\xf4\x02\n" +
 	"\tLoopState\x12\x15\n" +
 	"\x03url\x18\x01 \x01(\tH\x00R\x03url\x88\x01\x01\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x14\n" +
@@ -720,7 +835,7 @@ const file_distill_v1_session_proto_rawDesc = "" +
 	"\x11RecommendedAction\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x10\n" +
-	"\x03why\x18\x03 \x01(\tR\x03why\"\xe2\x01\n" +
+	"\x03why\x18\x03 \x01(\tR\x03why\"\xcc\x02\n" +
 	"\tOperation\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12\x0e\n" +
 	"\x02op\x18\x02 \x01(\tR\x02op\x12\x16\n" +
@@ -728,16 +843,26 @@ const file_distill_v1_session_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\x05H\x00R\x06status\x88\x01\x01\x12\x18\n" +
 	"\aattempt\x18\x05 \x01(\x05R\aattempt\x12\x18\n" +
 	"\aoutcome\x18\x06 \x01(\tR\aoutcome\x12*\n" +
-	"\x0efailure_reason\x18\a \x01(\tH\x01R\rfailureReason\x88\x01\x01B\t\n" +
+	"\x0efailure_reason\x18\a \x01(\tH\x01R\rfailureReason\x88\x01\x01\x12\x1b\n" +
+	"\x06detail\x18\b \x01(\tH\x02R\x06detail\x88\x01\x01\x12,\n" +
+	"\x0ffallback_reason\x18\t \x01(\tH\x03R\x0efallbackReason\x88\x01\x01B\t\n" +
 	"\a_statusB\x11\n" +
-	"\x0f_failure_reason\"\xce\x01\n" +
+	"\x0f_failure_reasonB\t\n" +
+	"\a_detailB\x12\n" +
+	"\x10_fallback_reason\"\x9e\x02\n" +
 	"\x0eFormSubmission\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12>\n" +
-	"\x06fields\x18\x03 \x03(\v2&.distill.v1.FormSubmission.FieldsEntryR\x06fields\x1aR\n" +
+	"\x06fields\x18\x03 \x03(\v2&.distill.v1.FormSubmission.FieldsEntryR\x06fields\x12\x16\n" +
+	"\x06action\x18\x04 \x01(\tR\x06action\x126\n" +
+	"\vfield_pairs\x18\x05 \x03(\v2\x15.distill.v1.FieldPairR\n" +
+	"fieldPairs\x1aR\n" +
 	"\vFieldsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12-\n" +
-	"\x05value\x18\x02 \x01(\v2\x17.distill.v1.FieldValuesR\x05value:\x028\x01\"%\n" +
+	"\x05value\x18\x02 \x01(\v2\x17.distill.v1.FieldValuesR\x05value:\x028\x01\"5\n" +
+	"\tFieldPair\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"%\n" +
 	"\vFieldValues\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06valuesB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
@@ -753,7 +878,7 @@ func file_distill_v1_session_proto_rawDescGZIP() []byte {
 	return file_distill_v1_session_proto_rawDescData
 }
 
-var file_distill_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_distill_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_distill_v1_session_proto_goTypes = []any{
 	(*SessionView)(nil),       // 0: distill.v1.SessionView
 	(*Loop)(nil),              // 1: distill.v1.Loop
@@ -762,24 +887,26 @@ var file_distill_v1_session_proto_goTypes = []any{
 	(*RecommendedAction)(nil), // 4: distill.v1.RecommendedAction
 	(*Operation)(nil),         // 5: distill.v1.Operation
 	(*FormSubmission)(nil),    // 6: distill.v1.FormSubmission
-	(*FieldValues)(nil),       // 7: distill.v1.FieldValues
-	nil,                       // 8: distill.v1.FormSubmission.FieldsEntry
-	(*Distilled)(nil),         // 9: distill.v1.Distilled
+	(*FieldPair)(nil),         // 7: distill.v1.FieldPair
+	(*FieldValues)(nil),       // 8: distill.v1.FieldValues
+	nil,                       // 9: distill.v1.FormSubmission.FieldsEntry
+	(*Distilled)(nil),         // 10: distill.v1.Distilled
 }
 var file_distill_v1_session_proto_depIdxs = []int32{
-	9, // 0: distill.v1.SessionView.snapshot:type_name -> distill.v1.Distilled
-	1, // 1: distill.v1.SessionView.loop:type_name -> distill.v1.Loop
-	5, // 2: distill.v1.SessionView.operation_log:type_name -> distill.v1.Operation
-	2, // 3: distill.v1.Loop.state:type_name -> distill.v1.LoopState
-	3, // 4: distill.v1.Loop.available_actions:type_name -> distill.v1.AvailableAction
-	4, // 5: distill.v1.Loop.recommended_next_actions:type_name -> distill.v1.RecommendedAction
-	8, // 6: distill.v1.FormSubmission.fields:type_name -> distill.v1.FormSubmission.FieldsEntry
-	7, // 7: distill.v1.FormSubmission.FieldsEntry.value:type_name -> distill.v1.FieldValues
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	10, // 0: distill.v1.SessionView.snapshot:type_name -> distill.v1.Distilled
+	1,  // 1: distill.v1.SessionView.loop:type_name -> distill.v1.Loop
+	5,  // 2: distill.v1.SessionView.operation_log:type_name -> distill.v1.Operation
+	2,  // 3: distill.v1.Loop.state:type_name -> distill.v1.LoopState
+	3,  // 4: distill.v1.Loop.available_actions:type_name -> distill.v1.AvailableAction
+	4,  // 5: distill.v1.Loop.recommended_next_actions:type_name -> distill.v1.RecommendedAction
+	9,  // 6: distill.v1.FormSubmission.fields:type_name -> distill.v1.FormSubmission.FieldsEntry
+	7,  // 7: distill.v1.FormSubmission.field_pairs:type_name -> distill.v1.FieldPair
+	8,  // 8: distill.v1.FormSubmission.FieldsEntry.value:type_name -> distill.v1.FieldValues
+	9,  // [9:9] is the sub-list for method output_type
+	9,  // [9:9] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_session_proto_init() }
@@ -798,7 +925,7 @@ func file_distill_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_session_proto_rawDesc), len(file_distill_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
