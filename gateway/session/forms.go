@@ -226,10 +226,11 @@ func encode(fields []fieldValue) string {
 // would send.
 func (s *Session) withhold(sub *submission) *distillv1.SessionSubmitFormResponse {
 	s.appendLog([]*distillv1.Operation{{
-		Step: s.steps + 1, Op: "submit_form", Target: sub.formID, Attempt: 0, Outcome: "withheld",
-		FailureReason: proto.String(sub.method + " form needs confirm=true"),
+		Step: s.steps + 1, Op: "submit_form", Target: sub.formID, Attempt: 0, Outcome: outcomeNeedsConfirmation,
+		Detail: proto.String(sub.method + " form needs confirm=true"),
 	}})
 	fields := make(map[string]*distillv1.FieldValues, len(sub.fields))
+	pairs := make([]*distillv1.FieldPair, 0, len(sub.fields))
 	for _, f := range sub.fields {
 		fv := fields[f.name]
 		if fv == nil {
@@ -237,10 +238,11 @@ func (s *Session) withhold(sub *submission) *distillv1.SessionSubmitFormResponse
 			fields[f.name] = fv
 		}
 		fv.Values = append(fv.Values, f.value)
+		pairs = append(pairs, &distillv1.FieldPair{Name: f.name, Value: f.value})
 	}
 	return &distillv1.SessionSubmitFormResponse{
 		View:              s.view(),
 		NeedsConfirmation: true,
-		WouldSubmit:       &distillv1.FormSubmission{Method: sub.method, Url: sub.target, Fields: fields},
+		WouldSubmit:       &distillv1.FormSubmission{Method: sub.method, Url: sub.target, Action: sub.target, Fields: fields, FieldPairs: pairs},
 	}
 }

@@ -52,16 +52,21 @@ func TestOutcomeSaysWhichAttemptsToRepeat(t *testing.T) {
 		wantOutcome string
 		wantStatus  int32 // 0: none recorded
 		wantReason  string
+		wantDetail  string
 		wantAgain   bool
 	}{
-		{"network error", live, nil, failure.New(failure.Network, "connection refused"), "error", 0, "connection refused", true},
-		{"fetch timeout", live, nil, failure.New(failure.Timeout, "read timed out"), "error", 0, "read timed out", true},
-		{"blocked by policy", live, nil, failure.New(failure.Blocked, "private address"), "error", 0, "private address", false},
-		{"network error once the step has ended", ended, nil, failure.New(failure.Network, "connection refused"), "error", 0, "connection refused", false},
-		{"429", live, answer(429), nil, "http_error", 429, "HTTP 429 Too Many Requests at https://example.com/p", true},
-		{"503", live, answer(503), nil, "http_error", 503, "HTTP 503 Service Unavailable at https://example.com/p", true},
-		{"404", live, answer(404), nil, "http_error", 404, "HTTP 404 Not Found at https://example.com/p", false},
-		{"200", live, answer(200), nil, "ok", 200, "", false},
+		{"network error", live, nil, failure.New(failure.Network, "connection refused"), "transport_error", 0, "network", "connection refused", true},
+		{"fetch timeout", live, nil, failure.New(failure.Timeout, "read timed out"), "timeout", 0, "timeout", "read timed out", true},
+		{"step deadline", live, nil, context.DeadlineExceeded, "timeout", 0, "timeout", "context deadline exceeded", true},
+		{"blocked by policy", live, nil, failure.New(failure.Blocked, "private address"), "blocked", 0, "blocked", "private address", false},
+		{"robots.txt", live, nil, failure.New(failure.RobotsDisallowed, "disallowed by robots.txt"), "blocked", 0, "robots_disallowed", "disallowed by robots.txt", false},
+		{"too large", live, nil, failure.New(failure.TooLarge, "body over 8 MiB"), "transport_error", 0, "too_large", "body over 8 MiB", false},
+		{"network error once the step has ended", ended, nil, failure.New(failure.Network, "connection refused"), "transport_error", 0, "network", "connection refused", false},
+		{"429", live, answer(429), nil, "retryable_status", 429, "http_status_429", "HTTP 429 Too Many Requests at https://example.com/p", true},
+		{"503", live, answer(503), nil, "retryable_status", 503, "http_status_503", "HTTP 503 Service Unavailable at https://example.com/p", true},
+		{"404", live, answer(404), nil, "verify_failed", 404, "http_status_404", "HTTP 404 Not Found at https://example.com/p", false},
+		{"422", live, answer(422), nil, "verify_failed", 422, "http_status_422", "HTTP 422 Unprocessable Entity at https://example.com/p", false},
+		{"200", live, answer(200), nil, "ok", 200, "", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,8 +76,8 @@ func TestOutcomeSaysWhichAttemptsToRepeat(t *testing.T) {
 			if again != tt.wantAgain {
 				t.Errorf("again = %v, want %v", again, tt.wantAgain)
 			}
-			if entry.GetOutcome() != tt.wantOutcome || entry.GetStatus() != tt.wantStatus || entry.GetFailureReason() != tt.wantReason {
-				t.Errorf("entry = %v, want outcome %q status %d reason %q", entry, tt.wantOutcome, tt.wantStatus, tt.wantReason)
+			if entry.GetOutcome() != tt.wantOutcome || entry.GetStatus() != tt.wantStatus || entry.GetFailureReason() != tt.wantReason || entry.GetDetail() != tt.wantDetail {
+				t.Errorf("entry = %v, want outcome %q status %d reason %q detail %q", entry, tt.wantOutcome, tt.wantStatus, tt.wantReason, tt.wantDetail)
 			}
 			if tt.wantStatus == 0 && entry.Status != nil {
 				t.Errorf("an attempt without an answer recorded status %d", entry.GetStatus())

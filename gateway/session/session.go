@@ -1,6 +1,6 @@
 // Package session runs stateful browsing for agents. A session keeps a
-// cookie jar, the current URL, the redirect history of the last navigation
-// and the last snapshot with its action tree; each step (start, observe,
+// cookie jar, the current URL, the history of its navigations and the
+// last snapshot with its action tree; each step (start, observe,
 // follow, submit a form) runs the pipeline with the session's cookies and
 // commits what it learned only once it has settled, so a step that fails or
 // runs out of time leaves the session as it was.
@@ -36,6 +36,9 @@ const (
 	StepMargin = 15 * time.Second
 	// maxLogEntries bounds the operation log a view carries.
 	maxLogEntries = 50
+	// maxHistory bounds redirect_history: the last 100 navigations are
+	// plenty to retrace a session, and it is stored and sent every step.
+	maxHistory = 100
 )
 
 // Distiller runs the pipeline for one request.
@@ -103,11 +106,15 @@ type Session struct {
 	url      string
 	history  []string
 	snapshot *distillv1.Distilled // with the whole action tree
-	fallback string
-	failure  string
-	steps    int32
-	visited  map[string]bool
-	log      []*distillv1.Operation
+	// answer is the HTTP error answer to a confirmed form the last step
+	// sent, shown in the view; the session stays on snapshot.
+	answer        *distillv1.Distilled
+	fallback      string
+	failure       string
+	failureDetail string
+	steps         int32
+	visited       map[string]bool
+	log           []*distillv1.Operation
 	// logged is set once the step has logged an operation: a step refused
 	// before it did anything leaves nothing to save.
 	logged bool
@@ -262,6 +269,7 @@ func (s *Session) state() *internalv1.SessionState {
 		},
 		Jar: s.jar.Entries(), CurrentUrl: s.url, RedirectHistory: s.history, Snapshot: s.snapshot,
 		FallbackReason: s.fallback, FailureReason: s.failure, Steps: s.steps, OperationLog: s.log,
+		Answer: s.answer, FailureDetail: s.failureDetail,
 	}
 	for u := range s.visited {
 		st.Visited = append(st.Visited, u)
@@ -282,6 +290,7 @@ func fromState(st *internalv1.SessionState) *Session {
 		jar: cookies.FromEntries(st.GetJar()), url: st.GetCurrentUrl(), history: st.GetRedirectHistory(),
 		snapshot: st.GetSnapshot(), fallback: st.GetFallbackReason(), failure: st.GetFailureReason(),
 		steps: st.GetSteps(), visited: map[string]bool{}, log: st.GetOperationLog(),
+		answer: st.GetAnswer(), failureDetail: st.GetFailureDetail(),
 	}
 	for _, u := range st.GetVisited() {
 		s.visited[u] = true

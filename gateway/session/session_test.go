@@ -145,6 +145,31 @@ func newSite(t *testing.T) *site {
 	mux.HandleFunc("POST /bounce", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, s.other.URL+"/landing", http.StatusTemporaryRedirect)
 	})
+	mux.HandleFunc("GET /order", func(w http.ResponseWriter, _ *http.Request) {
+		html(w, 200, page("Order a mooring", prose("ordering a mooring")+`<form action="/order" method="post">
+			<input name="qty" value="0">
+			<label><input type="checkbox" name="extra" value="water" checked> Water</label>
+			<label><input type="checkbox" name="extra" value="power"> Power</label>
+			<label><input type="checkbox" name="extra" value="wifi" checked> Wi-Fi</label>
+			<input type="hidden" name="token" value="t1">
+			<button>Order</button></form>`))
+	})
+	mux.HandleFunc("POST /order", func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		if r.PostForm.Get("qty") == "0" {
+			html(w, http.StatusUnprocessableEntity, page("Order not placed", "<p>Quantity must be at least 1.</p>"+prose("a rejected order")))
+			return
+		}
+		http.Redirect(w, r, "/order/done", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /order/done", func(w http.ResponseWriter, _ *http.Request) {
+		html(w, 200, page("Order placed", prose("a placed order")))
+	})
+	mux.HandleFunc("GET /shell", func(w http.ResponseWriter, _ *http.Request) {
+		// An app shell whose script adds nothing: js=auto escalates, and
+		// the render is no better than the page as fetched.
+		html(w, 200, `<!doctype html><html><head><title>Empty app</title></head><body><div id="root"></div><script>document.title = "Empty app";</script></body></html>`)
+	})
 	mux.HandleFunc("GET /app", func(w http.ResponseWriter, _ *http.Request) {
 		html(w, 200, `<!doctype html><html><head><title>Members app</title></head><body><div id="root"></div><script>
 			fetch('/api/me').then(r => r.text()).then(t => { document.getElementById('root').innerHTML = '<main><h1>Account</h1><p>' + t + '</p>`+strings.Repeat(` The account page lists your moorings, invoices and messages.`, 5)+`</p></main>'; });
@@ -351,13 +376,13 @@ func TestSignInThenMembersPage(t *testing.T) {
 		t.Fatalf("withheld = %v, /login hits %d", res.GetNeedsConfirmation(), s.count("/login"))
 	}
 	ws := res.GetWouldSubmit()
-	if ws.GetMethod() != "POST" || ws.GetUrl() != s.URL+"/login" || ws.GetFields()["csrf"].GetValues()[0] != "tok123" || ws.GetFields()["remember"].GetValues()[0] != "no" {
+	if ws.GetMethod() != "POST" || ws.GetUrl() != s.URL+"/login" || ws.GetAction() != s.URL+"/login" || ws.GetFields()["csrf"].GetValues()[0] != "tok123" || ws.GetFields()["remember"].GetValues()[0] != "no" {
 		t.Fatalf("would_submit = %v", ws)
 	}
 	if res.GetView().GetCurrentUrl() != s.URL+"/login" || res.GetView().GetLoop().GetState().GetStepsTaken() != 1 {
 		t.Fatalf("a withheld form moved the session: %v", res.GetView().GetLoop().GetState())
 	}
-	if last := res.GetView().GetOperationLog(); last[len(last)-1].GetOutcome() != "withheld" {
+	if last := res.GetView().GetOperationLog(); last[len(last)-1].GetOutcome() != "needs_confirmation" || last[len(last)-1].GetDetail() != "POST form needs confirm=true" {
 		t.Fatalf("operation log = %v", last)
 	}
 
@@ -367,8 +392,11 @@ func TestSignInThenMembersPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fr := res.GetView().GetLoop().GetFailureReason(); !strings.Contains(fr, "HTTP 401") || res.GetView().GetCurrentUrl() != s.URL+"/login" {
+	if fr := res.GetView().GetLoop().GetFailureReason(); fr != "http_status_401" || res.GetView().GetCurrentUrl() != s.URL+"/login" {
 		t.Fatalf("failed sign-in: failure %q, url %s", fr, res.GetView().GetCurrentUrl())
+	}
+	if d := res.GetView().GetLoop().GetFailureDetail(); d != "HTTP 401 Unauthorized at "+s.URL+"/login" {
+		t.Fatalf("failure_detail = %q", d)
 	}
 	if len(s.posts) != 1 {
 		t.Fatalf("the failed POST was sent %d times", len(s.posts))
@@ -382,7 +410,9 @@ func TestSignInThenMembersPage(t *testing.T) {
 	if v.GetSnapshot().GetTitle() != "Members area" || v.GetCurrentUrl() != s.URL+"/members" || v.GetLoop().FailureReason != nil {
 		t.Fatalf("after sign-in: %s %q failure %q", v.GetCurrentUrl(), v.GetSnapshot().GetTitle(), v.GetLoop().GetFailureReason())
 	}
-	if got := v.GetRedirectHistory(); len(got) != 1 || got[0] != s.URL+"/login" {
+	// The failed sign-in did not move the session; the one that did
+	// landed on the members' page through a redirect.
+	if got := v.GetRedirectHistory(); strings.Join(got, " ") != s.URL+"/login "+s.URL+"/members" {
 		t.Fatalf("redirect history = %v", got)
 	}
 	if want := "/login?user=alice&password=pw&remember=no&step=1&csrf=tok123"; s.posts[1] != want {
@@ -396,7 +426,7 @@ func TestSignInThenMembersPage(t *testing.T) {
 	}
 	// Another session has its own jar.
 	other := start(t, m, s.URL+"/members", nil)
-	if other.GetSnapshot().GetTitle() != "Members only" || !strings.Contains(other.GetLoop().GetFailureReason(), "HTTP 403") {
+	if other.GetSnapshot().GetTitle() != "Members only" || other.GetLoop().GetFailureReason() != "http_status_403" {
 		t.Fatalf("a fresh session reached the members' page: %q", other.GetSnapshot().GetTitle())
 	}
 }
@@ -420,7 +450,7 @@ func TestRetryAfterThenSuccess(t *testing.T) {
 	}
 	ops := v.GetOperationLog()
 	a, b := ops[len(ops)-2], ops[len(ops)-1]
-	if a.GetAttempt() != 1 || a.GetStatus() != 503 || a.GetOutcome() != "http_error" || b.GetAttempt() != 2 || b.GetOutcome() != "ok" || a.GetStep() != b.GetStep() {
+	if a.GetAttempt() != 1 || a.GetStatus() != 503 || a.GetOutcome() != "retryable_status" || a.GetFailureReason() != "http_status_503" || b.GetAttempt() != 2 || b.GetOutcome() != "ok" || a.GetStep() != b.GetStep() {
 		t.Fatalf("operation log = %v", ops)
 	}
 
@@ -430,7 +460,7 @@ func TestRetryAfterThenSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.count("/gone") != 1 || obs.GetView().GetCurrentUrl() != s.URL+"/flaky" || !strings.Contains(obs.GetView().GetLoop().GetFailureReason(), "HTTP 404 Not Found") {
+	if s.count("/gone") != 1 || obs.GetView().GetCurrentUrl() != s.URL+"/flaky" || obs.GetView().GetLoop().GetFailureReason() != "http_status_404" || !strings.Contains(obs.GetView().GetLoop().GetFailureDetail(), "HTTP 404 Not Found") {
 		t.Fatalf("404: hits %d url %s failure %q", s.count("/gone"), obs.GetView().GetCurrentUrl(), obs.GetView().GetLoop().GetFailureReason())
 	}
 }

@@ -17,7 +17,7 @@ const maxRecommendations = 5
 
 // view is what a step returns.
 func (s *Session) view() *distillv1.SessionView {
-	snap := capActions(s.snapshot, s.set.maxActions)
+	snap := capActions(s.shown(), s.set.maxActions)
 	return &distillv1.SessionView{
 		SessionId:       s.id,
 		CurrentUrl:      s.url,
@@ -26,6 +26,23 @@ func (s *Session) view() *distillv1.SessionView {
 		Loop:            s.loop(snap),
 		OperationLog:    slices.Clone(s.log),
 	}
+}
+
+// shown is the page a view shows: the snapshot, or the HTTP error answer
+// to a form the last step sent, carrying the snapshot's action tree. The
+// agent reads what the server said (a validation message, say), and the
+// action ids it sees are those it can still follow and submit, as the
+// session stays on its page.
+func (s *Session) shown() *distillv1.Distilled {
+	if s.answer == nil || s.snapshot == nil {
+		return s.snapshot
+	}
+	out := proto.CloneOf(s.answer)
+	out.Actions = s.snapshot.GetActions()
+	if out.Diagnostics != nil {
+		out.Diagnostics.ActionCount = s.snapshot.GetDiagnostics().GetActionCount()
+	}
+	return out
 }
 
 // capActions returns d with every action category, each form's fields and
@@ -86,6 +103,9 @@ func (s *Session) loop(snap *distillv1.Distilled) *distillv1.Loop {
 	}
 	if s.failure != "" {
 		l.FailureReason = proto.String(s.failure)
+	}
+	if s.failureDetail != "" {
+		l.FailureDetail = proto.String(s.failureDetail)
 	}
 	return l
 }
