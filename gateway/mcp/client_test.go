@@ -150,7 +150,7 @@ func runClient(t *testing.T, cfg clientConfig) report {
 
 // sitePages names the test site's pages for the client.
 func sitePages(base string) map[string]string {
-	return map[string]string{"article": base + "/article", "a": base + "/a", "b": base + "/b"}
+	return map[string]string{"article": base + "/article", "a": base + "/a", "b": base + "/b", "order": base + "/order"}
 }
 
 func stdioConfig(t *testing.T, base string) clientConfig {
@@ -351,7 +351,8 @@ func TestMCPHTTPRefusesToStartWithoutAToken(t *testing.T) {
 
 // TestMCPSessionsOverStdio browses with the session tools through the
 // TypeScript client: start on the article, follow link_0 to the fog signal
-// notes, close, and find the session gone.
+// notes, close, and find the session gone; then order through a form the
+// server first rejects.
 func TestMCPSessionsOverStdio(t *testing.T) {
 	t.Parallel()
 	needNode(t)
@@ -404,6 +405,20 @@ func TestMCPSessionsOverStdio(t *testing.T) {
 	if o := r.Calls["session_follow_closed"]; !o.IsError || len(o.Texts) != 1 || !strings.Contains(o.Texts[0], "session_start") {
 		t.Errorf("following in a closed session = %+v, want a tool error pointing to session_start", o)
 	}
+
+	order := func(label string) sessionJSON {
+		t.Helper()
+		o := r.Calls[label]
+		if o.IsError || o.ProtocolError != "" || len(o.Texts) != 1 {
+			t.Fatalf("%s failed: %+v", label, o)
+		}
+		var v sessionJSON
+		if err := json.Unmarshal([]byte(o.Texts[0]), &v); err != nil {
+			t.Fatalf("%s: %v\n%s", label, err, o.Texts[0])
+		}
+		return v
+	}
+	checkOrderSession(t, site.URL, order("order_start"), order("order_withheld"), order("order_rejected"), order("order_placed"))
 }
 
 // TestMCPStdioStops checks `distill mcp` exits cleanly when its client

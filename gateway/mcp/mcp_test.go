@@ -43,8 +43,23 @@ const fogHTML = `<!doctype html><html><head><title>Fog Signal Notes</title></hea
 and the keeper logs the hour it starts and stops. Last winter it ran for nineteen hours straight.</p>
 <p><a href="/article">Back to the lamp</a></p></main></body></html>`
 
+// orderHTML is a POST form with a checkbox group; the server rejects a
+// quantity of 0 with rejectedHTML and a 422.
+const orderHTML = `<!doctype html><html><head><title>Order a Lamp Wick</title></head><body><main>
+<h1>Order a Lamp Wick</h1><p>Wicks are cut to length for the point light and sent with the next supply boat.</p>
+<form action="/order" method="post"><input name="qty" value="0">
+<label><input type="checkbox" name="extra" value="oil" checked> Oil</label>
+<label><input type="checkbox" name="extra" value="trimmer"> Trimmer</label>
+<label><input type="checkbox" name="extra" value="spare" checked> Spare</label>
+<button>Order</button></form></main></body></html>`
+
+const rejectedHTML = `<!doctype html><html><head><title>Order Not Placed</title></head><body><main>
+<h1>Order Not Placed</h1><p>Quantity must be at least 1. Nothing was charged and the supply boat leaves on Friday.</p>
+</main></body></html>`
+
 // pages serves a small site on loopback: an article that links to a second
-// page, two short pages, and one page far longer than the MCP output budget.
+// page, two short pages, an order form, and one page far longer than the
+// MCP output budget.
 func pages(t *testing.T) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
@@ -67,6 +82,16 @@ func pages(t *testing.T) *httptest.Server {
 	}
 	long.WriteString("</article></body></html>")
 	serve("/long", long.String())
+	serve("GET /order", orderHTML)
+	mux.HandleFunc("POST /order", func(w http.ResponseWriter, r *http.Request) {
+		if r.FormValue("qty") == "0" {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			io.WriteString(w, rejectedHTML)
+			return
+		}
+		http.Redirect(w, r, "/a", http.StatusSeeOther)
+	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv

@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -132,4 +134,105 @@ func TestSessionToolsBuildTheirRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sessionJSON is the part of a session view these tests read.
+type sessionJSON struct {
+	SessionID       string   `json:"session_id"`
+	CurrentURL      string   `json:"current_url"`
+	RedirectHistory []string `json:"redirect_history"`
+	Snapshot        struct {
+		Status   int    `json:"status"`
+		Title    string `json:"title"`
+		Markdown string `json:"markdown"`
+	} `json:"snapshot"`
+	Loop struct {
+		State struct {
+			Status int `json:"status"`
+		} `json:"state"`
+		AvailableActions []struct {
+			ActionID string `json:"action_id"`
+		} `json:"available_actions"`
+		FailureReason *string `json:"failure_reason"`
+		FailureDetail *string `json:"failure_detail"`
+	} `json:"loop"`
+	OperationLog      []operationJSON `json:"operation_log"`
+	NeedsConfirmation bool            `json:"needs_confirmation"`
+	WouldSubmit       json.RawMessage `json:"would_submit"`
+}
+
+type operationJSON struct {
+	Outcome       string  `json:"outcome"`
+	FailureReason *string `json:"failure_reason"`
+	Detail        *string `json:"detail"`
+}
+
+func (o operationJSON) String() string {
+	return fmt.Sprintf("{%s %q %q}", o.Outcome, deref(o.FailureReason), deref(o.Detail))
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<absent>"
+	}
+	return *s
+}
+
+// checkOrderSession judges an order made through the session tools: the
+// start on the order page, the withheld submit, the confirmed one the
+// server rejects, and the corrected one. It is shared by the in-process
+// test and the TypeScript client's.
+func checkOrderSession(t *testing.T, base string, started, withheld, rejected, placed sessionJSON) {
+	t.Helper()
+	order := base + "/order"
+	if started.CurrentURL != order || len(started.RedirectHistory) != 1 || started.RedirectHistory[0] != order {
+		t.Errorf("start: current_url %s, redirect_history %v", started.CurrentURL, started.RedirectHistory)
+	}
+	wantWS := `{"method":"POST","action":"` + order + `","fields":[["qty","2"],["extra","oil"],["extra","spare"]]}`
+	if !withheld.NeedsConfirmation || string(withheld.WouldSubmit) != wantWS {
+		t.Errorf("withheld: needs_confirmation %v, would_submit %s\nwant %s", withheld.NeedsConfirmation, withheld.WouldSubmit, wantWS)
+	}
+	if n := len(withheld.OperationLog); n == 0 || withheld.OperationLog[n-1].Outcome != "needs_confirmation" {
+		t.Errorf("withheld: operation_log %v, want needs_confirmation last", withheld.OperationLog)
+	}
+
+	// The server's 422 is shown; the session stays on the order page with
+	// its form.
+	if rejected.Snapshot.Status != 422 || rejected.Snapshot.Title != "Order Not Placed" || !strings.Contains(rejected.Snapshot.Markdown, "Quantity must be at least 1.") {
+		t.Errorf("rejected: snapshot %+v, want the 422 answer", rejected.Snapshot)
+	}
+	if rejected.CurrentURL != order || len(rejected.RedirectHistory) != 1 || rejected.Loop.State.Status != 422 {
+		t.Errorf("rejected: current_url %s, redirect_history %v, loop status %d", rejected.CurrentURL, rejected.RedirectHistory, rejected.Loop.State.Status)
+	}
+	if len(rejected.Loop.AvailableActions) != 1 || rejected.Loop.AvailableActions[0].ActionID != "form_0" {
+		t.Errorf("rejected: available_actions %+v, want the order form", rejected.Loop.AvailableActions)
+	}
+	if fr := rejected.Loop.FailureReason; fr == nil || *fr != "http_status_422" || rejected.Loop.FailureDetail == nil || !strings.Contains(*rejected.Loop.FailureDetail, "422 Unprocessable Entity") {
+		t.Errorf("rejected: loop failure_reason %q detail %q", deref(fr), deref(rejected.Loop.FailureDetail))
+	}
+	if n := len(rejected.OperationLog); n == 0 || rejected.OperationLog[n-1].Outcome != "verify_failed" || rejected.OperationLog[n-1].FailureReason == nil || *rejected.OperationLog[n-1].FailureReason != "http_status_422" {
+		t.Errorf("rejected: operation_log %v, want verify_failed http_status_422 last", rejected.OperationLog)
+	}
+
+	if placed.CurrentURL != base+"/a" || strings.Join(placed.RedirectHistory, " ") != order+" "+base+"/a" || placed.Loop.FailureReason != nil {
+		t.Errorf("placed: current_url %s, redirect_history %v, failure_reason %q", placed.CurrentURL, placed.RedirectHistory, deref(placed.Loop.FailureReason))
+	}
+}
+
+// The session tools' JSON is RustBrowser's: redirect_history, would_submit
+// pairs, stable tokens, and the error answer to a sent form.
+func TestSessionToolsShowRustBrowserShapes(t *testing.T) {
+	t.Parallel()
+	site := pages(t)
+	cs := connect(t, newService(t))
+	started := callJSON[sessionJSON](t, cs, "session_start", map[string]any{"url": site.URL + "/order", "allow_local": true, "js": "off"})
+	submit := func(qty string, confirm bool) sessionJSON {
+		return callJSON[sessionJSON](t, cs, "session_submit_form", map[string]any{
+			"session_id": started.SessionID, "form_id": "form_0", "values": map[string]any{"qty": qty}, "confirm": confirm,
+		})
+	}
+	withheld := submit("2", false)
+	rejected := submit("0", true)
+	placed := submit("2", true)
+	checkOrderSession(t, site.URL, started, withheld, rejected, placed)
 }

@@ -204,9 +204,11 @@ func tools(svc Service) []tool {
 			name: "session_start", params: sessionStartParams, run: h.sessionStart,
 			desc: "Open url in a new browsing session that keeps cookies, the current URL, redirect history and " +
 				"the last page between calls. Returns the session view as JSON: {session_id, current_url, " +
-				"redirect_history, snapshot, loop, operation_log}; snapshot is the page with its action tree, " +
-				"loop.state summarises it, loop.available_actions lists each action_id you can use next, and " +
-				"loop.recommended_next_actions suggests some. Use a session for multi-step tasks: following " +
+				"redirect_history, snapshot, loop, operation_log}; redirect_history lists the URL of every page " +
+				"the session has moved to, snapshot is the page with its action tree, loop.state summarises " +
+				"it, loop.available_actions lists each action_id you can use next, " +
+				"loop.recommended_next_actions suggests some, and loop.failure_reason (http_status_<code>) " +
+				"says the last step got an HTTP error. Use a session for multi-step tasks: following " +
 				"links, paging through results, searching, logging in. Pass session_id to the other session " +
 				"tools and call session_close when done.",
 		},
@@ -225,8 +227,11 @@ func tools(svc Service) []tool {
 			desc: "Submit a form_* action_id from the session's last snapshot, with values merged over the " +
 				"form's defaults. A GET form (a search, a filter) is sent at once and the session view JSON " +
 				"returned. Any other method may change something on the site, so without confirm=true it is " +
-				"not sent: you get the session view with needs_confirmation=true and would_submit {method, url, " +
-				"fields}; check it, then call again with confirm=true to send it.",
+				"not sent: you get the session view with needs_confirmation=true and would_submit {method, action, " +
+				"fields}, fields as [name, value] pairs in the order they would be sent; check it, then call " +
+				"again with confirm=true to send it. If the server answers it with an HTTP error, the snapshot " +
+				"shows that answer (often what to correct) while the session stays on the form's page, whose " +
+				"actions you can still use.",
 		},
 		{
 			name: "session_close", params: sessionCloseParams, run: h.sessionClose,

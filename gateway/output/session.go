@@ -3,6 +3,8 @@ package output
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
@@ -23,6 +25,7 @@ type loopJSON struct {
 	AvailableActions       []availableActionJSON   `json:"available_actions"`
 	RecommendedNextActions []recommendedActionJSON `json:"recommended_next_actions"`
 	FailureReason          *string                 `json:"failure_reason,omitempty"`
+	FailureDetail          *string                 `json:"failure_detail,omitempty"`
 }
 
 type loopStateJSON struct {
@@ -55,13 +58,15 @@ type recommendedActionJSON struct {
 }
 
 type operationJSON struct {
-	Step          int32   `json:"step"`
-	Op            string  `json:"op"`
-	Target        string  `json:"target"`
-	Status        *int32  `json:"status,omitempty"`
-	Attempt       int32   `json:"attempt"`
-	Outcome       string  `json:"outcome"`
-	FailureReason *string `json:"failure_reason,omitempty"`
+	Step           int32   `json:"step"`
+	Op             string  `json:"op"`
+	Target         string  `json:"target"`
+	Status         *int32  `json:"status,omitempty"`
+	Attempt        int32   `json:"attempt"`
+	Outcome        string  `json:"outcome"`
+	FailureReason  *string `json:"failure_reason,omitempty"`
+	Detail         *string `json:"detail,omitempty"`
+	FallbackReason *string `json:"fallback_reason,omitempty"`
 }
 
 // submitJSON is a form submission's answer: the view, plus what a withheld
@@ -72,10 +77,13 @@ type submitJSON struct {
 	WouldSubmit       *wouldSubmitJSON `json:"would_submit,omitempty"`
 }
 
+// wouldSubmitJSON is RustBrowser's {method, action, fields}, fields as
+// [name, value] pairs in form order: a field with several values repeats
+// its name, and the order is the one the server would receive.
 type wouldSubmitJSON struct {
-	Method string              `json:"method"`
-	URL    string              `json:"url"`
-	Fields map[string][]string `json:"fields"`
+	Method string      `json:"method"`
+	Action string      `json:"action"`
+	Fields [][2]string `json:"fields"`
 }
 
 type sessionCloseJSON struct {
@@ -97,13 +105,31 @@ func MarshalSubmitForm(r *distillv1.SessionSubmitFormResponse) ([]byte, error) {
 		t := true
 		out.NeedsConfirmation = &t
 		ws := r.GetWouldSubmit()
-		fields := make(map[string][]string, len(ws.GetFields()))
-		for name, v := range ws.GetFields() {
-			fields[name] = nonNil(v.GetValues())
+		out.WouldSubmit = &wouldSubmitJSON{Method: ws.GetMethod(), Action: ws.GetAction(), Fields: pairs(ws)}
+		if out.WouldSubmit.Action == "" {
+			out.WouldSubmit.Action = ws.GetUrl()
 		}
-		out.WouldSubmit = &wouldSubmitJSON{Method: ws.GetMethod(), URL: ws.GetUrl(), Fields: fields}
 	}
 	return marshal(out)
+}
+
+// pairs are a submission's fields in form order. A server older than
+// field_pairs sends only the map, whose order is lost: its names are
+// sorted then.
+func pairs(ws *distillv1.FormSubmission) [][2]string {
+	out := [][2]string{}
+	for _, p := range ws.GetFieldPairs() {
+		out = append(out, [2]string{p.GetName(), p.GetValue()})
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, name := range slices.Sorted(maps.Keys(ws.GetFields())) {
+		for _, v := range ws.GetFields()[name].GetValues() {
+			out = append(out, [2]string{name, v})
+		}
+	}
+	return out
 }
 
 // MarshalSessionClose returns {session_id, closed}.
@@ -128,6 +154,7 @@ func viewToJSON(v *distillv1.SessionView) sessionViewJSON {
 		out.OperationLog = append(out.OperationLog, operationJSON{
 			Step: op.GetStep(), Op: op.GetOp(), Target: op.GetTarget(), Status: op.Status,
 			Attempt: op.GetAttempt(), Outcome: op.GetOutcome(), FailureReason: op.FailureReason,
+			Detail: op.Detail, FallbackReason: op.FallbackReason,
 		})
 	}
 	return out
@@ -145,6 +172,7 @@ func loopToJSON(l *distillv1.Loop) *loopJSON {
 		AvailableActions:       []availableActionJSON{},
 		RecommendedNextActions: []recommendedActionJSON{},
 		FailureReason:          l.FailureReason,
+		FailureDetail:          l.FailureDetail,
 	}
 	for _, a := range l.GetAvailableActions() {
 		out.AvailableActions = append(out.AvailableActions, availableActionJSON{
