@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -45,6 +46,12 @@ func TestSessionsAcrossTwoGateways(t *testing.T) {
 	observed, err := b.SessionObserve(ctx, &distillv1.SessionObserveRequest{SessionId: id, Url: site.URL + "/members"})
 	if err != nil || observed.GetView().GetSnapshot().GetTitle() != "Members area" {
 		t.Fatalf("the cookie did not survive: %v", err)
+	}
+	// So does the history of every page the session moved to, whichever
+	// gateway took the step.
+	want := []string{site.URL + "/login", site.URL + "/members", followed.GetView().GetCurrentUrl(), site.URL + "/members"}
+	if got := observed.GetView().GetRedirectHistory(); !slices.Equal(got, want) {
+		t.Fatalf("redirect_history = %v, want %v", got, want)
 	}
 
 	// What rests in NATS is sealed.
