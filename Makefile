@@ -45,10 +45,15 @@ build: ## Build distill and the service binaries into bin/.
 	$(GOBUILD) -o $(BIN)/renderer ./services/renderer/cmd/renderer
 
 .PHONY: run
-run: ## Fetch URL and print it as Markdown: make run URL=https://example.com/ [ARGS="--format json"].
-	@test -n "$(URL)" || { echo 'usage: make run URL=https://example.com/ [ARGS="--format json"]' >&2; exit 2; }
+# The URL reaches distill through the environment, never through the
+# shell's parsing of the recipe: a query's & and ;, quotes, spaces and $
+# arrive as typed ($(value) keeps make from expanding a $ in it too).
+# ARGS is split into words, as flags are.
+run: export RUN_URL = $(value URL)
+run: ## Fetch URL and print it as Markdown: make run URL='https://example.com/?a=1&b=2' [ARGS="--format json"].
+	@test -n "$$RUN_URL" || { echo 'usage: make run URL=https://example.com/ [ARGS="--format json"]' >&2; exit 2; }
 	$(GOBUILD) -o $(BIN)/distill ./gateway/cmd/distill
-	$(BIN)/distill fetch $(ARGS) $(URL)
+	$(BIN)/distill fetch $(ARGS) "$$RUN_URL"
 
 .PHONY: test
 test: check-generate lint go-test ## The whole test suite: generated code, lint, and every module's tests.
