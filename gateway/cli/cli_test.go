@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -286,9 +288,19 @@ func TestInvalidURLIsAFailureNotAUsageError(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	out, _, code := run(t, "version")
-	if code != ExitOK || out != "distill "+version.String()+"\n" {
-		t.Fatalf("version: exit %d, out %q", code, out)
+	in := version.Get()
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			out, errOut, code := run(t, args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			want := []string{"distill " + version.String(), "commit  " + in.Commit, "built   " + in.Date, "go      " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH}
+			if !slices.Equal(lines, want) {
+				t.Fatalf("printed\n%s\nwant\n%s", out, strings.Join(want, "\n"))
+			}
+		})
 	}
 }
 

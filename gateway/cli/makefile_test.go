@@ -66,3 +66,40 @@ func TestMakeRunWithoutURLSaysHow(t *testing.T) {
 		t.Fatalf("make run without URL: %v\n%s", err, out)
 	}
 }
+
+// TestMakeInstallStampsTheBuild runs `make install` into a temporary GOBIN
+// and asks the installed distill what it is: the Makefile's stamps must
+// reach the binary (a -X naming a variable that does not exist is silently
+// ignored by the linker).
+func TestMakeInstallStampsTheBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds distill: make test runs it, make test-short does not")
+	}
+	gobin := t.TempDir()
+	cmd := exec.Command("make", "--no-print-directory", "install", "VERSION=9.9.9-test", "COMMIT=c0ffee", "BUILD_DATE=2026-02-03T04:05:06Z")
+	cmd.Dir = repoRoot(t)
+	// PATH without GOBIN: make install must say how to put it there.
+	cmd.Env = append(os.Environ(), "GOBIN="+gobin)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("make install: %v\n%s%s", err, out, stderr.String())
+	}
+	installed := filepath.Join(gobin, "distill")
+	if !strings.Contains(string(out), "installed "+installed) {
+		t.Errorf("make install does not say where distill went: %s", out)
+	}
+	if !strings.Contains(stderr.String(), gobin+" is not on your PATH") {
+		t.Errorf("make install does not say its folder is missing from PATH: %q", stderr.String())
+	}
+	got, err := exec.Command(installed, "--version").Output()
+	if err != nil {
+		t.Fatalf("distill --version: %v", err)
+	}
+	for _, want := range []string{"distill 9.9.9-test\n", "commit  c0ffee\n", "built   2026-02-03T04:05:06Z\n", "go      go"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("distill --version lacks %q:\n%s", want, got)
+		}
+	}
+}
