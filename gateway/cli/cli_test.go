@@ -189,9 +189,11 @@ func TestFetchBatchJSONInInputOrder(t *testing.T) {
 	if !items[0].OK || !strings.Contains(items[0].Result["markdown"].(string), "This is page c") {
 		t.Errorf("first item is not page c: %+v", items[0])
 	}
+	// One line for the failure, one noting the 404 page (which stays a
+	// success without --fail-on-http-error).
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
-	if len(lines) != 1 || !strings.Contains(lines[0], "10.1.2.3") {
-		t.Errorf("stderr = %q, want one line naming the failed URL", errOut)
+	if len(lines) != 2 || !strings.Contains(lines[0], "10.1.2.3") || lines[1] != "distill: "+srv.URL+"/missing answered HTTP 404 Not Found" {
+		t.Errorf("stderr = %q, want a line naming the failed URL and one noting the 404", errOut)
 	}
 }
 
