@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,9 @@ import (
 func batchURLs(args []string, input string, stdin io.Reader) ([]string, error) {
 	urls := append([]string(nil), args...)
 	if input == "" {
+		if len(urls) == 0 {
+			return nil, errors.New("--input names no file: give a file, - for standard input, or URLs as arguments")
+		}
 		return urls, nil
 	}
 	r := stdin

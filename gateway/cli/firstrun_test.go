@@ -256,6 +256,12 @@ func TestInputFile(t *testing.T) {
 			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
 	})
+	t.Run("an empty name", func(t *testing.T) {
+		_, errOut, code := run(t, "fetch", "--input", "")
+		if code != ExitUsage || !strings.Contains(errOut, "--input names no file") {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
+		}
+	})
 	t.Run("a missing file", func(t *testing.T) {
 		_, errOut, code := run(t, "fetch", "--input", filepath.Join(t.TempDir(), "none.txt"))
 		if code != ExitUsage || !strings.Contains(errOut, "none.txt") {
