@@ -28,10 +28,17 @@ GOTEST_FLAGS ?= -race -count=1
 GOTEST_SHORT_FLAGS ?= -race -short
 URL  ?=
 ARGS ?=
-# One version for every binary (User-Agent, distill version, MCP, telemetry);
-# the Dockerfiles take it as the VERSION build argument.
+# One version for every binary (User-Agent, distill version, MCP, telemetry),
+# with the commit (+dirty when the work tree has changes) and the build
+# time, which `distill version` prints; the Dockerfiles take them as the
+# VERSION, COMMIT and BUILD_DATE build arguments.
 VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-GOBUILD := go build -ldflags "-X distill.dev/services/platform/version.stamp=$(VERSION)"
+COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) || { echo unknown; exit; }; \
+	git diff --quiet HEAD -- 2>/dev/null || c=$$c+dirty; echo $$c)
+BUILD_DATE := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG := distill.dev/services/platform/version
+LDFLAGS := -X $(VERSION_PKG).stamp=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT) -X $(VERSION_PKG).date=$(BUILD_DATE)
+GOBUILD := go build -ldflags "$(LDFLAGS)"
 
 .PHONY: help
 help: ## List the targets.
@@ -44,11 +51,26 @@ build: ## Build distill and the service binaries into bin/.
 	$(GOBUILD) -o $(BIN)/extractor ./services/extractor/cmd/extractor
 	$(GOBUILD) -o $(BIN)/renderer ./services/renderer/cmd/renderer
 
+.PHONY: install
+# go install puts distill in GOBIN, else GOPATH/bin, which a fresh Go
+# install does not add to PATH: say so, since MCP clients start distill by
+# name.
+install: ## Install distill with go install, so that `distill` (and an MCP client's configuration) finds it on PATH.
+	go install -ldflags "$(LDFLAGS)" ./gateway/cmd/distill
+	@dir=$$(go env GOBIN); dir=$${dir:-$$(go env GOPATH)/bin}; \
+	echo "installed $$dir/distill"; \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on your PATH: add it (export PATH=\"$$dir:\$$PATH\") for distill and MCP clients to find it" >&2 ;; esac
+
 .PHONY: run
-run: ## Fetch URL and print it as Markdown: make run URL=https://example.com/ [ARGS="--format json"].
-	@test -n "$(URL)" || { echo 'usage: make run URL=https://example.com/ [ARGS="--format json"]' >&2; exit 2; }
+# The URL reaches distill through the environment, never through the
+# shell's parsing of the recipe: a query's & and ;, quotes, spaces and $
+# arrive as typed ($(value) keeps make from expanding a $ in it too).
+# ARGS is split into words, as flags are.
+run: export RUN_URL = $(value URL)
+run: ## Fetch URL and print it as Markdown: make run URL='https://example.com/?a=1&b=2' [ARGS="--format json"].
+	@test -n "$$RUN_URL" || { echo 'usage: make run URL=https://example.com/ [ARGS="--format json"]' >&2; exit 2; }
 	$(GOBUILD) -o $(BIN)/distill ./gateway/cmd/distill
-	$(BIN)/distill fetch $(ARGS) $(URL)
+	$(BIN)/distill fetch $(ARGS) "$$RUN_URL"
 
 .PHONY: test
 test: check-generate lint go-test ## The whole test suite: generated code, lint, and every module's tests.

@@ -3,8 +3,13 @@
 # Build from the repository root: docker build -f deploy/docker/extractor.Dockerfile -t distill/extractor .
 
 FROM golang:1.26-bookworm AS build
-# The version every binary reports: docker build --build-arg VERSION=0.2.0 ...
+# The version every binary reports, with the commit and build time that
+# `distill version` prints (.git stays out of the context, so nothing else
+# knows them): docker build --build-arg VERSION=0.2.0 --build-arg COMMIT=$(git rev-parse HEAD)
+# --build-arg BUILD_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ) ...
 ARG VERSION=dev
+ARG COMMIT=unknown
+ARG BUILD_DATE=unknown
 WORKDIR /src
 # The whole workspace: go.work names every module, so each must be present.
 COPY . .
@@ -12,7 +17,7 @@ COPY . .
 # go build fetches only the modules this binary needs.
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    cd services/extractor && CGO_ENABLED=0 go build -trimpath -ldflags="-s -X distill.dev/services/platform/version.stamp=${VERSION}" -o /out/extractor ./cmd/extractor
+    cd services/extractor && CGO_ENABLED=0 go build -trimpath -ldflags="-s -X distill.dev/services/platform/version.stamp=${VERSION} -X distill.dev/services/platform/version.commit=${COMMIT} -X distill.dev/services/platform/version.date=${BUILD_DATE}" -o /out/extractor ./cmd/extractor
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/extractor /usr/local/bin/extractor

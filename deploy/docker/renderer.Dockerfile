@@ -4,8 +4,13 @@
 # Build from the repository root: docker build -f deploy/docker/renderer.Dockerfile -t distill/renderer .
 
 FROM golang:1.26-bookworm AS build
-# The version every binary reports: docker build --build-arg VERSION=0.2.0 ...
+# The version every binary reports, with the commit and build time that
+# `distill version` prints (.git stays out of the context, so nothing else
+# knows them): docker build --build-arg VERSION=0.2.0 --build-arg COMMIT=$(git rev-parse HEAD)
+# --build-arg BUILD_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ) ...
 ARG VERSION=dev
+ARG COMMIT=unknown
+ARG BUILD_DATE=unknown
 WORKDIR /src
 # The whole workspace: go.work names every module, so each must be present.
 COPY . .
@@ -13,7 +18,7 @@ COPY . .
 # go build fetches only the modules this binary needs.
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    cd services/renderer && CGO_ENABLED=0 go build -trimpath -ldflags="-s -X distill.dev/services/platform/version.stamp=${VERSION}" -o /out/renderer ./cmd/renderer
+    cd services/renderer && CGO_ENABLED=0 go build -trimpath -ldflags="-s -X distill.dev/services/platform/version.stamp=${VERSION} -X distill.dev/services/platform/version.commit=${COMMIT} -X distill.dev/services/platform/version.date=${BUILD_DATE}" -o /out/renderer ./cmd/renderer
 
 FROM debian:bookworm-slim
 # tini as PID 1 reaps the Chromium children that are orphaned when the renderer

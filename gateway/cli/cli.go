@@ -121,6 +121,10 @@ func newRoot(env *envflag.Env, stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version answers as the version command does. The text is a
+	// template to cobra: it holds no braces.
+	root.Version = version.String()
+	root.SetVersionTemplate(versionText(version.Get()))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -142,13 +146,19 @@ func newRoot(env *envflag.Env, stdout, stderr io.Writer) *cobra.Command {
 func newVersionCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print distill's version",
+		Short: "Print distill's version, commit, build date and Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintf(g.stdout, "distill %s\n", version.String())
+			_, err := io.WriteString(g.stdout, versionText(version.Get()))
 			return err
 		},
 	}
+}
+
+// versionText is what `distill version` and `distill --version` print: the
+// version on the first line, as tools expect, then what a bug report needs.
+func versionText(in version.Info) string {
+	return fmt.Sprintf("distill %s\ncommit  %s\nbuilt   %s\ngo      %s\n", in.Version, in.Commit, in.Date, in.Go)
 }
 
 type levelFlag struct{ l *slog.Level }

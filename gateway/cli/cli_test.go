@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -187,9 +189,11 @@ func TestFetchBatchJSONInInputOrder(t *testing.T) {
 	if !items[0].OK || !strings.Contains(items[0].Result["markdown"].(string), "This is page c") {
 		t.Errorf("first item is not page c: %+v", items[0])
 	}
+	// One line for the failure, one noting the 404 page (which stays a
+	// success without --fail-on-http-error).
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
-	if len(lines) != 1 || !strings.Contains(lines[0], "10.1.2.3") {
-		t.Errorf("stderr = %q, want one line naming the failed URL", errOut)
+	if len(lines) != 2 || !strings.Contains(lines[0], "10.1.2.3") || lines[1] != "distill: "+srv.URL+"/missing answered HTTP 404 Not Found" {
+		t.Errorf("stderr = %q, want a line naming the failed URL and one noting the 404", errOut)
 	}
 }
 
@@ -286,9 +290,19 @@ func TestInvalidURLIsAFailureNotAUsageError(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	out, _, code := run(t, "version")
-	if code != ExitOK || out != "distill "+version.String()+"\n" {
-		t.Fatalf("version: exit %d, out %q", code, out)
+	in := version.Get()
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			out, errOut, code := run(t, args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			want := []string{"distill " + version.String(), "commit  " + in.Commit, "built   " + in.Date, "go      " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH}
+			if !slices.Equal(lines, want) {
+				t.Fatalf("printed\n%s\nwant\n%s", out, strings.Join(want, "\n"))
+			}
+		})
 	}
 }
 

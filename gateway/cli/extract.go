@@ -41,6 +41,9 @@ func newExtractCmd(g *globals) *cobra.Command {
 			"  distill extract --format json --links archive/*.html",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
+			if err := checkMaxBytes(cmd.Flags(), maxBytes); err != nil {
+				return err
+			}
 			opts := &distillv1.FetchOptions{}
 			f.apply(cmd.Flags(), opts)
 			if cmd.Flags().Changed("max-bytes") {
@@ -58,7 +61,7 @@ func newExtractCmd(g *globals) *cobra.Command {
 				return usagef("standard input (-) can be read only once, got it %d times", n)
 			}
 			items := extractFiles(cmd.Context(), g, files, base, opts, cmd.InOrStdin())
-			return printFetch(g, items, opts, len(files) > 1)
+			return (&printer{g: g, format: f.format.value, opts: opts}).printAll(items, len(files) > 1)
 		},
 	}
 	f.register(cmd.Flags())

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -28,9 +30,9 @@ type outputFlags struct {
 }
 
 func (f *outputFlags) register(fs *pflag.FlagSet) {
-	f.format = newEnum("markdown", "markdown", "text", "json")
+	f.format = newEnum("markdown", "markdown", "text", "json", formatJSONL)
 	f.profile = newEnum("article", "article", "full", "metadata")
-	fs.Var(f.format, "format", "output format: markdown, text or json")
+	fs.Var(f.format, "format", "output format: markdown, text, json, or jsonl (one {url, ok, result | error} a line)")
 	fs.StringVar(&f.selector, "selector", "", "extract the elements matching this CSS selector instead of running a profile")
 	fs.Var(f.profile, "profile", "content selection: article (main content), full (whole page) or metadata; ignored with --selector")
 	fs.BoolVar(&f.stats, "stats", false, "print token-savings stats to stderr (inside the JSON with --format json)")
@@ -128,11 +130,16 @@ func setIfChanged[T any](fs *pflag.FlagSet, name string, dst **T, v *T) {
 	}
 }
 
+// formatJSONL is --format jsonl: JSON Lines, one URL's outcome a line.
+const formatJSONL = "jsonl"
+
 var (
 	formats = map[string]distillv1.Format{
 		"markdown": distillv1.Format_FORMAT_MARKDOWN,
 		"text":     distillv1.Format_FORMAT_TEXT,
 		"json":     distillv1.Format_FORMAT_JSON,
+		// JSON Lines is JSON for the services; only the CLI's printing differs.
+		formatJSONL: distillv1.Format_FORMAT_JSON,
 	}
 	profiles = map[string]distillv1.Profile{
 		"article":  distillv1.Profile_PROFILE_ARTICLE,
@@ -148,44 +155,82 @@ var (
 
 func newFetchCmd(g *globals) *cobra.Command {
 	f := &fetchFlags{}
-	var server string
+	var server, input, outDir string
+	var failOnHTTP bool
 	cmd := &cobra.Command{
 		Use:   "fetch <url>...",
 		Short: "Fetch pages and print them distilled",
 		Long: "Fetch one or more pages and print them as Markdown, text or JSON.\n\n" +
 			"Several URLs are fetched concurrently as a batch and printed in input order:\n" +
 			"Markdown and text under a '==> URL <==' header each, JSON as an array of\n" +
-			"{url, ok, result | error}. The exit code is 0 when every URL succeeded and 1\n" +
-			"otherwise, with one line per failure on stderr.",
+			"{url, ok, result | error}; --format jsonl prints one such object a line as each\n" +
+			"URL completes, and --output-dir writes one file per URL. The exit code is 0 when\n" +
+			"every URL succeeded and 1 otherwise, with one line per failure on stderr. A page\n" +
+			"that answers an HTTP error (404, 500) is printed with a note on stderr, and counts\n" +
+			"as a failure with --fail-on-http-error.",
 		Example: "  distill fetch https://example.com/\n" +
-			"  distill fetch --format json --stats https://example.com/a https://example.com/b",
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, urls []string) error {
+			"  distill fetch --format json --stats https://example.com/a https://example.com/b\n" +
+			"  distill fetch --input urls.txt --format jsonl > pages.jsonl\n" +
+			"  distill fetch --input - --output-dir pages/ < urls.txt",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !cmd.Flags().Changed("input") {
+				return usagef("requires at least 1 arg(s), only received 0: give URLs, or --input FILE")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkMaxBytes(cmd.Flags(), f.maxBytes); err != nil {
+				return err
+			}
 			opts := f.options(cmd.Flags())
 			if err := fetchopts.Validate(opts); err != nil {
 				return usageError{err}
 			}
-			return runFetch(cmd, g, server, urls, opts)
+			urls, err := batchURLs(args, input, cmd.InOrStdin())
+			if err != nil {
+				return usageError{err}
+			}
+			r := &fetchRun{
+				printer: printer{g: g, format: f.format.value, opts: opts, failOnHTTP: failOnHTTP, server: server, allowLocal: f.allowLocal},
+				outDir:  outDir,
+			}
+			return r.run(cmd.Context(), urls)
 		},
 	}
 	f.register(cmd.Flags())
+	cmd.Flags().BoolVar(&failOnHTTP, "fail-on-http-error", false, "count a page that answers an HTTP error status (400 and above) as a failure, as curl --fail does: exit 1, ok: false in batches")
+	cmd.Flags().StringVar(&input, "input", "", "read URLs from `FILE` (- for standard input), one a line; blank lines and # comments are skipped; positional URLs come first")
+	cmd.Flags().StringVar(&outDir, "output-dir", "", "write each page to a file of its own in folder `DIR` (named after its URL) and an index.jsonl of {url, ok, file | error}, instead of to stdout")
 	cmd.Flags().StringVar(&server, "server", g.env.String(envflag.Server, ""), envflag.Usage("fetch through the distill gateway at this gRPC address, host:port, instead of in this process", envflag.Server))
 	cmd.Flags().SortFlags = false
+	groupFetchFlags(cmd.Flags())
+	cmd.SetUsageFunc(groupedUsage)
 	return cmd
 }
 
-func runFetch(cmd *cobra.Command, g *globals, server string, urls []string, opts *distillv1.FetchOptions) error {
-	ctx := cmd.Context()
+// fetchRun is one `distill fetch`: where pages come from, and where they go.
+type fetchRun struct {
+	printer
+	outDir string
+}
+
+func (r *fetchRun) run(ctx context.Context, urls []string) error {
+	g := r.g
+	// A folder that cannot be written is known before anything is fetched.
+	out, err := r.sink(urls)
+	if err != nil {
+		return err
+	}
 	var svc fetchService
-	if server != "" {
-		gw, err := dialGateway(server)
+	if r.server != "" {
+		gw, err := dialGateway(r.server)
 		if err != nil {
 			return usageError{err}
 		}
 		defer gw.Close()
 		svc = gw
 	} else {
-		sys, err := app.Open(ctx, g.logger(), g.appConfig(fetchopts.Concurrency(opts)))
+		sys, err := app.Open(ctx, g.logger(), g.appConfig(fetchopts.Concurrency(r.opts)))
 		if err != nil {
 			return err
 		}
@@ -193,60 +238,119 @@ func runFetch(cmd *cobra.Command, g *globals, server string, urls []string, opts
 		svc = serveAPI(g.logger(), sys)
 	}
 
-	items := make([]output.BatchItem, len(urls))
-	if len(urls) == 1 {
-		items[0].URL = urls[0]
-		res, err := svc.Fetch(ctx, &distillv1.FetchRequest{Url: urls[0], Options: opts})
-		if err != nil {
-			items[0].Err = err
+	bar := newProgress(g.stderr, len(urls), fetchopts.Concurrency(r.opts))
+	_, kept := out.(*keptSink)
+	deliver := func(i int, it output.BatchItem) {
+		r.judge(&it)
+		if kept {
+			out.put(i, it)
 		} else {
-			items[0].Result = res.GetDistilled()
+			// Streamed lines and notes go out while the progress line is
+			// off the screen, so that the two never share a line.
+			bar.pause(func() { out.put(i, it) })
 		}
-	} else {
-		bar := newProgress(g.stderr, len(urls))
-		err := svc.Batch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: opts}, func(r *distillv1.FetchBatchResponse) {
-			it := output.ItemOf(r)
-			items[r.GetIndex()] = it
-			bar.step(it.Err != nil)
-		})
-		bar.finish()
-		if err != nil && ctx.Err() == nil {
-			return err
-		}
+		bar.step(it.Err != nil)
 	}
-	return printFetch(g, items, opts, len(urls) > 1)
+	if len(urls) == 1 {
+		it := output.BatchItem{URL: urls[0]}
+		res, err := svc.Fetch(ctx, &distillv1.FetchRequest{Url: urls[0], Options: r.opts})
+		if err != nil {
+			it.Err = err
+		} else {
+			it.Result = res.GetDistilled()
+		}
+		deliver(0, it)
+	} else {
+		err = svc.Batch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: r.opts}, func(res *distillv1.FetchBatchResponse) {
+			deliver(int(res.GetIndex()), output.ItemOf(res))
+		})
+	}
+	bar.finish()
+	if err != nil && ctx.Err() == nil {
+		return r.explain(err, "")
+	}
+	return out.close()
 }
 
-func printFetch(g *globals, items []output.BatchItem, opts *distillv1.FetchOptions, batch bool) error {
-	format := fetchopts.Format(opts)
+// printer decides what an answered URL counts as and prints it.
+type printer struct {
+	g *globals
+	// format is the --format value: markdown, text, json or jsonl.
+	format     string
+	opts       *distillv1.FetchOptions
+	failOnHTTP bool
+	// server and allowLocal shape the hints failures get.
+	server     string
+	allowLocal bool
+}
+
+// judge turns an HTTP error page into a failure when asked to, and gives
+// a failure the hint that fixes it.
+func (p *printer) judge(it *output.BatchItem) {
+	if it.Err != nil {
+		it.Err = p.explain(it.Err, it.URL)
+		return
+	}
+	if p.failOnHTTP && it.Result.GetStatus() >= 400 {
+		it.Err, it.Result = errors.New(httpNote(*it)), nil
+	}
+}
+
+// httpNote says which status an error page answered with.
+func httpNote(it output.BatchItem) string {
+	return fmt.Sprintf("%s answered %s", it.URL, output.HTTPStatus(it.Result.GetStatus()))
+}
+
+// notes writes what stderr says of one URL: its failure, or the HTTP error
+// status of its page, and the stats and diagnostics the JSON formats carry
+// inside.
+func (p *printer) notes(it output.BatchItem) {
+	w := p.g.stderr
+	if it.Err != nil {
+		fmt.Fprintf(w, "distill: %s\n", oneLine(it.Err.Error()))
+		return
+	}
+	if it.Result.GetStatus() >= 400 {
+		fmt.Fprintf(w, "distill: %s\n", httpNote(it))
+	}
+	if fetchopts.Format(p.opts) == distillv1.Format_FORMAT_JSON {
+		return
+	}
+	if p.opts.GetStats() {
+		fmt.Fprintln(w, output.StatsLine(it.Result))
+	}
+	if p.opts.GetDiagnostics() {
+		fmt.Fprintln(w, output.DiagnosticsLine(it.Result))
+	}
+}
+
+// printAll prints items once all are in: the notes, then the pages in
+// input order.
+func (p *printer) printAll(items []output.BatchItem, batch bool) error {
 	var failed int
 	for _, it := range items {
 		if it.Err != nil {
 			failed++
-			fmt.Fprintf(g.stderr, "distill: %s\n", oneLine(it.Err.Error()))
-			continue
 		}
-		if format == distillv1.Format_FORMAT_JSON {
-			continue
-		}
-		if opts.GetStats() {
-			fmt.Fprintln(g.stderr, output.StatsLine(it.Result))
-		}
-		if opts.GetDiagnostics() {
-			fmt.Fprintln(g.stderr, output.DiagnosticsLine(it.Result))
-		}
+		p.notes(it)
 	}
-
+	format := fetchopts.Format(p.opts)
 	var err error
 	switch {
+	case p.format == formatJSONL:
+		for _, it := range items {
+			if err = output.WriteBatchLine(p.g.stdout, it); err != nil {
+				break
+			}
+		}
 	case format == distillv1.Format_FORMAT_JSON && batch:
-		err = output.WriteBatchJSON(g.stdout, items)
+		err = output.WriteBatchJSON(p.g.stdout, items)
 	case format == distillv1.Format_FORMAT_JSON && failed == 0:
-		err = output.WriteJSON(g.stdout, items[0].Result)
+		err = output.WriteJSON(p.g.stdout, items[0].Result)
 	case batch:
-		err = output.WriteBatch(g.stdout, items, format)
+		err = output.WriteBatch(p.g.stdout, items, format)
 	case failed == 0:
-		err = output.WritePage(g.stdout, items[0].Result, format)
+		err = output.WritePage(p.g.stdout, items[0].Result, format)
 	}
 	if err != nil {
 		return fmt.Errorf("write output: %w", err)

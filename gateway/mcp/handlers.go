@@ -86,7 +86,14 @@ func (h handlers) fetchURL(ctx context.Context, a args) ([]string, error) {
 	if format == distillv1.Format_FORMAT_JSON {
 		return jsonText(output.MarshalDistilled(d))
 	}
-	texts := []string{output.Content(d, format)}
+	content := output.Content(d, format)
+	// An error page reads like any other page: the status line tells the
+	// model it did not get what the URL is meant to hold. JSON carries the
+	// status in its own field.
+	if d.GetStatus() >= 400 {
+		content = output.HTTPStatus(d.GetStatus()) + "\n\n" + content
+	}
+	texts := []string{content}
 	var report []string
 	if opts.GetStats() {
 		report = append(report, output.StatsLine(d))

@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -271,5 +273,34 @@ func TestAFormThatMayHaveBeenSentIsNeverToldToRetry(t *testing.T) {
 	}
 	if got := errorText("fetch_url", failure.New(failure.Timeout, "fetch http://x/: timed out")); !strings.Contains(got, "Retry") {
 		t.Fatalf("an ordinary timeout lost its hint: %q", got)
+	}
+}
+
+// An HTTP error page is still a page (the tool answers it, as RustBrowser
+// does), but its text starts with the status line so that the model does
+// not take a 404 page for the content it asked for.
+func TestFetchURLStartsAnErrorPageWithItsStatus(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		if r.URL.Path != "/here" {
+			w.WriteHeader(http.StatusNotFound)
+		}
+		io.WriteString(w, "<html><head><title>A page</title></head><body><main><h1>A page</h1><p>Some words that make this page worth reading for anyone at all.</p></main></body></html>")
+	}))
+	t.Cleanup(srv.Close)
+	cs := connect(t, newService(t))
+	for _, format := range []string{"markdown", "text"} {
+		missing := callOK(t, cs, "fetch_url", map[string]any{"url": srv.URL + "/gone", "allow_local": true, "format": format})
+		if !strings.HasPrefix(missing, "HTTP 404 Not Found\n\n") || !strings.Contains(missing, "Some words") {
+			t.Errorf("%s of a 404 page = %q, want the status line, then the page", format, missing)
+		}
+		found := callOK(t, cs, "fetch_url", map[string]any{"url": srv.URL + "/here", "allow_local": true, "format": format})
+		if strings.HasPrefix(found, "HTTP ") {
+			t.Errorf("%s of a 200 page starts with a status line: %q", format, found)
+		}
+	}
+	p := callJSON[page](t, cs, "fetch_url", map[string]any{"url": srv.URL + "/gone", "allow_local": true, "format": "json"})
+	if p.Status != 404 {
+		t.Errorf("json status = %d, want 404", p.Status)
 	}
 }

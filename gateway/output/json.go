@@ -278,3 +278,14 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// WriteBatchLine writes one URL's outcome as a line of JSON Lines:
+// {url, ok, result | error}, compact, then a newline.
+func WriteBatchLine(w io.Writer, it BatchItem) error {
+	b, err := marshal(batchToJSON([]BatchItem{it})[0])
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

@@ -3,6 +3,7 @@ package output
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
@@ -61,4 +62,12 @@ func DiagnosticsLine(d *distillv1.Distilled) string {
 	return fmt.Sprintf("diagnostics: %s: profile=%s raw_bytes=%d output_chars=%d output_tokens=%d extraction_ratio=%.4f links=%d tables=%d actions=%d used_headless=%t truncated=%t low_content=%t",
 		d.GetFinalUrl(), g.GetProfile(), g.GetRawBytes(), g.GetOutputChars(), g.GetOutputTokens(), g.GetExtractionRatio(),
 		g.GetLinkCount(), g.GetTableCount(), g.GetActionCount(), g.GetUsedHeadless(), g.GetTruncated(), g.GetLowContent())
+}
+
+// HTTPStatus names an HTTP status as a line of text: "HTTP 404 Not Found".
+func HTTPStatus(code int32) string {
+	if text := http.StatusText(int(code)); text != "" {
+		return fmt.Sprintf("HTTP %d %s", code, text)
+	}
+	return fmt.Sprintf("HTTP %d", code)
 }
