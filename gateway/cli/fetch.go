@@ -178,7 +178,7 @@ func runFetch(cmd *cobra.Command, g *globals, server string, urls []string, opts
 	ctx := cmd.Context()
 	var svc fetchService
 	if server != "" {
-		gw, err := dialGateway(server)
+		gw, err := dialGateway(g.env, server)
 		if err != nil {
 			return usageError{err}
 		}
