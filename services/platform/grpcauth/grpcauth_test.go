@@ -193,7 +193,7 @@ func TestLoopback(t *testing.T) {
 	for addr, want := range map[string]bool{
 		"127.0.0.1:7000": true, "127.1.2.3:7000": true, "[::1]:7000": true, "localhost:7000": true,
 		"[::ffff:127.0.0.1]:7000": true,
-		":7000": false, "0.0.0.0:7000": false, "[::]:7000": false, "10.0.0.1:7000": false, "example.com:7000": false,
+		":7000":                   false, "0.0.0.0:7000": false, "[::]:7000": false, "10.0.0.1:7000": false, "example.com:7000": false,
 		"7000": false,
 	} {
 		if got := grpcauth.Loopback(addr); got != want {
