@@ -36,10 +36,10 @@ type clusterFlags struct {
 
 func (f *clusterFlags) register(fs *pflag.FlagSet, env *envflag.Env) {
 	fs.BoolVar(&f.enabled, "cluster", env.Bool(envflag.Cluster, false), envflag.Usage("use distill's services over the network instead of running them in this process", envflag.Cluster))
-	fs.StringVar(&f.nats, "nats", env.String(envflag.NATSURL, ""), envflag.Usage("cluster: NATS URLs, comma-separated", envflag.NATSURL))
-	fs.StringVar(&f.fetcher, "fetcher", env.String(envflag.FetcherAddr, ""), envflag.Usage("cluster: fetcher gRPC address, host:port", envflag.FetcherAddr))
-	fs.StringVar(&f.extractor, "extractor", env.String(envflag.ExtractorAddr, ""), envflag.Usage("cluster: extractor gRPC address, host:port", envflag.ExtractorAddr))
-	fs.StringVar(&f.renderer, "renderer", env.String(envflag.RendererAddr, ""), envflag.Usage("cluster: renderer gRPC address, host:port; none means pages are never rendered", envflag.RendererAddr))
+	fs.StringVar(&f.nats, "nats", env.String(envflag.NATSURL, envflag.DefaultNATSURL), envflag.Usage("cluster: NATS URLs, comma-separated", envflag.NATSURL))
+	fs.StringVar(&f.fetcher, "fetcher", env.String(envflag.FetcherAddr, envflag.DefaultFetcherAddr), envflag.Usage("cluster: fetcher gRPC address, host:port", envflag.FetcherAddr))
+	fs.StringVar(&f.extractor, "extractor", env.String(envflag.ExtractorAddr, envflag.DefaultExtractorAddr), envflag.Usage("cluster: extractor gRPC address, host:port", envflag.ExtractorAddr))
+	fs.StringVar(&f.renderer, "renderer", env.String(envflag.RendererAddr, envflag.DefaultRendererAddr), envflag.Usage("cluster: renderer gRPC address, host:port; empty: pages are never rendered", envflag.RendererAddr))
 	fs.IntVar(&f.replicas, "stream-replicas", env.Int(envflag.StreamReplicas, 1), envflag.Usage("cluster: replicas of the job streams and the session bucket in a clustered NATS", envflag.StreamReplicas))
 }
 

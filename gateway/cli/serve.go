@@ -14,7 +14,7 @@ import (
 )
 
 // DefaultListen keeps a fresh server on loopback: exposing it is a choice.
-const DefaultListen = "127.0.0.1:7000"
+const DefaultListen = envflag.DefaultGatewayAddr
 
 func newServeCmd(g *globals) *cobra.Command {
 	var listen string
