@@ -44,6 +44,19 @@ build: ## Build distill and the service binaries into bin/.
 	$(GOBUILD) -o $(BIN)/extractor ./services/extractor/cmd/extractor
 	$(GOBUILD) -o $(BIN)/renderer ./services/renderer/cmd/renderer
 
+# make cluster-up keeps its processes' pids, logs, NATS's store and the
+# gateway's session key here.
+CLUSTER_DIR := $(CURDIR)/.cluster
+
+.PHONY: cluster-up
+cluster-up: build ## Run distill in cluster mode on loopback: NATS with JetStream on 4222, fetcher 7001, extractor 7002, renderer 7003, gateway 7000.
+	go build -o $(BIN)/nats-server github.com/nats-io/nats-server/v2
+	BIN=$(BIN) STATE=$(CLUSTER_DIR) deploy/local/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Stop what make cluster-up started.
+	BIN=$(BIN) STATE=$(CLUSTER_DIR) deploy/local/cluster.sh down
+
 .PHONY: run
 run: ## Fetch URL and print it as Markdown: make run URL=https://example.com/ [ARGS="--format json"].
 	@test -n "$(URL)" || { echo 'usage: make run URL=https://example.com/ [ARGS="--format json"]' >&2; exit 2; }
