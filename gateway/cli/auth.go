@@ -21,7 +21,7 @@ type authFlags struct {
 }
 
 func (f *authFlags) register(fs *pflag.FlagSet, env *envflag.Env) {
-	fs.StringVar(&f.tokens, "api-tokens", "", envflag.Usage("bearer tokens the API accepts, comma-separated; every call but the cache's prune and clear", envflag.APITokens))
+	fs.StringVar(&f.tokens, "api-tokens", "", envflag.Usage("bearer tokens the API accepts, comma-separated, for every call but the cache's prune and clear; the variable keeps them out of ps", envflag.APITokens))
 	fs.StringVar(&f.tokensFile, "api-tokens-file", env.String(envflag.APITokensFile, ""), envflag.Usage("file of API tokens, one a line, # for comments", envflag.APITokensFile))
 	fs.StringVar(&f.operatorTokens, "operator-tokens", "", envflag.Usage("bearer tokens that may make every call, CachePrune and CacheClear included, comma-separated", envflag.OperatorTokens))
 	fs.StringVar(&f.operatorTokensFile, "operator-tokens-file", env.String(envflag.OperatorTokensFile, ""), envflag.Usage("file of operator tokens, one a line, # for comments", envflag.OperatorTokensFile))

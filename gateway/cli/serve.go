@@ -32,7 +32,8 @@ func newServeCmd(g *globals) *cobra.Command {
 			"(" + string(envflag.APITokens) + ") or operator tokens (" + string(envflag.OperatorTokens) + "); only an\n" +
 			"operator token may prune or clear the cache. Health and reflection stay open.\n" +
 			"Without tokens the API is open and served on a loopback address only, unless\n" +
-			"--no-auth.",
+			"--no-auth. serve logs at info, where it listens first, unless --log-level says\n" +
+			"otherwise.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			guard, err := af.guard(g.env, listen)
