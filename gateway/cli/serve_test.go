@@ -134,6 +134,25 @@ func TestServeWithTokens(t *testing.T) {
 	if code != ExitFailure || !strings.Contains(errOut, "refused") || !strings.Contains(errOut, string(envflag.APIToken)) {
 		t.Errorf("fetch --server without a token: exit %d, stderr %q; want 1 and a line naming %s", code, errOut, envflag.APIToken)
 	}
+
+	// distill cache --server: info for any token, clear for an operator's.
+	cache := func(token string, args ...string) (string, string, int) {
+		var out, errOut localcluster.Buffer
+		code := Run(ctx, append([]string{"cache"}, append(args, "--server", addr)...), mapEnv(map[string]string{string(envflag.APIToken): token}), &out, &errOut)
+		return out.String(), errOut.String(), code
+	}
+	out, errOut, code = cache(testAPIToken, "info")
+	if code != ExitOK || !strings.Contains(out, "entries: 1\n") || strings.Contains(out, "dir") {
+		t.Errorf("cache info --server: exit %d, stdout %q, stderr %q; want one entry and no directory", code, out, errOut)
+	}
+	_, errOut, code = cache(testAPIToken, "clear")
+	if code != ExitFailure || !strings.Contains(errOut, "operator token") {
+		t.Errorf("cache clear --server with an API token: exit %d, stderr %q; want 1 and a line saying an operator token is needed", code, errOut)
+	}
+	out, errOut, code = cache(testOperatorToken, "clear")
+	if code != ExitOK || !strings.HasPrefix(out, "removed 1 entries, freed ") {
+		t.Errorf("cache clear --server with an operator token: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 }
 
 // Without tokens, serve is for this machine: open on loopback, cache calls
