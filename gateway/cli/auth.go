@@ -28,9 +28,8 @@ func (f *authFlags) register(fs *pflag.FlagSet, env *envflag.Env) {
 	fs.BoolVar(&f.noAuth, "no-auth", false, "serve a non-loopback address without tokens (behind a proxy that authenticates)")
 }
 
-// guard is who may call a server listening on listen. Without tokens only
-// a loopback address is served, unless --no-auth says so.
-func (f *authFlags) guard(env *envflag.Env, listen string) (*grpcauth.Guard, error) {
+// guard is who may call the server.
+func (f *authFlags) guard(env *envflag.Env) (*grpcauth.Guard, error) {
 	tokens, err := f.list(env, f.tokens, envflag.APITokens, "--api-tokens", f.tokensFile, "--api-tokens-file")
 	if err != nil {
 		return nil, err
@@ -49,10 +48,17 @@ func (f *authFlags) guard(env *envflag.Env, listen string) (*grpcauth.Guard, err
 	if err != nil {
 		return nil, usageError{err}
 	}
-	if !g.Enabled() && !f.noAuth && !grpcauth.Loopback(listen) {
-		return nil, fmt.Errorf("serve on %s (not loopback) needs bearer tokens: set %s (or --api-tokens-file), or pass --no-auth to serve without authentication", listen, envflag.APITokens)
-	}
 	return g, nil
+}
+
+// exposed refuses to serve an open API on addr, where the server listens,
+// unless it is loopback or --no-auth says so. addr is the listener's own,
+// so a name that resolves elsewhere is judged by where it resolved.
+func (f *authFlags) exposed(g *grpcauth.Guard, addr string) error {
+	if !g.Enabled() && !f.noAuth && !grpcauth.Loopback(addr) {
+		return fmt.Errorf("serve on %s (not loopback) needs bearer tokens: set %s (or --api-tokens-file), or pass --no-auth to serve without authentication", addr, envflag.APITokens)
+	}
+	return nil
 }
 
 // list is the tokens of a flag (or its variable) and of a file, the first

@@ -36,20 +36,25 @@ func newServeCmd(g *globals) *cobra.Command {
 			"otherwise.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			guard, err := af.guard(g.env, listen)
+			guard, err := af.guard(g.env)
 			if err != nil {
+				return err
+			}
+			lis, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("listen %s: %w", listen, err)
+			}
+			if err := af.exposed(guard, lis.Addr().String()); err != nil {
+				_ = lis.Close()
 				return err
 			}
 			logger := g.serverLogger(cmd)
 			sys, stop, err := sf.start(cmd.Context(), g, logger, "gateway")
 			if err != nil {
+				_ = lis.Close()
 				return err
 			}
 			defer stop()
-			lis, err := net.Listen("tcp", listen)
-			if err != nil {
-				return fmt.Errorf("listen %s: %w", listen, err)
-			}
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
 				distillv1.RegisterDistillServiceServer(s, serveAPI(logger, sys))
 			}, append(telemetry.ServerOptions(), guard.ServerOptions()...)...)
