@@ -61,6 +61,19 @@ install: ## Install distill with go install, so that `distill` (and an MCP clien
 	echo "installed $$dir/distill"; \
 	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on your PATH: add it (export PATH=\"$$dir:\$$PATH\") for distill and MCP clients to find it" >&2 ;; esac
 
+# make cluster-up keeps its processes' pids, logs, NATS's store and the
+# gateway's session key here.
+CLUSTER_DIR := $(CURDIR)/.cluster
+
+.PHONY: cluster-up
+cluster-up: build ## Run distill in cluster mode on loopback: NATS with JetStream on 4222, fetcher 7001, extractor 7002, renderer 7003, gateway 7000.
+	go build -o $(BIN)/nats-server github.com/nats-io/nats-server/v2
+	BIN=$(BIN) STATE=$(CLUSTER_DIR) deploy/local/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Stop what make cluster-up started.
+	BIN=$(BIN) STATE=$(CLUSTER_DIR) deploy/local/cluster.sh down
+
 .PHONY: run
 # The URL reaches distill through the environment, never through the
 # shell's parsing of the recipe: a query's & and ;, quotes, spaces and $

@@ -21,6 +21,9 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/extractor /usr/local/bin/extractor
+# The binary listens on loopback unless told otherwise; in a container that
+# is the container's address.
+ENV DISTILL_LISTEN=0.0.0.0:7002
 USER 65532:65532
 EXPOSE 7002 9464
 ENTRYPOINT ["/usr/local/bin/extractor"]

@@ -22,6 +22,9 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 # static-debian12 carries the CA bundle the fetcher's HTTPS client needs.
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/fetcher /usr/local/bin/fetcher
+# The binary listens on loopback unless told otherwise; in a container that
+# is the container's address.
+ENV DISTILL_LISTEN=0.0.0.0:7001
 USER 65532:65532
 EXPOSE 7001 9464
 ENTRYPOINT ["/usr/local/bin/fetcher"]

@@ -22,6 +22,9 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/distill /usr/local/bin/distill
+# The binary listens on loopback unless told otherwise; in a container that
+# is the container's address.
+ENV DISTILL_LISTEN=0.0.0.0:7000
 USER 65532:65532
 EXPOSE 7000 9464
 ENTRYPOINT ["/usr/local/bin/distill"]

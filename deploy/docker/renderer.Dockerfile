@@ -1,6 +1,9 @@
 # syntax=docker/dockerfile:1
-# The renderer image: the renderer binary and Debian's Chromium, run as a
-# non-root user so that Chromium keeps its own sandbox.
+# The renderer image: the renderer binary and Debian's Chromium, run as the
+# non-root user 10001. Chromium's own sandbox needs user namespaces, which a
+# restricted pod does not grant, so the manifests (deploy/k8s) run it with
+# DISTILL_CHROMIUM_NO_SANDBOX=1 and the pod is the sandbox: no capabilities,
+# the default seccomp profile, a read-only root and egress rules.
 # Build from the repository root: docker build -f deploy/docker/renderer.Dockerfile -t distill/renderer .
 
 FROM golang:1.26-bookworm AS build
@@ -29,9 +32,12 @@ RUN apt-get update \
 RUN groupadd --system --gid 10001 renderer \
  && useradd --system --uid 10001 --gid renderer --no-create-home --home-dir /tmp --shell /usr/sbin/nologin renderer
 COPY --from=build /out/renderer /usr/local/bin/renderer
-# Chromium and go-rod's leakless helper write only under /tmp, which the pod
-# mounts writable; the root filesystem stays read-only.
-ENV DISTILL_CHROMIUM=/usr/bin/chromium \
+# The binary listens on loopback unless told otherwise: here, the
+# container's address. Chromium and go-rod's leakless helper write only
+# under /tmp, which the pod mounts writable; the root filesystem stays
+# read-only.
+ENV DISTILL_LISTEN=0.0.0.0:7003 \
+    DISTILL_CHROMIUM=/usr/bin/chromium \
     HOME=/tmp \
     XDG_CONFIG_HOME=/tmp/.config \
     XDG_CACHE_HOME=/tmp/.cache

@@ -166,7 +166,9 @@ func TestContract(t *testing.T) {
 					w := b.workload(t, svc.name)
 					c := container(t, w, svc.name)
 					checkServicePorts(t, w, c, svc.grpcPort)
-					checkEnv(t, c, "DISTILL_LISTEN", fmt.Sprintf(":%d", svc.grpcPort))
+					// Explicitly the pod's address: the binaries listen on
+					// loopback by default.
+					checkEnv(t, c, "DISTILL_LISTEN", fmt.Sprintf("0.0.0.0:%d", svc.grpcPort))
 					checkEnv(t, c, "DISTILL_METRICS_ADDR", fmt.Sprintf(":%d", metricsPort))
 					checkEnv(t, c, "OTEL_SERVICE_NAME", "distill-"+svc.name)
 					for env, want := range svc.addresses {
@@ -185,6 +187,15 @@ func TestContract(t *testing.T) {
 			gw := b.workload(t, "gateway")
 			if e := envVar(container(t, gw, "gateway"), "DISTILL_SESSION_KEY"); e == nil || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
 				t.Error("gateway: DISTILL_SESSION_KEY does not come from a Secret")
+			}
+			// Off loopback the gateway refuses to start without API tokens.
+			for _, name := range []string{"DISTILL_API_TOKENS", "DISTILL_OPERATOR_TOKENS"} {
+				if e := envVar(container(t, gw, "gateway"), name); e == nil || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+					t.Errorf("gateway: %s does not come from a Secret", name)
+				}
+			}
+			if e := envVar(container(t, gw, "gateway"), "DISTILL_API_TOKENS"); e != nil && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && ptrValue(e.ValueFrom.SecretKeyRef.Optional) {
+				t.Error("gateway: DISTILL_API_TOKENS is optional, so the gateway would not start without it")
 			}
 			checkFetcherVolumes(t, b.workload(t, "fetcher"))
 			checkRendererVolumes(t, b.workload(t, "renderer"))

@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -273,6 +274,28 @@ func TestMCPSidecar(t *testing.T) {
 		}
 		if ingressAllowed(t, pols, agent, dst, corev1.ProtocolTCP, metricsPort) {
 			t.Errorf("the agent's pods reach %s's metrics", name)
+		}
+	}
+}
+
+// prod names a registry that cannot resolve until a release sets the real
+// one (a bare distill/gateway would pull whatever Docker Hub has under that
+// name), and the README says how.
+func TestProdImagesNeedARegistry(t *testing.T) {
+	b := render(t, prodDir)
+	for _, svc := range contract {
+		c := container(t, b.workload(t, svc.name), svc.name)
+		if want := "registry.example/distill/" + svc.name + ":"; !strings.HasPrefix(c.Image, want) {
+			t.Errorf("%s: image %s, want %s...", svc.name, c.Image, want)
+		}
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, svc := range contract {
+		if line := "kustomize edit set image distill/" + svc.name + "=REGISTRY/distill/" + svc.name + ":TAG"; !strings.Contains(string(readme), line) {
+			t.Errorf("README.md lacks %q", line)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"time"
 
@@ -197,13 +198,14 @@ func StreamBatch(ctx context.Context, c distillv1.DistillServiceClient, req *dis
 	}
 }
 
-// CacheInfo reports the fetch cache's size.
+// CacheInfo reports the fetch cache's size. Where the cache lives is the
+// server's business, not its callers': dir is left empty.
 func (s *Server) CacheInfo(ctx context.Context, _ *distillv1.CacheInfoRequest) (*distillv1.CacheInfoResponse, error) {
-	entries, bytes, dir, err := s.backend.CacheInfo(ctx)
+	entries, bytes, _, err := s.backend.CacheInfo(ctx)
 	if err != nil {
-		return nil, cacheError(err)
+		return nil, s.cacheError(err)
 	}
-	return &distillv1.CacheInfoResponse{Entries: entries, TotalBytes: bytes, Dir: dir}, nil
+	return &distillv1.CacheInfoResponse{Entries: entries, TotalBytes: bytes}, nil
 }
 
 // CachePrune removes cache entries older than older_than_secs.
@@ -217,7 +219,7 @@ func (s *Server) CachePrune(ctx context.Context, req *distillv1.CachePruneReques
 	}
 	removed, freed, err := s.backend.CachePrune(ctx, age)
 	if err != nil {
-		return nil, cacheError(err)
+		return nil, s.cacheError(err)
 	}
 	return &distillv1.CachePruneResponse{Removed: removed, FreedBytes: freed}, nil
 }
@@ -226,14 +228,20 @@ func (s *Server) CachePrune(ctx context.Context, req *distillv1.CachePruneReques
 func (s *Server) CacheClear(ctx context.Context, _ *distillv1.CacheClearRequest) (*distillv1.CacheClearResponse, error) {
 	removed, freed, err := s.backend.CacheClear(ctx)
 	if err != nil {
-		return nil, cacheError(err)
+		return nil, s.cacheError(err)
 	}
 	return &distillv1.CacheClearResponse{Removed: removed, FreedBytes: freed}, nil
 }
 
 // cacheError translates a cache failure: the directory is missing,
 // unwritable or damaged, which the server's operator must fix, not the
-// caller by retrying.
-func cacheError(err error) error {
-	return status.Error(codes.FailedPrecondition, err.Error())
+// caller by retrying. The caller learns what went wrong but not the
+// server's paths, which the log keeps for the operator.
+func (s *Server) cacheError(err error) error {
+	s.logger.Warn("fetch cache", "err", err.Error())
+	msg := err.Error()
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		msg = "fetch cache: " + pe.Op + ": " + pe.Err.Error()
+	}
+	return status.Error(codes.FailedPrecondition, msg)
 }

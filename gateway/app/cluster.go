@@ -129,9 +129,10 @@ func (c *cluster) ensureStreams(ctx context.Context) error {
 	return nil
 }
 
-// ready returns nil when NATS, the fetcher and the extractor answer.
+// ready returns nil when NATS (with JetStream), the fetcher and the
+// extractor answer.
 func (c *cluster) ready(ctx context.Context) error {
-	if err := jobs.Connected(c.nc); err != nil {
+	if err := jobs.Ready(ctx, c.nc, c.js); err != nil {
 		return err
 	}
 	if err := c.fetcher.Healthy(ctx); err != nil {

@@ -111,6 +111,17 @@ func (g *globals) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: g.logLevel}))
 }
 
+// serverLogger is the logger of a long-running server: at info unless
+// --log-level says otherwise, so that it says where it listens and when it
+// is ready.
+func (g *globals) serverLogger(cmd *cobra.Command) *slog.Logger {
+	level := g.logLevel
+	if !cmd.Flags().Changed("log-level") {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
+}
+
 func newRoot(env *envflag.Env, stdout, stderr io.Writer) *cobra.Command {
 	g := &globals{env: env, stdout: stdout, stderr: stderr, logLevel: slog.LevelError}
 	root := &cobra.Command{

@@ -6,6 +6,9 @@ import (
 	"log/slog"
 
 	"github.com/spf13/pflag"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"distill.dev/gateway/api"
 	"distill.dev/gateway/app"
@@ -13,6 +16,7 @@ import (
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/envflag"
+	"distill.dev/services/platform/grpcauth"
 	"distill.dev/services/platform/remote"
 	"distill.dev/services/platform/telemetry"
 )
@@ -32,10 +36,10 @@ type clusterFlags struct {
 
 func (f *clusterFlags) register(fs *pflag.FlagSet, env *envflag.Env) {
 	fs.BoolVar(&f.enabled, "cluster", env.Bool(envflag.Cluster, false), envflag.Usage("use distill's services over the network instead of running them in this process", envflag.Cluster))
-	fs.StringVar(&f.nats, "nats", env.String(envflag.NATSURL, ""), envflag.Usage("cluster: NATS URLs, comma-separated", envflag.NATSURL))
-	fs.StringVar(&f.fetcher, "fetcher", env.String(envflag.FetcherAddr, ""), envflag.Usage("cluster: fetcher gRPC address, host:port", envflag.FetcherAddr))
-	fs.StringVar(&f.extractor, "extractor", env.String(envflag.ExtractorAddr, ""), envflag.Usage("cluster: extractor gRPC address, host:port", envflag.ExtractorAddr))
-	fs.StringVar(&f.renderer, "renderer", env.String(envflag.RendererAddr, ""), envflag.Usage("cluster: renderer gRPC address, host:port; none means pages are never rendered", envflag.RendererAddr))
+	fs.StringVar(&f.nats, "nats", env.String(envflag.NATSURL, envflag.DefaultNATSURL), envflag.Usage("cluster: NATS URLs, comma-separated", envflag.NATSURL))
+	fs.StringVar(&f.fetcher, "fetcher", env.String(envflag.FetcherAddr, envflag.DefaultFetcherAddr), envflag.Usage("cluster: fetcher gRPC address, host:port", envflag.FetcherAddr))
+	fs.StringVar(&f.extractor, "extractor", env.String(envflag.ExtractorAddr, envflag.DefaultExtractorAddr), envflag.Usage("cluster: extractor gRPC address, host:port", envflag.ExtractorAddr))
+	fs.StringVar(&f.renderer, "renderer", env.String(envflag.RendererAddr, envflag.DefaultRendererAddr), envflag.Usage("cluster: renderer gRPC address, host:port; empty: pages are never rendered", envflag.RendererAddr))
 	fs.IntVar(&f.replicas, "stream-replicas", env.Int(envflag.StreamReplicas, 1), envflag.Usage("cluster: replicas of the job streams and the session bucket in a clustered NATS", envflag.StreamReplicas))
 }
 
@@ -116,8 +120,14 @@ type gatewayClient struct {
 	client distillv1.DistillServiceClient
 }
 
-func dialGateway(addr string) (*gatewayClient, error) {
-	conn, err := remote.Dial("gateway", addr)
+// dialGateway connects to the gateway at addr, sending the client's own
+// token, when the environment has one, with every call.
+func dialGateway(env *envflag.Env, addr string) (*gatewayClient, error) {
+	var opts []grpc.DialOption
+	if token, ok := env.Lookup(envflag.APIToken); ok && token != "" {
+		opts = append(opts, grpcauth.DialOption(token))
+	}
+	conn, err := remote.Dial("gateway", addr, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -139,8 +149,12 @@ func (c *gatewayClient) Batch(ctx context.Context, req *distillv1.FetchBatchRequ
 	return nil
 }
 
-// fail names the gateway when it cannot be reached.
+// fail names the gateway when it cannot be reached or refuses the
+// client, and says what to do about it.
 func (c *gatewayClient) fail(err error) error {
+	if status.Code(err) == codes.Unauthenticated {
+		return failure.New(failure.InvalidArgument, "gateway at %s refused the call: %s (set %s to a token it accepts)", c.conn.Addr, status.Convert(err).Message(), envflag.APIToken)
+	}
 	if failure.CodeOf(err) == failure.Unavailable || failure.CodeOf(err) == failure.Network {
 		return failure.Wrap(failure.Unavailable, failure.FromRemote(err), "gateway at %s", c.conn.Addr)
 	}

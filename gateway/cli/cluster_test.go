@@ -17,8 +17,8 @@ func TestClusterModeSaysWhatItLacks(t *testing.T) {
 	}{
 		{"no session key", nil, []string{"serve", "--cluster", "--nats", "nats://127.0.0.1:1", "--fetcher", "127.0.0.1:1", "--extractor", "127.0.0.1:1"}, "set DISTILL_SESSION_KEY"},
 		{"a short session key", map[string]string{string(envflag.SessionKey): "c2hvcnQ="}, []string{"serve", "--cluster"}, "must hold 32 bytes, it holds 5"},
-		{"no NATS", map[string]string{string(envflag.SessionKey): "ZGlzdGlsbC1lMmUtc2Vzc2lvbi1rZXktMzItYnl0ZXM="}, []string{"serve", "--cluster", "--fetcher", "127.0.0.1:1", "--extractor", "127.0.0.1:1"}, "needs NATS URLs (--nats)"},
-		{"no extractor", map[string]string{string(envflag.SessionKey): "ZGlzdGlsbC1lMmUtc2Vzc2lvbi1rZXktMzItYnl0ZXM="}, []string{"serve", "--cluster", "--nats", "nats://127.0.0.1:1", "--fetcher", "127.0.0.1:1"}, "the extractor's address (--extractor)"},
+		{"no NATS", map[string]string{string(envflag.SessionKey): "ZGlzdGlsbC1lMmUtc2Vzc2lvbi1rZXktMzItYnl0ZXM="}, []string{"serve", "--cluster", "--nats=", "--fetcher", "127.0.0.1:1", "--extractor", "127.0.0.1:1"}, "needs NATS URLs (--nats)"},
+		{"no extractor", map[string]string{string(envflag.SessionKey): "ZGlzdGlsbC1lMmUtc2Vzc2lvbi1rZXktMzItYnl0ZXM="}, []string{"serve", "--cluster", "--nats", "nats://127.0.0.1:1", "--fetcher", "127.0.0.1:1", "--extractor="}, "the extractor's address (--extractor)"},
 		// A variable that cannot be read stops distill before it starts
 		// anything, instead of falling back to the default unseen.
 		{"unreadable replicas", map[string]string{string(envflag.StreamReplicas): "three"}, []string{"serve", "--cluster"}, `DISTILL_STREAM_REPLICAS="three": not an integer`},

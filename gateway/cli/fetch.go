@@ -223,7 +223,7 @@ func (r *fetchRun) run(ctx context.Context, urls []string) error {
 	}
 	var svc fetchService
 	if r.server != "" {
-		gw, err := dialGateway(r.server)
+		gw, err := dialGateway(g.env, r.server)
 		if err != nil {
 			return usageError{err}
 		}

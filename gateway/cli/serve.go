@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"fmt"
+	"net"
+
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 
@@ -11,11 +14,12 @@ import (
 )
 
 // DefaultListen keeps a fresh server on loopback: exposing it is a choice.
-const DefaultListen = "127.0.0.1:7000"
+const DefaultListen = envflag.DefaultGatewayAddr
 
 func newServeCmd(g *globals) *cobra.Command {
 	var listen string
 	var sf serveFlags
+	var af authFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the public gRPC API (DistillService)",
@@ -23,23 +27,44 @@ func newServeCmd(g *globals) *cobra.Command {
 			"reflection. By default the fetcher, extractor, renderer and an embedded NATS\n" +
 			"server run in this process; with --cluster the gateway uses them over the\n" +
 			"network (--nats, --fetcher, --extractor, --renderer) and is ready only while\n" +
-			"NATS, the fetcher and the extractor answer. Stops gracefully on SIGINT or SIGTERM.",
+			"NATS, the fetcher and the extractor answer. Stops gracefully on SIGINT or SIGTERM.\n\n" +
+			"Calls carry 'authorization: Bearer <token>' with one of the API tokens\n" +
+			"(" + string(envflag.APITokens) + ") or operator tokens (" + string(envflag.OperatorTokens) + "); only an\n" +
+			"operator token may prune or clear the cache. Health and reflection stay open.\n" +
+			"Without tokens the API is open and served on a loopback address only, unless\n" +
+			"--no-auth. serve logs at info, where it listens first, unless --log-level says\n" +
+			"otherwise.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger := g.logger()
+			guard, err := af.guard(g.env)
+			if err != nil {
+				return err
+			}
+			lis, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("listen %s: %w", listen, err)
+			}
+			if err := af.exposed(guard, lis.Addr().String()); err != nil {
+				_ = lis.Close()
+				return err
+			}
+			logger := g.serverLogger(cmd)
 			sys, stop, err := sf.start(cmd.Context(), g, logger, "gateway")
 			if err != nil {
+				_ = lis.Close()
 				return err
 			}
 			defer stop()
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
 				distillv1.RegisterDistillServiceServer(s, serveAPI(logger, sys))
-			}, telemetry.ServerOptions()...)
+			}, append(telemetry.ServerOptions(), guard.ServerOptions()...)...)
 			srv.SetReadiness(sys.Ready)
-			return srv.ListenAndServe(cmd.Context(), listen)
+			logger.Info("distill serve listening", "addr", lis.Addr().String(), "auth", guard.Enabled(), "cluster", sf.cluster.enabled)
+			return srv.Serve(cmd.Context(), lis)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", g.env.String(envflag.Listen, DefaultListen), envflag.Usage("gRPC listen address, host:port", envflag.Listen))
 	sf.register(cmd.Flags(), g.env)
+	af.register(cmd.Flags(), g.env)
 	return cmd
 }

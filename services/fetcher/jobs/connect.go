@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -44,6 +46,22 @@ func Connect(urls, name string, logger *slog.Logger) (*nats.Conn, jetstream.JetS
 func Connected(nc *nats.Conn) error {
 	if st := nc.Status(); st != nats.CONNECTED {
 		return fmt.Errorf("nats is %s", st)
+	}
+	return nil
+}
+
+// Ready returns nil while nc is connected to a server whose JetStream
+// answers: batches need it, and a server started without -js otherwise
+// looks up while every batch fails.
+func Ready(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) error {
+	if err := Connected(nc); err != nil {
+		return err
+	}
+	if _, err := js.AccountInfo(ctx); err != nil {
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return fmt.Errorf("JetStream is not enabled on NATS at %s (start nats-server with -js)", nc.ConnectedUrlRedacted())
+		}
+		return fmt.Errorf("jetstream on NATS at %s: %w", nc.ConnectedUrlRedacted(), err)
 	}
 	return nil
 }

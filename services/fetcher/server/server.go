@@ -144,7 +144,7 @@ func startWorker(ctx context.Context, cfg Config, logger *slog.Logger, f *fetch.
 	}
 	w.nc = nc
 	w.ready = func(ctx context.Context) error {
-		if err := jobs.Connected(nc); err != nil {
+		if err := jobs.Ready(ctx, nc, js); err != nil {
 			return err
 		}
 		return ec.Healthy(ctx)

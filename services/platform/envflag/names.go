@@ -33,6 +33,16 @@ const (
 	SessionKey Var = "DISTILL_SESSION_KEY" // AES-256 key sealing sessions kept in NATS
 	MCPToken   Var = "DISTILL_MCP_TOKEN"   // bearer token of distill mcp --http
 
+	// Who may call the gRPC API of distill serve: API tokens may make every
+	// call but the operator's (emptying the cache), operator tokens all;
+	// comma-separated, or one a line in a file. A client (distill fetch
+	// --server) sends its own token.
+	APITokens          Var = "DISTILL_API_TOKENS"
+	APITokensFile      Var = "DISTILL_API_TOKENS_FILE"
+	OperatorTokens     Var = "DISTILL_OPERATOR_TOKENS"
+	OperatorTokensFile Var = "DISTILL_OPERATOR_TOKENS_FILE"
+	APIToken           Var = "DISTILL_API_TOKEN"
+
 	// OpenTelemetry's own, which its exporters read; distill mcp checks
 	// that spans will not be printed into its stdio stream.
 	OTelTracesExporter Var = "OTEL_TRACES_EXPORTER"

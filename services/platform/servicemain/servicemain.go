@@ -28,7 +28,9 @@ type Process struct {
 // Main defines the common flags on flag.CommandLine, next to those the
 // caller defined from env, parses the command line and runs run until the
 // process is signalled. name names the process in errors and telemetry;
-// listen is its default gRPC address. Main does not return.
+// listen is its default gRPC address, on loopback (envflag's defaults):
+// a pod or a host that serves others says so with -listen. Main does not
+// return.
 func Main(name, listen string, env *envflag.Env, run func(ctx context.Context, p Process) error) {
 	fs := flag.CommandLine
 	addr := fs.String("listen", env.String(envflag.Listen, listen), envflag.Usage("gRPC listen address, host:port", envflag.Listen))

@@ -980,7 +980,8 @@ type CacheInfoResponse struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Entries    int64                  `protobuf:"varint,1,opt,name=entries,proto3" json:"entries,omitempty"`
 	TotalBytes int64                  `protobuf:"varint,2,opt,name=total_bytes,json=totalBytes,proto3" json:"total_bytes,omitempty"`
-	// Directory the cache lives in.
+	// No longer set: where the cache lives is the server's business, not its
+	// callers'. Kept so that old clients still decode the message.
 	Dir           string `protobuf:"bytes,3,opt,name=dir,proto3" json:"dir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	servicemain.Main("extractor", ":7002", envflag.FromOS(), func(ctx context.Context, p servicemain.Process) error {
+	servicemain.Main("extractor", envflag.DefaultExtractorAddr, envflag.FromOS(), func(ctx context.Context, p servicemain.Process) error {
 		return server.Run(ctx, server.Config{Addr: p.Listen, GRPCOptions: telemetry.ServerOptions()}, p.Logger)
 	})
 }
