@@ -62,4 +62,3 @@ func TestFetchRefusesOwnListeners(t *testing.T) {
 		t.Fatalf("another loopback server: %q", resp.GetBody())
 	}
 }
-
