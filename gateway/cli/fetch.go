@@ -185,7 +185,11 @@ func runFetch(cmd *cobra.Command, g *globals, server string, urls []string, opts
 		defer gw.Close()
 		svc = gw
 	} else {
-		sys, err := app.Open(ctx, g.logger(), g.appConfig(fetchopts.Concurrency(opts)))
+		// In this process the user is the operator: --allow-local is theirs
+		// to give.
+		cfg := g.appConfig(fetchopts.Concurrency(opts))
+		cfg.AllowLocal = opts.GetAllowLocal()
+		sys, err := app.Open(ctx, g.logger(), cfg)
 		if err != nil {
 			return err
 		}

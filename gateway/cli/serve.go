@@ -36,7 +36,11 @@ func newServeCmd(g *globals) *cobra.Command {
 				distillv1.RegisterDistillServiceServer(s, serveAPI(logger, sys))
 			}, telemetry.ServerOptions()...)
 			srv.SetReadiness(sys.Ready)
-			return srv.ListenAndServe(cmd.Context(), listen)
+			lis, err := sf.listen(listen, "gRPC port")
+			if err != nil {
+				return err
+			}
+			return srv.Serve(cmd.Context(), lis)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", g.env.String(envflag.Listen, DefaultListen), envflag.Usage("gRPC listen address, host:port", envflag.Listen))
