@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/pipeline"
@@ -35,7 +36,7 @@ func TestOpenInThisProcess(t *testing.T) {
 	t.Parallel()
 	pages := site(t)
 	dir := t.TempDir()
-	sys, err := Open(t.Context(), quiet, Config{UserAgentVersion: "test", Workers: 2, CacheDir: dir})
+	sys, err := Open(t.Context(), quiet, Config{UserAgentVersion: "test", Workers: 2, CacheDir: dir, AllowLocal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,5 +96,32 @@ func TestOpenClusterNamesWhatItLacks(t *testing.T) {
 				t.Fatalf("Open = %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// allow_local is the operator's: without Config.AllowLocal a request that
+// asks for it is refused, a page, a session step and a batch alike,
+// before anything is fetched.
+func TestOpenRefusesAllowLocalUnlessAllowed(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	sys, err := Open(t.Context(), quiet, Config{UserAgentVersion: "test", Workers: 2, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sys.Close() }()
+	opts := &distillv1.FetchOptions{AllowLocal: true, Js: distillv1.JsMode_JS_MODE_OFF}
+	_, err = sys.Do(t.Context(), pipeline.Request{URL: pages.URL + "/one", Options: opts})
+	if failure.CodeOf(err) != failure.InvalidArgument || err.Error() != failure.AllowLocalMessage {
+		t.Errorf("Do = %v, want %q", err, failure.AllowLocalMessage)
+	}
+	err = sys.Batch(t.Context(), []string{pages.URL + "/a"}, opts, func(*internalv1.FetchJobResult) { t.Error("a batch item was delivered") })
+	if failure.CodeOf(err) != failure.InvalidArgument || err.Error() != failure.AllowLocalMessage {
+		t.Errorf("Batch = %v, want %q", err, failure.AllowLocalMessage)
+	}
+	// Without allow_local the policy refuses loopback as ever.
+	_, err = sys.Do(t.Context(), pipeline.Request{URL: pages.URL + "/one", Options: &distillv1.FetchOptions{Js: distillv1.JsMode_JS_MODE_OFF}})
+	if failure.CodeOf(err) != failure.Blocked {
+		t.Errorf("Do without allow_local = %v, want Blocked", err)
 	}
 }

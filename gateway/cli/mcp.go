@@ -109,7 +109,7 @@ func listenMCP(sf *serveFlags, addrs []string, loopbackOnly bool) ([]mcp.Listene
 		out = append(out, mcp.Listener{Listener: lis, Asked: addr})
 		if ap, err := netip.ParseAddrPort(lis.Addr().String()); loopbackOnly && (err != nil || !ap.Addr().IsLoopback()) {
 			closeAll()
-			return nil, usagef("mcp --http %s --no-auth would serve anyone who can reach %s without a token: pass --%s too if that is meant, or set %s", addr, lis.Addr(), unauthRemoteFlag, string(envflag.MCPToken))
+			return nil, usagef("mcp --http %s --no-auth would serve, without a token, anyone who can reach that address: pass --%s too if that is meant, or set %s", addr, unauthRemoteFlag, string(envflag.MCPToken))
 		}
 	}
 	return out, nil
