@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,6 +124,30 @@ func TestServeNeverReachesItsOwnPorts(t *testing.T) {
 				t.Errorf("%s with js %v: err = %v, want BLOCKED naming %s", target.url, js, err, target.want)
 			}
 		}
+	}
+
+	// The fetch stops a page aimed at those ports before any render; a
+	// rendered page that asks for them itself is stopped by the renderer.
+	control := newPages(t, 0)
+	probe := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><title>probe</title><main><h1>Probe</h1><p id="out">waiting</p></main><script>
+const targets = {grpc: %q, metrics: %q, control: %q};
+Promise.all(Object.entries(targets).map(([k, u]) => fetch(u, {mode: "no-cors"}).then(() => k + "=reached", () => k + "=refused"))).then(rs => {
+  document.getElementById("out").textContent = "Outcome: " + rs.join(" ") + ".";
+  const d = document.createElement("div"); d.id = "done"; document.body.appendChild(d);
+});
+</script>`, "http://"+addr+"/", "http://"+metrics+"/metrics", control.URL+"/p/1")
+	}))
+	defer probe.Close()
+	res, err := client.Fetch(ctx, &distillv1.FetchRequest{Url: probe.URL + "/", Options: &distillv1.FetchOptions{
+		AllowLocal: true, Js: distillv1.JsMode_JS_MODE_ALWAYS, JsWaitFor: "#done",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.GetDistilled().GetMarkdown(); !strings.Contains(got, "grpc=refused metrics=refused control=reached") {
+		t.Errorf("the rendered page saw %q, want distill's own ports refused and the other server reached", got)
 	}
 }
 
