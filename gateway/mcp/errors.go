@@ -10,6 +10,7 @@ import (
 
 	"distill.dev/gateway/session"
 	"distill.dev/proto/failure"
+	"distill.dev/services/platform/netpolicy"
 )
 
 // argError is a mistake in the call's arguments.
@@ -48,6 +49,12 @@ func hintFor(tool string, err error) string {
 		if strings.HasPrefix(tool, "session_") {
 			return "The session is unknown or closed: start a new one with session_start."
 		}
+	}
+	switch msg := err.Error(); {
+	case strings.Contains(msg, failure.AllowLocalMessage):
+		return "Call " + tool + " again without allow_local: this server reaches public addresses only, and only its operator can open loopback."
+	case strings.Contains(msg, netpolicy.OwnReason):
+		return "distill never connects to its own ports, whatever the arguments."
 	}
 	switch failure.CodeOf(err) {
 	case failure.InvalidURL:

@@ -51,8 +51,8 @@ func TestMCPHonoursAllowLocalOnlyWithTheFlag(t *testing.T) {
 			"session_start": {"url": site.URL, "allow_local": true},
 		} {
 			msg := callError(t, cs, tool, args)
-			if !strings.Contains(msg, failure.AllowLocalMessage) {
-				t.Errorf("%s: %q, want %q", tool, msg, failure.AllowLocalMessage)
+			if !strings.Contains(msg, failure.AllowLocalMessage) || !strings.Contains(msg, "Call "+tool+" again without allow_local") {
+				t.Errorf("%s: %q, want %q and what to do about it", tool, msg, failure.AllowLocalMessage)
 			}
 		}
 	}
@@ -94,7 +94,7 @@ func TestMCPNeverReachesItsOwnPorts(t *testing.T) {
 	} {
 		for _, js := range []string{"off", "always"} {
 			msg := callError(t, cs, "fetch_url", map[string]any{"url": url, "allow_local": true, "js": js})
-			if !strings.Contains(msg, want) {
+			if !strings.Contains(msg, want) || !strings.Contains(msg, "distill never connects to its own ports") {
 				t.Errorf("%s with js=%s: %q, want a refusal naming %s", url, js, msg, want)
 			}
 		}

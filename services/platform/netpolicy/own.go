@@ -34,6 +34,9 @@ type ownEntry struct {
 	id   uint64
 }
 
+// OwnReason starts the reason of every refusal of an own address.
+const OwnReason = "distill's own"
+
 // NewOwn returns an empty set.
 func NewOwn() *Own {
 	return &Own{exact: map[netip.AddrPort]ownEntry{}, anyAddr: map[uint16]ownEntry{}, local: map[netip.Addr]bool{}}
@@ -79,17 +82,6 @@ func (o *Own) Add(addr net.Addr, what string) (remove func()) {
 	}
 }
 
-// Listen listens on addr (network tcp) and adds the listener; closing
-// it does not remove it, which only over-refuses a port nobody uses.
-func (o *Own) Listen(addr, what string) (net.Listener, error) {
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	o.Add(lis.Addr(), what)
-	return lis, nil
-}
-
 // check returns a *BlockedError when ap is one of the process's own
 // listening addresses.
 func (o *Own) check(ap netip.AddrPort) error {
@@ -109,7 +101,7 @@ func (o *Own) check(ap netip.AddrPort) error {
 	if !ok {
 		return nil
 	}
-	return &BlockedError{Addr: a, Reason: fmt.Sprintf("distill's own %s %s, never reachable even with allow_local", e.what, ap)}
+	return &BlockedError{Addr: a, Reason: fmt.Sprintf("%s %s %s, never reachable even with allow_local", OwnReason, e.what, ap)}
 }
 
 // interfaceAddrs are the machine's own addresses. A machine whose
