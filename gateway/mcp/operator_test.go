@@ -89,7 +89,7 @@ func TestMCPNeverReachesItsOwnPorts(t *testing.T) {
 	defer stop()
 	cs := httpClient(t, endpoint, token)
 	for url, want := range map[string]string{
-		endpoint:                          "distill's own MCP HTTP port",
+		endpoint:                         "distill's own MCP HTTP port",
 		"http://" + metrics + "/metrics": "distill's own metrics port",
 	} {
 		for _, js := range []string{"off", "always"} {
