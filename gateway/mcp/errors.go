@@ -60,7 +60,7 @@ func hintFor(tool string, err error) string {
 	case failure.InvalidURL:
 		return "Pass an absolute http or https URL."
 	case failure.Blocked:
-		return "distill fetches public addresses only; loopback needs allow_local=true, private networks are always refused."
+		return "distill fetches public addresses only; loopback needs allow_local=true on a server its operator started with --allow-local, private networks are always refused."
 	case failure.RobotsDisallowed:
 		return "The site's robots.txt disallows this URL: choose another page."
 	case failure.TooLarge:

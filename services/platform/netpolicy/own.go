@@ -82,6 +82,31 @@ func (o *Own) Add(addr net.Addr, what string) (remove func()) {
 	}
 }
 
+// OwnAddr is one listening address held by an Own.
+type OwnAddr struct {
+	What string
+	// Addr is the listening address; on an unspecified address it stands
+	// for every address of the machine.
+	Addr netip.AddrPort
+}
+
+// Addrs lists the addresses held now, for logs and tests.
+func (o *Own) Addrs() []OwnAddr {
+	if o == nil {
+		return nil
+	}
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	var out []OwnAddr
+	for ap, e := range o.exact {
+		out = append(out, OwnAddr{What: e.what, Addr: ap})
+	}
+	for port, e := range o.anyAddr {
+		out = append(out, OwnAddr{What: e.what, Addr: netip.AddrPortFrom(netip.IPv6Unspecified(), port)})
+	}
+	return out
+}
+
 // check returns a *BlockedError when ap is one of the process's own
 // listening addresses.
 func (o *Own) check(ap netip.AddrPort) error {
