@@ -40,7 +40,7 @@ func serve(t *testing.T) *grpc.ClientConn {
 func serveCache(t *testing.T, cacheDir string) *grpc.ClientConn {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, err := app.Open(t.Context(), logger, app.Config{UserAgentVersion: "test", Workers: 4, CacheDir: cacheDir})
+	a, err := app.Open(t.Context(), logger, app.Config{UserAgentVersion: "test", Workers: 4, CacheDir: cacheDir, AllowLocal: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,11 @@ import (
 
 	"distill.dev/gateway/api"
 	"distill.dev/gateway/session"
+	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/platform/netpolicy"
 )
 
 // DefaultWorkers is how many batch jobs the in-process workers run at once
@@ -28,6 +33,15 @@ type Config struct {
 	// AnonymousRenders keeps a session's cookies out of every headless
 	// render (the operator's DISTILL_FALLBACK_NO_COOKIES).
 	AnonymousRenders bool
+	// AllowLocal honours requests' allow_local (the operator's
+	// --allow-local); without it a request asking for loopback is refused
+	// with failure.AllowLocalRefused, whatever door it came through.
+	AllowLocal bool
+	// Own holds this process's listening addresses (its gRPC, MCP and
+	// metrics ports), which no fetch or render may reach, allow_local or
+	// not; the in-process renderer adds its proxies. Nil starts an empty
+	// set.
+	Own *netpolicy.Own
 
 	// Cluster, when set, makes this process a gateway of distill's
 	// services running apart; the fields below it are then unused.
@@ -73,7 +87,8 @@ type backend interface {
 // (api.Backend), its readiness, and where browsing sessions are kept.
 type System struct {
 	backend
-	sessions session.Store
+	sessions   session.Store
+	allowLocal bool
 }
 
 // Open puts distill together as cfg says. In this process nothing waits
@@ -84,10 +99,33 @@ func Open(ctx context.Context, logger *slog.Logger, cfg Config) (*System, error)
 	if cfg.Cluster != nil {
 		return openCluster(ctx, logger, cfg)
 	}
+	if cfg.Own == nil {
+		cfg.Own = netpolicy.NewOwn()
+	}
 	return &System{
-		backend:  newLocal(logger, cfg),
-		sessions: session.NewMemoryStore(session.DefaultMaxSessions, session.DefaultIdleTTL),
+		backend:    newLocal(logger, cfg),
+		sessions:   session.NewMemoryStore(session.DefaultMaxSessions, session.DefaultIdleTTL),
+		allowLocal: cfg.AllowLocal,
 	}, nil
+}
+
+// Do runs the pipeline for one request (a fetch, an observation, a
+// session's step), refusing allow_local unless the operator allowed it.
+// In a cluster the services refuse on their own too.
+func (s *System) Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
+	if req.Options.GetAllowLocal() && !s.allowLocal {
+		return nil, failure.AllowLocalRefused()
+	}
+	return s.backend.Do(ctx, req)
+}
+
+// Batch distills urls, refusing the whole batch when it asks for
+// allow_local that the operator did not allow.
+func (s *System) Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error {
+	if opts.GetAllowLocal() && !s.allowLocal {
+		return failure.AllowLocalRefused()
+	}
+	return s.backend.Batch(ctx, urls, opts, deliver)
 }
 
 // Sessions is where the system keeps browsing sessions between steps: this

@@ -10,9 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/platform/netpolicy"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -35,7 +39,7 @@ func TestOpenInThisProcess(t *testing.T) {
 	t.Parallel()
 	pages := site(t)
 	dir := t.TempDir()
-	sys, err := Open(t.Context(), quiet, Config{UserAgentVersion: "test", Workers: 2, CacheDir: dir})
+	sys, err := Open(t.Context(), quiet, Config{UserAgentVersion: "test", Workers: 2, CacheDir: dir, AllowLocal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,5 +99,94 @@ func TestOpenClusterNamesWhatItLacks(t *testing.T) {
 				t.Fatalf("Open = %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// allow_local is the operator's: without Config.AllowLocal a request that
+// asks for it is refused, a page, a session step and a batch alike,
+// before anything is fetched.
+func TestOpenRefusesAllowLocalUnlessAllowed(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	sys, err := Open(t.Context(), quiet, Config{UserAgentVersion: "test", Workers: 2, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sys.Close() }()
+	opts := &distillv1.FetchOptions{AllowLocal: true, Js: distillv1.JsMode_JS_MODE_OFF}
+	_, err = sys.Do(t.Context(), pipeline.Request{URL: pages.URL + "/one", Options: opts})
+	if failure.CodeOf(err) != failure.InvalidArgument || err.Error() != failure.AllowLocalMessage {
+		t.Errorf("Do = %v, want %q", err, failure.AllowLocalMessage)
+	}
+	err = sys.Batch(t.Context(), []string{pages.URL + "/a"}, opts, func(*internalv1.FetchJobResult) { t.Error("a batch item was delivered") })
+	if failure.CodeOf(err) != failure.InvalidArgument || err.Error() != failure.AllowLocalMessage {
+		t.Errorf("Batch = %v, want %q", err, failure.AllowLocalMessage)
+	}
+	// Without allow_local the policy refuses loopback as ever.
+	_, err = sys.Do(t.Context(), pipeline.Request{URL: pages.URL + "/one", Options: &distillv1.FetchOptions{Js: distillv1.JsMode_JS_MODE_OFF}})
+	if failure.CodeOf(err) != failure.Blocked {
+		t.Errorf("Do without allow_local = %v, want Blocked", err)
+	}
+}
+
+// The renderer's egress proxies are this process's own listeners too: a
+// fetch aimed at one while it serves a render is refused, allow_local or
+// not.
+func TestOpenNeverFetchesARendersProxy(t *testing.T) {
+	t.Parallel()
+	hung := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hang.js" {
+			select {
+			case hung <- struct{}{}:
+			default:
+			}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		fmt.Fprint(w, `<!doctype html><title>held</title><main><p>A page whose script is held.</p></main><script src="/hang.js"></script>`)
+	}))
+	defer srv.Close()
+	own := netpolicy.NewOwn()
+	sys, err := Open(t.Context(), quiet, Config{UserAgentVersion: "test", CacheDir: t.TempDir(), AllowLocal: true, Own: own})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sys.Close() }()
+
+	rendered := make(chan error, 1)
+	go func() {
+		_, err := sys.Do(context.Background(), pipeline.Request{URL: srv.URL + "/", Options: &distillv1.FetchOptions{
+			AllowLocal: true, Js: distillv1.JsMode_JS_MODE_ALWAYS, NoCache: true, TimeoutSecs: proto.Int32(60),
+		}})
+		rendered <- err
+	}()
+	select {
+	case <-hung:
+	case err := <-rendered:
+		t.Fatalf("the render ended before its script was requested: %v", err)
+	}
+	var proxies []string
+	for _, a := range own.Addrs() {
+		if a.What == "render egress proxy" {
+			proxies = append(proxies, a.Addr.String())
+		}
+	}
+	if len(proxies) == 0 {
+		t.Fatalf("no egress proxy among the process's own listeners while a render runs: %v", own.Addrs())
+	}
+	for _, p := range proxies {
+		_, err := sys.Do(t.Context(), pipeline.Request{URL: "http://" + p + "/", Options: &distillv1.FetchOptions{AllowLocal: true, Js: distillv1.JsMode_JS_MODE_OFF, NoCache: true}})
+		if failure.CodeOf(err) != failure.Blocked || !strings.Contains(err.Error(), "distill's own render egress proxy") {
+			t.Errorf("fetch of the render's proxy %s: %v, want Blocked", p, err)
+		}
+	}
+	close(release)
+	if err := <-rendered; err != nil {
+		t.Errorf("render: %v", err)
 	}
 }

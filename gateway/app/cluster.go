@@ -83,7 +83,7 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 		c.close()
 		return nil, err
 	}
-	return &System{backend: c, sessions: store}, nil
+	return &System{backend: c, sessions: store, allowLocal: all.AllowLocal}, nil
 }
 
 func (c *cluster) dial(name, addr string) (*remote.Conn, error) {

@@ -49,8 +49,13 @@ type queue struct {
 }
 
 func newLocal(logger *slog.Logger, cfg Config) *local {
-	f, c, cacheErr := fetcherserver.NewFetcher(logger, fetcherserver.FetcherConfig{UserAgentVersion: cfg.UserAgentVersion, CacheDir: cfg.CacheDir})
-	var ropts []render.Option
+	f, c, cacheErr := fetcherserver.NewFetcher(logger, fetcherserver.FetcherConfig{
+		UserAgentVersion: cfg.UserAgentVersion, CacheDir: cfg.CacheDir,
+		AllowLocal: cfg.AllowLocal, Own: cfg.Own,
+	})
+	// One set of listeners for the fetcher and the renderer: a fetch must
+	// not reach a render's egress proxy either.
+	ropts := []render.Option{render.WithAllowLocal(cfg.AllowLocal), render.WithOwn(cfg.Own)}
 	if cfg.Chromium != "" {
 		ropts = append(ropts, render.WithChromium(cfg.Chromium))
 	}

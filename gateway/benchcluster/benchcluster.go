@@ -69,7 +69,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) er
 		most = max(most, n)
 	}
 	singleWorkers := most * cfg.Workers
-	a, err := app.Open(ctx, logger, app.Config{UserAgentVersion: "bench-cluster", Workers: singleWorkers})
+	a, err := app.Open(ctx, logger, app.Config{UserAgentVersion: "bench-cluster", Workers: singleWorkers, AllowLocal: true})
 	if err != nil {
 		return err
 	}

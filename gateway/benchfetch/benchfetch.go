@@ -53,7 +53,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) er
 	srv, avgSize := Serve(cfg.Count, 0)
 	defer srv.Close()
 
-	a, err := app.Open(ctx, logger, app.Config{UserAgentVersion: "bench-fetch", Workers: cfg.Concurrency})
+	a, err := app.Open(ctx, logger, app.Config{UserAgentVersion: "bench-fetch", Workers: cfg.Concurrency, AllowLocal: true})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
@@ -17,6 +18,7 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/grpcauth"
+	"distill.dev/services/platform/netpolicy"
 	"distill.dev/services/platform/remote"
 	"distill.dev/services/platform/telemetry"
 )
@@ -46,27 +48,50 @@ func (f *clusterFlags) register(fs *pflag.FlagSet, env *envflag.Env) {
 // serveFlags are what the long-running commands share: where distill
 // runs, how many batch jobs run in this process, and where metrics go.
 type serveFlags struct {
-	cluster clusterFlags
-	workers int
-	metrics string
+	cluster    clusterFlags
+	workers    int
+	metrics    string
+	allowLocal bool
+	// own holds the process's listening addresses, refused to every fetch
+	// and render; start adds the metrics listener, the command its own.
+	own *netpolicy.Own
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet, env *envflag.Env) {
+	fs.BoolVar(&f.allowLocal, "allow-local", env.Bool(envflag.AllowLocal, false), envflag.Usage("honour requests' allow_local: let callers fetch loopback addresses (never private ranges, never this server's own ports); without it they are refused", envflag.AllowLocal))
 	fs.IntVar(&f.workers, "workers", app.DefaultWorkers, "batch jobs run at once by the in-process workers")
 	fs.StringVar(&f.metrics, "metrics-listen", env.String(envflag.MetricsAddr, ""), envflag.Usage("serve Prometheus metrics at http://ADDR/metrics (none when empty)", envflag.MetricsAddr))
 	f.cluster.register(fs, env)
 }
 
+// listen opens one of the command's own listeners, which no request may
+// reach; what names it in refusals.
+func (f *serveFlags) listen(addr, what string) (net.Listener, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
+	if f.own == nil {
+		f.own = netpolicy.NewOwn()
+	}
+	f.own.Add(lis.Addr(), what)
+	return lis, nil
+}
+
 // start sets telemetry up for the process named service and opens distill;
 // stop closes both.
 func (f *serveFlags) start(ctx context.Context, g *globals, logger *slog.Logger, service string) (sys *app.System, stop func(), err error) {
+	if f.own == nil {
+		f.own = netpolicy.NewOwn()
+	}
 	cfg := g.appConfig(f.workers)
+	cfg.AllowLocal, cfg.Own = f.allowLocal, f.own
 	if f.cluster.enabled {
 		if cfg.Cluster, err = f.cluster.config(g.env); err != nil {
 			return nil, nil, err
 		}
 	}
-	stopTelemetry, err := telemetry.Process(ctx, service, f.metrics, logger)
+	stopTelemetry, err := telemetry.Process(ctx, service, f.metrics, logger, func(a net.Addr) { f.own.Add(a, "metrics port") })
 	if err != nil {
 		return nil, nil, err
 	}

@@ -230,7 +230,11 @@ func (r *fetchRun) run(ctx context.Context, urls []string) error {
 		defer gw.Close()
 		svc = gw
 	} else {
-		sys, err := app.Open(ctx, g.logger(), g.appConfig(fetchopts.Concurrency(r.opts)))
+		// In this process the user is the operator: --allow-local is theirs
+		// to give.
+		cfg := g.appConfig(fetchopts.Concurrency(r.opts))
+		cfg.AllowLocal = r.opts.GetAllowLocal()
+		sys, err := app.Open(ctx, g.logger(), cfg)
 		if err != nil {
 			return err
 		}

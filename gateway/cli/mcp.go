@@ -2,7 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"net"
+	"net/netip"
 
 	"github.com/spf13/cobra"
 
@@ -12,8 +12,8 @@ import (
 )
 
 func newMCPCmd(g *globals) *cobra.Command {
-	var httpAddr string
-	var noAuth bool
+	var httpAddrs []string
+	var noAuth, unauthRemote bool
 	var sf serveFlags
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -23,7 +23,9 @@ func newMCPCmd(g *globals) *cobra.Command {
 			"The server speaks MCP on stdin and stdout, for a client that starts it. With --http it\n" +
 			"serves streamable HTTP at " + mcp.Path + " instead, and every request must carry\n" +
 			"'Authorization: Bearer <token>' with the token in " + string(envflag.MCPToken) + "; --no-auth serves\n" +
-			"without one. On a loopback address, requests naming another host are refused.\n\n" +
+			"without one, on loopback only unless --" + unauthRemoteFlag + " says\n" +
+			"otherwise. --http takes several addresses, comma-separated or repeated; a request whose\n" +
+			"Host names none of them (or, on loopback or every address, this machine) is refused.\n\n" +
 			"Every service runs in this process unless --cluster points to them over the network,\n" +
 			"as for `distill serve --cluster`. Stops gracefully on SIGINT or SIGTERM.",
 		Example: "  distill mcp\n" +
@@ -31,40 +33,84 @@ func newMCPCmd(g *globals) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			token, _ := g.env.Lookup(envflag.MCPToken)
+			serveHTTP := len(httpAddrs) > 0
 			switch {
-			case noAuth && httpAddr == "":
+			case noAuth && !serveHTTP:
 				return usagef("--no-auth applies to --http only")
+			case unauthRemote && !noAuth:
+				return usagef("--%s applies to --http --no-auth only", unauthRemoteFlag)
 			case noAuth:
 				token = ""
-			case httpAddr != "" && token == "":
+			case serveHTTP && token == "":
 				return fmt.Errorf("mcp --http needs a bearer token: set %s, or pass --no-auth to serve without authentication", string(envflag.MCPToken))
-			case httpAddr == "" && g.env.String(envflag.OTelTracesExporter, "") == "console":
+			case !serveHTTP && g.env.String(envflag.OTelTracesExporter, "") == "console":
 				// The console exporter writes to stdout, which carries the
 				// protocol.
 				return usagef("OTEL_TRACES_EXPORTER=console would write spans into the MCP stream on stdout: use otlp or none with stdio")
 			}
 
+			// Listening first: an address refused or taken stops the
+			// command before distill starts.
+			var listeners []mcp.Listener
+			if serveHTTP {
+				var err error
+				if listeners, err = listenMCP(&sf, httpAddrs, token == "" && !unauthRemote); err != nil {
+					return err
+				}
+			}
 			ctx := cmd.Context()
 			logger := g.logger()
 			sys, stop, err := sf.start(ctx, g, logger, "mcp")
 			if err != nil {
+				for _, l := range listeners {
+					_ = l.Close()
+				}
 				return err
 			}
 			defer stop()
 			srv := mcp.New(logger, serveAPI(logger, sys), version.String())
-			if httpAddr == "" {
+			if !serveHTTP {
 				return srv.ServeStdio(ctx, cmd.InOrStdin(), g.stdout)
 			}
-			lis, err := net.Listen("tcp", httpAddr)
-			if err != nil {
-				return fmt.Errorf("listen %s: %w", httpAddr, err)
+			for _, l := range listeners {
+				fmt.Fprintf(g.stderr, "distill mcp: serving http://%s%s\n", l.Addr(), mcp.Path)
 			}
-			fmt.Fprintf(g.stderr, "distill mcp: serving http://%s%s\n", lis.Addr(), mcp.Path)
-			return srv.Serve(ctx, lis, token)
+			return srv.ServeListeners(ctx, token, listeners...)
 		},
 	}
-	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address, host:port, instead of stdio")
-	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "with --http, serve without a bearer token")
+	cmd.Flags().StringSliceVar(&httpAddrs, "http", nil, "serve streamable HTTP on these addresses, host:port (comma-separated or repeated), instead of stdio")
+	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "with --http, serve without a bearer token (loopback addresses only, unless --"+unauthRemoteFlag+")")
+	cmd.Flags().BoolVar(&unauthRemote, unauthRemoteFlag, false, "with --http --no-auth, serve without a token on addresses other machines can reach: anyone who reaches them uses distill")
 	sf.register(cmd.Flags(), g.env)
 	return cmd
+}
+
+// unauthRemoteFlag must be spelled out to serve MCP without a token on an
+// address other machines can reach.
+const unauthRemoteFlag = "allow-unauthenticated-remote"
+
+// listenMCP opens a listener for each address; loopbackOnly refuses, in
+// one line naming the flag that allows it, an address that is not
+// loopback (an unspecified host listens on every address). Every listener
+// is one of the process's own ports, which no fetch may reach.
+func listenMCP(sf *serveFlags, addrs []string, loopbackOnly bool) ([]mcp.Listener, error) {
+	var out []mcp.Listener
+	closeAll := func() {
+		for _, l := range out {
+			_ = l.Close()
+		}
+	}
+	for _, addr := range addrs {
+		lis, err := sf.listen(addr, "MCP HTTP port")
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		out = append(out, mcp.Listener{Listener: lis, Asked: addr})
+		if ap, err := netip.ParseAddrPort(lis.Addr().String()); loopbackOnly && (err != nil || !ap.Addr().IsLoopback()) {
+			closeAll()
+			return nil, usagef("mcp --http %s --no-auth would serve, without a token, anyone who can reach that address: pass --%s too if that is meant, or set %s", addr, unauthRemoteFlag, string(envflag.MCPToken))
+		}
+	}
+	return out, nil
 }

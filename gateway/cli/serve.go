@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"net"
-
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 
@@ -40,9 +37,9 @@ func newServeCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			lis, err := net.Listen("tcp", listen)
+			lis, err := sf.listen(listen, "gRPC port")
 			if err != nil {
-				return fmt.Errorf("listen %s: %w", listen, err)
+				return err
 			}
 			if err := af.exposed(guard, lis.Addr().String()); err != nil {
 				_ = lis.Close()

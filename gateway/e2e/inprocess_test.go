@@ -107,7 +107,7 @@ func startInProcess(t *testing.T, o inProcessOpts) *inProcess {
 		f := c.start(fmt.Sprintf("fetcher-%d", i), slog.LevelDebug, addr, func(ctx context.Context, logger *slog.Logger) error {
 			return fetcherserver.Run(ctx, fetcherserver.Config{
 				Addr:          addr,
-				FetcherConfig: fetcherserver.FetcherConfig{UserAgentVersion: "e2e", NoCache: true},
+				FetcherConfig: fetcherserver.FetcherConfig{UserAgentVersion: "e2e", NoCache: true, AllowLocal: true},
 				NATSURL:       c.NATSURL, ExtractorAddr: ex.Addr,
 				Workers: 8, AckWait: 3 * time.Second, StreamReplicas: 1,
 				GRPCOptions: telemetry.ServerOptions(), DialOptions: telemetry.DialOptions(),
@@ -143,7 +143,7 @@ func startInProcess(t *testing.T, o inProcessOpts) *inProcess {
 // services, with sessions kept in NATS, ready while NATS, the fetcher and
 // the extractor answer.
 func serveGateway(ctx context.Context, lis net.Listener, logger *slog.Logger, cfg app.ClusterConfig) error {
-	sys, err := app.Open(ctx, logger, app.Config{Cluster: &cfg})
+	sys, err := app.Open(ctx, logger, app.Config{Cluster: &cfg, AllowLocal: true})
 	if err != nil {
 		return err
 	}

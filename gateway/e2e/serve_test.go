@@ -30,7 +30,7 @@ func TestServeInOneProcess(t *testing.T) {
 	}
 	serve := &localcluster.Proc{
 		Name: "distill",
-		Args: []string{"--cache-dir", t.TempDir(), "serve", "--listen", addr, "--log-level", "info"},
+		Args: []string{"--cache-dir", t.TempDir(), "serve", "--allow-local", "--listen", addr, "--log-level", "info"},
 	}
 	serve.SetBin(binDir(t))
 	if err := serve.Start(); err != nil {

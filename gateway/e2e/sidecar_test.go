@@ -38,7 +38,7 @@ func TestMCPSidecarInClusterMode(t *testing.T) {
 	const token = "sidecar-test-token"
 	sidecar := &localcluster.Proc{
 		Name: "distill",
-		Args: []string{"mcp", "--http", addr, "--cluster", "--nats", "nats://" + c.NATS.Addr,
+		Args: []string{"mcp", "--allow-local", "--http", addr, "--cluster", "--nats", "nats://" + c.NATS.Addr,
 			"--fetcher", c.Fetchers[0].Addr, "--extractor", c.Extractor.Addr, "--renderer", c.Renderer.Addr},
 		Env: []string{"DISTILL_MCP_TOKEN=" + token, "DISTILL_SESSION_KEY=" + localcluster.SessionKey},
 	}

@@ -157,7 +157,7 @@ func stdioConfig(t *testing.T, base string) clientConfig {
 	return clientConfig{
 		Transport: "stdio",
 		Command:   distillBinary(t),
-		Args:      []string{"--cache-dir", t.TempDir(), "mcp"},
+		Args:      []string{"--cache-dir", t.TempDir(), "mcp", "--allow-local"},
 		Pages:     sitePages(base),
 	}
 }
@@ -173,7 +173,7 @@ func TestMCPWithTypeScriptClient(t *testing.T) {
 	t.Run("http", func(t *testing.T) {
 		t.Parallel()
 		const token = "test-token-7f3a"
-		url, stop := startHTTP(t, token)
+		url, stop := startHTTP(t, token, "--allow-local")
 		checkReport(t, runClient(t, clientConfig{Transport: "http", URL: url, Token: token, Pages: sitePages(site.URL)}), site.URL)
 		stop()
 	})
@@ -253,10 +253,15 @@ func checkReport(t *testing.T, r report, base string) {
 
 // startHTTP runs `distill mcp --http` on a free loopback port and returns
 // its endpoint, read from the line the command prints once it listens, and
-// a function that stops it with SIGINT and checks it exits cleanly.
-func startHTTP(t *testing.T, token string) (endpoint string, stop func()) {
+// a function that stops it with SIGINT and checks it exits cleanly. flags
+// are added to the command's.
+func startHTTP(t *testing.T, token string, flags ...string) (endpoint string, stop func()) {
 	t.Helper()
-	cmd := exec.Command(distillBinary(t), "--cache-dir", t.TempDir(), "mcp", "--http", "127.0.0.1:0")
+	args := append([]string{"--cache-dir", t.TempDir(), "mcp"}, flags...)
+	if !slices.Contains(flags, "--http") {
+		args = append(args, "--http", "127.0.0.1:0")
+	}
+	cmd := exec.Command(distillBinary(t), args...)
 	cmd.Env = append(os.Environ(), string(envflag.MCPToken)+"="+token)
 	// stderr goes through a pipe read to the end, so that waiting for the
 	// process never waits on the reader.

@@ -10,6 +10,7 @@ import (
 
 	"distill.dev/gateway/session"
 	"distill.dev/proto/failure"
+	"distill.dev/services/platform/netpolicy"
 )
 
 // argError is a mistake in the call's arguments.
@@ -49,11 +50,17 @@ func hintFor(tool string, err error) string {
 			return "The session is unknown or closed: start a new one with session_start."
 		}
 	}
+	switch msg := err.Error(); {
+	case strings.Contains(msg, failure.AllowLocalMessage):
+		return "Call " + tool + " again without allow_local: this server reaches public addresses only, and only its operator can open loopback."
+	case strings.Contains(msg, netpolicy.OwnReason):
+		return "distill never connects to its own ports, whatever the arguments."
+	}
 	switch failure.CodeOf(err) {
 	case failure.InvalidURL:
 		return "Pass an absolute http or https URL."
 	case failure.Blocked:
-		return "distill fetches public addresses only; loopback needs allow_local=true, private networks are always refused."
+		return "distill fetches public addresses only; loopback needs allow_local=true on a server its operator started with --allow-local, private networks are always refused."
 	case failure.RobotsDisallowed:
 		return "The site's robots.txt disallows this URL: choose another page."
 	case failure.TooLarge:

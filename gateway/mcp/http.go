@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -29,18 +30,38 @@ const GracePeriod = 10 * time.Second
 // request before it is dropped; the client then starts a new one.
 const idleSession = time.Hour
 
+// Listener is one address the server was told to serve: the listener, and
+// the address as the operator wrote it, whose host is then a name requests
+// may use.
+type Listener struct {
+	net.Listener
+	// Asked is the host:port the listener was opened for; empty means its
+	// own address.
+	Asked string
+}
+
 // Serve serves streamable HTTP on lis until ctx ends, then stops
-// gracefully. With a token, every request must carry "Authorization:
-// Bearer <token>"; an empty token serves without authentication. On a
-// loopback listener, requests naming another host are refused (DNS
-// rebinding).
+// gracefully: ServeListeners with one listener.
 func (s *Server) Serve(ctx context.Context, lis net.Listener, token string) error {
+	return s.ServeListeners(ctx, token, Listener{Listener: lis})
+}
+
+// ServeListeners serves streamable HTTP on every listener until ctx ends,
+// then stops gracefully. With a token, every request must carry
+// "Authorization: Bearer <token>"; an empty token serves without
+// authentication. A request whose Host header names none of the addresses
+// the server was told to serve is refused, so a page whose name rebinds to
+// this machine (DNS rebinding) cannot talk to it.
+func (s *Server) ServeListeners(ctx context.Context, token string, listeners ...Listener) error {
+	if len(listeners) == 0 {
+		return errors.New("mcp serve: no address to serve")
+	}
 	// Clients hold a GET stream open for server messages; shutdown ends
 	// those at once, while tool calls in flight get the grace period.
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 	srv := &http.Server{
-		Handler:           s.handler(token, loopback(lis.Addr()), streams),
+		Handler:           s.handler(token, hostsOf(listeners), streams),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
@@ -72,13 +93,15 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener, token string) erro
 			c.Close()
 		}
 	})
-	s.logger.Info("mcp serving", "url", "http://"+lis.Addr().String()+Path, "auth", token != "")
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(lis) }()
+	errc := make(chan error, len(listeners))
+	for _, l := range listeners {
+		s.logger.Info("mcp serving", "url", "http://"+l.Addr().String()+Path, "auth", token != "")
+		go func() { errc <- srv.Serve(l) }()
+	}
+	var failed error
 	select {
 	case err := <-errc:
-		return fmt.Errorf("mcp serve: %w", err)
+		failed = fmt.Errorf("mcp serve: %w", err)
 	case <-ctx.Done():
 	}
 	grace, cancel := context.WithTimeout(context.Background(), GracePeriod)
@@ -87,16 +110,27 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener, token string) erro
 		s.logger.Warn("mcp shutdown cut connections", "err", err.Error())
 		srv.Close()
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("mcp serve: %w", err)
+	pending := len(listeners)
+	if failed != nil {
+		pending--
 	}
-	s.logger.Info("mcp stopped", "addr", lis.Addr().String())
+	for range pending {
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) && failed == nil {
+			failed = fmt.Errorf("mcp serve: %w", err)
+		}
+	}
+	if failed != nil {
+		return failed
+	}
+	for _, l := range listeners {
+		s.logger.Info("mcp stopped", "addr", l.Addr().String())
+	}
 	return nil
 }
 
-// handler checks, in order: the Host header (when guardHost), the origin of
-// browser requests, and the bearer token (when set); then serves MCP.
-func (s *Server) handler(token string, guardHost bool, streams context.Context) http.Handler {
+// handler checks, in order: the Host header, the origin of browser
+// requests, and the bearer token (when set); then serves MCP.
+func (s *Server) handler(token string, hosts hostSet, streams context.Context) http.Handler {
 	sdk := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s.sdk },
 		&mcpsdk.StreamableHTTPOptions{Logger: s.logger, SessionTimeout: idleSession})
 	mux := http.NewServeMux()
@@ -114,27 +148,85 @@ func (s *Server) handler(token string, guardHost bool, streams context.Context) 
 		}
 		sdk.ServeHTTP(w, r)
 	})))
-	if !guardHost {
-		return mux
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopbackHost(r.Host) {
-			http.Error(w, fmt.Sprintf("forbidden: Host %q is not this loopback server", r.Host), http.StatusForbidden)
+		if !hosts.allows(r.Host) {
+			http.Error(w, fmt.Sprintf("forbidden: Host %q is not an address this server was told to serve", r.Host), http.StatusForbidden)
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
 }
 
+// hostSet is what a request's Host header may name: the hosts the server
+// was told to serve, the addresses it listens on, and, when it listens on
+// loopback or on every address, this machine's loopback names.
+type hostSet struct {
+	names    map[string]bool
+	loopback bool
+}
+
+func hostsOf(listeners []Listener) hostSet {
+	hs := hostSet{names: map[string]bool{}}
+	for _, l := range listeners {
+		if h, _, err := net.SplitHostPort(l.Asked); err == nil && h != "" {
+			hs.add(h)
+		}
+		ap, err := netip.ParseAddrPort(l.Addr().String())
+		if err != nil {
+			continue
+		}
+		a := ap.Addr().Unmap().WithZone("")
+		switch {
+		case a.IsUnspecified():
+			// Every address of the machine serves, and every name it
+			// calls itself.
+			hs.loopback = true
+			if addrs, err := net.InterfaceAddrs(); err == nil {
+				for _, ia := range addrs {
+					if p, err := netip.ParsePrefix(ia.String()); err == nil {
+						hs.add(p.Addr().WithZone("").String())
+					}
+				}
+			}
+			if name, err := os.Hostname(); err == nil {
+				hs.add(name)
+			}
+		case a.IsLoopback():
+			hs.loopback = true
+		default:
+			hs.add(a.String())
+		}
+	}
+	return hs
+}
+
+func (hs hostSet) add(host string) { hs.names[canonicalHost(host)] = true }
+
+func (hs hostSet) allows(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	if hs.loopback && loopbackHost(host) {
+		return true
+	}
+	return hs.names[canonicalHost(host)]
+}
+
+// canonicalHost is host as the set keeps it: lower case, without
+// brackets or a trailing dot, an address in its canonical spelling.
+func canonicalHost(host string) string {
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.Unmap().WithZone("").String()
+	}
+	return host
+}
+
 func bearer(r *http.Request, token string) bool {
 	scheme, cred, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	return ok && strings.EqualFold(scheme, "Bearer") &&
 		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(cred)), []byte(token)) == 1
-}
-
-func loopback(addr net.Addr) bool {
-	ap, err := netip.ParseAddrPort(addr.String())
-	return err == nil && ap.Addr().IsLoopback()
 }
 
 // loopbackHost reports whether a Host header names this machine's loopback:

@@ -4,6 +4,9 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -149,5 +152,77 @@ func TestHTTPWithoutAToken(t *testing.T) {
 	cs := httpClient(t, endpoint, "")
 	if _, err := cs.ListTools(context.Background(), nil); err != nil {
 		t.Fatalf("no-auth server refused a client: %v", err)
+	}
+}
+
+// addrListener is a listener that only names an address, for the Host
+// check's tests.
+type addrListener struct {
+	net.Listener
+	addr net.Addr
+}
+
+func (l addrListener) Addr() net.Addr { return l.addr }
+
+func listenerAt(t *testing.T, addr, asked string) Listener {
+	t.Helper()
+	a, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Listener{Listener: addrListener{addr: a}, Asked: asked}
+}
+
+// The Host check holds on every address the server was told to serve, not
+// only loopback: a request must name one of them, by the name it was given
+// or by address.
+func TestHTTPHostCheckCoversEveryAddress(t *testing.T) {
+	hostname, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		listeners []Listener
+		allowed   []string
+		refused   []string
+	}{
+		{
+			name: "loopback and a named address",
+			listeners: []Listener{
+				listenerAt(t, "127.0.0.1:7010", "127.0.0.1:7010"),
+				listenerAt(t, "192.0.2.10:7010", "mcp.internal.example:7010"),
+			},
+			allowed: []string{"127.0.0.1:7010", "localhost:7010", "[::1]:7010", "192.0.2.10:7010", "mcp.internal.example:7010", "MCP.Internal.Example.", "[::ffff:192.0.2.10]:7010"},
+			refused: []string{"attacker.example:7010", "192.0.2.11:7010", "10.0.0.1", ""},
+		},
+		{
+			name:      "one address other machines reach",
+			listeners: []Listener{listenerAt(t, "192.0.2.10:7010", "192.0.2.10:7010")},
+			allowed:   []string{"192.0.2.10:7010", "192.0.2.10"},
+			refused:   []string{"localhost:7010", "127.0.0.1:7010", "attacker.example:7010"},
+		},
+		{
+			name:      "every address",
+			listeners: []Listener{listenerAt(t, "0.0.0.0:7010", ":7010")},
+			allowed:   []string{"localhost:7010", "127.0.0.1:7010", hostname + ":7010"},
+			refused:   []string{"attacker.example:7010", "192.0.2.99:7010"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := New(quiet, newService(t), "test").handler("", hostsOf(tt.listeners), context.Background())
+			for _, host := range append(tt.allowed, tt.refused...) {
+				req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(initialize))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Host = host
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if forbidden := rec.Code == http.StatusForbidden; forbidden != slices.Contains(tt.refused, host) {
+					t.Errorf("Host %q: status %d", host, rec.Code)
+				}
+			}
+		})
 	}
 }

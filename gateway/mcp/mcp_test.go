@@ -100,7 +100,7 @@ func pages(t *testing.T) *httptest.Server {
 // newService is distill in one process, as `distill mcp` runs it.
 func newService(t *testing.T) *api.Server {
 	t.Helper()
-	a, err := app.Open(t.Context(), quiet, app.Config{UserAgentVersion: "test", Workers: 4, CacheDir: t.TempDir()})
+	a, err := app.Open(t.Context(), quiet, app.Config{UserAgentVersion: "test", Workers: 4, CacheDir: t.TempDir(), AllowLocal: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,8 +209,9 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // newManager runs sessions over the real fetcher, extractor and renderer.
 func newManager(t *testing.T, cfg Config) *Manager {
 	t.Helper()
-	f := fetch.New(quiet)
-	r := render.New(quiet)
+	// The test pages are on loopback: the operator allows it.
+	f := fetch.New(quiet, fetch.WithAllowLocal(true))
+	r := render.New(quiet, render.WithAllowLocal(true))
 	t.Cleanup(func() {
 		_ = r.Close()
 		f.Close()

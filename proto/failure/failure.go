@@ -34,6 +34,18 @@ const (
 	Conflict           = distillv1.ErrorCode_ERROR_CODE_CONFLICT
 )
 
+// AllowLocalMessage is the refusal of a request's allow_local by a
+// process whose operator did not allow loopback; it names the flag that
+// does.
+const AllowLocalMessage = "allow_local refused: this server was not started with --allow-local"
+
+// AllowLocalRefused is the error of a request that asked for allow_local
+// where the operator did not allow it: loopback access is the operator's
+// to grant, never the caller's.
+func AllowLocalRefused() *Error {
+	return &Error{Code: InvalidArgument, Message: AllowLocalMessage}
+}
+
 // Error is a failure with a code. Its message is one line naming the
 // problem; Err, when set, is the cause.
 type Error struct {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -160,6 +161,10 @@ type Options struct {
 	// LogLevel is the fetchers' log level; empty means debug, which logs
 	// every fetch for tests to read.
 	LogLevel string
+	// NoAllowLocal names the processes (distill, fetcher, renderer) started
+	// without --allow-local; the others are started with it, since the
+	// pages tests fetch are on loopback.
+	NoAllowLocal []string
 }
 
 // Cluster is distill on loopback.
@@ -243,6 +248,13 @@ func Start(bin, natsDir string, o Options) (c *Cluster, err error) {
 		return c, err
 	}
 	for _, p := range starting {
+		if p != c.Extractor && !slices.Contains(o.NoAllowLocal, p.Name) {
+			flag := "-allow-local"
+			if p.Name == "distill" {
+				flag = "--allow-local"
+			}
+			p.Args = append(p.Args, flag)
+		}
 		if o.Metrics {
 			p.MetricsAddr = port()
 			flag := "-metrics-listen"

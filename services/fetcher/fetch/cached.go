@@ -10,6 +10,7 @@ import (
 	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	"distill.dev/services/fetcher/cache"
+	"distill.dev/services/platform/netpolicy"
 )
 
 // WithCache makes the Fetcher answer from c while an answer is fresh
@@ -62,11 +63,12 @@ func (f *Fetcher) fromCache(ctx context.Context, c *call) (*internalv1.FetcherSe
 		if err != nil {
 			return nil, false
 		}
-		if seen[u.Hostname()] {
+		port, _ := netpolicy.Port(u)
+		if seen[u.Host] {
 			continue
 		}
-		seen[u.Hostname()] = true
-		if _, err := c.policy.Resolve(ctx, f.resolver, u.Hostname()); err != nil {
+		seen[u.Host] = true
+		if _, err := c.policy.ResolvePort(ctx, f.resolver, u.Hostname(), port); err != nil {
 			return nil, false
 		}
 	}

@@ -56,6 +56,10 @@ type Fetcher struct {
 	hosts       *hostGate
 	robots      robotsCaches
 	cache       *cache.Cache // nil: no cache
+	// allowLocal is the operator's permission for calls to ask for
+	// loopback; own are the process's listeners, refused to every call.
+	allowLocal bool
+	own        *netpolicy.Own
 
 	// One client per policy: a connection opened while loopback was
 	// allowed must never be reused by a call that does not allow it.
@@ -87,6 +91,20 @@ func WithResolver(r *net.Resolver) Option {
 	return func(f *Fetcher) { f.resolver = r }
 }
 
+// WithAllowLocal lets calls ask for loopback (options.allow_local). It is
+// the operator's to give: without it a call that asks is refused, so
+// whoever can reach this fetcher cannot point it at the machine's own
+// services.
+func WithAllowLocal(allow bool) Option {
+	return func(f *Fetcher) { f.allowLocal = allow }
+}
+
+// WithOwn refuses every call the process's own listening addresses, even
+// when loopback is allowed.
+func WithOwn(own *netpolicy.Own) Option {
+	return func(f *Fetcher) { f.own = own }
+}
+
 func userAgent(version string) string {
 	return "distill/" + version + " (+https://distill.dev)"
 }
@@ -104,8 +122,8 @@ func New(logger *slog.Logger, opts ...Option) *Fetcher {
 	for _, o := range opts {
 		o(f)
 	}
-	f.strict = f.newClient(netpolicy.Policy{})
-	f.allowLoopback = f.newClient(netpolicy.Policy{AllowLoopback: true})
+	f.strict = f.newClient(netpolicy.Policy{Own: f.own})
+	f.allowLoopback = f.newClient(netpolicy.Policy{AllowLoopback: true, Own: f.own})
 	return f
 }
 
@@ -196,11 +214,14 @@ func (f *Fetcher) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetch
 	if err != nil {
 		return nil, err
 	}
+	if o.GetAllowLocal() && !f.allowLocal {
+		return nil, failure.AllowLocalRefused()
+	}
 	c := &call{
 		raw:        req.GetUrl(),
 		send:       send,
 		opts:       o,
-		policy:     netpolicy.Policy{AllowLoopback: o.GetAllowLocal()},
+		policy:     netpolicy.Policy{AllowLoopback: o.GetAllowLocal(), Own: f.own},
 		timeout:    fetchopts.Timeout(o),
 		maxBytes:   fetchopts.MaxBytes(o),
 		maxRetries: fetchopts.MaxRetries(o),

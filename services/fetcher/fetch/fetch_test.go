@@ -33,7 +33,9 @@ const page = "<!doctype html><html><head><title>t</title></head><body><p>hello</
 func newFetcher(t *testing.T, opts ...Option) *Fetcher {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	opts = append([]Option{WithBackoff(time.Millisecond, 5*time.Millisecond)}, opts...)
+	// Loopback is where the test servers are: the operator allows it, as
+	// distill fetch --allow-local does.
+	opts = append([]Option{WithBackoff(time.Millisecond, 5*time.Millisecond), WithAllowLocal(true)}, opts...)
 	f := New(logger, opts...)
 	t.Cleanup(f.Close)
 	return f

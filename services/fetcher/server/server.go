@@ -21,6 +21,7 @@ import (
 	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/platform/grpcserve"
+	"distill.dev/services/platform/netpolicy"
 	"distill.dev/services/platform/remote"
 )
 
@@ -33,13 +34,19 @@ type FetcherConfig struct {
 	CacheDir string
 	// NoCache runs without the on-disk cache.
 	NoCache bool
+	// AllowLocal lets requests ask for loopback (allow_local); without it
+	// they are refused.
+	AllowLocal bool
+	// Own holds the process's listening addresses, which no fetch may
+	// reach.
+	Own *netpolicy.Own
 }
 
 // NewFetcher builds the fetcher with its on-disk cache. A cache that cannot
 // be opened costs repeated fetches, not the service: it is logged and left
 // out, c is nil and cacheErr says why, for whoever manages the cache.
 func NewFetcher(logger *slog.Logger, cfg FetcherConfig) (f *fetch.Fetcher, c *cache.Cache, cacheErr error) {
-	opts := []fetch.Option{fetch.WithUserAgent(cfg.UserAgentVersion)}
+	opts := []fetch.Option{fetch.WithUserAgent(cfg.UserAgentVersion), fetch.WithAllowLocal(cfg.AllowLocal), fetch.WithOwn(cfg.Own)}
 	if cfg.NoCache {
 		cacheErr = errors.New("the fetch cache is off")
 	} else if c, cacheErr = cache.Open(cfg.CacheDir); cacheErr != nil {
@@ -91,6 +98,10 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 }
 
 func serve(ctx context.Context, lis net.Listener, cfg Config, logger *slog.Logger) error {
+	if cfg.Own == nil {
+		cfg.Own = netpolicy.NewOwn()
+	}
+	cfg.Own.Add(lis.Addr(), "gRPC port")
 	f, _, _ := NewFetcher(logger, cfg.FetcherConfig)
 	defer f.Close()
 	srv := grpcserve.New(logger, func(s *grpc.Server) {

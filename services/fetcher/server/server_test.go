@@ -42,7 +42,7 @@ func TestFetcherServiceOverGRPC(t *testing.T) {
 	done := make(chan error, 1)
 	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
 	go func() {
-		done <- serve(ctx, lis, Config{FetcherConfig: FetcherConfig{UserAgentVersion: "9.9.9", CacheDir: t.TempDir()}}, logger)
+		done <- serve(ctx, lis, Config{FetcherConfig: FetcherConfig{UserAgentVersion: "9.9.9", CacheDir: t.TempDir(), AllowLocal: true}}, logger)
 	}()
 
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -29,6 +29,9 @@ const (
 	MaxPages          Var = "DISTILL_MAX_PAGES"           // pages a renderer renders at once
 	FallbackNoCookies Var = "DISTILL_FALLBACK_NO_COOKIES" // renders never carry a session's cookies
 
+	// What only the operator may grant a request.
+	AllowLocal Var = "DISTILL_ALLOW_LOCAL" // 1: requests may ask for loopback (allow_local)
+
 	// Secrets.
 	SessionKey Var = "DISTILL_SESSION_KEY" // AES-256 key sealing sessions kept in NATS
 	MCPToken   Var = "DISTILL_MCP_TOKEN"   // bearer token of distill mcp --http

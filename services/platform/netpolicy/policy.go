@@ -19,6 +19,9 @@ type Policy struct {
 	// development and tests. It never frees private, link-local or metadata
 	// addresses.
 	AllowLoopback bool
+	// Own, when set, holds the process's own listening addresses, which
+	// are refused whatever AllowLoopback says.
+	Own *Own
 }
 
 type blockedRange struct {
@@ -190,6 +193,15 @@ func match(table []blockedRange, a netip.Addr) (blockedRange, bool) {
 	return blockedRange{}, false
 }
 
+// CheckAddrPort is CheckAddr for a connection to a port: it also refuses
+// the process's own listening addresses (Own).
+func (p Policy) CheckAddrPort(ap netip.AddrPort) error {
+	if err := p.CheckAddr(ap.Addr()); err != nil {
+		return err
+	}
+	return p.Own.check(ap)
+}
+
 // Control is a net.Dialer Control function. It runs after name resolution,
 // on the address about to be connected, so the verdict covers what is
 // actually dialled: a DNS answer that changes between a check and the
@@ -201,5 +213,5 @@ func (p Policy) Control(network, address string, _ syscall.RawConn) error {
 		// judged, and what cannot be judged is refused.
 		return &BlockedError{Host: address, Reason: "not an IP address on " + network}
 	}
-	return p.CheckAddr(ap.Addr())
+	return p.CheckAddrPort(ap)
 }

@@ -51,3 +51,18 @@ func (p Policy) Resolve(ctx context.Context, r *net.Resolver, host string) ([]ne
 	}
 	return addrs, nil
 }
+
+// ResolvePort is Resolve for a connection to port: an answer that is one
+// of the process's own listening addresses (Own) refuses host too.
+func (p Policy) ResolvePort(ctx context.Context, r *net.Resolver, host string, port uint16) ([]netip.Addr, error) {
+	addrs, err := p.Resolve(ctx, r, host)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range addrs {
+		if err := p.Own.check(netip.AddrPortFrom(a, port)); err != nil {
+			return nil, withHost(err, host)
+		}
+	}
+	return addrs, nil
+}

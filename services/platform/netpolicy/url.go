@@ -55,7 +55,7 @@ func (p Policy) CheckURL(raw string) (*url.URL, error) {
 		if err != nil {
 			return nil, invalid("bad IPv6 host %q", written)
 		}
-		return u, withHost(p.CheckAddr(a), written)
+		return u, withHost(p.checkLiteral(a, u), written)
 	}
 	if endsInNumber(host) {
 		a, err := parseIPv4(host)
@@ -67,7 +67,7 @@ func (p Policy) CheckURL(raw string) (*url.URL, error) {
 		} else {
 			u.Host = a.String()
 		}
-		return u, withHost(p.CheckAddr(a), written)
+		return u, withHost(p.checkLiteral(a, u), written)
 	}
 	name := strings.TrimRight(host, ".")
 	if name == "" {
@@ -78,6 +78,32 @@ func (p Policy) CheckURL(raw string) (*url.URL, error) {
 		return nil, &BlockedError{Host: written, Reason: "loopback name"}
 	}
 	return u, nil
+}
+
+// checkLiteral judges an address literal and the port u reaches it on.
+func (p Policy) checkLiteral(a netip.Addr, u *url.URL) error {
+	if err := p.CheckAddr(a); err != nil {
+		return err
+	}
+	port, ok := Port(u)
+	if !ok {
+		// A port url.Parse let through but no dialer takes: nothing of
+		// ours is reached by it.
+		return nil
+	}
+	return p.Own.check(netip.AddrPortFrom(a, port))
+}
+
+// Port is the port an http(s) URL reaches: its own, or the scheme's.
+func Port(u *url.URL) (uint16, bool) {
+	if s := u.Port(); s != "" {
+		n, err := strconv.ParseUint(s, 10, 16)
+		return uint16(n), err == nil
+	}
+	if u.Scheme == "https" {
+		return 443, true
+	}
+	return 80, true
 }
 
 func withHost(err error, host string) error {

@@ -10,11 +10,13 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"distill.dev/services/platform/envflag"
+	"distill.dev/services/platform/netpolicy"
 	"distill.dev/services/platform/telemetry"
 )
 
@@ -23,6 +25,10 @@ type Process struct {
 	// Listen is the gRPC listen address, host:port.
 	Listen string
 	Logger *slog.Logger
+	// Own holds the process's listening addresses, the metrics listener
+	// already in it; the service adds its own and hands it to its network
+	// policy, which never lets a request reach them.
+	Own *netpolicy.Own
 }
 
 // Main defines the common flags on flag.CommandLine, next to those the
@@ -48,9 +54,10 @@ func Main(name, listen string, env *envflag.Env, run func(ctx context.Context, p
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stopTelemetry, err := telemetry.Process(ctx, name, *metrics, logger)
+	own := netpolicy.NewOwn()
+	stopTelemetry, err := telemetry.Process(ctx, name, *metrics, logger, func(a net.Addr) { own.Add(a, "metrics port") })
 	if err == nil {
-		err = run(ctx, Process{Listen: *addr, Logger: logger})
+		err = run(ctx, Process{Listen: *addr, Logger: logger, Own: own})
 		stopTelemetry()
 	}
 	stop()

@@ -150,6 +150,11 @@ func ServeMetrics(ctx context.Context, addr string, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("metrics: listen %s: %w", addr, err)
 	}
+	return serveMetrics(ctx, lis, logger)
+}
+
+func serveMetrics(ctx context.Context, lis net.Listener, logger *slog.Logger) error {
+	addr := lis.Addr().String()
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", MetricsHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

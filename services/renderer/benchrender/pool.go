@@ -17,7 +17,7 @@ import (
 // browser is closed before it returns, so it costs the next measurement
 // nothing.
 func measurePool(ctx context.Context, cfg Config, logger *slog.Logger, base string) (summary, error) {
-	r := render.New(logger, render.WithChromium(cfg.Chromium), render.WithMaxPages(cfg.Concurrency))
+	r := render.New(logger, render.WithChromium(cfg.Chromium), render.WithMaxPages(cfg.Concurrency), render.WithAllowLocal(true))
 	defer func() { _ = r.Close() }()
 	opts := &distillv1.FetchOptions{AllowLocal: true, TimeoutSecs: proto.Int32(30), JsWaitFor: "#ready"}
 	renderer := func(phase string) func(ctx context.Context, i int) error {

@@ -35,6 +35,7 @@ type egress struct {
 	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	ln        net.Listener
+	unlisted  func() // takes ln out of the policy's own addresses
 	srv       *http.Server
 	transport *http.Transport
 	forward   *httputil.ReverseProxy
@@ -57,7 +58,9 @@ func startEgress(logger *slog.Logger, p netpolicy.Policy, resolver *net.Resolver
 		d := &net.Dialer{Timeout: 10 * time.Second, Control: p.Control}
 		dial = d.DialContext
 	}
-	e := &egress{logger: logger, policy: p, resolver: resolver, dial: dial, ln: ln, tunnels: map[net.Conn]struct{}{}}
+	// A page of another render, or a fetch in this process, must never
+	// reach this proxy: it would dial under this render's policy.
+	e := &egress{logger: logger, policy: p, resolver: resolver, dial: dial, ln: ln, unlisted: p.Own.Add(ln.Addr(), "render egress proxy"), tunnels: map[net.Conn]struct{}{}}
 	e.transport = &http.Transport{
 		DialContext:           e.dialChecked,
 		DisableCompression:    true, // the browser asked for its own encodings
@@ -93,6 +96,7 @@ func (e *egress) close() {
 	e.tunnels = nil
 	e.mu.Unlock()
 	_ = e.srv.Close()
+	e.unlisted()
 	for c := range tunnels {
 		_ = c.Close()
 	}
@@ -237,7 +241,7 @@ func (e *egress) dialChecked(ctx context.Context, network, addr string) (net.Con
 	if err != nil || port == 0 {
 		return nil, &netpolicy.BlockedError{Host: addr, Reason: "bad port " + strconv.Quote(portStr)}
 	}
-	addrs, err := e.policy.Resolve(ctx, e.resolver, host)
+	addrs, err := e.policy.ResolvePort(ctx, e.resolver, host, uint16(port))
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/url"
+	"strconv"
 	"sync"
 
 	"distill.dev/services/platform/netpolicy"
@@ -16,7 +17,7 @@ import (
 // the render's egress proxy, which resolves again and dials only what it
 // judged, so a DNS answer that changes after this check (rebinding) still
 // leads nowhere unjudged. Answers are cached for the render so a page of
-// many resources costs one lookup per host.
+// many resources costs one lookup per host and port.
 type guard struct {
 	policy   netpolicy.Policy
 	resolver *net.Resolver
@@ -39,16 +40,22 @@ func (g *guard) check(ctx context.Context, raw string) error {
 }
 
 func (g *guard) checkHost(ctx context.Context, u *url.URL) error {
-	host := u.Hostname()
+	// The port matters too: the process's own listeners are refused on
+	// whichever address leads to them.
+	port, ok := netpolicy.Port(u)
+	if !ok {
+		return &netpolicy.BlockedError{Host: u.Host, Reason: "bad port " + strconv.Quote(u.Port())}
+	}
+	key := net.JoinHostPort(u.Hostname(), strconv.Itoa(int(port)))
 	g.mu.Lock()
-	err, seen := g.hosts[host]
+	err, seen := g.hosts[key]
 	g.mu.Unlock()
 	if seen {
 		return err
 	}
-	_, err = g.policy.Resolve(ctx, g.resolver, host)
+	_, err = g.policy.ResolvePort(ctx, g.resolver, u.Hostname(), port)
 	g.mu.Lock()
-	g.hosts[host] = err
+	g.hosts[key] = err
 	g.mu.Unlock()
 	return err
 }

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	if !given {
 		_ = flag.Set("test.parallel", parallel)
 	}
-	shared = New(slog.New(slog.NewTextHandler(sharedLogs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	shared = New(slog.New(slog.NewTextHandler(sharedLogs, &slog.HandlerOptions{Level: slog.LevelDebug})), WithAllowLocal(true))
 	code := m.Run()
 	// Close waits until the browser is gone and its profile removed.
 	_ = shared.Close()

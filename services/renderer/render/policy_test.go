@@ -157,7 +157,7 @@ func TestRenderKeepsThePageInsideThePolicy(t *testing.T) {
 	nw.name("rebind-c.test", publicAddr.String(), "127.0.0.1")
 
 	logs := &syncBuffer{}
-	r := New(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	r := New(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), WithAllowLocal(true))
 	r.resolver, r.dialAddr = nw.dns.Resolver(), nw.dial
 	defer func() { _ = r.Close() }()
 

@@ -79,6 +79,21 @@ func WithoutSandbox() Option {
 	return func(r *Renderer) { r.noSandbox = true }
 }
 
+// WithAllowLocal lets requests ask for loopback (options.allow_local).
+// It is the operator's to give: without it a request that asks is
+// refused, so whoever can reach the renderer cannot aim the browser at
+// the machine's own services.
+func WithAllowLocal(allow bool) Option {
+	return func(r *Renderer) { r.allowLocal = allow }
+}
+
+// WithOwn makes the process's own listening addresses unreachable to
+// every render, loopback allowed or not; the renderer adds its own proxies
+// to it.
+func WithOwn(own *netpolicy.Own) Option {
+	return func(r *Renderer) { r.own = own }
+}
+
 // Renderer is the RendererService.
 type Renderer struct {
 	internalv1.UnimplementedRendererServiceServer
@@ -90,6 +105,10 @@ type Renderer struct {
 	noSandbox bool
 	// noCookies drops the cookies requests carry.
 	noCookies bool
+	// allowLocal is the operator's permission for allow_local; own the
+	// process's listeners, never reachable.
+	allowLocal bool
+	own        *netpolicy.Own
 	// resolver and dialAddr are how the egress proxy reaches the network;
 	// tests replace them to stand a public name in for a loopback server.
 	resolver *net.Resolver
@@ -98,6 +117,8 @@ type Renderer struct {
 	mu     sync.Mutex
 	inst   *instance
 	closed bool
+	// unlistSink takes inst's proxy sink out of own.
+	unlistSink func()
 	// kills tracks browsers being shut down after a failure, so Close can
 	// wait for them.
 	kills sync.WaitGroup
@@ -109,7 +130,13 @@ func New(logger *slog.Logger, opts ...Option) *Renderer {
 	for _, o := range opts {
 		o(r)
 	}
+	if r.own == nil {
+		// Its own proxies are refused to its renders even when nobody
+		// shares the set.
+		r.own = netpolicy.NewOwn()
+	}
 	r.pages = make(chan struct{}, r.maxPages)
+	r.unlistSink = func() {}
 	return r
 }
 
@@ -135,6 +162,7 @@ func (r *Renderer) Close() error {
 	r.closed = true
 	inst := r.inst
 	r.inst = nil
+	r.unlistSink()
 	r.mu.Unlock()
 	if inst != nil {
 		inst.kill()
@@ -161,7 +189,10 @@ func (r *Renderer) Render(ctx context.Context, req *internalv1.RenderRequest) (_
 	defer cancel()
 	target := req.GetUrl()
 
-	g := newGuard(netpolicy.Policy{AllowLoopback: opts.GetAllowLocal()}, r.resolver)
+	if opts.GetAllowLocal() && !r.allowLocal {
+		return nil, failure.AllowLocalRefused()
+	}
+	g := newGuard(netpolicy.Policy{AllowLoopback: opts.GetAllowLocal(), Own: r.own}, r.resolver)
 	if err := g.check(ctx, target); err != nil {
 		return nil, classify(ctx, target, timeout, err)
 	}
@@ -202,6 +233,7 @@ func (r *Renderer) browser(ctx context.Context) (*instance, error) {
 		select {
 		case <-r.inst.exited:
 			r.inst = nil
+			r.unlistSink()
 		default:
 			return r.inst, nil
 		}
@@ -212,6 +244,7 @@ func (r *Renderer) browser(ctx context.Context) (*instance, error) {
 	}
 	r.logger.Info("chromium launched", "bin", r.bin, "pid", inst.launcher.PID())
 	r.inst = inst
+	r.unlistSink = r.own.Add(inst.sink.Addr(), "browser proxy sink")
 	return inst, nil
 }
 
@@ -220,6 +253,7 @@ func (r *Renderer) drop(inst *instance) {
 	r.mu.Lock()
 	if r.inst == inst {
 		r.inst = nil
+		r.unlistSink()
 	}
 	r.mu.Unlock()
 	r.logger.Warn("chromium crashed or stopped answering; relaunching on next render", "pid", inst.launcher.PID())

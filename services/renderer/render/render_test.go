@@ -91,14 +91,14 @@ func TestReady(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-chromium")
 
 	t.Run("binary present", func(t *testing.T) {
-		r := New(discard(), WithChromium(bin))
+		r := New(discard(), WithChromium(bin), WithAllowLocal(true))
 		defer func() { _ = r.Close() }()
 		if err := r.Ready(t.Context()); err != nil {
 			t.Fatalf("Ready = %v, want nil", err)
 		}
 	})
 	t.Run("binary missing", func(t *testing.T) {
-		r := New(discard(), WithChromium(missing))
+		r := New(discard(), WithChromium(missing), WithAllowLocal(true))
 		defer func() { _ = r.Close() }()
 		err := r.Ready(t.Context())
 		if err == nil || !strings.Contains(err.Error(), "chromium not found at "+missing) {
@@ -109,14 +109,14 @@ func TestReady(t *testing.T) {
 	// override what its main was told on the command line.
 	t.Run("default binary, whatever the environment says", func(t *testing.T) {
 		t.Setenv("DISTILL_CHROMIUM", missing)
-		r := New(discard())
+		r := New(discard(), WithAllowLocal(true))
 		defer func() { _ = r.Close() }()
 		if err := r.Ready(t.Context()); err != nil && !strings.Contains(err.Error(), "chromium not found at "+DefaultChromium) {
 			t.Fatalf("Ready = %v, want %s looked for, not the binary DISTILL_CHROMIUM names", err, DefaultChromium)
 		}
 	})
 	t.Run("closed", func(t *testing.T) {
-		r := New(discard(), WithChromium(bin))
+		r := New(discard(), WithChromium(bin), WithAllowLocal(true))
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +394,7 @@ func TestRenderWithoutCookies(t *testing.T) {
 	requireChromium(t)
 	s := newSite(t)
 	logs := &syncBuffer{}
-	r := New(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), WithoutCookies())
+	r := New(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), WithoutCookies(), WithAllowLocal(true))
 	defer func() { _ = r.Close() }()
 	sid := &internalv1.Cookie{Name: "sid", Value: "s3cret", Path: "/", HttpOnly: true}
 	if got := s.who(t, r, sid); got != "anonymous" {
@@ -411,7 +411,7 @@ func TestRenderReplacesAFailedBrowser(t *testing.T) {
 	t.Parallel()
 	requireChromium(t)
 	s := newSite(t)
-	r := New(discard())
+	r := New(discard(), WithAllowLocal(true))
 	closed := false
 	defer func() {
 		if !closed {
@@ -502,7 +502,7 @@ func TestRenderReplacesAFailedBrowser(t *testing.T) {
 
 func TestRenderWithoutChromium(t *testing.T) {
 	t.Parallel()
-	r := New(discard(), WithChromium("/nonexistent/chromium"))
+	r := New(discard(), WithChromium("/nonexistent/chromium"), WithAllowLocal(true))
 	defer r.Close()
 	_, err := r.Render(context.Background(), localReq("http://127.0.0.1:1/", nil))
 	if failure.CodeOf(err) != failure.RenderFailed || !strings.Contains(err.Error(), "chromium not found at /nonexistent/chromium") {
@@ -531,7 +531,7 @@ func TestRenderCapsConcurrentPages(t *testing.T) {
 		page("<p>done</p>")(w, r)
 	}))
 	defer srv.Close()
-	r := New(discard(), WithMaxPages(2))
+	r := New(discard(), WithMaxPages(2), WithAllowLocal(true))
 	defer func() { _ = r.Close() }()
 
 	errs := make(chan error, 3)

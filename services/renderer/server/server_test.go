@@ -32,7 +32,7 @@ import (
 var shared *render.Renderer
 
 func TestMain(m *testing.M) {
-	shared = newRenderer(Config{}, slog.New(slog.DiscardHandler))
+	shared = newRenderer(Config{AllowLocal: true}, slog.New(slog.DiscardHandler))
 	code := m.Run()
 	_ = shared.Close()
 	os.Exit(code)
@@ -120,7 +120,7 @@ func TestConfigNoCookies(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	anon := newRenderer(Config{NoCookies: true}, slog.New(slog.DiscardHandler))
+	anon := newRenderer(Config{NoCookies: true, AllowLocal: true}, slog.New(slog.DiscardHandler))
 	defer func() { _ = anon.Close() }()
 	who := func(r *render.Renderer) string {
 		t.Helper()

@@ -26,10 +26,11 @@ func main() {
 	ackWait := flag.Duration("ack-wait", env.Duration(envflag.AckWait, jobs.DefaultAckWait), envflag.Usage("how long a job may go unanswered before another worker gets it; the same on every worker", envflag.AckWait))
 	anonymous := flag.Bool("fallback-no-cookies", env.Bool(envflag.FallbackNoCookies, false), envflag.Usage("never hand a session's cookies to a headless render", envflag.FallbackNoCookies))
 	replicas := flag.Int("stream-replicas", env.Int(envflag.StreamReplicas, 1), envflag.Usage("replicas of the job streams in a clustered NATS", envflag.StreamReplicas))
+	allowLocal := flag.Bool("allow-local", env.Bool(envflag.AllowLocal, false), envflag.Usage("honour requests' allow_local: let them fetch loopback addresses (never private ranges, never this process's own ports)", envflag.AllowLocal))
 	servicemain.Main("fetcher", envflag.DefaultFetcherAddr, env, func(ctx context.Context, p servicemain.Process) error {
 		return server.Run(ctx, server.Config{
 			Addr:          p.Listen,
-			FetcherConfig: server.FetcherConfig{UserAgentVersion: version.String(), CacheDir: *cacheDir, NoCache: *noCache},
+			FetcherConfig: server.FetcherConfig{UserAgentVersion: version.String(), CacheDir: *cacheDir, NoCache: *noCache, AllowLocal: *allowLocal, Own: p.Own},
 			NATSURL:       *natsURL, ExtractorAddr: *extractor, RendererAddr: *renderer,
 			Workers: *workers, AckWait: *ackWait, StreamReplicas: *replicas, AnonymousRenders: *anonymous,
 			GRPCOptions: telemetry.ServerOptions(), DialOptions: telemetry.DialOptions(),
