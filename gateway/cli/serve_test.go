@@ -69,7 +69,7 @@ func TestServeWithTokens(t *testing.T) {
 	stderr := startServe(t, map[string]string{
 		string(envflag.APITokens):      testAPIToken,
 		string(envflag.OperatorTokens): testOperatorToken,
-	}, "--listen", addr)
+	}, "--allow-local", "--listen", addr)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	wait := grpc.WaitForReady(true)

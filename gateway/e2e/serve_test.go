@@ -81,7 +81,7 @@ func TestFetchThroughAServeWithTokens(t *testing.T) {
 	const token = "e2e-api-token-0123456789"
 	serve := &localcluster.Proc{
 		Name: "distill",
-		Args: []string{"--cache-dir", t.TempDir(), "serve", "--listen", addr},
+		Args: []string{"--cache-dir", t.TempDir(), "serve", "--allow-local", "--listen", addr},
 		Env:  []string{"DISTILL_API_TOKENS=" + token},
 	}
 	serve.SetBin(binDir(t))
