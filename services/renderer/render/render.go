@@ -210,7 +210,7 @@ func (r *Renderer) browser(ctx context.Context) (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.logger.Info("chromium launched", "bin", r.bin, "pid", inst.launcher.PID())
+	r.logger.Info("chromium launched", "bin", r.bin, "pid", inst.pid)
 	r.inst = inst
 	return inst, nil
 }
@@ -222,7 +222,7 @@ func (r *Renderer) drop(inst *instance) {
 		r.inst = nil
 	}
 	r.mu.Unlock()
-	r.logger.Warn("chromium crashed or stopped answering; relaunching on next render", "pid", inst.launcher.PID())
+	r.logger.Warn("chromium crashed or stopped answering; relaunching on next render", "pid", inst.pid)
 	r.kills.Go(inst.abort)
 }
 

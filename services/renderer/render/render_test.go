@@ -436,7 +436,7 @@ func TestRenderReplacesAFailedBrowser(t *testing.T) {
 			errc <- err
 		}()
 		s.waitHung(t, errc)
-		if err := syscall.Kill(inst.launcher.PID(), syscall.SIGSTOP); err != nil {
+		if err := syscall.Kill(inst.pid, syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
 		err := <-errc
@@ -461,7 +461,7 @@ func TestRenderReplacesAFailedBrowser(t *testing.T) {
 			errc <- err
 		}()
 		s.waitHung(t, errc)
-		if err := syscall.Kill(inst.launcher.PID(), syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(inst.pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		if err := <-errc; failure.CodeOf(err) != failure.RenderFailed {
