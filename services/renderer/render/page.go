@@ -98,9 +98,9 @@ func (t *tab) close() {
 
 // guardPage puts the page under the policy before it loads anything: it
 // listens for what the render reports (the main document's status, a
-// refused navigation), locks down what the egress proxy cannot judge, and
-// holds every request the page makes until the guard has judged it. The
-// returned func stops holding requests.
+// refused navigation), answers the page's dialogs, locks down what the
+// egress proxy cannot judge, and holds every request the page makes until
+// the guard has judged it. The returned func stops holding requests.
 func (r *Renderer) guardPage(ctx context.Context, t *tab, g *guard) (stop func(), err error) {
 	page := t.page
 	// Subscribe before anything else enables the Network domain: rod
@@ -112,6 +112,10 @@ func (r *Renderer) guardPage(ctx context.Context, t *tab, g *guard) (stop func()
 			t.status = e.Response.Status
 			t.mu.Unlock()
 		}
+	})()
+
+	go page.EachEvent(func(e *proto.PageJavascriptDialogOpening) {
+		answerDialog(page, e)
 	})()
 
 	if err := lockDown(page); err != nil {
@@ -143,6 +147,16 @@ func (r *Renderer) guardPage(ctx context.Context, t *tab, g *guard) (stop func()
 	}
 	go router.Run()
 	return func() { _ = router.Stop() }, nil
+}
+
+// answerDialog closes a dialog as soon as it opens: until it is closed
+// the page's scripts, its load and every evaluation wait, and nobody is
+// there to close it. alert has only one answer and beforeunload is let
+// leave, so the page goes where it was going; confirm and prompt are
+// cancelled, the answer least likely to make the page do something.
+func answerDialog(page *rod.Page, e *proto.PageJavascriptDialogOpening) {
+	accept := e.Type == proto.PageDialogTypeAlert || e.Type == proto.PageDialogTypeBeforeunload
+	_ = proto.PageHandleJavaScriptDialog{Accept: accept}.Call(page)
 }
 
 // lockDownScript removes what the egress proxy cannot judge or the policy
