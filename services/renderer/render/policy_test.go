@@ -136,6 +136,9 @@ func TestRenderKeepsThePageInsideThePolicy(t *testing.T) {
 		switch r.URL.Path {
 		case "/redirect":
 			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+		case "/leave":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, "<!doctype html><title>leave</title><p>first page</p><script>setTimeout(() => { location = 'http://rebind-d.test:%d/left' }, 50)</script>", site.port())
 		case "/probe":
 			rebind := fmt.Sprintf("http://%s:%d", r.URL.Query().Get("rebind"), site.port())
 			targets, _ := json.Marshal(append([]string{otherBase, rebind}, privates...))
@@ -155,6 +158,7 @@ func TestRenderKeepsThePageInsideThePolicy(t *testing.T) {
 	nw.name("rebind-a.test", publicAddr.String(), "127.0.0.1")
 	nw.name("rebind-b.test", publicAddr.String(), "127.0.0.1")
 	nw.name("rebind-c.test", publicAddr.String(), "127.0.0.1")
+	nw.name("rebind-d.test", publicAddr.String(), "127.0.0.1")
 
 	logs := &syncBuffer{}
 	r := New(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
@@ -244,6 +248,18 @@ func TestRenderKeepsThePageInsideThePolicy(t *testing.T) {
 		}
 		if site.total() != before {
 			t.Fatal("the rebinding name reached the loopback server")
+		}
+	})
+
+	t.Run("a page that goes on to a name refused at connect is a policy error", func(t *testing.T) {
+		req := localReq(fmt.Sprintf("http://site.test:%d/leave", site.port()), nil)
+		req.Options.AllowLocal = false
+		_, err := r.Render(context.Background(), req)
+		if failure.CodeOf(err) != failure.Blocked || !strings.Contains(err.Error(), "rebind-d.test is 127.0.0.1") {
+			t.Fatalf("err = %v (%v), want Blocked naming the rebound address", err, failure.CodeOf(err))
+		}
+		if n := site.count("/left"); n != 0 {
+			t.Fatalf("the rebinding name reached the loopback server %d times", n)
 		}
 	})
 

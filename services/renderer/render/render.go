@@ -253,6 +253,9 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *in
 		return nil, err
 	}
 	if err := settle(ctx, t.page, req.GetOptions(), idle); err != nil {
+		if left := t.left(target); left != nil {
+			return nil, left
+		}
 		return nil, err
 	}
 	return t.snapshot(target)
