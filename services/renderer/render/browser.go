@@ -1,9 +1,12 @@
 package render
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -95,7 +98,7 @@ var chromiumFlags = []string{
 // launch starts Chromium from bin and waits until it answers on its pipe.
 // rod would download a browser when it has no binary, which a service
 // must never do; this never does.
-func launch(ctx context.Context, bin string, noSandbox bool) (*instance, error) {
+func launch(ctx context.Context, logger *slog.Logger, bin string, noSandbox bool) (*instance, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return nil, failure.New(failure.RenderFailed, "chromium not found at %s (give another with --chromium or DISTILL_CHROMIUM)", bin)
 	}
@@ -103,7 +106,7 @@ func launch(ctx context.Context, bin string, noSandbox bool) (*instance, error) 
 	if err != nil {
 		return nil, failure.Wrap(failure.RenderFailed, err, "chromium profile")
 	}
-	sink, err := startSink()
+	sink, err := startSink(logger)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, failure.Wrap(failure.RenderFailed, err, "chromium proxy sink")
@@ -259,8 +262,11 @@ func (i *instance) dispose(id proto.BrowserBrowserContextID) {
 	_ = proto.TargetDisposeBrowserContext{BrowserContextID: id}.Call(b)
 }
 
-// startSink listens on loopback and closes every connection it accepts.
-func startSink() (net.Listener, error) {
+// startSink listens on loopback and refuses every request it gets: they
+// are Chromium's own, made outside any render's context (the flags switch
+// off what they can; this catches the rest). It reads just enough to log
+// where each was going.
+func startSink(logger *slog.Logger) (net.Listener, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -271,7 +277,20 @@ func startSink() (net.Listener, error) {
 			if err != nil {
 				return
 			}
-			_ = c.Close()
+			go func() {
+				defer func() { _ = c.Close() }()
+				_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+				line, _ := bufio.NewReaderSize(c, 512).ReadString('\n')
+				// "CONNECT host:443 HTTP/1.1" or "GET http://host/path HTTP/1.1"
+				target := "unknown"
+				if f := strings.Fields(line); len(f) == 3 {
+					target = f[1]
+					if u, err := url.Parse(target); err == nil && u.Host != "" {
+						target = u.Host
+					}
+				}
+				logger.Debug("chromium request outside any render refused", "target", target)
+			}()
 		}
 	}()
 	return ln, nil

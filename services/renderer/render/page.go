@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -147,32 +148,55 @@ func (r *Renderer) guardPage(ctx context.Context, t *tab, g *guard) (stop func()
 		return nil, err
 	}
 
-	router := page.HijackRequests()
-	err = router.Add("*", "", func(h *rod.Hijack) {
-		u := h.Request.URL().String()
-		if err := g.check(ctx, u); err != nil {
-			if h.Request.IsNavigation() {
-				t.mu.Lock()
-				if t.blockedNav == nil {
-					t.blockedNav = err
-				}
-				t.refusedDocs[u] = err
-				t.mu.Unlock()
-			}
-			r.logger.Debug("render request refused", "url", u, "err", err.Error())
-			h.Response.Fail(proto.NetworkErrorReasonBlockedByClient)
-			return
-		}
-		// Released, not fetched by us: the browser's own stack keeps its
-		// caching, HTTP/2 and cookie handling, and its egress proxy judges
-		// the connection.
-		h.ContinueRequest(&proto.FetchContinueRequest{})
+	// Subscribing enables the Fetch domain for every request, and ending
+	// the subscription disables it.
+	held, release := context.WithCancel(page.GetContext())
+	wait := page.Context(held).EachEvent(func(e *proto.FetchRequestPaused) {
+		go r.judge(ctx, t, g, e)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("hijack requests: %w", err)
+	go wait()
+	return func() {
+		release()
+		_ = proto.FetchDisable{}.Call(page)
+	}, nil
+}
+
+// judge releases a held request or fails it. A released request is not
+// fetched by us: the browser's own stack keeps its caching, HTTP/2 and
+// cookie handling, and the render's egress proxy judges the connection.
+func (r *Renderer) judge(ctx context.Context, t *tab, g *guard, e *proto.FetchRequestPaused) {
+	u := e.Request.URL
+	fail := proto.FetchFailRequest{RequestID: e.RequestID, ErrorReason: proto.NetworkErrorReasonBlockedByClient}
+	if chromiumsOwn(e) {
+		r.logger.Debug("chromium request in a render refused", "url", u)
+		_ = fail.Call(t.page)
+		return
 	}
-	go router.Run()
-	return func() { _ = router.Stop() }, nil
+	if err := g.check(ctx, u); err != nil {
+		if e.ResourceType == proto.NetworkResourceTypeDocument {
+			t.mu.Lock()
+			if t.blockedNav == nil {
+				t.blockedNav = err
+			}
+			t.refusedDocs[u] = err
+			t.mu.Unlock()
+		}
+		r.logger.Debug("render request refused", "url", u, "err", err.Error())
+		_ = fail.Call(t.page)
+		return
+	}
+	_ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(t.page)
+}
+
+// chromiumsOwn reports whether a request is Chromium's own, made in the
+// page's name rather than by the page: the favicon it fetches for every
+// page it shows (and any other image it downloads for itself). Those have
+// no resource type of the page's (an <img>, a CSS image, a preload are all
+// Image) yet ask for an image. Nothing but the page's own requests leaves
+// a render.
+func chromiumsOwn(e *proto.FetchRequestPaused) bool {
+	return e.ResourceType == proto.NetworkResourceTypeOther &&
+		strings.HasPrefix(e.Request.Headers["Accept"].Str(), "image/")
 }
 
 // answerDialog closes a dialog as soon as it opens: until it is closed

@@ -206,7 +206,7 @@ func (r *Renderer) browser(ctx context.Context) (*instance, error) {
 			return r.inst, nil
 		}
 	}
-	inst, err := launch(ctx, r.bin, r.noSandbox || os.Geteuid() == 0)
+	inst, err := launch(ctx, r.logger, r.bin, r.noSandbox || os.Geteuid() == 0)
 	if err != nil {
 		return nil, err
 	}
