@@ -3,8 +3,10 @@ package render
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -90,4 +92,58 @@ func TestBrowserHasNoDevToolsPort(t *testing.T) {
 	if !slices.Contains(pids, strconv.Itoa(inst.pid)) {
 		t.Errorf("the browser's own pid %d is not among %v", inst.pid, pids)
 	}
+}
+
+// orphanEnv makes the test binary a renderer that is about to be killed
+// (see TestBrowserDiesWithItsParent).
+const orphanEnv = "RENDER_TEST_ORPHAN"
+
+// orphan renders once, prints its browser's profile directory and waits
+// to be killed.
+func orphan() {
+	srv := httptest.NewServer(page("<p>rendered</p>"))
+	r := New(discard())
+	if _, err := r.Render(context.Background(), localReq(srv.URL, nil)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	r.mu.Lock()
+	fmt.Println(r.inst.dataDir)
+	r.mu.Unlock()
+	select {}
+}
+
+// A renderer killed without a chance to close its browser takes the
+// browser with it: nothing is left running for nobody.
+func TestBrowserDiesWithItsParent(t *testing.T) {
+	t.Parallel()
+	requireChromium(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), orphanEnv+"=1")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the renderer did not render: %v", err)
+	}
+	dir := strings.TrimSpace(line)
+	defer func() { _ = os.RemoveAll(dir) }()
+	if n := ourProcesses(t, dir); n == 0 {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("no process uses %s before the kill; the check would prove nothing", dir)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	waitGone(t, dir)
 }
