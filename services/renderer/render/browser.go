@@ -240,17 +240,13 @@ func (i *instance) connect(ctx context.Context) (*conn, error) {
 	}
 	b := rod.New().Context(ctx).Client(c)
 	if err := b.Connect(); err != nil {
-		c.close(context.Background())
+		c.close()
 		return nil, fmt.Errorf("connect to chromium: %w", err)
 	}
 	return &conn{client: c, browser: b}, nil
 }
 
-func (c *conn) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	c.client.close(ctx)
-}
+func (c *conn) close() { c.client.close() }
 
 // dispose clears a render's cookies and destroys its browser context, over
 // the pipe's own session: the render's may already be gone.

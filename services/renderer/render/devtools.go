@@ -153,6 +153,15 @@ func (d *devtools) call(ctx context.Context, owner *client, sessionID, method st
 	return nil, errors.New("devtools session closed")
 }
 
+// notify sends method without waiting for its answer, which read drops.
+func (d *devtools) notify(sessionID, method string, params any) {
+	data, err := json.Marshal(request{ID: d.nextID.Add(1), SessionID: sessionID, Method: method, Params: params})
+	if err != nil {
+		return
+	}
+	d.send(append(data, 0))
+}
+
 func (d *devtools) send(msg []byte) {
 	d.outMu.Lock()
 	d.out = append(d.out, msg)
@@ -394,8 +403,9 @@ func (c *client) isEnded() bool {
 func (c *client) end() { c.once.Do(func() { close(c.ended) }) }
 
 // close ends the client and detaches its browser session, which detaches
-// every page session it opened.
-func (c *client) close(ctx context.Context) {
+// every page session it opened. It does not wait for Chromium to answer:
+// nothing the render does next depends on it.
+func (c *client) close() {
 	c.end()
 	c.d.mu.Lock()
 	for s, o := range c.d.owners {
@@ -404,5 +414,5 @@ func (c *client) close(ctx context.Context) {
 		}
 	}
 	c.d.mu.Unlock()
-	_, _ = c.d.call(ctx, nil, "", "Target.detachFromTarget", map[string]string{"sessionId": c.session})
+	c.d.notify("", "Target.detachFromTarget", map[string]string{"sessionId": c.session})
 }
