@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"distill.dev/proto/failure"
 )
 
 // processesOf returns the pids of the processes started with dir as their
@@ -146,4 +148,24 @@ func TestBrowserDiesWithItsParent(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	waitGone(t, dir)
+}
+
+// A browser that dies before it answers is a one-line error naming what
+// it said last, not a hang.
+func TestBrowserThatFailsToStart(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "chromium")
+	script := "#!/bin/sh\necho 'some noise' >&2\necho 'Missing X server or $DISPLAY' >&2\nexit 1\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := New(discard(), WithChromium(bin))
+	defer func() { _ = r.Close() }()
+	_, err := r.Render(context.Background(), localReq("http://127.0.0.1:1/", nil))
+	if failure.CodeOf(err) != failure.RenderFailed || !strings.Contains(err.Error(), "launch chromium "+bin+": Missing X server or $DISPLAY") {
+		t.Fatalf("err = %v (%v), want RenderFailed naming the binary and its last words", err, failure.CodeOf(err))
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err is more than one line: %q", err)
+	}
 }

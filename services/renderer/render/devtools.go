@@ -119,6 +119,9 @@ func (d *devtools) fail(err error) {
 // call sends method to sessionID ("" is the pipe's own, browser-wide
 // session) and waits for the answer.
 func (d *devtools) call(ctx context.Context, owner *client, sessionID, method string, params any) ([]byte, error) {
+	if owner != nil && owner.isEnded() {
+		return nil, errClosed
+	}
 	id := d.nextID.Add(1)
 	data, err := json.Marshal(request{ID: id, SessionID: sessionID, Method: method, Params: params})
 	if err != nil {
@@ -150,8 +153,10 @@ func (d *devtools) call(ctx context.Context, owner *client, sessionID, method st
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	return nil, errors.New("devtools session closed")
+	return nil, errClosed
 }
+
+var errClosed = errors.New("devtools session closed")
 
 // notify sends method without waiting for its answer, which read drops.
 func (d *devtools) notify(sessionID, method string, params any) {
