@@ -110,7 +110,7 @@ func orphan() {
 		os.Exit(1)
 	}
 	r.mu.Lock()
-	fmt.Println(r.inst.dataDir)
+	_, _ = os.Stdout.WriteString(r.inst.dataDir + "\n")
 	r.mu.Unlock()
 	select {}
 }
