@@ -1,15 +1,20 @@
 package render
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
+	"net/url"
 	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-rod/rod"
-	"github.com/go-rod/rod/lib/cdp"
-	"github.com/go-rod/rod/lib/launcher"
 	"github.com/go-rod/rod/lib/proto"
 
 	"distill.dev/proto/failure"
@@ -18,10 +23,10 @@ import (
 // instance is one launched Chromium. It is replaced, never repaired: once
 // its connection fails the next Render launches another.
 type instance struct {
-	launcher   *launcher.Launcher
-	browser    *rod.Browser
-	controlURL string
-	dataDir    string
+	cmd      *exec.Cmd
+	pid      int
+	devtools *devtools
+	dataDir  string
 	// sink is the browser-wide proxy: it drops every connection, so
 	// nothing outside a render's own context reaches the network.
 	sink net.Listener
@@ -29,9 +34,71 @@ type instance struct {
 	exited chan struct{}
 }
 
-// launch starts Chromium from bin. rod downloads a browser when it has no
-// binary, which a service must never do, so a missing bin is an error here.
-func launch(ctx context.Context, bin string, noSandbox bool) (*instance, error) {
+// chromiumFlags are the browser's command line but for its profile and
+// its proxy.
+var chromiumFlags = []string{
+	"--headless",
+	// DevTools speaks over fds 3 and 4 (see devtools): no TCP port.
+	"--remote-debugging-pipe",
+	"--no-first-run",
+	"--no-startup-window",
+	"--no-default-browser-check",
+	"--enable-automation",
+	"--disable-gpu",
+	"--disable-dev-shm-usage",
+	"--disable-quic",
+	"--dns-prefetch-disable",
+	"--disable-popup-blocking",
+	"--disable-prompt-on-repost",
+	"--disable-hang-monitor",
+	"--disable-ipc-flooding-protection",
+	"--disable-background-timer-throttling",
+	"--disable-backgrounding-occluded-windows",
+	"--disable-renderer-backgrounding",
+	"--disable-site-isolation-trials",
+	"--force-color-profile=srgb",
+	// Chromium's own traffic: none of it is a page's request, and the
+	// sink refuses whatever is left, but a service switched off does not
+	// even try. Field trials would switch features back on from a config
+	// built into the binary.
+	"--disable-background-networking",
+	"--disable-component-update",
+	"--disable-sync",
+	"--disable-domain-reliability",
+	"--disable-breakpad",
+	"--disable-extensions",
+	"--disable-component-extensions-with-background-pages",
+	"--disable-default-apps",
+	"--disable-field-trial-config",
+	"--disable-search-engine-choice-screen",
+	"--metrics-recording-only",
+	"--no-pings",
+	"--password-store=basic",
+	// WebRTC may not send UDP around the proxy (and a proxy that speaks
+	// HTTP carries none).
+	"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+	"--webrtc-ip-handling-policy=disable_non_proxied_udp",
+	"--enable-features=NetworkService,NetworkServiceInProcess",
+	// site-per-process off keeps cross-site iframes in the page's target,
+	// where its request hijacking sees them; PlzDedicatedWorker off keeps
+	// worker requests there too. The rest stop requests the page never
+	// asked for: prerendering and prediction, and the services that call
+	// home (autofill, optimization hints, translation, media router,
+	// certificate transparency lists, HTTPS-upgrade probes).
+	"--disable-features=" + strings.Join([]string{
+		"site-per-process", "IsolateOrigins", "PlzDedicatedWorker",
+		"Prerender2", "SpeculationRulesPrefetchFuture", "NetworkPrediction", "PreconnectToSearch",
+		"AutofillServerCommunication", "OptimizationHints", "OptimizationHintsFetching",
+		"Translate", "TranslateUI", "MediaRouter", "DialMediaRouteProvider", "GlobalMediaControls",
+		"CertificateTransparencyComponentUpdater", "HttpsUpgrades", "LensOverlay",
+		"InterestFeedContentSuggestions",
+	}, ","),
+}
+
+// launch starts Chromium from bin and waits until it answers on its pipe.
+// rod would download a browser when it has no binary, which a service
+// must never do; this never does.
+func launch(ctx context.Context, logger *slog.Logger, bin string, noSandbox bool) (*instance, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return nil, failure.New(failure.RenderFailed, "chromium not found at %s (give another with --chromium or DISTILL_CHROMIUM)", bin)
 	}
@@ -39,60 +106,82 @@ func launch(ctx context.Context, bin string, noSandbox bool) (*instance, error) 
 	if err != nil {
 		return nil, failure.Wrap(failure.RenderFailed, err, "chromium profile")
 	}
-	sink, err := startSink()
+	sink, err := startSink(logger)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, failure.Wrap(failure.RenderFailed, err, "chromium proxy sink")
 	}
-	l := launcher.New().
-		Context(ctx).
-		Bin(bin).
-		Headless(true).
-		NoSandbox(noSandbox).
-		// Leakless kills the browser if this process dies without Close.
-		Leakless(true).
-		UserDataDir(dir).
-		Set("disable-gpu").
-		Set("no-first-run").
-		Set("disable-background-networking").
-		Set("disable-component-update").
-		Set("disable-sync").
-		Set("disable-quic").
-		Set("dns-prefetch-disable").
+	args := append([]string{
+		"--user-data-dir=" + dir,
 		// Every render's context names its own egress proxy; anything
-		// else the browser might send goes to the sink.
-		Set("proxy-server", "http://"+sink.Addr().String()).
-		Set("proxy-bypass-list", "<-loopback>").
-		// WebRTC may not send UDP around the proxy (and a proxy that
-		// speaks HTTP carries none).
-		Set("force-webrtc-ip-handling-policy", "disable_non_proxied_udp").
-		Set("webrtc-ip-handling-policy", "disable_non_proxied_udp").
-		// site-per-process off keeps cross-site iframes in the page's target,
-		// where its request hijacking sees them; PlzDedicatedWorker off keeps
-		// worker requests there too. The rest stop requests the page never
-		// asked for.
-		Set("disable-features",
-			"site-per-process", "IsolateOrigins", "PlzDedicatedWorker", "TranslateUI",
-			"Prerender2", "SpeculationRulesPrefetchFuture", "NetworkPrediction",
-			"PreconnectToSearch", "OptimizationHints", "MediaRouter", "DialMediaRouteProvider")
-	u, err := l.Launch()
+		// else the browser might send goes to the sink. "<-loopback>"
+		// removes the implicit bypass for loopback.
+		"--proxy-server=http://" + sink.Addr().String(),
+		"--proxy-bypass-list=<-loopback>",
+	}, chromiumFlags...)
+	if noSandbox {
+		args = append(args, "--no-sandbox")
+	}
+
+	// Chromium reads commands from its fd 3 and writes to its fd 4.
+	cmdR, cmdW, err := os.Pipe()
 	if err != nil {
-		l.Kill()
+		_ = sink.Close()
+		_ = os.RemoveAll(dir)
+		return nil, failure.Wrap(failure.RenderFailed, err, "devtools pipe")
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		_ = cmdR.Close()
+		_ = cmdW.Close()
+		_ = sink.Close()
+		_ = os.RemoveAll(dir)
+		return nil, failure.Wrap(failure.RenderFailed, err, "devtools pipe")
+	}
+	stderr := &tail{max: 4 << 10}
+	cmd := exec.Command(bin, args...)
+	cmd.ExtraFiles = []*os.File{cmdR, outW}
+	cmd.Stderr = stderr
+	// Its own process group, so that killing it takes every renderer and
+	// helper process with it; and killed when this process dies, however
+	// it dies.
+	cmd.SysProcAttr = sysProcAttr()
+	inst := &instance{cmd: cmd, devtools: newDevtools(cmdW, outR), dataDir: dir, sink: sink, exited: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		// The kernel's parent-death signal follows the thread that started
+		// the process, not the process: this goroutine keeps that thread
+		// to itself until Chromium is gone, and its end then ends the
+		// thread.
+		runtime.LockOSThread()
+		err := cmd.Start()
+		_ = cmdR.Close()
+		_ = outW.Close()
+		if err == nil {
+			inst.pid = cmd.Process.Pid
+		}
+		started <- err
+		if err != nil {
+			return
+		}
+		_ = cmd.Wait()
+		inst.devtools.close()
+		_ = os.RemoveAll(dir)
+		close(inst.exited)
+	}()
+	if err := <-started; err != nil {
+		inst.devtools.close()
 		_ = sink.Close()
 		_ = os.RemoveAll(dir)
 		return nil, failure.Wrap(failure.RenderFailed, err, "launch chromium %s", bin)
 	}
-	inst := &instance{launcher: l, controlURL: u, dataDir: dir, sink: sink, exited: make(chan struct{})}
-	go func() {
-		l.Cleanup()
-		close(inst.exited)
-	}()
-	b := rod.New().ControlURL(u)
-	if err := b.Connect(); err != nil {
-		inst.kill()
-		return nil, failure.Wrap(failure.RenderFailed, err, "connect to chromium")
+	if _, err := (proto.BrowserGetVersion{}).Call(inst.devtools.root(ctx)); err != nil {
+		inst.abort()
+		if msg := stderr.String(); msg != "" {
+			return nil, failure.Wrap(failure.RenderFailed, err, "launch chromium %s: %s", bin, msg)
+		}
+		return nil, failure.Wrap(failure.RenderFailed, err, "launch chromium %s", bin)
 	}
-	inst.browser = b
 	return inst, nil
 }
 
@@ -105,7 +194,7 @@ func (i *instance) alive() bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_, err := proto.BrowserGetVersion{}.Call(i.browser.Context(ctx))
+	_, err := proto.BrowserGetVersion{}.Call(i.devtools.root(ctx))
 	return err == nil
 }
 
@@ -117,65 +206,63 @@ func (i *instance) kill() { i.end(true) }
 func (i *instance) abort() { i.end(false) }
 
 func (i *instance) end(polite bool) {
-	if polite && i.browser != nil {
+	wait := time.Duration(0)
+	if polite {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = i.browser.Context(ctx).Close()
+		_ = proto.BrowserClose{}.Call(i.devtools.root(ctx))
 		cancel()
-	}
-	wait := 3 * time.Second
-	if !polite {
-		wait = 0
+		wait = 3 * time.Second
 	}
 	select {
 	case <-i.exited:
 	case <-time.After(wait):
-		// The launcher started Chromium in its own process group and
-		// kills the whole group: no renderer or GPU child is left behind.
-		i.launcher.Kill()
+		// The whole group: no renderer or GPU child is left behind.
+		killGroup(i.pid)
+		_ = i.cmd.Process.Kill()
 		<-i.exited
 	}
 	_ = i.sink.Close()
-	// Cleanup already removed it unless Chromium was still writing there.
-	_ = os.RemoveAll(i.dataDir)
 }
 
-// conn is one render's own CDP connection. rod remembers every page and
-// every call's parameters on the connection that made them, so a render
-// that used the shared connection would leave its page and its cookies in
-// memory for the browser's lifetime; a connection per render takes them
-// away when it closes.
+// conn is one render's own DevTools client. rod remembers every page and
+// every call's parameters on the client that made them, so a render that
+// used a shared one would leave its page and its cookies in memory for the
+// browser's lifetime; a client per render takes them away when it closes.
 type conn struct {
-	ws      *cdp.WebSocket
+	client  *client
 	browser *rod.Browser
 }
 
 func (i *instance) connect(ctx context.Context) (*conn, error) {
-	ws := &cdp.WebSocket{}
-	if err := ws.Connect(ctx, i.controlURL, nil); err != nil {
-		return nil, fmt.Errorf("connect to chromium: %w", err)
+	c, err := i.devtools.attach(ctx)
+	if err != nil {
+		return nil, err
 	}
-	b := rod.New().Context(ctx).Client(cdp.New().Start(ws))
+	b := rod.New().Context(ctx).Client(c)
 	if err := b.Connect(); err != nil {
-		_ = ws.Close()
+		c.close()
 		return nil, fmt.Errorf("connect to chromium: %w", err)
 	}
-	return &conn{ws: ws, browser: b}, nil
+	return &conn{client: c, browser: b}, nil
 }
 
-func (c *conn) close() { _ = c.ws.Close() }
+func (c *conn) close() { c.client.close() }
 
 // dispose clears a render's cookies and destroys its browser context, over
-// the instance's own connection: the render's may already be gone.
+// the pipe's own session: the render's may already be gone.
 func (i *instance) dispose(id proto.BrowserBrowserContextID) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	b := i.browser.Context(ctx)
+	b := i.devtools.root(ctx)
 	_ = proto.StorageClearCookies{BrowserContextID: id}.Call(b)
 	_ = proto.TargetDisposeBrowserContext{BrowserContextID: id}.Call(b)
 }
 
-// startSink listens on loopback and closes every connection it accepts.
-func startSink() (net.Listener, error) {
+// startSink listens on loopback and refuses every request it gets: they
+// are Chromium's own, made outside any render's context (the flags switch
+// off what they can; this catches the rest). It reads just enough to log
+// where each was going.
+func startSink(logger *slog.Logger) (net.Listener, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -186,8 +273,50 @@ func startSink() (net.Listener, error) {
 			if err != nil {
 				return
 			}
-			_ = c.Close()
+			go func() {
+				defer func() { _ = c.Close() }()
+				_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+				line, _ := bufio.NewReaderSize(c, 512).ReadString('\n')
+				// "CONNECT host:443 HTTP/1.1" or "GET http://host/path HTTP/1.1"
+				target := "unknown"
+				if f := strings.Fields(line); len(f) == 3 {
+					target = f[1]
+					if u, err := url.Parse(target); err == nil && u.Host != "" {
+						target = u.Host
+					}
+				}
+				logger.Debug("chromium request outside any render refused", "target", target)
+			}()
 		}
 	}()
 	return ln, nil
+}
+
+// tail keeps the last max bytes written to it: what Chromium said on
+// stderr before it failed to start.
+type tail struct {
+	max int
+	mu  sync.Mutex
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+// String is the last line written.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(string(t.b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
 }

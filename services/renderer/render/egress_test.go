@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,11 +38,15 @@ type network struct {
 	// answers maps a name to its A answers, used in turn; the last repeats.
 	answers map[string][]netip.Addr
 	asked   map[string]int
+	// others, when valid, answers every name answers does not know.
+	others netip.Addr
+	// queried counts the queries for every name, known or not.
+	queried map[string]int
 }
 
 func newNetwork(t *testing.T) *network {
 	t.Helper()
-	n := &network{answers: map[string][]netip.Addr{}, asked: map[string]int{}}
+	n := &network{answers: map[string][]netip.Addr{}, asked: map[string]int{}, queried: map[string]int{}}
 	dns, err := netpolicytest.StartDNS(n.answer)
 	if err != nil {
 		t.Fatal(err)
@@ -63,8 +68,12 @@ func (n *network) name(host string, addrs ...string) {
 func (n *network) answer(host string) []netip.Addr {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.queried[host]++
 	as, ok := n.answers[host]
 	if !ok {
+		if n.others.IsValid() {
+			return []netip.Addr{n.others}
+		}
 		return nil
 	}
 	i := min(n.asked[host], len(as)-1)
@@ -85,6 +94,39 @@ func (n *network) dial(ctx context.Context, network, addr string) (net.Conn, err
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, network, addr)
+}
+
+// answerAll makes every name no other answer is set for answer addr.
+func (n *network) answerAll(addr netip.Addr) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.others = addr
+}
+
+// names returns every name looked up, but for the ones listed.
+func (n *network) namesBut(known ...string) []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []string
+	for name := range n.queried {
+		if !slices.Contains(known, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// dialedBut returns the addresses dialled but for the ones listed.
+func (n *network) dialedBut(known ...string) []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []string
+	for _, d := range n.dialed {
+		if !slices.Contains(known, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // dialedOutside returns the addresses dialled that are neither publicAddr

@@ -24,6 +24,10 @@ var (
 const parallel = "4"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(orphanEnv) != "" {
+		orphan()
+		return
+	}
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,19 +27,31 @@ type tab struct {
 	// undo takes down what openPage opened, last opened first.
 	undo []func()
 
+	// leave ends everything the page is waited for, once its main frame
+	// has given up its content for an error page.
+	leave context.CancelCauseFunc
+
 	mu sync.Mutex
 	// status is the main document's HTTP status, 0 until it answers.
 	status int
-	// blockedNav is the first navigation the guard refused: it names why
-	// a navigation failed better than the browser's error does.
-	blockedNav error
+	// refusedDocs are the documents the guard refused, by URL, and
+	// blockedNav the first of them: they name why a navigation failed
+	// better than the browser's error does.
+	refusedDocs map[string]error
+	blockedNav  error
+	// unreachable is the URL the main frame failed to load, once it shows
+	// Chromium's error page in place of a document.
+	unreachable string
 }
+
+// errLeft is why a page's waits end when its main frame fails to load.
+var errLeft = errors.New("the page's main frame failed to load")
 
 // openPage opens a blank page in a browser context of its own, which
 // reaches the network only through an egress proxy of its own judging with
 // policy. Whatever fails on the way, what was opened is taken down again.
 func (r *Renderer) openPage(ctx context.Context, inst *instance, policy netpolicy.Policy) (_ *tab, err error) {
-	t := &tab{}
+	t := &tab{refusedDocs: map[string]error{}}
 	defer func() {
 		if err != nil {
 			t.close()
@@ -79,8 +92,9 @@ func (r *Renderer) openPage(ctx context.Context, inst *instance, policy netpolic
 	if err != nil {
 		return nil, fmt.Errorf("attach to page: %w", err)
 	}
-	pctx, stop := context.WithCancel(ctx)
-	t.onClose(stop)
+	pctx, stop := context.WithCancelCause(ctx)
+	t.onClose(func() { stop(nil) })
+	t.leave = stop
 	t.page = page.Context(pctx)
 	return t, nil
 }
@@ -98,9 +112,9 @@ func (t *tab) close() {
 
 // guardPage puts the page under the policy before it loads anything: it
 // listens for what the render reports (the main document's status, a
-// refused navigation), locks down what the egress proxy cannot judge, and
-// holds every request the page makes until the guard has judged it. The
-// returned func stops holding requests.
+// refused navigation), answers the page's dialogs, locks down what the
+// egress proxy cannot judge, and holds every request the page makes until
+// the guard has judged it. The returned func stops holding requests.
 func (r *Renderer) guardPage(ctx context.Context, t *tab, g *guard) (stop func(), err error) {
 	page := t.page
 	// Subscribe before anything else enables the Network domain: rod
@@ -112,37 +126,87 @@ func (r *Renderer) guardPage(ctx context.Context, t *tab, g *guard) (stop func()
 			t.status = e.Response.Status
 			t.mu.Unlock()
 		}
+	}, func(e *proto.PageFrameNavigated) {
+		// The main frame committed Chromium's error page: whenever the
+		// page went, at load or later by itself, what it shows now is not
+		// its content, and nothing the render waits for will come.
+		if e.Frame.ParentID == "" && e.Frame.UnreachableURL != "" {
+			t.mu.Lock()
+			if t.unreachable == "" {
+				t.unreachable = e.Frame.UnreachableURL
+			}
+			t.mu.Unlock()
+			t.leave(errLeft)
+		}
+	})()
+
+	go page.EachEvent(func(e *proto.PageJavascriptDialogOpening) {
+		answerDialog(page, e)
 	})()
 
 	if err := lockDown(page); err != nil {
 		return nil, err
 	}
 
-	router := page.HijackRequests()
-	err = router.Add("*", "", func(h *rod.Hijack) {
-		u := h.Request.URL().String()
-		if err := g.check(ctx, u); err != nil {
-			if h.Request.IsNavigation() {
-				t.mu.Lock()
-				if t.blockedNav == nil {
-					t.blockedNav = err
-				}
-				t.mu.Unlock()
-			}
-			r.logger.Debug("render request refused", "url", u, "err", err.Error())
-			h.Response.Fail(proto.NetworkErrorReasonBlockedByClient)
-			return
-		}
-		// Released, not fetched by us: the browser's own stack keeps its
-		// caching, HTTP/2 and cookie handling, and its egress proxy judges
-		// the connection.
-		h.ContinueRequest(&proto.FetchContinueRequest{})
+	// Subscribing enables the Fetch domain for every request, and ending
+	// the subscription disables it.
+	held, release := context.WithCancel(page.GetContext())
+	wait := page.Context(held).EachEvent(func(e *proto.FetchRequestPaused) {
+		go r.judge(ctx, t, g, e)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("hijack requests: %w", err)
+	go wait()
+	return func() {
+		release()
+		_ = proto.FetchDisable{}.Call(page)
+	}, nil
+}
+
+// judge releases a held request or fails it. A released request is not
+// fetched by us: the browser's own stack keeps its caching, HTTP/2 and
+// cookie handling, and the render's egress proxy judges the connection.
+func (r *Renderer) judge(ctx context.Context, t *tab, g *guard, e *proto.FetchRequestPaused) {
+	u := e.Request.URL
+	fail := proto.FetchFailRequest{RequestID: e.RequestID, ErrorReason: proto.NetworkErrorReasonBlockedByClient}
+	if chromiumsOwn(e) {
+		r.logger.Debug("chromium request in a render refused", "url", u)
+		_ = fail.Call(t.page)
+		return
 	}
-	go router.Run()
-	return func() { _ = router.Stop() }, nil
+	if err := g.check(ctx, u); err != nil {
+		if e.ResourceType == proto.NetworkResourceTypeDocument {
+			t.mu.Lock()
+			if t.blockedNav == nil {
+				t.blockedNav = err
+			}
+			t.refusedDocs[u] = err
+			t.mu.Unlock()
+		}
+		r.logger.Debug("render request refused", "url", u, "err", err.Error())
+		_ = fail.Call(t.page)
+		return
+	}
+	_ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(t.page)
+}
+
+// chromiumsOwn reports whether a request is Chromium's own, made in the
+// page's name rather than by the page: the favicon it fetches for every
+// page it shows (and any other image it downloads for itself). Those have
+// no resource type of the page's (an <img>, a CSS image, a preload are all
+// Image) yet ask for an image. Nothing but the page's own requests leaves
+// a render.
+func chromiumsOwn(e *proto.FetchRequestPaused) bool {
+	return e.ResourceType == proto.NetworkResourceTypeOther &&
+		strings.HasPrefix(e.Request.Headers["Accept"].Str(), "image/")
+}
+
+// answerDialog closes a dialog as soon as it opens: until it is closed
+// the page's scripts, its load and every evaluation wait, and nobody is
+// there to close it. alert has only one answer and beforeunload is let
+// leave, so the page goes where it was going; confirm and prompt are
+// cancelled, the answer least likely to make the page do something.
+func answerDialog(page *rod.Page, e *proto.PageJavascriptDialogOpening) {
+	accept := e.Type == proto.PageDialogTypeAlert || e.Type == proto.PageDialogTypeBeforeunload
+	_ = proto.PageHandleJavaScriptDialog{Accept: accept}.Call(page)
 }
 
 // lockDownScript removes what the egress proxy cannot judge or the policy
@@ -222,12 +286,49 @@ func (t *tab) navigate(target string) error {
 			}
 			return failure.Wrap(failure.Network, ne, "render %s", target)
 		}
+		// The page may have failed to load before Chromium answered.
+		if left := t.left(target); left != nil {
+			return left
+		}
 		return fmt.Errorf("navigate: %w", err)
 	}
 	if err := t.page.WaitLoad(); err != nil {
+		if left := t.left(target); left != nil {
+			return left
+		}
 		return fmt.Errorf("wait for load: %w", err)
 	}
-	return nil
+	return t.left(target)
+}
+
+// left returns, once the main frame shows an error page in place of a
+// document, why it failed to load: Blocked when the guard refused that
+// document (or, failing that, any document or connection of the page),
+// Network otherwise. It returns nil while the page shows its own content.
+func (t *tab) left(target string) error {
+	t.mu.Lock()
+	unreachable := t.unreachable
+	refused, exact := t.refusedDocs[unreachable]
+	if !exact {
+		refused = t.blockedNav
+	}
+	t.mu.Unlock()
+	if unreachable == "" {
+		return nil
+	}
+	if refused == nil {
+		refused = t.egress.refusal()
+	}
+	if unreachable == target {
+		if refused != nil {
+			return failure.Wrap(failure.Blocked, refused, "render %s", target)
+		}
+		return failure.New(failure.Network, "render %s: the page failed to load", target)
+	}
+	if refused != nil {
+		return failure.Wrap(failure.Blocked, refused, "render %s: the page went on to %s", target, unreachable)
+	}
+	return failure.New(failure.Network, "render %s: the page went on to %s, which failed to load", target, unreachable)
 }
 
 // settle waits, after the load event, until the page's scripts have built
@@ -257,13 +358,21 @@ func settle(ctx context.Context, page *rod.Page, opts *distillv1.FetchOptions, i
 
 // snapshot reads the settled page: the URL it ended at, its main
 // document's status (200 when none was seen) and its DOM, refused as
-// TooLarge over MaxHTMLBytes.
+// TooLarge over MaxHTMLBytes. A page whose main frame failed to load (see
+// left) has nothing to read.
 func (t *tab) snapshot(target string) (*internalv1.RenderResponse, error) {
 	info, err := t.page.Info()
 	if err != nil {
+		if left := t.left(target); left != nil {
+			return nil, left
+		}
 		return nil, fmt.Errorf("page info: %w", err)
 	}
 	html, err := serialize(t.page)
+	// Read last: the page may have left while it was read.
+	if left := t.left(target); left != nil {
+		return nil, left
+	}
 	if err != nil {
 		if fe, ok := errors.AsType[*failure.Error](err); ok {
 			return nil, failure.Wrap(fe.Code, fe, "render %s", target)

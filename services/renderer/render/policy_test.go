@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -136,6 +138,9 @@ func TestRenderKeepsThePageInsideThePolicy(t *testing.T) {
 		switch r.URL.Path {
 		case "/redirect":
 			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+		case "/leave":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, "<!doctype html><title>leave</title><p>first page</p><script>setTimeout(() => { location = 'http://rebind-d.test:%d/left' }, 50)</script>", site.port())
 		case "/probe":
 			rebind := fmt.Sprintf("http://%s:%d", r.URL.Query().Get("rebind"), site.port())
 			targets, _ := json.Marshal(append([]string{otherBase, rebind}, privates...))
@@ -155,6 +160,7 @@ func TestRenderKeepsThePageInsideThePolicy(t *testing.T) {
 	nw.name("rebind-a.test", publicAddr.String(), "127.0.0.1")
 	nw.name("rebind-b.test", publicAddr.String(), "127.0.0.1")
 	nw.name("rebind-c.test", publicAddr.String(), "127.0.0.1")
+	nw.name("rebind-d.test", publicAddr.String(), "127.0.0.1")
 
 	logs := &syncBuffer{}
 	r := New(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), WithAllowLocal(true))
@@ -247,6 +253,18 @@ func TestRenderKeepsThePageInsideThePolicy(t *testing.T) {
 		}
 	})
 
+	t.Run("a page that goes on to a name refused at connect is a policy error", func(t *testing.T) {
+		req := localReq(fmt.Sprintf("http://site.test:%d/leave", site.port()), nil)
+		req.Options.AllowLocal = false
+		_, err := r.Render(context.Background(), req)
+		if failure.CodeOf(err) != failure.Blocked || !strings.Contains(err.Error(), "rebind-d.test is 127.0.0.1") {
+			t.Fatalf("err = %v (%v), want Blocked naming the rebound address", err, failure.CodeOf(err))
+		}
+		if n := site.count("/left"); n != 0 {
+			t.Fatalf("the rebinding name reached the loopback server %d times", n)
+		}
+	})
+
 	t.Run("no WebRTC, no UDP, no service worker", func(t *testing.T) {
 		results := probe(t, fmt.Sprintf("http://127.0.0.1:%d/probe?rebind=rebind-b.test", site.port()), true)
 		if results["webrtc"] != "undefined" {
@@ -261,4 +279,124 @@ func TestRenderKeepsThePageInsideThePolicy(t *testing.T) {
 			t.Errorf("%d UDP packets reached the STUN port", udpCount)
 		}
 	})
+}
+
+// Nothing leaves a render but the page's own requests: not Chromium's
+// background services (autofill, components, safe browsing, connectivity
+// probes, field trials), which the launch flags switch off and the
+// browser-wide sink refuses, and nothing else through the render's egress
+// proxy. Every name the egress looks up is answered, so any request it
+// would forward shows in the DNS record and the dialler's.
+func TestRenderSendsOnlyThePagesRequests(t *testing.T) {
+	t.Parallel()
+	requireChromium(t)
+	own := []string{"/page", "/style.css", "/app.js", "/img.gif", "/api"}
+	site := newHitCounter(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/page":
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = io.WriteString(w, `<!doctype html><html><head><title>own</title><link rel="stylesheet" href="/style.css"><script src="/app.js"></script></head>
+				<body><img src="/img.gif"><div id="out"></div></body></html>`)
+		case "/style.css":
+			w.Header().Set("Content-Type", "text/css")
+			_, _ = io.WriteString(w, "body { color: black }")
+		case "/app.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			_, _ = io.WriteString(w, `fetch('/api').then(r => r.text()).then(t => {
+				const d = document.createElement('p'); d.id = 'done'; d.textContent = t; document.body.append(d); });`)
+		case "/img.gif":
+			w.Header().Set("Content-Type", "image/gif")
+			_, _ = w.Write([]byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"))
+		default:
+			_, _ = io.WriteString(w, "api answer")
+		}
+	}))
+	nw := newNetwork(t)
+	nw.name("site.test", publicAddr.String())
+	nw.answerAll(publicAddr)
+
+	logs := &syncBuffer{}
+	r := New(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	r.resolver, r.dialAddr = nw.dns.Resolver(), nw.dial
+	defer func() { _ = r.Close() }()
+
+	req := localReq(fmt.Sprintf("http://site.test:%d/page", site.port()), func(o *distillv1.FetchOptions) {
+		o.JsWaitFor = "#done"
+		// Network quiet as well: the render stays open for whatever the
+		// browser would send after the page.
+		o.JsWait = proto.Int32(3)
+	})
+	req.Options.AllowLocal = false
+	res, err := r.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.GetHtml()), "api answer") {
+		t.Fatalf("the page did not finish:\n%s", res.GetHtml())
+	}
+	for _, p := range own {
+		if n := site.count(p); n != 1 {
+			t.Errorf("the page's %s reached the server %d times, want once", p, n)
+		}
+	}
+	if n := site.total(); n != len(own) {
+		t.Errorf("the server got %d requests, want only the page's %d: %v", n, len(own), site.hits)
+	}
+	if names := nw.namesBut("site.test"); len(names) > 0 {
+		t.Errorf("the egress looked up names the page never asked for: %v", names)
+	}
+	if dialed := nw.dialedBut(fmt.Sprintf("%s:%d", publicAddr, site.port())); len(dialed) > 0 {
+		t.Errorf("the egress dialled addresses the page never asked for: %v", dialed)
+	}
+	if !strings.Contains(logs.String(), "chromium request in a render refused") {
+		t.Error("no request of chromium's own was refused in the render; the favicon check proves nothing")
+	}
+	// What Chromium sends for itself outside the render (this Chromium still
+	// asks Google for the time, component updates and accounts once a
+	// context opens, whatever the flags) goes to the browser-wide sink,
+	// which answers none of it (TestSinkRefusesEverything): none of it
+	// reached the network above.
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "outside any render refused") {
+			t.Log(line)
+		}
+	}
+}
+
+func TestSinkRefusesEverything(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	sink, err := startSink(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sink.Close() }()
+	for _, tt := range []struct{ request, target string }{
+		{"GET http://clients2.google.com/time/1/current?cup2key=secret HTTP/1.1\r\nHost: clients2.google.com\r\n\r\n", "target=clients2.google.com\n"},
+		{"CONNECT accounts.google.com:443 HTTP/1.1\r\nHost: accounts.google.com:443\r\n\r\n", "target=accounts.google.com:443\n"},
+	} {
+		c, err := net.Dial("tcp", sink.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(c, tt.request); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		got, err := io.ReadAll(c)
+		_ = c.Close()
+		if len(got) > 0 || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("%q: the sink answered %q (%v), want the connection closed unanswered", tt.request, got, err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(logs.String(), tt.target) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !strings.Contains(logs.String(), tt.target) {
+			t.Errorf("no refusal logged for %s:\n%s", tt.target, logs.String())
+		}
+	}
+	if strings.Contains(logs.String(), "secret") {
+		t.Error("a query string reached the log")
+	}
 }

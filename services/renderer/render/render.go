@@ -238,11 +238,11 @@ func (r *Renderer) browser(ctx context.Context) (*instance, error) {
 			return r.inst, nil
 		}
 	}
-	inst, err := launch(ctx, r.bin, r.noSandbox || os.Geteuid() == 0)
+	inst, err := launch(ctx, r.logger, r.bin, r.noSandbox || os.Geteuid() == 0)
 	if err != nil {
 		return nil, err
 	}
-	r.logger.Info("chromium launched", "bin", r.bin, "pid", inst.launcher.PID())
+	r.logger.Info("chromium launched", "bin", r.bin, "pid", inst.pid)
 	r.inst = inst
 	r.unlistSink = r.own.Add(inst.sink.Addr(), "browser proxy sink")
 	return inst, nil
@@ -256,7 +256,7 @@ func (r *Renderer) drop(inst *instance) {
 		r.unlistSink()
 	}
 	r.mu.Unlock()
-	r.logger.Warn("chromium crashed or stopped answering; relaunching on next render", "pid", inst.launcher.PID())
+	r.logger.Warn("chromium crashed or stopped answering; relaunching on next render", "pid", inst.pid)
 	r.kills.Go(inst.abort)
 }
 
@@ -287,6 +287,9 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *in
 		return nil, err
 	}
 	if err := settle(ctx, t.page, req.GetOptions(), idle); err != nil {
+		if left := t.left(target); left != nil {
+			return nil, left
+		}
 		return nil, err
 	}
 	return t.snapshot(target)

@@ -188,6 +188,14 @@ func newSite(t *testing.T) *site {
 	mux.HandleFunc("/to-private", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://10.0.0.1/redirected", http.StatusFound)
 	})
+	// Pages that, once loaded, send themselves to a blocked address: by
+	// script, by a refresh, and while the render waits for a selector.
+	mux.HandleFunc("/self-to-private", page(`<p>first page</p><script>setTimeout(() => { location = 'http://10.0.0.1/' }, 50)</script>`))
+	mux.HandleFunc("/refresh-to-metadata", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, `<!doctype html><html><head><meta http-equiv="refresh" content="0;url=http://169.254.169.254/latest/meta-data/"></head><body><p>first page</p></body></html>`)
+	})
+	mux.HandleFunc("/self-to-private-later", page(`<p>first page</p><script>setTimeout(() => { location = 'http://192.168.7.7/' }, 300)</script>`))
 	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
 		s.hung <- struct{}{}
 		select {
@@ -363,6 +371,26 @@ func TestRender(t *testing.T) {
 		}
 	})
 
+	// Chromium shows its own error page for a navigation the guard
+	// refused; that page is not the content asked for.
+	for _, tt := range []struct {
+		name, path, waitFor, blocked string
+	}{
+		{"a page that sends itself to a private address after load is blocked", "/self-to-private", "", "10.0.0.1"},
+		{"a page that refreshes to the metadata endpoint is blocked", "/refresh-to-metadata", "", "169.254.169.254"},
+		{"a page that leaves for a private address while the render waits for a selector is blocked", "/self-to-private-later", "#never", "192.168.7.7"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSite(t)
+			res, err := r.Render(ctx, localReq(s.URL+tt.path, func(o *distillv1.FetchOptions) { o.JsWaitFor = tt.waitFor }))
+			if failure.CodeOf(err) != failure.Blocked || !strings.Contains(err.Error(), tt.blocked) {
+				t.Fatalf("err = %v (%v), want Blocked naming %s; the render returned %d bytes of %s", err, failure.CodeOf(err), tt.blocked, len(res.GetHtml()), res.GetFinalUrl())
+			}
+			t.Log(err)
+		})
+	}
+
 	t.Run("a session's cookies reach the page and leave with its context", func(t *testing.T) {
 		t.Parallel()
 		s := newSite(t)
@@ -436,7 +464,7 @@ func TestRenderReplacesAFailedBrowser(t *testing.T) {
 			errc <- err
 		}()
 		s.waitHung(t, errc)
-		if err := syscall.Kill(inst.launcher.PID(), syscall.SIGSTOP); err != nil {
+		if err := syscall.Kill(inst.pid, syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
 		err := <-errc
@@ -461,7 +489,7 @@ func TestRenderReplacesAFailedBrowser(t *testing.T) {
 			errc <- err
 		}()
 		s.waitHung(t, errc)
-		if err := syscall.Kill(inst.launcher.PID(), syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(inst.pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		if err := <-errc; failure.CodeOf(err) != failure.RenderFailed {
