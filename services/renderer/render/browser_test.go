@@ -68,7 +68,7 @@ func TestBrowserHasNoDevToolsPort(t *testing.T) {
 	requireChromium(t)
 	srv := httptest.NewServer(page("<p>rendered</p>"))
 	defer srv.Close()
-	r := New(discard())
+	r := New(discard(), WithAllowLocal(true))
 	defer func() { _ = r.Close() }()
 	res, err := r.Render(context.Background(), localReq(srv.URL, nil))
 	if err != nil || !strings.Contains(string(res.GetHtml()), "rendered") {
@@ -104,7 +104,7 @@ const orphanEnv = "RENDER_TEST_ORPHAN"
 // to be killed.
 func orphan() {
 	srv := httptest.NewServer(page("<p>rendered</p>"))
-	r := New(discard())
+	r := New(discard(), WithAllowLocal(true))
 	if _, err := r.Render(context.Background(), localReq(srv.URL, nil)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
