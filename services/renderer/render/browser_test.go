@@ -159,7 +159,7 @@ func TestBrowserThatFailsToStart(t *testing.T) {
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := New(discard(), WithChromium(bin))
+	r := New(discard(), WithChromium(bin), WithAllowLocal(true))
 	defer func() { _ = r.Close() }()
 	_, err := r.Render(context.Background(), localReq("http://127.0.0.1:1/", nil))
 	if failure.CodeOf(err) != failure.RenderFailed || !strings.Contains(err.Error(), "launch chromium "+bin+": Missing X server or $DISPLAY") {
