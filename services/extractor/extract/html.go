@@ -51,7 +51,7 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 
 	var allLinks []*distillv1.Link
 	if opts.GetLinksFull() {
-		allLinks = linksIn(htmlnode.First(doc, "body"), base)
+		allLinks = linksIn(htmlnode.First(doc, "body"), u, base)
 	}
 
 	p := page{title: meta.Title, byline: meta.Byline, excerpt: meta.Description}
@@ -82,7 +82,7 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 	// The content's links are read only when they are returned or counted.
 	var contentLinks []*distillv1.Link
 	if opts.GetDiagnostics() || opts.GetExtractLinks() && !opts.GetLinksFull() {
-		contentLinks = linksIn(content, base)
+		contentLinks = linksIn(content, u, base)
 		p.linkCount = len(contentLinks)
 	}
 	switch {
