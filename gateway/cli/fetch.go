@@ -194,9 +194,10 @@ func runFetch(cmd *cobra.Command, g *globals, server string, urls []string, opts
 	}
 
 	items := make([]output.BatchItem, len(urls))
+	sent := withBodyReport(opts)
 	if len(urls) == 1 {
 		items[0].URL = urls[0]
-		res, err := svc.Fetch(ctx, &distillv1.FetchRequest{Url: urls[0], Options: opts})
+		res, err := svc.Fetch(ctx, &distillv1.FetchRequest{Url: urls[0], Options: sent})
 		if err != nil {
 			items[0].Err = err
 		} else {
@@ -204,7 +205,7 @@ func runFetch(cmd *cobra.Command, g *globals, server string, urls []string, opts
 		}
 	} else {
 		bar := newProgress(g.stderr, len(urls))
-		err := svc.Batch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: opts}, func(r *distillv1.FetchBatchResponse) {
+		err := svc.Batch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: sent}, func(r *distillv1.FetchBatchResponse) {
 			it := output.ItemOf(r)
 			items[r.GetIndex()] = it
 			bar.step(it.Err != nil)
@@ -226,6 +227,7 @@ func printFetch(g *globals, items []output.BatchItem, opts *distillv1.FetchOptio
 			fmt.Fprintf(g.stderr, "distill: %s\n", oneLine(it.Err.Error()))
 			continue
 		}
+		noteTruncated(g, it, opts)
 		if format == distillv1.Format_FORMAT_JSON {
 			continue
 		}
