@@ -49,6 +49,9 @@ func newExtractCmd(g *globals) *cobra.Command {
 			if err := fetchopts.Validate(opts); err != nil {
 				return usageError{err}
 			}
+			if err := extract.CheckSelector(opts.GetSelector()); err != nil {
+				return usageError{err}
+			}
 			if base != "" {
 				if err := checkBase(base); err != nil {
 					return usageError{err}

@@ -11,6 +11,7 @@ import (
 	"distill.dev/gateway/output"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/extract"
 	"distill.dev/services/platform/envflag"
 )
 
@@ -163,6 +164,11 @@ func newFetchCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, urls []string) error {
 			opts := f.options(cmd.Flags())
 			if err := fetchopts.Validate(opts); err != nil {
+				return usageError{err}
+			}
+			// A selector that cannot run is refused before anything is
+			// fetched.
+			if err := extract.CheckSelector(opts.GetSelector()); err != nil {
 				return usageError{err}
 			}
 			return runFetch(cmd, g, server, urls, opts)

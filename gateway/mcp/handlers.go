@@ -10,6 +10,7 @@ import (
 	"distill.dev/gateway/output"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/extract"
 )
 
 // tool is one MCP tool: its public name and parameters, and run, which
@@ -68,6 +69,10 @@ func options(a args) (*distillv1.FetchOptions, error) {
 	opts := fetchOptions(a)
 	if err := fetchopts.Validate(opts); err != nil {
 		return nil, optionError(err)
+	}
+	// A selector that cannot run is refused before anything is fetched.
+	if err := extract.CheckSelector(opts.GetSelector()); err != nil {
+		return nil, argError{err}
 	}
 	return opts, nil
 }

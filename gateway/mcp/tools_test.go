@@ -2,8 +2,11 @@ package mcp
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -271,5 +274,34 @@ func TestAFormThatMayHaveBeenSentIsNeverToldToRetry(t *testing.T) {
 	}
 	if got := errorText("fetch_url", failure.New(failure.Timeout, "fetch http://x/: timed out")); !strings.Contains(got, "Retry") {
 		t.Fatalf("an ordinary timeout lost its hint: %q", got)
+	}
+}
+
+// A selector that would burn the CPU is a tool error naming the bound it
+// breaks, and no request reaches the site.
+func TestHostileSelectorIsRefusedBeforeFetching(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body><main><p>Counted.</p></main></body></html>")
+	}))
+	t.Cleanup(srv.Close)
+	cs := connect(t, newService(t))
+	sel := ":has(:has(:has(:has(*))))"
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"fetch_url", map[string]any{"url": srv.URL, "allow_local": true, "selector": sel}},
+		{"observe_url", map[string]any{"url": srv.URL, "allow_local": true, "selector": sel}},
+	} {
+		msg := callError(t, cs, tc.tool, tc.args)
+		if !strings.Contains(msg, ":has() 4 deep, over the limit of 1") {
+			t.Errorf("%s: error %q does not name the :has() bound", tc.tool, msg)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the site got %d requests, want none", n)
 	}
 }

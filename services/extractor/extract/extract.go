@@ -40,7 +40,7 @@ type Extractor struct {
 	// article picks and cleans a page's main content. It is the one seam
 	// the article scorer sits behind, so a stronger scorer replaces it
 	// without touching the rest of the pipeline.
-	article func(doc *html.Node) *html.Node
+	article func(ctx context.Context, doc *html.Node) (*html.Node, error)
 }
 
 // New returns an Extractor.
@@ -78,7 +78,7 @@ func (p page) lowContent() bool { return p.lowContentReason != "" }
 func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest) (_ *internalv1.ExtractResponse, err error) {
 	ctx, done := telemetry.StartRequest(ctx, "distill.extract", "extractor", "Extract", telemetry.URLAttributes(req.GetUrl())...)
 	defer func() { done(err) }()
-	if err := ctx.Err(); err != nil {
+	if err := stopped(ctx, "starting"); err != nil {
 		return nil, err
 	}
 	u, err := pageURL(req.GetUrl())
