@@ -17,8 +17,8 @@ import (
 	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/extractor/extract"
+	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/pipeline"
 )
 
