@@ -7,9 +7,11 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
+	"golang.org/x/sync/semaphore"
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
@@ -41,15 +43,31 @@ type Extractor struct {
 	// the article scorer sits behind, so a stronger scorer replaces it
 	// without touching the rest of the pipeline.
 	article func(ctx context.Context, doc *html.Node) (*html.Node, error)
+
+	// budget, when set, bounds the memory extractions hold at once; see
+	// WithMemoryBudget.
+	budget     *semaphore.Weighted
+	budgetSize int64
+	// inUse is the weight of the pages being extracted; admitted, when
+	// set (by tests), is told it after each admission.
+	inUse    atomic.Int64
+	admitted func(inUse int64)
+	// waiting, when set (by tests), is called when an extraction finds
+	// the budget full and is about to wait.
+	waiting func()
 }
 
 // New returns an Extractor.
-func New(logger *slog.Logger) *Extractor {
-	return &Extractor{
+func New(logger *slog.Logger, opts ...Option) *Extractor {
+	e := &Extractor{
 		logger:  logger,
 		md:      markdown.New(),
 		article: readable.Article,
 	}
+	for _, opt := range opts {
+		opt(e)
+	}
+	return e
 }
 
 // page is a distilled page before budgets and figures are applied.
@@ -90,6 +108,12 @@ func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest)
 	if err != nil {
 		return nil, err
 	}
+
+	release, err := e.admit(ctx, len(req.GetHtml()))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 
 	mt, _ := mediaType(req.GetContentType())
 	kind := kindOf(mt)
