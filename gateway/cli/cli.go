@@ -132,7 +132,7 @@ func newRoot(env *envflag.Env, stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.cacheDir, "cache-dir", env.String(envflag.CacheDir, ""), envflag.Usage("fetch cache directory (default distill under the user cache directory)", envflag.CacheDir))
 	root.PersistentFlags().StringVar(&g.chromium, "chromium", env.String(envflag.Chromium, render.DefaultChromium), envflag.Usage("Chromium binary for headless renders", envflag.Chromium))
 	root.PersistentFlags().BoolVar(&g.anonymousRenders, "fallback-no-cookies", env.Bool(envflag.FallbackNoCookies, false), envflag.Usage("never hand a session's cookies to a headless render", envflag.FallbackNoCookies))
-	root.PersistentFlags().IntVar(&g.extractMemory, "extract-memory", env.Int(envflag.ExtractMemory, extract.DefaultMemoryBudget>>20), envflag.Usage("MiB of memory this process's extractions may hold at once; more wait their turn (each page weighs about 20 times its size)", envflag.ExtractMemory))
+	root.PersistentFlags().IntVar(&g.extractMemory, "extract-memory", env.Int(envflag.ExtractMemory, extract.DefaultMemoryBudget>>20), envflag.Usage("MiB of memory this process's extractions may hold at once; more wait their turn (each page weighs about 25 times its size)", envflag.ExtractMemory))
 	// A variable that cannot be read is refused before any command runs.
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if err := env.Err(); err != nil {

@@ -305,3 +305,29 @@ func TestHostileSelectorIsRefusedBeforeFetching(t *testing.T) {
 		t.Errorf("the site got %d requests, want none", n)
 	}
 }
+
+// A page longer than max_bytes is distilled from its beginning, and the
+// model is told in a block of its own, asked for diagnostics or not.
+func TestFetchURLSaysWhenThePageWasCutAtMaxBytes(t *testing.T) {
+	srv := pages(t)
+	cs := connect(t, newService(t))
+	texts, isError := call(t, cs, "fetch_url", map[string]any{"url": srv.URL + "/long", "allow_local": true, "max_bytes": 4096})
+	if isError || len(texts) != 2 {
+		t.Fatalf("got %q (error %t), want the page and a note", texts, isError)
+	}
+	if !strings.Contains(texts[0], "Paragraph 0 of the survey") || strings.Contains(texts[0], "Paragraph 2499") {
+		t.Errorf("page is not the beginning alone:\n%s", texts[0])
+	}
+	if !strings.Contains(texts[1], "longer than max_bytes") || !strings.Contains(texts[1], "4096") {
+		t.Errorf("note = %q, want max_bytes and the cap named", texts[1])
+	}
+	p := callJSON[struct {
+		Diagnostics map[string]any `json:"diagnostics"`
+	}](t, cs, "fetch_url", map[string]any{"url": srv.URL + "/long", "allow_local": true, "max_bytes": 4096, "format": "json", "diagnostics": true})
+	if p.Diagnostics["truncated_body"] != true {
+		t.Errorf("diagnostics = %v, want truncated_body", p.Diagnostics)
+	}
+	if texts := callOK(t, cs, "fetch_url", map[string]any{"url": srv.URL + "/a", "allow_local": true}); strings.Contains(texts, "max_bytes") {
+		t.Errorf("a page under the cap carries a note:\n%s", texts)
+	}
+}

@@ -16,7 +16,7 @@ import (
 
 func main() {
 	env := envflag.FromOS()
-	memory := flag.Int("extract-memory", env.Int(envflag.ExtractMemory, extract.DefaultMemoryBudget>>20), envflag.Usage("MiB of memory the extractions may hold at once; more wait their turn (each page weighs about 20 times its size)", envflag.ExtractMemory))
+	memory := flag.Int("extract-memory", env.Int(envflag.ExtractMemory, extract.DefaultMemoryBudget>>20), envflag.Usage("MiB of memory the extractions may hold at once; more wait their turn (each page weighs about 25 times its size)", envflag.ExtractMemory))
 	servicemain.Main("extractor", ":7002", env, func(ctx context.Context, p servicemain.Process) error {
 		return server.Run(ctx, server.Config{Addr: p.Listen, GRPCOptions: telemetry.ServerOptions(), MemoryBudget: int64(*memory) << 20}, p.Logger)
 	})
