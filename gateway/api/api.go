@@ -18,6 +18,7 @@ import (
 	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/extract"
 	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/pipeline"
 )
@@ -100,6 +101,9 @@ func (s *Server) Fetch(ctx context.Context, req *distillv1.FetchRequest) (*disti
 	if req.GetUrl() == "" {
 		return nil, status.Error(codes.InvalidArgument, "url is required")
 	}
+	if err := extract.CheckSelector(req.GetOptions().GetSelector()); err != nil {
+		return nil, err
+	}
 	res, err := s.backend.Do(ctx, pipeline.Request{URL: req.GetUrl(), Options: req.GetOptions()})
 	if err != nil {
 		return nil, err
@@ -111,6 +115,9 @@ func (s *Server) Fetch(ctx context.Context, req *distillv1.FetchRequest) (*disti
 func (s *Server) Observe(ctx context.Context, req *distillv1.ObserveRequest) (*distillv1.ObserveResponse, error) {
 	if req.GetUrl() == "" {
 		return nil, status.Error(codes.InvalidArgument, "url is required")
+	}
+	if err := extract.CheckSelector(req.GetOptions().GetSelector()); err != nil {
+		return nil, err
 	}
 	res, err := s.backend.Do(ctx, pipeline.Request{URL: req.GetUrl(), Options: ObserveOptions(req.GetOptions())})
 	if err != nil {
@@ -166,6 +173,9 @@ func (s *Server) Batch(ctx context.Context, req *distillv1.FetchBatchRequest, de
 	}
 	if err := fetchopts.Validate(req.GetOptions()); err != nil {
 		return status.Errorf(codes.InvalidArgument, "invalid options: %v", err)
+	}
+	if err := extract.CheckSelector(req.GetOptions().GetSelector()); err != nil {
+		return err
 	}
 	return s.backend.Batch(ctx, urls, req.GetOptions(), func(r *internalv1.FetchJobResult) {
 		out := &distillv1.FetchBatchResponse{Index: r.GetIndex(), Url: r.GetUrl()}

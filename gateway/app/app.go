@@ -54,6 +54,9 @@ type Config struct {
 	CacheDir string
 	// Chromium is the browser binary; empty means render.DefaultChromium.
 	Chromium string
+	// ExtractMemory is the memory, in bytes, the in-process extractions
+	// may hold at once; zero means extract.DefaultMemoryBudget.
+	ExtractMemory int64
 }
 
 // ClusterConfig is where a gateway finds the rest of distill.

@@ -69,9 +69,13 @@ func newLocal(logger *slog.Logger, cfg Config) *local {
 	if workers <= 0 {
 		workers = DefaultWorkers
 	}
+	memory := cfg.ExtractMemory
+	if memory == 0 {
+		memory = extract.DefaultMemoryBudget
+	}
 	return &local{
 		logger: logger, workers: workers, fetcher: f, renderer: r,
-		pipeline: pipeline.New(logger, f, extract.New(logger), r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders)),
+		pipeline: pipeline.New(logger, f, extract.New(logger, extract.WithMemoryBudget(memory)), r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders)),
 		cache:    c, cacheErr: cacheErr,
 	}
 }

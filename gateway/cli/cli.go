@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"distill.dev/gateway/app"
+	"distill.dev/services/extractor/extract"
 	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/version"
 	"distill.dev/services/renderer/render"
@@ -93,6 +94,8 @@ type globals struct {
 	chromium string
 	// anonymousRenders keeps sessions' cookies out of renders.
 	anonymousRenders bool
+	// extractMemory is --extract-memory, in MiB.
+	extractMemory int
 }
 
 // appConfig is distill in this process as the global flags and the
@@ -104,6 +107,7 @@ func (g *globals) appConfig(workers int) app.Config {
 		Workers:          workers,
 		CacheDir:         g.cacheDir,
 		Chromium:         g.chromium,
+		ExtractMemory:    int64(g.extractMemory) << 20,
 	}
 }
 
@@ -143,6 +147,7 @@ func newRoot(env *envflag.Env, stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.cacheDir, "cache-dir", env.String(envflag.CacheDir, ""), envflag.Usage("fetch cache directory (default distill under the user cache directory)", envflag.CacheDir))
 	root.PersistentFlags().StringVar(&g.chromium, "chromium", env.String(envflag.Chromium, render.DefaultChromium), envflag.Usage("Chromium binary for headless renders", envflag.Chromium))
 	root.PersistentFlags().BoolVar(&g.anonymousRenders, "fallback-no-cookies", env.Bool(envflag.FallbackNoCookies, false), envflag.Usage("never hand a session's cookies to a headless render", envflag.FallbackNoCookies))
+	root.PersistentFlags().IntVar(&g.extractMemory, "extract-memory", env.Int(envflag.ExtractMemory, extract.DefaultMemoryBudget>>20), envflag.Usage("MiB of memory this process's extractions may hold at once; more wait their turn (each page weighs about 25 times its size)", envflag.ExtractMemory))
 	// A variable that cannot be read is refused before any command runs.
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if err := env.Err(); err != nil {

@@ -52,6 +52,9 @@ func newExtractCmd(g *globals) *cobra.Command {
 			if err := fetchopts.Validate(opts); err != nil {
 				return usageError{err}
 			}
+			if err := extract.CheckSelector(opts.GetSelector()); err != nil {
+				return usageError{err}
+			}
 			if base != "" {
 				if err := checkBase(base); err != nil {
 					return usageError{err}
@@ -66,7 +69,7 @@ func newExtractCmd(g *globals) *cobra.Command {
 	}
 	f.register(cmd.Flags())
 	cmd.Flags().StringVar(&base, "url", "", "URL the page was served from: the base for relative links (default: the file's file:// URL)")
-	cmd.Flags().Int64Var(&maxBytes, "max-bytes", maxBytes, "refuse files larger than this many bytes")
+	cmd.Flags().Int64Var(&maxBytes, "max-bytes", maxBytes, "read at most this many bytes of each file; a longer one is distilled from its beginning, with a note on stderr")
 	cmd.Flags().SortFlags = false
 	return cmd
 }
@@ -95,7 +98,7 @@ func countStdin(files []string) int {
 // extractFiles distills each file, using every core, and returns the
 // results in input order. Extraction is pure CPU work: no queue is needed.
 func extractFiles(ctx context.Context, g *globals, files []string, base string, opts *distillv1.FetchOptions, stdin io.Reader) []output.BatchItem {
-	ex := extract.New(g.logger())
+	ex := extract.New(g.logger(), extract.WithMemoryBudget(int64(g.extractMemory)<<20))
 	items := make([]output.BatchItem, len(files))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -116,7 +119,7 @@ func extractFiles(ctx context.Context, g *globals, files []string, base string, 
 
 func extractFile(ctx context.Context, ex *extract.Extractor, name, base string, opts *distillv1.FetchOptions, stdin io.Reader) output.BatchItem {
 	item := output.BatchItem{URL: name}
-	body, pageURL, contentType, err := readPage(name, base, fetchopts.MaxBytes(opts), stdin)
+	body, truncated, pageURL, contentType, err := readPage(name, base, fetchopts.MaxBytes(opts), stdin)
 	if err != nil {
 		item.Err = err
 		return item
@@ -133,12 +136,20 @@ func extractFile(ctx context.Context, ex *extract.Extractor, name, base string, 
 		return item
 	}
 	item.Result = res.GetDistilled()
+	if truncated {
+		// printFetch notes it and drops diagnostics not asked for.
+		if item.Result.Diagnostics == nil {
+			item.Result.Diagnostics = &distillv1.Diagnostics{}
+		}
+		item.Result.Diagnostics.TruncatedBody = true
+	}
 	return item
 }
 
-// readPage reads a saved page, refusing more than maxBytes, and returns its
-// bytes, the URL it stands for and its media type ("" for HTML).
-func readPage(name, base string, maxBytes int64, stdin io.Reader) ([]byte, string, string, error) {
+// readPage reads a saved page, at most its first maxBytes, and returns
+// those bytes, whether there were more, the URL it stands for and its
+// media type ("" for HTML).
+func readPage(name, base string, maxBytes int64, stdin io.Reader) ([]byte, bool, string, string, error) {
 	var r io.Reader
 	pageURL := base
 	contentType := ""
@@ -150,17 +161,17 @@ func readPage(name, base string, maxBytes int64, stdin io.Reader) ([]byte, strin
 	} else {
 		file, err := os.Open(name)
 		if err != nil {
-			return nil, "", "", failure.Wrap(failure.InvalidArgument, err, "read %s", name)
+			return nil, false, "", "", failure.Wrap(failure.InvalidArgument, err, "read %s", name)
 		}
 		defer file.Close()
 		if info, err := file.Stat(); err == nil && info.IsDir() {
-			return nil, "", "", failure.New(failure.InvalidArgument, "read %s: is a directory", name)
+			return nil, false, "", "", failure.New(failure.InvalidArgument, "read %s: is a directory", name)
 		}
 		r = file
 		if pageURL == "" {
 			abs, err := filepath.Abs(name)
 			if err != nil {
-				return nil, "", "", failure.Wrap(failure.InvalidArgument, err, "read %s", name)
+				return nil, false, "", "", failure.Wrap(failure.InvalidArgument, err, "read %s", name)
 			}
 			pageURL = "file://" + filepath.ToSlash(abs)
 		}
@@ -168,12 +179,12 @@ func readPage(name, base string, maxBytes int64, stdin io.Reader) ([]byte, strin
 	}
 	body, err := io.ReadAll(io.LimitReader(r, maxBytes+1))
 	if err != nil {
-		return nil, "", "", failure.Wrap(failure.InvalidArgument, err, "read %s", name)
+		return nil, false, "", "", failure.Wrap(failure.InvalidArgument, err, "read %s", name)
 	}
 	if int64(len(body)) > maxBytes {
-		return nil, "", "", failure.New(failure.TooLarge, "read %s: larger than --max-bytes (%d bytes)", name, maxBytes)
+		return body[:maxBytes:maxBytes], true, pageURL, contentType, nil
 	}
-	return body, pageURL, contentType, nil
+	return body, false, pageURL, contentType, nil
 }
 
 // mediaTypeOf names a saved file's type by its extension; HTML and unknown

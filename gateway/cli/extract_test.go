@@ -116,7 +116,6 @@ func TestExtractErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"over max-bytes", []string{"extract", "--max-bytes", "1024", big}, ExitFailure, "larger than --max-bytes"},
 		{"a directory", []string{"extract", dir}, ExitFailure, "is a directory"},
 		{"relative --url", []string{"extract", "--url", "/just/a/path", big}, ExitUsage, "not an absolute URL"},
 		{"ftp --url", []string{"extract", "--url", "ftp://x/", big}, ExitUsage, `scheme "ftp"`},

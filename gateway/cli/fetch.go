@@ -13,6 +13,7 @@ import (
 	"distill.dev/gateway/output"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/extract"
 	"distill.dev/services/platform/envflag"
 )
 
@@ -186,6 +187,11 @@ func newFetchCmd(g *globals) *cobra.Command {
 			if err := fetchopts.Validate(opts); err != nil {
 				return usageError{err}
 			}
+			// A selector that cannot run is refused before anything is
+			// fetched.
+			if err := extract.CheckSelector(opts.GetSelector()); err != nil {
+				return usageError{err}
+			}
 			urls, err := batchURLs(args, input, cmd.InOrStdin())
 			if err != nil {
 				return usageError{err}
@@ -242,6 +248,7 @@ func (r *fetchRun) run(ctx context.Context, urls []string) error {
 		svc = serveAPI(g.logger(), sys)
 	}
 
+	sent := withBodyReport(r.opts)
 	bar := newProgress(g.stderr, len(urls), fetchopts.Concurrency(r.opts))
 	_, kept := out.(*keptSink)
 	deliver := func(i int, it output.BatchItem) {
@@ -257,7 +264,7 @@ func (r *fetchRun) run(ctx context.Context, urls []string) error {
 	}
 	if len(urls) == 1 {
 		it := output.BatchItem{URL: urls[0]}
-		res, err := svc.Fetch(ctx, &distillv1.FetchRequest{Url: urls[0], Options: r.opts})
+		res, err := svc.Fetch(ctx, &distillv1.FetchRequest{Url: urls[0], Options: sent})
 		if err != nil {
 			it.Err = err
 		} else {
@@ -265,7 +272,7 @@ func (r *fetchRun) run(ctx context.Context, urls []string) error {
 		}
 		deliver(0, it)
 	} else {
-		err = svc.Batch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: r.opts}, func(res *distillv1.FetchBatchResponse) {
+		err = svc.Batch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: sent}, func(res *distillv1.FetchBatchResponse) {
 			deliver(int(res.GetIndex()), output.ItemOf(res))
 		})
 	}
@@ -295,6 +302,10 @@ func (p *printer) judge(it *output.BatchItem) {
 		it.Err = p.explain(it.Err, it.URL)
 		return
 	}
+	it.Truncated = it.Result.GetDiagnostics().GetTruncatedBody()
+	if !p.opts.GetDiagnostics() {
+		it.Result.Diagnostics = nil
+	}
 	if p.failOnHTTP && it.Result.GetStatus() >= 400 {
 		it.Err, it.Result = errors.New(httpNote(*it)), nil
 	}
@@ -316,6 +327,10 @@ func (p *printer) notes(it output.BatchItem) {
 	}
 	if it.Result.GetStatus() >= 400 {
 		fmt.Fprintf(w, "distill: %s\n", httpNote(it))
+	}
+	if it.Truncated {
+		fmt.Fprintf(w, "distill: note: %s: body longer than --max-bytes; distilled its first %d bytes (raise --max-bytes for the rest)\n",
+			it.URL, fetchopts.MaxBytes(p.opts))
 	}
 	if fetchopts.Format(p.opts) == distillv1.Format_FORMAT_JSON {
 		return

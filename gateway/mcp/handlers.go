@@ -2,14 +2,17 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/proto"
 
 	"distill.dev/gateway/output"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/extract"
 )
 
 // tool is one MCP tool: its public name and parameters, and run, which
@@ -69,6 +72,10 @@ func options(a args) (*distillv1.FetchOptions, error) {
 	if err := fetchopts.Validate(opts); err != nil {
 		return nil, optionError(err)
 	}
+	// A selector that cannot run is refused before anything is fetched.
+	if err := extract.CheckSelector(opts.GetSelector()); err != nil {
+		return nil, argError{err}
+	}
 	return opts, nil
 }
 
@@ -77,14 +84,27 @@ func (h handlers) fetchURL(ctx context.Context, a args) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := h.svc.Fetch(ctx, &distillv1.FetchRequest{Url: a.str("url"), Options: opts})
+	// Diagnostics are asked for whatever the caller said: only they tell
+	// that the body was cut at max_bytes, which the model must know.
+	sent := proto.CloneOf(opts)
+	sent.Diagnostics = true
+	res, err := h.svc.Fetch(ctx, &distillv1.FetchRequest{Url: a.str("url"), Options: sent})
 	if err != nil {
 		return nil, err
 	}
 	d := res.GetDistilled()
+	truncated := d.GetDiagnostics().GetTruncatedBody()
+	if !opts.GetDiagnostics() {
+		d.Diagnostics = nil
+	}
 	format := fetchopts.Format(opts)
-	if format == distillv1.Format_FORMAT_JSON {
+	if format == distillv1.Format_FORMAT_JSON && (!truncated || opts.GetDiagnostics()) {
 		return jsonText(output.MarshalDistilled(d))
+	}
+	note := fmt.Sprintf("note: the page is longer than max_bytes; this is its first %d bytes (raise max_bytes for the rest)", fetchopts.MaxBytes(opts))
+	if format == distillv1.Format_FORMAT_JSON {
+		texts, err := jsonText(output.MarshalDistilled(d))
+		return append(texts, note), err
 	}
 	content := output.Content(d, format)
 	// An error page reads like any other page: the status line tells the
@@ -95,6 +115,9 @@ func (h handlers) fetchURL(ctx context.Context, a args) ([]string, error) {
 	}
 	texts := []string{content}
 	var report []string
+	if truncated {
+		report = append(report, note)
+	}
 	if opts.GetStats() {
 		report = append(report, output.StatsLine(d))
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -302,5 +303,60 @@ func TestFetchURLStartsAnErrorPageWithItsStatus(t *testing.T) {
 	p := callJSON[page](t, cs, "fetch_url", map[string]any{"url": srv.URL + "/gone", "allow_local": true, "format": "json"})
 	if p.Status != 404 {
 		t.Errorf("json status = %d, want 404", p.Status)
+	}
+}
+
+// A selector that would burn the CPU is a tool error naming the bound it
+// breaks, and no request reaches the site.
+func TestHostileSelectorIsRefusedBeforeFetching(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body><main><p>Counted.</p></main></body></html>")
+	}))
+	t.Cleanup(srv.Close)
+	cs := connect(t, newService(t))
+	sel := ":has(:has(:has(:has(*))))"
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"fetch_url", map[string]any{"url": srv.URL, "allow_local": true, "selector": sel}},
+		{"observe_url", map[string]any{"url": srv.URL, "allow_local": true, "selector": sel}},
+	} {
+		msg := callError(t, cs, tc.tool, tc.args)
+		if !strings.Contains(msg, ":has() 4 deep, over the limit of 1") {
+			t.Errorf("%s: error %q does not name the :has() bound", tc.tool, msg)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the site got %d requests, want none", n)
+	}
+}
+
+// A page longer than max_bytes is distilled from its beginning, and the
+// model is told in a block of its own, asked for diagnostics or not.
+func TestFetchURLSaysWhenThePageWasCutAtMaxBytes(t *testing.T) {
+	srv := pages(t)
+	cs := connect(t, newService(t))
+	texts, isError := call(t, cs, "fetch_url", map[string]any{"url": srv.URL + "/long", "allow_local": true, "max_bytes": 4096})
+	if isError || len(texts) != 2 {
+		t.Fatalf("got %q (error %t), want the page and a note", texts, isError)
+	}
+	if !strings.Contains(texts[0], "Paragraph 0 of the survey") || strings.Contains(texts[0], "Paragraph 2499") {
+		t.Errorf("page is not the beginning alone:\n%s", texts[0])
+	}
+	if !strings.Contains(texts[1], "longer than max_bytes") || !strings.Contains(texts[1], "4096") {
+		t.Errorf("note = %q, want max_bytes and the cap named", texts[1])
+	}
+	p := callJSON[struct {
+		Diagnostics map[string]any `json:"diagnostics"`
+	}](t, cs, "fetch_url", map[string]any{"url": srv.URL + "/long", "allow_local": true, "max_bytes": 4096, "format": "json", "diagnostics": true})
+	if p.Diagnostics["truncated_body"] != true {
+		t.Errorf("diagnostics = %v, want truncated_body", p.Diagnostics)
+	}
+	if texts := callOK(t, cs, "fetch_url", map[string]any{"url": srv.URL + "/a", "allow_local": true}); strings.Contains(texts, "max_bytes") {
+		t.Errorf("a page under the cap carries a note:\n%s", texts)
 	}
 }

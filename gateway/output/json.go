@@ -109,6 +109,9 @@ type diagnosticsJSON struct {
 	UsedHeadless    bool    `json:"used_headless"`
 	Truncated       bool    `json:"truncated"`
 	LowContent      bool    `json:"low_content"`
+	// Present only when set, so the seed's schema holds for every page
+	// that fit max_bytes.
+	TruncatedBody bool `json:"truncated_body,omitempty"`
 }
 
 // BatchItem is one URL of a batch and its outcome: a page or an error.
@@ -116,6 +119,10 @@ type BatchItem struct {
 	URL    string
 	Result *distillv1.Distilled
 	Err    error
+	// Truncated says the body was longer than max_bytes and Result was
+	// distilled from its beginning, whether or not Result still carries
+	// the diagnostics that said so.
+	Truncated bool
 }
 
 type batchItemJSON struct {
@@ -229,6 +236,7 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 			UsedHeadless:    g.GetUsedHeadless(),
 			Truncated:       g.GetTruncated(),
 			LowContent:      g.GetLowContent(),
+			TruncatedBody:   g.GetTruncatedBody(),
 		}
 	}
 	return out

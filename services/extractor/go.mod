@@ -10,6 +10,7 @@ require (
 	github.com/dlclark/regexp2/v2 v2.5.1
 	github.com/tiktoken-go/tokenizer v0.10.0
 	golang.org/x/net v0.60.0
+	golang.org/x/sync v0.24.0
 	golang.org/x/text v0.42.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12

@@ -47,7 +47,7 @@ func (s *scan) links(page, base *url.URL, limit int) ([]*distillv1.LinkAction, [
 			continue
 		}
 		href, ok := weburl.Resolve(base, raw, "http", "https")
-		if !ok || samePage(href, page) {
+		if !ok || weburl.SamePage(raw, href, page) {
 			continue
 		}
 		text := s.anchorText(a)
@@ -94,18 +94,6 @@ func (s *scan) links(page, base *url.URL, limit int) ([]*distillv1.LinkAction, [
 		d.ActionId = fmt.Sprintf("download_%d", i)
 	}
 	return links, downloads
-}
-
-// samePage reports whether href only moves within the page: the page's
-// own URL with a fragment.
-func samePage(href string, page *url.URL) bool {
-	u, err := url.Parse(href)
-	if err != nil || u.Fragment == "" && u.RawFragment == "" {
-		return false
-	}
-	p := *page
-	u.Fragment, u.RawFragment, p.Fragment, p.RawFragment = "", "", "", ""
-	return u.String() == p.String()
 }
 
 // downloadName reports whether a link leads to a file, and the name the

@@ -48,6 +48,9 @@ func decode(b []byte, contentType string) []byte {
 	}
 	ascii, valid := utf8State(b)
 	switch {
+	case valid && name == "utf-8":
+		// Decoding would copy the page twice to give back the same bytes.
+		return b
 	case enc != nil && (ascii || strings.HasPrefix(name, "utf-16")):
 		// ASCII bytes may still be a 7-bit encoding such as ISO-2022-JP.
 		return decodeWith(enc, b)

@@ -7,9 +7,11 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
+	"golang.org/x/sync/semaphore"
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
@@ -40,16 +42,32 @@ type Extractor struct {
 	// article picks and cleans a page's main content. It is the one seam
 	// the article scorer sits behind, so a stronger scorer replaces it
 	// without touching the rest of the pipeline.
-	article func(doc *html.Node) *html.Node
+	article func(ctx context.Context, doc *html.Node) (*html.Node, error)
+
+	// budget, when set, bounds the memory extractions hold at once; see
+	// WithMemoryBudget.
+	budget     *semaphore.Weighted
+	budgetSize int64
+	// inUse is the weight of the pages being extracted; admitted, when
+	// set (by tests), is told it after each admission.
+	inUse    atomic.Int64
+	admitted func(inUse int64)
+	// waiting, when set (by tests), is called when an extraction finds
+	// the budget full and is about to wait.
+	waiting func()
 }
 
 // New returns an Extractor.
-func New(logger *slog.Logger) *Extractor {
-	return &Extractor{
+func New(logger *slog.Logger, opts ...Option) *Extractor {
+	e := &Extractor{
 		logger:  logger,
 		md:      markdown.New(),
 		article: readable.Article,
 	}
+	for _, opt := range opts {
+		opt(e)
+	}
+	return e
 }
 
 // page is a distilled page before budgets and figures are applied.
@@ -78,7 +96,7 @@ func (p page) lowContent() bool { return p.lowContentReason != "" }
 func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest) (_ *internalv1.ExtractResponse, err error) {
 	ctx, done := telemetry.StartRequest(ctx, "distill.extract", "extractor", "Extract", telemetry.URLAttributes(req.GetUrl())...)
 	defer func() { done(err) }()
-	if err := ctx.Err(); err != nil {
+	if err := stopped(ctx, "starting"); err != nil {
 		return nil, err
 	}
 	u, err := pageURL(req.GetUrl())
@@ -90,6 +108,12 @@ func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest)
 	if err != nil {
 		return nil, err
 	}
+
+	release, err := e.admit(ctx, len(req.GetHtml()))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 
 	mt, _ := mediaType(req.GetContentType())
 	kind := kindOf(mt)

@@ -416,6 +416,17 @@ func TestDiagnostics(t *testing.T) {
 	})
 }
 
+// fragmentPage links within itself (a table of contents, a bare "#", its
+// own URL with a fragment, "back to top") and to two other documents.
+const fragmentPage = `<html><body><article>
+<h1>Rivers Rise Across the Valley</h1>
+<ul><li><a href="#causes">Causes</a></li><li><a href="#">Top</a></li>
+<li><a href="https://news.example.com/world/2024/story.html#outlook">Outlook</a></li>
+<li><a href="story.html#more">More</a></li></ul>
+<p id="causes">Heavy rain over the weekend pushed three rivers past their flood marks (<a href="#outlook">outlook below</a>); see <a href="other.html#part-2">the other story</a>
+and <a href="story.html?page=2">page two</a>, or <a href="https://news.example.com/world/2024/story.html#causes">link here</a>.</p>
+</article><footer><a href="/">Home</a> <a href="#top">Back to top</a></footer></body></html>`
+
 func TestLinks(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -447,6 +458,25 @@ func TestLinks(t *testing.T) {
 				{Href: "https://gov.example.org/alerts", Text: "official alerts"},
 				{Href: "https://news.example.com/popular", Text: "Popular"},
 				{Href: "https://news.example.com/about", Text: "About us"},
+			},
+		},
+		{
+			name: "same-page fragments left out of the content's links",
+			page: fragmentPage,
+			opts: &distillv1.FetchOptions{ExtractLinks: true},
+			want: []*distillv1.Link{
+				{Href: "https://news.example.com/world/2024/other.html#part-2", Text: "the other story"},
+				{Href: "https://news.example.com/world/2024/story.html?page=2", Text: "page two"},
+			},
+		},
+		{
+			name: "same-page fragments left out of every link",
+			page: fragmentPage,
+			opts: &distillv1.FetchOptions{LinksFull: true},
+			want: []*distillv1.Link{
+				{Href: "https://news.example.com/world/2024/other.html#part-2", Text: "the other story"},
+				{Href: "https://news.example.com/world/2024/story.html?page=2", Text: "page two"},
+				{Href: "https://news.example.com/", Text: "Home"},
 			},
 		},
 		{

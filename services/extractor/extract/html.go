@@ -22,26 +22,13 @@ import (
 	"distill.dev/services/extractor/tables"
 )
 
-// compileSelector parses options.selector; an empty one gives nil.
-func compileSelector(sel string) (cascadia.Selector, error) {
-	if strings.TrimSpace(sel) == "" {
-		return nil, nil
-	}
-	s, err := cascadia.Compile(sel)
-	if err != nil {
-		// ErrorCode has no code for a bad argument other than a URL.
-		return nil, failure.Wrap(failure.InvalidArgument, err, "invalid selector %q", sel)
-	}
-	return s, nil
-}
-
 // fromHTML distils an HTML page, body decoded to UTF-8. Everything that
 // reads the whole page runs before the content is chosen, because choosing
 // it edits the tree; the Markdown conversion, which edits the content, runs
 // last.
 func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest, body []byte, u *url.URL, sel cascadia.Selector) (page, error) {
 	opts := req.GetOptions()
-	doc, err := parseHTML(body)
+	doc, err := parseHTML(ctx, body)
 	if err != nil {
 		return page{}, err
 	}
@@ -51,18 +38,30 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 
 	var allLinks []*distillv1.Link
 	if opts.GetLinksFull() {
-		allLinks = linksIn(htmlnode.First(doc, "body"), base)
+		if err := stopped(ctx, "reading the page"); err != nil {
+			return page{}, err
+		}
+		allLinks = linksIn(htmlnode.First(doc, "body"), u, base)
 	}
 
 	p := page{title: meta.Title, byline: meta.Byline, excerpt: meta.Description}
 	if opts.GetExtractActions() {
+		if err := stopped(ctx, "reading the page"); err != nil {
+			return page{}, err
+		}
 		p.actions = actions.Read(doc, u, base, actionLimit(opts))
+	}
+	if err := stopped(ctx, "reading the page"); err != nil {
+		return page{}, err
 	}
 	var content *html.Node
 	switch {
 	case sel != nil:
 		p.profile = profileSelector
-		content = selectAll(doc, sel)
+		content, err = selectAll(ctx, doc, sel)
+		if err != nil {
+			return page{}, err
+		}
 	default:
 		switch fetchopts.Profile(opts) {
 		case distillv1.Profile_PROFILE_FULL:
@@ -70,11 +69,17 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 			content = readable.Full(doc)
 		case distillv1.Profile_PROFILE_METADATA:
 			p.profile = profileMetadata
-			content = e.article(doc)
+			content, err = e.article(ctx, doc)
 		default:
 			p.profile = profileArticle
-			content = e.article(doc)
+			content, err = e.article(ctx, doc)
 		}
+		if err != nil {
+			return page{}, stopped(ctx, "choosing the content")
+		}
+	}
+	if err := stopped(ctx, "choosing the content"); err != nil {
+		return page{}, err
 	}
 
 	p.lowContentReason = sig.lowContentReason(htmlnode.TextLen(content))
@@ -82,7 +87,7 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 	// The content's links are read only when they are returned or counted.
 	var contentLinks []*distillv1.Link
 	if opts.GetDiagnostics() || opts.GetExtractLinks() && !opts.GetLinksFull() {
-		contentLinks = linksIn(content, base)
+		contentLinks = linksIn(content, u, base)
 		p.linkCount = len(contentLinks)
 	}
 	switch {
@@ -92,6 +97,9 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 		p.links = contentLinks
 	}
 	if opts.GetExtractTables() || opts.GetDiagnostics() {
+		if err := stopped(ctx, "reading tables"); err != nil {
+			return page{}, err
+		}
 		found := tables.Read(content)
 		p.tableCount = len(found)
 		if opts.GetExtractTables() {
@@ -103,6 +111,9 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 		lead := leadParagraphs(content, 2)
 		leadMD, err := e.md.Convert(ctx, lead, base)
 		if err != nil {
+			if err := stopped(ctx, "rendering Markdown"); err != nil {
+				return page{}, err
+			}
 			return page{}, failure.Wrap(failure.Internal, err, "render lead")
 		}
 		p.markdown = metadataMarkdown(meta, leadMD)
@@ -110,11 +121,17 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 		return p, nil
 	}
 
+	if err := stopped(ctx, "rendering Markdown"); err != nil {
+		return page{}, err
+	}
 	if fetchopts.Format(opts) == distillv1.Format_FORMAT_TEXT {
 		p.text = plaintext.Render(content)
 	}
 	p.markdown, err = e.md.Convert(ctx, content, base)
 	if err != nil {
+		if err := stopped(ctx, "rendering Markdown"); err != nil {
+			return page{}, err
+		}
 		return page{}, failure.Wrap(failure.Internal, err, "render markdown")
 	}
 	return p, nil
@@ -128,26 +145,6 @@ func actionLimit(o *distillv1.FetchOptions) int {
 		return int(n)
 	}
 	return -1
-}
-
-// selectAll gathers the elements sel matches into one container, in
-// document order, without scripts, styles and hidden elements. A match
-// inside another match comes with it and is not repeated.
-func selectAll(doc *html.Node, sel cascadia.Selector) *html.Node {
-	container := htmlnode.NewElement("div")
-	var picked []*html.Node
-	for _, n := range sel.MatchAll(doc) {
-		if len(picked) > 0 && htmlnode.Contains(picked[len(picked)-1], n) {
-			continue
-		}
-		picked = append(picked, n)
-	}
-	for _, n := range picked {
-		readable.RemoveNonContent(n)
-		htmlnode.Remove(n)
-		container.AppendChild(n)
-	}
-	return container
 }
 
 // leadParagraphs moves the first n paragraphs of prose in content into a

@@ -12,12 +12,16 @@ import (
 
 // linksIn returns the http(s) links under root, absolute against base,
 // one per href in the order they first appear. The result is never nil.
-func linksIn(root *html.Node, base *url.URL) []*distillv1.Link {
+// Links that stay on page (#fragment and the page's own URL with one) are
+// left out: they are the page's table of contents and "back to top", and
+// neither a reader nor a crawler finds anything new behind them.
+func linksIn(root *html.Node, page, base *url.URL) []*distillv1.Link {
 	links := []*distillv1.Link{}
 	seen := map[string]bool{}
 	for _, a := range htmlnode.Elements(root, "a", "area") {
-		href, ok := weburl.Resolve(base, htmlnode.Attr(a, "href"), "http", "https")
-		if !ok || seen[href] {
+		raw := htmlnode.Attr(a, "href")
+		href, ok := weburl.Resolve(base, raw, "http", "https")
+		if !ok || seen[href] || weburl.SamePage(raw, href, page) {
 			continue
 		}
 		seen[href] = true

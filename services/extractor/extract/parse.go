@@ -2,6 +2,8 @@ package extract
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"mime"
 	"net/url"
 	"strings"
@@ -50,11 +52,14 @@ const maxNesting = 128
 
 // parseHTML parses a page. A page the parser refuses for its depth is
 // parsed again with its deepest tags dropped and their text kept; should
-// that fail too, its text alone is parsed.
-func parseHTML(b []byte) (*html.Node, error) {
-	doc, err := html.Parse(bytes.NewReader(b))
+// that fail too, its text alone is parsed. Parsing stops when ctx ends.
+func parseHTML(ctx context.Context, b []byte) (*html.Node, error) {
+	doc, err := html.Parse(&ctxReader{ctx: ctx, r: bytes.NewReader(b)})
 	if err == nil {
 		return doc, nil
+	}
+	if err := stopped(ctx, "parsing the page"); err != nil {
+		return nil, err
 	}
 	if doc, err := html.Parse(bytes.NewReader(flatten(b, maxNesting))); err == nil {
 		return doc, nil
@@ -64,6 +69,21 @@ func parseHTML(b []byte) (*html.Node, error) {
 		return nil, failure.Wrap(failure.Internal, err, "parse html")
 	}
 	return doc, nil
+}
+
+// ctxReader reads r until ctx ends: the parser asks for its input a few
+// kilobytes at a time, so a cancelled parse of a huge page stops at its
+// next read.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // voidElements never have an end tag, so they do not nest.

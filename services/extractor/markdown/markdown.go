@@ -30,7 +30,7 @@ type Converter struct {
 
 // New returns a Converter.
 func New() *Converter {
-	return &Converter{conv: converter.NewConverter(converter.WithPlugins(
+	conv := converter.NewConverter(converter.WithPlugins(
 		base.NewBasePlugin(),
 		commonmark.NewCommonmarkPlugin(
 			commonmark.WithListEndComment(false),
@@ -44,7 +44,17 @@ func New() *Converter {
 			table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal),
 		),
 		strikethrough.NewStrikethroughPlugin(),
-	))}
+	))
+	// Before every other renderer: once the call's context has ended, each
+	// node renders as nothing, so the conversion of a huge page winds up
+	// at once and Convert reports the context's error.
+	conv.Register.Renderer(func(ctx converter.Context, _ converter.Writer, _ *html.Node) converter.RenderStatus {
+		if ctx.Err() != nil {
+			return converter.RenderSuccess
+		}
+		return converter.RenderTryNext
+	}, converter.PriorityEarly-50)
+	return &Converter{conv: conv}
 }
 
 // Convert renders n as Markdown, resolving links and images against base.
@@ -56,6 +66,9 @@ func (c *Converter) Convert(ctx context.Context, n *html.Node, base *url.URL) (s
 	}
 	prepare(n, base)
 	out, err := c.conv.ConvertNode(n, converter.WithContext(ctx))
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return "", fmt.Errorf("convert to markdown: %w", err)
 	}

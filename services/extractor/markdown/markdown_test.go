@@ -2,6 +2,7 @@ package markdown
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -111,5 +112,41 @@ func TestOpenFence(t *testing.T) {
 				t.Errorf("OpenFence(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// endingCtx is a context that ends after its Err has been asked a given
+// number of times: a cancellation in the middle of a conversion, placed
+// without a clock.
+type endingCtx struct {
+	context.Context
+	asked, after int
+}
+
+func (c *endingCtx) Err() error {
+	c.asked++
+	if c.asked > c.after {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A conversion whose context ends midway renders the rest as nothing and
+// reports the context's error, instead of running on over a huge page.
+func TestConvertStopsWhenItsContextEnds(t *testing.T) {
+	t.Parallel()
+	doc, err := html.Parse(strings.NewReader("<body>" + strings.Repeat("<p>A paragraph of <b>text</b>.</p>", 5000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse("https://example.com/")
+	ctx := &endingCtx{Context: context.Background(), after: 100}
+	md, err := New().Convert(ctx, htmlnode.First(doc, "body"), base)
+	if !errors.Is(err, context.Canceled) || md != "" {
+		t.Fatalf("Convert = %d bytes, %v; want nothing and context.Canceled", len(md), err)
+	}
+	// Once ended, each node is looked at once more at most.
+	if ctx.asked > 100+3*5000+10 {
+		t.Errorf("Err asked %d times", ctx.asked)
 	}
 }

@@ -31,15 +31,41 @@ func (s textStats) linkDensity() float64 {
 }
 
 // treeStats holds textStats for every element of a subtree, computed in one
-// pass so that no later step walks a subtree to measure it.
-type treeStats map[*html.Node]textStats
+// pass so that no later step walks a subtree to measure it. It holds an
+// entry per element, which on a page of megabytes is the largest thing
+// the scorer keeps beside the tree, so entries are kept packed.
+type treeStats map[*html.Node]packedStats
 
-func (t treeStats) of(n *html.Node) textStats { return t[n] }
+// packedStats is textStats in half the space: no element holds more than
+// 2^31 runes, since a page is at most a few tens of megabytes.
+type packedStats struct {
+	text, link, commas int32
+	hint               hint
+	blocks             bool
+}
+
+func pack(s textStats) packedStats {
+	return packedStats{text: int32(s.text), link: int32(s.link), commas: int32(s.commas), hint: s.hint, blocks: s.blocks}
+}
+
+func (t treeStats) of(n *html.Node) textStats {
+	p := t[n]
+	return textStats{text: int(p.text), link: int(p.link), commas: int(p.commas), hint: p.hint, blocks: p.blocks}
+}
 
 // measure computes the stats of root's subtree in one pass, writing each
 // element's figures once, when its subtree is done.
 func measure(root *html.Node) treeStats {
-	st := make(treeStats, 256)
+	// Sized once: growing a map of a million entries copies it and
+	// briefly holds both copies.
+	elements := 0
+	htmlnode.Walk(root, func(n *html.Node) bool {
+		if n.Type == html.ElementNode {
+			elements++
+		}
+		return true
+	})
+	st := make(treeStats, elements)
 	open := []textStats{{}}
 	skipped := func(n *html.Node) bool {
 		return n.Type != html.ElementNode || nonContent[n.Data] && n != root
@@ -73,7 +99,7 @@ func measure(root *html.Node) treeStats {
 			s.link = s.text
 		}
 		s.hint = hintOf(n)
-		st[n] = s
+		st[n] = pack(s)
 		top := &open[len(open)-1]
 		if !inlineTags[n.Data] && n.Data != "br" && n.Data != "img" {
 			top.blocks = true
@@ -90,12 +116,12 @@ func measure(root *html.Node) treeStats {
 func (t treeStats) add(container *html.Node) {
 	var s textStats
 	for c := container.FirstChild; c != nil; c = c.NextSibling {
-		cs := t[c]
+		cs := t.of(c)
 		s.text += cs.text
 		s.link += cs.link
 		s.commas += cs.commas
 	}
-	t[container] = s
+	t[container] = pack(s)
 }
 
 // detach removes n from the tree and its figures from those of its
@@ -116,9 +142,9 @@ func (t treeStats) shift(n, root *html.Node, sign int) {
 	}
 	for a := n.Parent; a != nil; a = a.Parent {
 		as := t[a]
-		as.text += sign * s.text
-		as.link += sign * s.link
-		as.commas += sign * s.commas
+		as.text += int32(sign) * s.text
+		as.link += int32(sign) * s.link
+		as.commas += int32(sign) * s.commas
 		t[a] = as
 		if a == root {
 			break

@@ -8,6 +8,8 @@
 package readable
 
 import (
+	"context"
+
 	"golang.org/x/net/html"
 
 	"distill.dev/services/extractor/internal/htmlnode"
@@ -28,19 +30,31 @@ func Full(doc *html.Node) *html.Node {
 // Article returns the element holding the page's main content, with the
 // boilerplate inside it removed. It changes doc in place: the result may be
 // an element of doc or a new detached container gathering several of doc's
-// elements. It returns nil when doc has no body.
-func Article(doc *html.Node) *html.Node {
+// elements. It returns nil when doc has no body, and ctx's error when ctx
+// ends between two of its passes over the page.
+func Article(ctx context.Context, doc *html.Node) (*html.Node, error) {
 	body := htmlnode.First(doc, "body")
 	if body == nil {
-		return nil
+		return nil, nil
 	}
 	st := measure(body)
-	removeNonContent(body, st)
-	sc := score(body, st)
-	content := mainContent(body, st, sc)
-	clean(content, st, sc)
-	trim(content, st)
-	return content
+	var content *html.Node
+	var sc *scoring
+	// Each pass is linear in the page: looking between them bounds how
+	// long a cancelled extraction runs on.
+	for _, pass := range []func(){
+		func() { removeNonContent(body, st) },
+		func() { sc = score(body, st) },
+		func() { content = mainContent(body, st, sc) },
+		func() { clean(content, st, sc) },
+		func() { trim(content, st) },
+	} {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pass()
+	}
+	return content, nil
 }
 
 // nonContent are elements whose content is never page text.

@@ -1,6 +1,7 @@
 package readable
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -211,7 +212,7 @@ func TestArticle(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			content := Article(parse(t, tt.page))
+			content, _ := Article(context.Background(), parse(t, tt.page))
 			if content == nil {
 				t.Fatal("no content")
 			}
@@ -236,7 +237,7 @@ func TestArticleMergesSiblings(t *testing.T) {
 <p>` + prose("sibling paragraph", 1) + `</p>
 <div class="para-block"><p>` + prose("third", 5) + `</p></div>
 <div class="menu"><a href="/a">a</a></div></div></body>`
-	content := Article(parse(t, page))
+	content, _ := Article(context.Background(), parse(t, page))
 	text := htmlnode.Text(content)
 	for _, s := range []string{"The first report", "The sibling paragraph report", "The third report"} {
 		if !strings.Contains(text, s) {
@@ -260,7 +261,7 @@ func TestFull(t *testing.T) {
 func TestNoBody(t *testing.T) {
 	t.Parallel()
 	doc := &html.Node{Type: html.DocumentNode}
-	if Article(doc) != nil || Full(doc) != nil {
+	if a, _ := Article(context.Background(), doc); a != nil || Full(doc) != nil {
 		t.Error("want nil without a body")
 	}
 }

@@ -111,8 +111,8 @@ func (c *Cache) Dir() string { return c.dir }
 // that decide whether an answer may be given are checked when it is read:
 //   - allow_local: the caller re-checks its network policy against the
 //     entry's URLs on every hit.
-//   - max_bytes: an over-cap body is an error, never truncated, so an entry
-//     whose body exceeds the caller's cap is not served (see Fits).
+//   - max_bytes: a body cut at a caller's cap is never stored, and an entry
+//     whose body exceeds a caller's cap is served cut to it (see Fits).
 //   - no_cache and cache_ttl: whether and how fresh, not what.
 //   - timeouts, retries, rate and per-host limits: how, not what.
 //

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"bufio"
+	"bytes"
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
@@ -36,7 +37,7 @@ func (c *call) answer(ctx context.Context, where string, u *url.URL, resp *http.
 			return nil, failure.New(failure.UnsupportedContent, "%s: unsupported content type %s", where, mt)
 		}
 	}
-	body, err := c.readBody(resp)
+	body, truncated, err := c.readBody(resp)
 	if err != nil {
 		return nil, c.classify(ctx, where, err)
 	}
@@ -53,43 +54,44 @@ func (c *call) answer(ctx context.Context, where string, u *url.URL, resp *http.
 		Charset:         charset,
 		Body:            body,
 		RedirectHistory: history,
+		TruncatedBody:   truncated,
 	}, nil
 }
 
-// tooLarge is the cap being hit; classify turns it into failure.TooLarge.
-type tooLarge struct{ limit int64 }
-
-func (e *tooLarge) Error() string {
-	return fmt.Sprintf("body exceeds the max_bytes cap of %d bytes", e.limit)
-}
-
-// readBody streams the decoded body through the cap and stops one byte
-// past it, so neither a long body nor a compression bomb is read whole.
-func (c *call) readBody(resp *http.Response) ([]byte, error) {
+// readBody streams the decoded body through the cap and keeps its first
+// max_bytes, reporting whether there was more. max_bytes is a cap, not a
+// failure (RustBrowser 1.x): a long page is distilled from its beginning.
+// Reading stops one byte past the cap, so neither a long body nor a
+// compression bomb is read whole.
+func (c *call) readBody(resp *http.Response) ([]byte, bool, error) {
 	codings, err := contentCodings(resp.Header.Values("Content-Encoding"))
 	if err != nil {
-		return nil, err
-	}
-	if len(codings) == 0 && resp.ContentLength > c.maxBytes {
-		return nil, &tooLarge{limit: c.maxBytes}
+		return nil, false, err
 	}
 	r, closeDecoders, err := decoder(resp.Body, codings)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer closeDecoders()
 	limit := c.maxBytes
 	if limit < math.MaxInt64 {
 		limit++
 	}
-	body, err := io.ReadAll(io.LimitReader(r, limit))
-	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
+	// A declared length sizes the buffer once, up to the cap, instead of
+	// letting ReadAll grow and copy it.
+	var buf bytes.Buffer
+	if n := resp.ContentLength; len(codings) == 0 && n > 0 {
+		// MinRead more, or ReadFrom doubles the buffer to see EOF.
+		buf.Grow(int(min(n, limit)) + bytes.MinRead)
 	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, limit)); err != nil {
+		return nil, false, fmt.Errorf("read body: %w", err)
+	}
+	body := buf.Bytes()
 	if int64(len(body)) > c.maxBytes {
-		return nil, &tooLarge{limit: c.maxBytes}
+		return body[:c.maxBytes:c.maxBytes], true, nil
 	}
-	return body, nil
+	return body, false, nil
 }
 
 // decodedBody returns resp's body with its content codings undone; closing

@@ -51,7 +51,7 @@ func (f *Fetcher) fromCache(ctx context.Context, c *call) (*internalv1.FetcherSe
 		return nil, false
 	}
 	e, ok := f.cache.Get(key, fetchopts.CacheTTL(c.opts))
-	if !ok || !e.Fits(c.maxBytes) {
+	if !ok {
 		return nil, false
 	}
 	resp := e.Response
@@ -80,6 +80,11 @@ func (f *Fetcher) fromCache(ctx context.Context, c *call) (*internalv1.FetcherSe
 	}
 	resp = proto.CloneOf(resp)
 	resp.FromCache = true
+	// The entry holds the whole body; a caller with a smaller cap gets its
+	// first max_bytes, as from the server.
+	if !e.Fits(c.maxBytes) {
+		resp.Body, resp.TruncatedBody = resp.Body[:c.maxBytes:c.maxBytes], true
+	}
 	return resp, true
 }
 
@@ -87,7 +92,9 @@ func (f *Fetcher) fromCache(ctx context.Context, c *call) (*internalv1.FetcherSe
 // not the answer, so failures are only logged.
 func (f *Fetcher) store(ctx context.Context, c *call, resp *internalv1.FetcherServiceFetchResponse) {
 	key := c.cacheKey()
-	if key == "" || !cache.Storable(resp) {
+	// A truncated body is not the page at the URL, only the part one
+	// caller's cap let through.
+	if key == "" || !cache.Storable(resp) || resp.GetTruncatedBody() {
 		return
 	}
 	if err := f.cache.Put(key, resp); err != nil {

@@ -144,15 +144,29 @@ func TestErrorAnswersAreNotCached(t *testing.T) {
 	}
 }
 
-func TestCachedAnswerOverTheCallersByteCapIsNotServed(t *testing.T) {
+// A cached page over a caller's cap is served cut to it, as the server's
+// answer would be; a cut answer is never stored, or a later caller with a
+// larger cap would get less than the page.
+func TestCachedAnswerOverTheCallersByteCapIsServedCut(t *testing.T) {
 	t.Parallel()
 	ts, hits := serve(t, func(w http.ResponseWriter, r *http.Request) { html(w, 200, page) })
-	f, _, _ := cached(t)
-	mustGet(t, f, ts.URL, local())
 	small := local()
 	small.MaxBytes = ptr(int64(len(page) - 1))
-	_, err := get(t, f, ts.URL, small)
-	wantFailure(t, err, failure.TooLarge)
+
+	f, c, _ := cached(t)
+	resp := mustGet(t, f, ts.URL, small)
+	if !resp.GetTruncatedBody() || resp.GetFromCache() {
+		t.Fatalf("truncated_body %v, from_cache %v; want a live, cut answer", resp.GetTruncatedBody(), resp.GetFromCache())
+	}
+	if n := entries(t, c); n != 0 {
+		t.Fatalf("%d entries after a cut answer, want 0", n)
+	}
+
+	mustGet(t, f, ts.URL, local())
+	resp = mustGet(t, f, ts.URL, small)
+	if !resp.GetFromCache() || !resp.GetTruncatedBody() || string(resp.GetBody()) != page[:len(page)-1] {
+		t.Errorf("from_cache %v, truncated_body %v, body %q; want the cached page cut to the cap", resp.GetFromCache(), resp.GetTruncatedBody(), resp.GetBody())
+	}
 	if n := hits.Load(); n != 2 {
 		t.Errorf("server got %d requests, want 2", n)
 	}

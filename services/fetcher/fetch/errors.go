@@ -27,9 +27,6 @@ func (c *call) classify(ctx context.Context, where string, err error) error {
 	if ie, ok := errors.AsType[*netpolicy.InvalidURLError](err); ok {
 		return failure.Wrap(failure.InvalidURL, ie, "%s", where)
 	}
-	if tl, ok := errors.AsType[*tooLarge](err); ok {
-		return failure.Wrap(failure.TooLarge, tl, "%s", where)
-	}
 	if ue, ok := errors.AsType[*unsupportedEncoding](err); ok {
 		return failure.Wrap(failure.UnsupportedContent, ue, "%s", where)
 	}

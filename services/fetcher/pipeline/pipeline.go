@@ -198,6 +198,14 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 			return nil, err
 		}
 		res.Distilled = out.GetDistilled()
+		// max_bytes is a cap, not a failure: the page was distilled from
+		// its beginning, and the caller is told.
+		if fetched.GetTruncatedBody() {
+			if res.Distilled.Diagnostics == nil {
+				res.Distilled.Diagnostics = &distillv1.Diagnostics{}
+			}
+			res.Distilled.Diagnostics.TruncatedBody = true
+		}
 		if js == distillv1.JsMode_JS_MODE_AUTO && !sent && isHTML(fetched.GetContentType()) {
 			reason = autoReason(out, opts)
 		}

@@ -268,3 +268,28 @@ func TestPostAnswersAreNeverRendered(t *testing.T) {
 		}
 	}
 }
+
+// A body the fetcher cut at max_bytes is distilled, and the result says
+// so in its diagnostics.
+func TestTruncatedBodyIsReported(t *testing.T) {
+	cut := func(_ context.Context, r *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error) {
+		return &internalv1.FetcherServiceFetchResponse{FinalUrl: r.GetUrl(), Status: 200, ContentType: "text/html", Body: []byte("the first bytes of a long page"), TruncatedBody: true}, nil
+	}
+	for _, tc := range []struct {
+		name string
+		f    fetchFunc
+		want bool
+	}{{"cut", cut, true}, {"whole", page("a page that fit its cap"), false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			renders := 0
+			p := New(quiet, fetchFunc(tc.f), &charsExtractor{}, rendered("x", &renders))
+			d, err := p.Distill(t.Context(), "http://example.com/", &distillv1.FetchOptions{Diagnostics: true, Js: distillv1.JsMode_JS_MODE_OFF})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := d.GetDiagnostics().GetTruncatedBody(); got != tc.want {
+				t.Errorf("truncated_body = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

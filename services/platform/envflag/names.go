@@ -23,6 +23,9 @@ const (
 	CacheDir Var = "DISTILL_CACHE_DIR" // the fetch cache's directory
 	NoCache  Var = "DISTILL_NO_CACHE"  // a fetcher process without its cache
 
+	// Extracting.
+	ExtractMemory Var = "DISTILL_EXTRACT_MEMORY" // MiB the extractions of a process may hold at once
+
 	// Rendering.
 	Chromium          Var = "DISTILL_CHROMIUM"            // the Chromium binary
 	ChromiumNoSandbox Var = "DISTILL_CHROMIUM_NO_SANDBOX" // Chromium without its own sandbox

@@ -199,8 +199,11 @@ type FetcherServiceFetchResponse struct {
 	SetCookies []*JarEntry `protobuf:"bytes,8,rep,name=set_cookies,json=setCookies,proto3" json:"set_cookies,omitempty"`
 	// The server's Retry-After on a 429 or 503, in seconds; 0 when absent.
 	RetryAfterSecs int64 `protobuf:"varint,9,opt,name=retry_after_secs,json=retryAfterSecs,proto3" json:"retry_after_secs,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The body was longer than max_bytes and body holds its first max_bytes
+	// decoded bytes.
+	TruncatedBody bool `protobuf:"varint,10,opt,name=truncated_body,json=truncatedBody,proto3" json:"truncated_body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FetcherServiceFetchResponse) Reset() {
@@ -296,6 +299,13 @@ func (x *FetcherServiceFetchResponse) GetRetryAfterSecs() int64 {
 	return 0
 }
 
+func (x *FetcherServiceFetchResponse) GetTruncatedBody() bool {
+	if x != nil {
+		return x.TruncatedBody
+	}
+	return false
+}
+
 var File_distill_internal_v1_fetcher_proto protoreflect.FileDescriptor
 
 const file_distill_internal_v1_fetcher_proto_rawDesc = "" +
@@ -312,7 +322,7 @@ const file_distill_internal_v1_fetcher_proto_rawDesc = "" +
 	"\x03jar\x18\a \x03(\v2\x1d.distill.internal.v1.JarEntryR\x03jar\"Q\n" +
 	"\bJarEntry\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x123\n" +
-	"\x06cookie\x18\x02 \x01(\v2\x1b.distill.internal.v1.CookieR\x06cookie\"\xd7\x02\n" +
+	"\x06cookie\x18\x02 \x01(\v2\x1b.distill.internal.v1.CookieR\x06cookie\"\xfe\x02\n" +
 	"\x1bFetcherServiceFetchResponse\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12!\n" +
@@ -324,7 +334,9 @@ const file_distill_internal_v1_fetcher_proto_rawDesc = "" +
 	"\acharset\x18\a \x01(\tR\acharset\x12>\n" +
 	"\vset_cookies\x18\b \x03(\v2\x1d.distill.internal.v1.JarEntryR\n" +
 	"setCookies\x12(\n" +
-	"\x10retry_after_secs\x18\t \x01(\x03R\x0eretryAfterSecs2|\n" +
+	"\x10retry_after_secs\x18\t \x01(\x03R\x0eretryAfterSecs\x12%\n" +
+	"\x0etruncated_body\x18\n" +
+	" \x01(\bR\rtruncatedBody2|\n" +
 	"\x0eFetcherService\x12j\n" +
 	"\x05Fetch\x12/.distill.internal.v1.FetcherServiceFetchRequest\x1a0.distill.internal.v1.FetcherServiceFetchResponseB5Z3distill.dev/proto/gen/distill/internalv1;internalv1b\x06proto3"
 

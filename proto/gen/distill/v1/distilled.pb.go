@@ -1016,7 +1016,10 @@ type Diagnostics struct {
 	Truncated bool `protobuf:"varint,10,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	// The page yielded too little content to be useful as fetched: an empty
 	// app shell, a JavaScript notice or a challenge page.
-	LowContent    bool `protobuf:"varint,11,opt,name=low_content,json=lowContent,proto3" json:"low_content,omitempty"`
+	LowContent bool `protobuf:"varint,11,opt,name=low_content,json=lowContent,proto3" json:"low_content,omitempty"`
+	// The response body was longer than max_bytes: only its first max_bytes
+	// decoded bytes were read and distilled.
+	TruncatedBody bool `protobuf:"varint,12,opt,name=truncated_body,json=truncatedBody,proto3" json:"truncated_body,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1128,6 +1131,13 @@ func (x *Diagnostics) GetLowContent() bool {
 	return false
 }
 
+func (x *Diagnostics) GetTruncatedBody() bool {
+	if x != nil {
+		return x.TruncatedBody
+	}
+	return false
+}
+
 var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 
 const file_distill_v1_distilled_proto_rawDesc = "" +
@@ -1213,7 +1223,7 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\fSelectOption\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\tR\x05value\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x1a\n" +
-	"\bselected\x18\x03 \x01(\bR\bselected\"\xfe\x02\n" +
+	"\bselected\x18\x03 \x01(\bR\bselected\"\xa5\x03\n" +
 	"\vDiagnostics\x12\x18\n" +
 	"\aprofile\x18\x01 \x01(\tR\aprofile\x12\x1b\n" +
 	"\traw_bytes\x18\x02 \x01(\x03R\brawBytes\x12!\n" +
@@ -1229,7 +1239,8 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\ttruncated\x18\n" +
 	" \x01(\bR\ttruncated\x12\x1f\n" +
 	"\vlow_content\x18\v \x01(\bR\n" +
-	"lowContentB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"lowContent\x12%\n" +
+	"\x0etruncated_body\x18\f \x01(\bR\rtruncatedBodyB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_distilled_proto_rawDescOnce sync.Once

@@ -5,7 +5,9 @@ package main
 
 import (
 	"context"
+	"flag"
 
+	"distill.dev/services/extractor/extract"
 	"distill.dev/services/extractor/server"
 	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/servicemain"
@@ -13,7 +15,9 @@ import (
 )
 
 func main() {
-	servicemain.Main("extractor", envflag.DefaultExtractorAddr, envflag.FromOS(), func(ctx context.Context, p servicemain.Process) error {
-		return server.Run(ctx, server.Config{Addr: p.Listen, GRPCOptions: telemetry.ServerOptions()}, p.Logger)
+	env := envflag.FromOS()
+	memory := flag.Int("extract-memory", env.Int(envflag.ExtractMemory, extract.DefaultMemoryBudget>>20), envflag.Usage("MiB of memory the extractions may hold at once; more wait their turn (each page weighs about 25 times its size)", envflag.ExtractMemory))
+	servicemain.Main("extractor", envflag.DefaultExtractorAddr, env, func(ctx context.Context, p servicemain.Process) error {
+		return server.Run(ctx, server.Config{Addr: p.Listen, GRPCOptions: telemetry.ServerOptions(), MemoryBudget: int64(*memory) << 20}, p.Logger)
 	})
 }

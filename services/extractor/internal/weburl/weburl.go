@@ -68,3 +68,21 @@ func Base(doc *html.Node, page *url.URL) *url.URL {
 	}
 	return page
 }
+
+// SamePage reports whether a link, written raw and resolved to resolved,
+// only moves within the page at page: it has a fragment and leads to the
+// page's own URL. Following it fetches nothing new. A bare "#x" under a
+// <base> elsewhere is not one: browsers resolve it against the base and
+// leave the page.
+func SamePage(raw, resolved string, page *url.URL) bool {
+	if !strings.Contains(raw, "#") {
+		return false
+	}
+	u, err := url.Parse(resolved)
+	if err != nil {
+		return false
+	}
+	p := *page
+	u.Fragment, u.RawFragment, p.Fragment, p.RawFragment = "", "", "", ""
+	return u.String() == p.String()
+}

@@ -84,3 +84,33 @@ func TestBase(t *testing.T) {
 		})
 	}
 }
+
+func TestSamePage(t *testing.T) {
+	t.Parallel()
+	page, _ := url.Parse("https://example.com/a/story.html")
+	elsewhere, _ := url.Parse("https://example.com/b/")
+	tests := []struct {
+		name string
+		base *url.URL
+		raw  string
+		want bool
+	}{
+		{name: "bare fragment", base: page, raw: "#intro", want: true},
+		{name: "empty fragment", base: page, raw: "#", want: true},
+		{name: "own url with fragment", base: page, raw: "https://example.com/a/story.html#x", want: true},
+		{name: "relative own url with fragment", base: page, raw: "story.html#x", want: true},
+		{name: "own url without fragment", base: page, raw: "story.html", want: false},
+		{name: "other page with fragment", base: page, raw: "other.html#x", want: false},
+		{name: "other query with fragment", base: page, raw: "story.html?p=2#x", want: false},
+		{name: "fragment under a base elsewhere leaves the page", base: elsewhere, raw: "#x", want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			resolved, _ := Resolve(tt.base, tt.raw, "http", "https")
+			if got := SamePage(tt.raw, resolved, page); got != tt.want {
+				t.Errorf("SamePage(%q, %q) = %v, want %v", tt.raw, resolved, got, tt.want)
+			}
+		})
+	}
+}
