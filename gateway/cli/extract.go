@@ -136,8 +136,10 @@ func extractFile(ctx context.Context, ex *extract.Extractor, name, base string, 
 		return item
 	}
 	item.Result = res.GetDistilled()
-	if truncated {
-		// printFetch notes it and drops diagnostics not asked for.
+	// The printer notes a cut on stderr; the diagnostics say so only when
+	// they were asked for.
+	item.Truncated = truncated
+	if truncated && opts.GetDiagnostics() {
 		if item.Result.Diagnostics == nil {
 			item.Result.Diagnostics = &distillv1.Diagnostics{}
 		}
