@@ -33,7 +33,7 @@ func (c *call) answer(ctx context.Context, where string, u *url.URL, resp *http.
 	declared := resp.Header.Get("Content-Type")
 	if declared != "" {
 		mt, charset = parseContentType(declared)
-		if !supported(mt) {
+		if !c.anyType && !supported(mt) {
 			return nil, failure.New(failure.UnsupportedContent, "%s: unsupported content type %s", where, mt)
 		}
 	}
@@ -43,7 +43,7 @@ func (c *call) answer(ctx context.Context, where string, u *url.URL, resp *http.
 	}
 	if declared == "" {
 		mt, _ = parseContentType(http.DetectContentType(body))
-		if !supported(mt) {
+		if !c.anyType && !supported(mt) {
 			return nil, failure.New(failure.UnsupportedContent, "%s: unsupported content type %s (sniffed)", where, mt)
 		}
 	}

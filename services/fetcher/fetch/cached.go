@@ -25,7 +25,9 @@ func WithCache(c *cache.Cache) Option {
 func (f *Fetcher) usesCache(c *call) bool {
 	// Only a GET's answer is the page at a URL; a POST's is one reply, and
 	// an answer to a request with cookies may be one user's page.
-	return f.cache != nil && c.send.method == http.MethodGet && c.jar == nil && !c.opts.GetNoCache() && fetchopts.Validate(c.opts) == nil
+	// A resource is not a page: an answer of a type pages refuse must not
+	// be handed to a later page fetch of the same URL.
+	return f.cache != nil && !c.anyType && c.send.method == http.MethodGet && c.jar == nil && !c.opts.GetNoCache() && fetchopts.Validate(c.opts) == nil
 }
 
 // cacheKey is the cache key of c's URL, or "" when the URL is one the

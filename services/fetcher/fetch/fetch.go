@@ -193,6 +193,9 @@ type call struct {
 	// setCookies collects what the call's hops set in it.
 	jar        *cookies.Jar
 	setCookies []*internalv1.JarEntry
+	// anyType takes a body of any media type: a resource read as bytes
+	// (a gzipped sitemap), not a page to distill.
+	anyType bool
 }
 
 // Fetch retrieves req.url. HTTP error statuses are answers; policy
@@ -214,11 +217,24 @@ func (f *Fetcher) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetch
 	if err != nil {
 		return nil, err
 	}
+	c, err := f.newCall(req.GetUrl(), send, o)
+	if err != nil {
+		return nil, err
+	}
+	if req.GetUseCookies() {
+		c.jar = cookies.FromEntries(req.GetJar())
+	}
+	return f.run(ctx, c, start)
+}
+
+// newCall reads the options of one call, refusing allow_local unless the
+// operator gave it.
+func (f *Fetcher) newCall(raw string, send message, o *distillv1.FetchOptions) (*call, error) {
 	if o.GetAllowLocal() && !f.allowLocal {
 		return nil, failure.AllowLocalRefused()
 	}
 	c := &call{
-		raw:        req.GetUrl(),
+		raw:        raw,
 		send:       send,
 		opts:       o,
 		policy:     netpolicy.Policy{AllowLoopback: o.GetAllowLocal(), Own: f.own},
@@ -228,13 +244,15 @@ func (f *Fetcher) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetch
 		perHost:    fetchopts.PerHostConcurrency(o),
 		rate:       o.GetRateLimit(),
 	}
-	if req.GetUseCookies() {
-		c.jar = cookies.FromEntries(req.GetJar())
-	}
 	c.client = f.strict
 	if c.policy.AllowLoopback {
 		c.client = f.allowLoopback
 	}
+	return c, nil
+}
+
+// run answers a call from the cache or the network, and logs how it went.
+func (f *Fetcher) run(ctx context.Context, c *call, start time.Time) (*internalv1.FetcherServiceFetchResponse, error) {
 	useCache := f.usesCache(c)
 	if useCache {
 		if resp, ok := f.fromCache(ctx, c); ok {
@@ -244,7 +262,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetch
 		}
 		telemetry.CountCacheLookup(ctx, telemetry.CacheMiss)
 	}
-	resp, err = f.fetch(ctx, c)
+	resp, err := f.fetch(ctx, c)
 	if err != nil {
 		level := slog.LevelInfo
 		if failure.CodeOf(err) == failure.Blocked {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,6 +61,19 @@ type Robots struct {
 	// blanket, when set, decides every URL: the file was unavailable (allow)
 	// or unreachable (disallow).
 	blanket *Verdict
+	// sitemaps are the Sitemap: lines, in file order, without repeats.
+	sitemaps []string
+}
+
+// maxSitemaps bounds the Sitemap: lines kept from one file; a site that
+// declares more is listing pages, not sitemaps.
+const maxSitemaps = 1000
+
+// Sitemaps returns the sitemap URLs the file declares, as written (RFC
+// 9309 section 2.2.4 leaves them to the sitemaps protocol); none when the
+// file could not be read.
+func (r *Robots) Sitemaps() []string {
+	return r.sitemaps
 }
 
 type group struct {
@@ -145,8 +159,15 @@ func Parse(body []byte) *Robots {
 				d = time.Duration(secs * float64(time.Second))
 			}
 			cur.crawlDelay, cur.hasDelay = d, true
+		case "sitemap", "site-map":
+			// Belongs to no group and does not end one. Relative values
+			// are not URLs the protocol allows.
+			if (strings.HasPrefix(strings.ToLower(v), "http://") || strings.HasPrefix(strings.ToLower(v), "https://")) &&
+				len(r.sitemaps) < maxSitemaps && !slices.Contains(r.sitemaps, v) {
+				r.sitemaps = append(r.sitemaps, v)
+			}
 		}
-		// Sitemap and unknown records belong to no group and do not end one.
+		// Unknown records belong to no group and do not end one.
 	}
 	return r
 }

@@ -182,3 +182,30 @@ func TestMatchHostilePattern(t *testing.T) {
 		t.Fatal("matched a path without b")
 	}
 }
+
+func TestSitemaps(t *testing.T) {
+	t.Parallel()
+	txt := "Sitemap: https://example.com/sitemap_index.xml\n" +
+		"User-agent: *\nDisallow: /private\n" +
+		"sitemap:https://example.com/news.xml.gz # the news\r\n" +
+		"Allow: /private/ok\n" +
+		"Site-map: https://cdn.example.net/other.txt\n" +
+		"Sitemap: /relative.xml\n" +
+		"Sitemap: https://example.com/sitemap_index.xml\n" +
+		"Sitemap:\n"
+	r := Parse([]byte(txt))
+	want := []string{"https://example.com/sitemap_index.xml", "https://example.com/news.xml.gz", "https://cdn.example.net/other.txt"}
+	if got := r.Sitemaps(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Sitemaps() = %q, want %q", got, want)
+	}
+	// A Sitemap line inside a group neither ends it nor starts another.
+	if v := r.For("distill").Check(mustURL(t, "https://example.com/private/ok")); !v.Allowed {
+		t.Errorf("the Allow after a Sitemap line was lost: %v", v)
+	}
+	if v := r.For("distill").Check(mustURL(t, "https://example.com/private/x")); v.Allowed {
+		t.Errorf("the group's Disallow was lost: %v", v)
+	}
+	if got := AllowAll("404").Sitemaps(); len(got) != 0 {
+		t.Errorf("an unavailable file declares %q", got)
+	}
+}
