@@ -17,6 +17,7 @@ import (
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/platform/netpolicy"
 )
@@ -82,6 +83,8 @@ type ClusterConfig struct {
 // ready and closed.
 type backend interface {
 	api.Backend
+	// Map lists a site's URLs (distill map).
+	Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error)
 	ready(ctx context.Context) error
 	close() error
 }
@@ -129,6 +132,15 @@ func (s *System) Batch(ctx context.Context, urls []string, opts *distillv1.Fetch
 		return failure.AllowLocalRefused()
 	}
 	return s.backend.Batch(ctx, urls, opts, deliver)
+}
+
+// Map lists a site's URLs, refusing allow_local unless the operator
+// allowed it.
+func (s *System) Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error) {
+	if req.AllowLocal && !s.allowLocal {
+		return nil, failure.AllowLocalRefused()
+	}
+	return s.backend.Map(ctx, req)
 }
 
 // Sessions is where the system keeps browsing sessions between steps: this

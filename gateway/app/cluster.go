@@ -16,6 +16,7 @@ import (
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/jobs"
+	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/platform/remote"
 )
@@ -156,6 +157,12 @@ func (c *cluster) CachePrune(context.Context, time.Duration) (int64, int64, erro
 // CacheClear is not served by a gateway in cluster mode.
 func (c *cluster) CacheClear(context.Context) (int64, int64, error) {
 	return 0, 0, errCacheRemote
+}
+
+// Map is not served by a gateway in cluster mode yet: sitemaps are read
+// with the fetcher's Resource, which FetcherService does not offer.
+func (c *cluster) Map(context.Context, mapsite.Request) (*mapsite.Result, error) {
+	return nil, failure.New(failure.Unavailable, "distill map runs in the single binary for now, not through a cluster gateway")
 }
 
 // close lets go of NATS and the services.

@@ -17,6 +17,7 @@ import (
 	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/jobs"
+	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/natsembed"
 	"distill.dev/services/fetcher/pipeline"
 	fetcherserver "distill.dev/services/fetcher/server"
@@ -30,6 +31,7 @@ type local struct {
 	fetcher  *fetch.Fetcher
 	renderer *render.Renderer
 	pipeline *pipeline.Pipeline
+	mapper   *mapsite.Mapper
 	// cache is nil when it could not be opened; cacheErr says why.
 	cache    *cache.Cache
 	cacheErr error
@@ -73,11 +75,20 @@ func newLocal(logger *slog.Logger, cfg Config) *local {
 	if memory == 0 {
 		memory = extract.DefaultMemoryBudget
 	}
+	p := pipeline.New(logger, f, extract.New(logger, extract.WithMemoryBudget(memory)), r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders))
 	return &local{
 		logger: logger, workers: workers, fetcher: f, renderer: r,
-		pipeline: pipeline.New(logger, f, extract.New(logger, extract.WithMemoryBudget(memory)), r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders)),
-		cache:    c, cacheErr: cacheErr,
+		pipeline: p,
+		// One fetcher under the map's sitemaps and pages: robots.txt is
+		// read once, and per-host limits count both.
+		mapper: mapsite.New(logger, f, p),
+		cache:  c, cacheErr: cacheErr,
 	}
+}
+
+// Map lists a site's URLs.
+func (l *local) Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error) {
+	return l.mapper.Map(ctx, req)
 }
 
 // CacheInfo counts the fetch cache's entries and bytes.

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"distill.dev/gateway/app"
+	"distill.dev/proto/fetchopts"
+	"distill.dev/services/fetcher/mapsite"
+)
+
+// mapFlags are the `distill map` flags.
+type mapFlags struct {
+	format       *enumFlag
+	limit        int
+	pages        int
+	noCrawl      bool
+	query        string
+	pathPrefix   string
+	include      []string
+	exclude      []string
+	subdomains   bool
+	ignoreRobots bool
+	delay        durationMillis
+	allowLocal   bool
+	timeout      int32
+}
+
+func newMapCmd(g *globals) *cobra.Command {
+	f := &mapFlags{format: newEnum("text", "text", "json"), delay: durationMillis(mapsite.DefaultDelay.Milliseconds())}
+	cmd := &cobra.Command{
+		Use:   "map <url>",
+		Short: "List a site's URLs without fetching their content",
+		Long: "List the URLs of the site at <url>, one a line (or a JSON array), without\n" +
+			"distilling them. They come from the sitemaps the site's robots.txt declares, or\n" +
+			"from /sitemap.xml and /sitemap_index.xml (indexes, gzip and text sitemaps alike),\n" +
+			"and, when those list fewer than 200, from a short breadth-first crawl of the\n" +
+			"site's links (--map-pages pages at most). Two spellings of one page (http and\n" +
+			"https, a trailing slash, a #fragment, utm_* and other tracking parameters) are\n" +
+			"listed once. The site is the start URL's host; robots.txt is obeyed unless\n" +
+			"--ignore-robots, and requests to one host are --delay apart. What could not be\n" +
+			"read is noted on stderr.",
+		Example: "  distill map https://example.com/\n" +
+			"  distill map --path-prefix /docs --query 'install on windows' --map-limit 20 https://example.com/\n" +
+			"  distill map --format json --no-map-crawl https://example.com/ > urls.json",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.timeout <= 0 {
+				return usagef("--timeout must be at least 1 second, got %d", f.timeout)
+			}
+			if f.limit < 0 || f.pages < 0 || f.delay < 0 {
+				return usagef("--map-limit, --map-pages and --delay cannot be negative")
+			}
+			req := mapsite.Request{
+				URL:          args[0],
+				Limit:        f.limit,
+				Query:        f.query,
+				Pages:        f.pages,
+				NoCrawl:      f.noCrawl || f.pages == 0 && cmd.Flags().Changed("map-pages"),
+				IgnoreRobots: f.ignoreRobots,
+				Delay:        f.delay.duration(),
+				AllowLocal:   f.allowLocal,
+				TimeoutSecs:  f.timeout,
+			}
+			req.Scope.IncludeSubdomains = f.subdomains
+			req.Scope.PathPrefix = f.pathPrefix
+			req.Scope.Include, req.Scope.Exclude = f.include, f.exclude
+			return runMap(cmd, g, f, req)
+		},
+	}
+	fs := cmd.Flags()
+	fs.Var(f.format, "format", "output format: text (one URL a line) or json (an array of URLs)")
+	fs.IntVar(&f.limit, "map-limit", mapsite.DefaultLimit, "list at most this many URLs (0 = every URL found, up to 100000)")
+	fs.IntVar(&f.pages, "map-pages", mapsite.DefaultPages, "pages the short crawl reads when sitemaps list fewer than 200 URLs")
+	fs.BoolVar(&f.noCrawl, "no-map-crawl", false, "list what the sitemaps list; never crawl")
+	fs.StringVar(&f.query, "query", "", "rank the URLs by the words of their paths: whole-word matches first, rare words weigh more")
+	fs.StringVar(&f.pathPrefix, "path-prefix", "", "keep URLs whose path is at or under this prefix (by segment: /docs takes /docs/a, not /docs-old)")
+	fs.StringArrayVar(&f.include, "include-paths", nil, "keep only URLs whose path and query match this regular expression (repeat for more)")
+	fs.StringArrayVar(&f.exclude, "exclude-paths", nil, "drop URLs whose path and query match this regular expression, and do not crawl them (repeat for more)")
+	fs.BoolVar(&f.subdomains, "include-subdomains", false, "take in the start host's subdomains (and the bare domain of a www. host)")
+	fs.BoolVar(&f.ignoreRobots, "ignore-robots", false, "neither obey robots.txt nor drop the URLs it disallows (its Sitemap lines are read either way)")
+	fs.Var(&f.delay, "delay", "shortest time between two requests to one host: milliseconds, or a duration such as 1s")
+	fs.BoolVar(&f.allowLocal, "allow-local", false, "permit loopback targets (loopback only; private ranges stay refused)")
+	fs.Int32Var(&f.timeout, "timeout", fetchopts.DefaultTimeoutSecs, "timeout of each request, in seconds")
+	fs.SortFlags = false
+	return cmd
+}
+
+func runMap(cmd *cobra.Command, g *globals, f *mapFlags, req mapsite.Request) error {
+	cfg := g.appConfig(0)
+	// In this process the user is the operator: --allow-local is theirs.
+	cfg.AllowLocal = f.allowLocal
+	sys, err := app.Open(cmd.Context(), g.logger(), cfg)
+	if err != nil {
+		return err
+	}
+	defer sys.Close()
+	res, err := sys.Map(cmd.Context(), req)
+	if err != nil {
+		p := printer{g: g, allowLocal: f.allowLocal}
+		return p.explain(err, req.URL)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(g.stderr, "distill: note: %s\n", oneLine(n))
+	}
+	if len(res.URLs) == 0 {
+		fmt.Fprintf(g.stderr, "distill: note: no URLs found for %s (sitemaps read, %d pages crawled)\n", req.URL, res.PagesRead)
+	}
+	if f.format.value == "json" {
+		urls := res.URLs
+		if urls == nil {
+			urls = []string{}
+		}
+		b, err := json.MarshalIndent(urls, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(g.stdout, "%s\n", b)
+		return err
+	}
+	w := bufio.NewWriter(g.stdout)
+	for _, u := range res.URLs {
+		w.WriteString(u)
+		w.WriteByte('\n')
+	}
+	return w.Flush()
+}
+
+// durationMillis is a delay given in milliseconds ("250") or as a Go
+// duration ("1.5s").
+type durationMillis int64
+
+func (d *durationMillis) String() string { return strconv.FormatInt(int64(*d), 10) }
+func (d *durationMillis) Type() string   { return "ms" }
+func (d *durationMillis) Set(s string) error {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*d = durationMillis(ms)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is neither milliseconds nor a duration such as 250ms", s)
+	}
+	*d = durationMillis(v.Milliseconds())
+	return nil
+}
+
+func (d durationMillis) duration() time.Duration { return time.Duration(d) * time.Millisecond }

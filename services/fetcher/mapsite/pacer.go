@@ -1,0 +1,43 @@
+package mapsite
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// pacer keeps a delay between two requests to one host, counted from the
+// end of one to the start of the next: however long an answer takes to
+// arrive, the host then gets the whole delay to itself. Hosts are names
+// without the port, as the fetcher's per-host limits count them.
+type pacer struct {
+	delay time.Duration
+	mu    sync.Mutex
+	last  map[string]time.Time
+}
+
+func newPacer(delay time.Duration) *pacer {
+	return &pacer{delay: delay, last: map[string]time.Time{}}
+}
+
+// do waits the host's turn, runs f, and starts the host's next delay when
+// f returns.
+func (p *pacer) do(ctx context.Context, host string, f func() error) error {
+	p.mu.Lock()
+	next := p.last[host].Add(p.delay)
+	p.mu.Unlock()
+	if wait := time.Until(next); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	err := f()
+	p.mu.Lock()
+	p.last[host] = time.Now()
+	p.mu.Unlock()
+	return err
+}
