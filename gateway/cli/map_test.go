@@ -313,3 +313,40 @@ func TestMapErrors(t *testing.T) {
 		t.Errorf("%d requests reached the site", n)
 	}
 }
+
+func TestMapSitemapThenCrawl(t *testing.T) {
+	s := linkedSite(t)
+	s.files["/sitemap.xml"] = mapFile{"application/xml", urlset("BASE/hidden", "BASE/docs/config")}
+	out, errOut, code := run(t, "map", "--allow-local", "--delay", "0", "--map-pages", "2", s.URL+"/")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	// The sitemap's URLs first, then what the crawl of two pages (/ and
+	// /docs/) found, in the order it found them, each once.
+	want := prefixed(s.URL, "/hidden", "/docs/config", "/", "/docs/", "/blog/", "/about", "/docs/install", "/files/guide.pdf", "/missing")
+	if got := lines(out); !slices.Equal(got, want) {
+		t.Errorf("URLs\n got %q\nwant %q", got, want)
+	}
+	if !strings.Contains(errOut, "crawled 2 pages, the --map-pages budget") {
+		t.Errorf("stderr %q does not say the budget ran out", errOut)
+	}
+}
+
+func TestMapEnoughSitemapURLsSkipTheCrawl(t *testing.T) {
+	s := linkedSite(t)
+	var locs []string
+	for i := range 200 {
+		locs = append(locs, fmt.Sprintf("BASE/p/%d", i))
+	}
+	s.files["/sitemap.xml"] = mapFile{"application/xml", urlset(locs...)}
+	out, errOut, code := run(t, "map", "--allow-local", "--delay", "0", s.URL+"/")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if n := len(lines(out)); n != 200 {
+		t.Errorf("%d URLs, want 200", n)
+	}
+	if n := s.requested("/"); n != 0 {
+		t.Errorf("the home page was fetched %d times: 200 sitemap URLs need no crawl", n)
+	}
+}
