@@ -12,6 +12,7 @@ import (
 	"distill.dev/gateway/app"
 	"distill.dev/proto/fetchopts"
 	"distill.dev/services/fetcher/mapsite"
+	"distill.dev/services/fetcher/siteurl"
 )
 
 // mapFlags are the `distill map` flags.
@@ -70,6 +71,11 @@ func newMapCmd(g *globals) *cobra.Command {
 			req.Scope.IncludeSubdomains = f.subdomains
 			req.Scope.PathPrefix = f.pathPrefix
 			req.Scope.Include, req.Scope.Exclude = f.include, f.exclude
+			// A pattern that does not compile is the command line's
+			// mistake, found before anything is fetched.
+			if _, err := siteurl.NewScope("http://example.com/", req.Scope); err != nil {
+				return usageError{err}
+			}
 			return runMap(cmd, g, f, req)
 		},
 	}

@@ -294,7 +294,7 @@ func TestMapErrors(t *testing.T) {
 	}{
 		{"loopback refused", []string{"map", s.URL + "/"}, ExitFailure, "(use --allow-local)"},
 		{"not a web URL", []string{"map", "ftp://example.com/"}, ExitFailure, "ftp://example.com/"},
-		{"bad pattern", []string{"map", "--allow-local", "--include-paths", "(", s.URL + "/"}, ExitFailure, "--include-paths"},
+		{"bad pattern", []string{"map", "--allow-local", "--include-paths", "(", s.URL + "/"}, ExitUsage, "--include-paths"},
 		{"no URL", []string{"map"}, ExitUsage, "accepts 1 arg"},
 		{"bad delay", []string{"map", "--delay", "soon", s.URL}, ExitUsage, "soon"},
 	}

@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net/url"
 	"path"
+	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -121,15 +123,15 @@ func New(logger *slog.Logger, f Fetcher, p Pages, opts ...Option) *Mapper {
 // page failed.
 func (m *Mapper) Map(ctx context.Context, req Request) (*Result, error) {
 	if req.Pages < 0 || req.Limit < 0 || req.Delay < 0 {
-		return nil, failure.New(failure.InvalidArgument, "map %s: --map-pages, --map-limit and --delay cannot be negative", req.URL)
+		return nil, failure.New(failure.InvalidArgument, "map %s: --map-pages, --map-limit and --delay cannot be negative", display(req.URL))
 	}
 	start, err := siteurl.Canonical(req.URL)
 	if err != nil {
-		return nil, failure.Wrap(failure.InvalidURL, err, "map %s", req.URL)
+		return nil, failure.Wrap(failure.InvalidURL, err, "map %s", display(req.URL))
 	}
 	scope, err := siteurl.NewScope(start.String(), req.Scope)
 	if err != nil {
-		return nil, failure.Wrap(failure.InvalidArgument, err, "map %s", req.URL)
+		return nil, failure.Wrap(failure.InvalidArgument, err, "map %s", display(req.URL))
 	}
 	r := &run{
 		m: m, req: req, start: start, scope: scope,
@@ -191,7 +193,7 @@ func (r *run) do(ctx context.Context) (*Result, error) {
 		startErr = r.crawl(ctx, pages)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, failure.Wrap(failure.Canceled, err, "map %s", r.req.URL)
+		return nil, failure.Wrap(failure.Canceled, err, "map %s", display(r.req.URL))
 	}
 	urls := r.kept()
 	r.res.FromCrawl = len(urls) - r.res.FromSitemaps
@@ -340,4 +342,13 @@ func (r *run) sitemapGetter() sitemap.Getter {
 		}
 		return f, nil
 	}
+}
+
+// display keeps a URL on one line in messages: one with spaces or control
+// characters is quoted.
+func display(raw string) string {
+	if strings.IndexFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		return strconv.Quote(raw)
+	}
+	return raw
 }

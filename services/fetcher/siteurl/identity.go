@@ -43,22 +43,25 @@ var ErrNotWeb = errors.New("not an absolute http or https URL")
 // and other escapes in upper case, the fragment and tracking parameters
 // dropped, and the remaining parameters ordered by name. The order of one
 // name's repeated values is kept: for them order can be meaning
-// (?sort=a&sort=b).
+// (?sort=a&sort=b). Errors do not repeat raw: callers name it.
 func Canonical(raw string) (*url.URL, error) {
 	if len(raw) > MaxLength {
-		return nil, fmt.Errorf("%.60q...: longer than %d characters", raw, MaxLength)
+		return nil, fmt.Errorf("longer than %d characters", MaxLength)
 	}
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			return nil, ue.Err
+		}
 		return nil, err
 	}
 	scheme := strings.ToLower(u.Scheme)
 	if scheme != "http" && scheme != "https" || u.Host == "" || u.Opaque != "" {
-		return nil, fmt.Errorf("%q: %w", raw, ErrNotWeb)
+		return nil, ErrNotWeb
 	}
 	host, err := canonicalHost(u.Hostname())
 	if err != nil {
-		return nil, fmt.Errorf("%q: %w", raw, err)
+		return nil, err
 	}
 	port := u.Port()
 	if port == "80" && scheme == "http" || port == "443" && scheme == "https" {
@@ -76,7 +79,7 @@ func Canonical(raw string) (*url.URL, error) {
 	}
 	out := &url.URL{Scheme: scheme, User: u.User, Host: host, RawQuery: canonicalQuery(u.RawQuery)}
 	if err := setEscapedPath(out, path); err != nil {
-		return nil, fmt.Errorf("%q: %w", raw, err)
+		return nil, err
 	}
 	return out, nil
 }
