@@ -350,3 +350,35 @@ func TestMapEnoughSitemapURLsSkipTheCrawl(t *testing.T) {
 		t.Errorf("the home page was fetched %d times: 200 sitemap URLs need no crawl", n)
 	}
 }
+
+func TestMapCrawlDelay(t *testing.T) {
+	s := linkedSite(t)
+	s.files["/robots.txt"] = mapFile{"text/plain", "User-agent: *\nCrawl-delay: 0.3\nDisallow: /private\n"}
+	if _, errOut, code := run(t, "map", "--allow-local", "--map-pages", "2", s.URL+"/"); code != ExitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	hits := s.hits()
+	for i := 1; i < len(hits); i++ {
+		if gap := hits[i].at.Sub(hits[i-1].at); gap < 300*time.Millisecond {
+			t.Errorf("%s came %v after %s: closer than the site's Crawl-delay of 0.3s", hits[i].path, gap, hits[i-1].path)
+		}
+	}
+	if len(hits) != 5 {
+		t.Errorf("%d requests, want robots.txt, two sitemap guesses and 2 pages", len(hits))
+	}
+}
+
+func TestMapIgnoreRobots(t *testing.T) {
+	s := linkedSite(t)
+	out, errOut, code := run(t, "map", "--allow-local", "--delay", "0", "--ignore-robots", s.URL+"/")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if !slices.Contains(lines(out), s.URL+"/private/keys") || s.requested("/private/keys") != 1 {
+		t.Errorf("--ignore-robots: /private/keys listed %v, requested %d times", slices.Contains(lines(out), s.URL+"/private/keys"), s.requested("/private/keys"))
+	}
+	// robots.txt is still read, for its Sitemap lines.
+	if s.requested("/robots.txt") != 1 {
+		t.Errorf("robots.txt requested %d times, want once", s.requested("/robots.txt"))
+	}
+}

@@ -196,7 +196,7 @@ func (r *run) do(ctx context.Context) (*Result, error) {
 		return nil, failure.Wrap(failure.Canceled, err, "map %s", display(r.req.URL))
 	}
 	urls := r.kept()
-	r.res.FromCrawl = len(urls) - r.res.FromSitemaps
+	r.res.FromCrawl = len(urls) - r.res.FromSitemaps + r.droppedBefore(r.res.FromSitemaps)
 	if len(urls) == 0 && startErr != nil {
 		return nil, startErr
 	}
@@ -223,7 +223,13 @@ func (r *run) robots(ctx context.Context, u *url.URL) (*robots.Robots, error) {
 	if err != nil {
 		return nil, failure.FromRemote(err)
 	}
-	r.agents[u.Host] = file.For(fetch.ProductToken)
+	agent := file.For(fetch.ProductToken)
+	r.agents[u.Host] = agent
+	if !r.req.IgnoreRobots {
+		// A site's Crawl-delay, when longer than the map's own, is the
+		// host's; the fetcher holds a page's own hops to it as well.
+		r.pacer.atLeast(u.Hostname(), agent.CrawlDelay())
+	}
 	return file, nil
 }
 
@@ -272,6 +278,17 @@ func (r *run) drop(u *url.URL) {
 		r.urls[i] = ""
 		r.seen[siteurl.KeyOf(u)] = -1
 	}
+}
+
+// droppedBefore counts the URLs taken back among the first n found.
+func (r *run) droppedBefore(n int) int {
+	d := 0
+	for _, u := range r.urls[:n] {
+		if u == "" {
+			d++
+		}
+	}
+	return d
 }
 
 func (r *run) kept() []string {

@@ -14,17 +14,29 @@ type pacer struct {
 	delay time.Duration
 	mu    sync.Mutex
 	last  map[string]time.Time
+	// longer holds the hosts that asked for a longer delay (Crawl-delay).
+	longer map[string]time.Duration
 }
 
 func newPacer(delay time.Duration) *pacer {
-	return &pacer{delay: delay, last: map[string]time.Time{}}
+	return &pacer{delay: delay, last: map[string]time.Time{}, longer: map[string]time.Duration{}}
+}
+
+// atLeast makes host's delay d when that is longer than the map's.
+func (p *pacer) atLeast(host string, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if d > p.delay && d > p.longer[host] {
+		p.longer[host] = d
+	}
 }
 
 // do waits the host's turn, runs f, and starts the host's next delay when
 // f returns.
 func (p *pacer) do(ctx context.Context, host string, f func() error) error {
 	p.mu.Lock()
-	next := p.last[host].Add(p.delay)
+	delay := max(p.delay, p.longer[host])
+	next := p.last[host].Add(delay)
 	p.mu.Unlock()
 	if wait := time.Until(next); wait > 0 {
 		t := time.NewTimer(wait)
