@@ -165,16 +165,24 @@ func (w *walker) read(ctx context.Context, it item) {
 		return
 	}
 	var children []string
-	invalid, foreign := 0, 0
+	valid, invalid, foreign := 0, 0, 0
 	kind, err := Parse(bytes.NewReader(f.Body), w.limits.URLsPerFile, w.limits.FileBytes, func(kind Kind, loc string) bool {
 		if kind == Index {
 			children = append(children, loc)
 			return true
 		}
 		u, err := siteurl.Canonical(loc)
-		switch {
-		case err != nil:
+		if err != nil {
+			// A guessed path that answers a page of prose is no text
+			// sitemap: it is dropped below, unread.
+			if it.guessed && kind == Text && valid == 0 {
+				return false
+			}
 			invalid++
+			return true
+		}
+		valid++
+		switch {
 		case !covered(it.authorities, u):
 			foreign++
 		case !w.emit(u):
@@ -183,7 +191,7 @@ func (w *walker) read(ctx context.Context, it item) {
 		}
 		return true
 	})
-	if errors.Is(err, ErrNotSitemap) && it.guessed {
+	if it.guessed && (errors.Is(err, ErrNotSitemap) || kind == Text && valid == 0) {
 		w.failed++
 		return
 	}

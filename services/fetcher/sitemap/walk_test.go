@@ -192,7 +192,8 @@ func TestWalkAuthority(t *testing.T) {
 func TestWalkGuessesAreQuiet(t *testing.T) {
 	s := newSite(t)
 	s.add("/sitemap.xml", "text/html", []byte("<!doctype html><html><body>soft 404</body></html>"))
-	got, rep := walk(t, []Source{{URL: s.URL + "/sitemap.xml", Guessed: true}, {URL: s.URL + "/sitemap_index.xml", Guessed: true}}, DefaultLimits())
+	s.add("/sitemap.txt", "text/plain", []byte("Nothing here.\nhttps://example.com/not-read\n"))
+	got, rep := walk(t, []Source{{URL: s.URL + "/sitemap.xml", Guessed: true}, {URL: s.URL + "/sitemap.txt", Guessed: true}, {URL: s.URL + "/sitemap_index.xml", Guessed: true}}, DefaultLimits())
 	if len(got) != 0 || rep.Read != 0 || len(rep.Notes) != 0 {
 		t.Errorf("got %q, read %d, notes %q; want nothing", got, rep.Read, rep.Notes)
 	}
