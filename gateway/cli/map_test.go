@@ -137,13 +137,14 @@ func TestMapSitemapIndex(t *testing.T) {
 	if !strings.Contains(errOut, "distill: note: sitemap "+s.URL+"/pages.xml: 1 URLs are outside") {
 		t.Errorf("stderr %q does not note the foreign URL", errOut)
 	}
-	for _, p := range []string{"/robots.txt", "/sitemap_index.xml", "/pages.xml", "/posts.xml.gz"} {
+	// The start page is read, for where it redirects to, but no other.
+	for _, p := range []string{"/robots.txt", "/", "/sitemap_index.xml", "/pages.xml", "/posts.xml.gz"} {
 		if n := s.requested(p); n != 1 {
 			t.Errorf("%s requested %d times, want once", p, n)
 		}
 	}
-	if n := len(s.hits()); n != 4 {
-		t.Errorf("%d requests, want 4: no page is fetched with --no-map-crawl", n)
+	if n := len(s.hits()); n != 5 {
+		t.Errorf("%d requests, want 5: no page but the start page is fetched with --no-map-crawl", n)
 	}
 }
 
@@ -346,8 +347,10 @@ func TestMapEnoughSitemapURLsSkipTheCrawl(t *testing.T) {
 	if n := len(lines(out)); n != 200 {
 		t.Errorf("%d URLs, want 200", n)
 	}
-	if n := s.requested("/"); n != 0 {
-		t.Errorf("the home page was fetched %d times: 200 sitemap URLs need no crawl", n)
+	// The start page is read once, for where it redirects to; no page
+	// it links to is.
+	if s.requested("/") != 1 || s.requested("/docs/") != 0 {
+		t.Errorf("/ fetched %d times, /docs/ %d: 200 sitemap URLs need no crawl", s.requested("/"), s.requested("/docs/"))
 	}
 }
 
@@ -380,5 +383,31 @@ func TestMapIgnoreRobots(t *testing.T) {
 	// robots.txt is still read, for its Sitemap lines.
 	if s.requested("/robots.txt") != 1 {
 		t.Errorf("robots.txt requested %d times, want once", s.requested("/robots.txt"))
+	}
+}
+
+func TestMapStartRedirectsToAnotherSite(t *testing.T) {
+	other := linkedSite(t)
+	s := newMapSite(t, nil)
+	s.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			http.Redirect(w, r, other.URL+"/", http.StatusMovedPermanently)
+			return
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		fmt.Fprint(w, strings.ReplaceAll(urlset("BASE/kept"), "BASE", s.URL))
+	})
+	out, errOut, code := run(t, "map", "--allow-local", "--delay", "0", s.URL+"/")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if got := lines(out); !slices.Equal(got, []string{s.URL + "/kept"}) {
+		t.Errorf("URLs %q, want the start host's sitemap only", got)
+	}
+	if !strings.Contains(errOut, "redirects to "+other.URL+"/, another site") {
+		t.Errorf("stderr %q does not note the redirect", errOut)
+	}
+	if n := len(other.hits()); n > 2 {
+		t.Errorf("the other site got %d requests; want its robots.txt and the redirect's target at most", n)
 	}
 }

@@ -182,15 +182,23 @@ func (r *run) do(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The start page is read first, crawl or not: where it redirects to
+	// says which host the site is on.
+	start := r.read(ctx, r.start)
+	if r.rebase(start) {
+		if file, err = r.robots(ctx, r.start); err != nil {
+			return nil, err
+		}
+	}
 	r.sitemaps(ctx, file)
 	r.res.FromSitemaps = len(r.urls)
 	pages := r.req.Pages
 	if pages == 0 {
 		pages = DefaultPages
 	}
-	var startErr error
+	startErr := start.err
 	if !r.req.NoCrawl && !r.full && len(r.urls) < CrawlBelow {
-		startErr = r.crawl(ctx, pages)
+		startErr = r.crawl(ctx, pages, start)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, failure.Wrap(failure.Canceled, err, "map %s", display(r.req.URL))
