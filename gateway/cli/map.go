@@ -11,6 +11,7 @@ import (
 
 	"distill.dev/gateway/app"
 	"distill.dev/proto/fetchopts"
+	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/siteurl"
 )
@@ -51,8 +52,8 @@ func newMapCmd(g *globals) *cobra.Command {
 			"  distill map --format json --no-map-crawl https://example.com/ > urls.json",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.timeout <= 0 {
-				return usagef("--timeout must be at least 1 second, got %d", f.timeout)
+			if err := fetchopts.Validate(&distillv1.FetchOptions{TimeoutSecs: &f.timeout}); err != nil {
+				return usageError{err}
 			}
 			if f.limit < 0 || f.pages < 0 || f.delay < 0 {
 				return usagef("--map-limit, --map-pages and --delay cannot be negative")

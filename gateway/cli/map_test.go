@@ -298,6 +298,8 @@ func TestMapErrors(t *testing.T) {
 		{"bad pattern", []string{"map", "--allow-local", "--include-paths", "(", s.URL + "/"}, ExitUsage, "--include-paths"},
 		{"no URL", []string{"map"}, ExitUsage, "accepts 1 arg"},
 		{"bad delay", []string{"map", "--delay", "soon", s.URL}, ExitUsage, "soon"},
+		{"negative limit", []string{"map", "--map-limit", "-1", s.URL}, ExitUsage, "cannot be negative"},
+		{"timeout out of range", []string{"map", "--timeout", "0", s.URL}, ExitUsage, "--timeout must be between 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/fetch"
@@ -147,6 +148,9 @@ func (m *Mapper) Map(ctx context.Context, req Request) (*Result, error) {
 	r.base = &distillv1.FetchOptions{AllowLocal: req.AllowLocal, RespectRobots: !req.IgnoreRobots}
 	if req.TimeoutSecs > 0 {
 		r.base.TimeoutSecs = &req.TimeoutSecs
+	}
+	if err := fetchopts.Validate(r.base); err != nil {
+		return nil, failure.Wrap(failure.InvalidArgument, err, "map %s", display(req.URL))
 	}
 	if req.Delay > 0 {
 		// Hops inside one fetch (robots.txt of a host met on a redirect,
