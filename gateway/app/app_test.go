@@ -15,6 +15,7 @@ import (
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/platform/netpolicy"
 )
@@ -122,10 +123,18 @@ func TestOpenRefusesAllowLocalUnlessAllowed(t *testing.T) {
 	if failure.CodeOf(err) != failure.InvalidArgument || err.Error() != failure.AllowLocalMessage {
 		t.Errorf("Batch = %v, want %q", err, failure.AllowLocalMessage)
 	}
+	_, err = sys.Map(t.Context(), mapsite.Request{URL: pages.URL + "/", AllowLocal: true})
+	if failure.CodeOf(err) != failure.InvalidArgument || err.Error() != failure.AllowLocalMessage {
+		t.Errorf("Map = %v, want %q", err, failure.AllowLocalMessage)
+	}
 	// Without allow_local the policy refuses loopback as ever.
 	_, err = sys.Do(t.Context(), pipeline.Request{URL: pages.URL + "/one", Options: &distillv1.FetchOptions{Js: distillv1.JsMode_JS_MODE_OFF}})
 	if failure.CodeOf(err) != failure.Blocked {
 		t.Errorf("Do without allow_local = %v, want Blocked", err)
+	}
+	_, err = sys.Map(t.Context(), mapsite.Request{URL: pages.URL + "/"})
+	if failure.CodeOf(err) != failure.Blocked {
+		t.Errorf("Map without allow_local = %v, want Blocked", err)
 	}
 }
 
