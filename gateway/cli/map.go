@@ -116,7 +116,7 @@ func runMap(cmd *cobra.Command, g *globals, f *mapFlags, req mapsite.Request) er
 		fmt.Fprintf(g.stderr, "distill: note: %s\n", oneLine(n))
 	}
 	if len(res.URLs) == 0 {
-		fmt.Fprintf(g.stderr, "distill: note: no URLs found for %s (sitemaps read, %d pages crawled)\n", req.URL, res.PagesRead)
+		fmt.Fprintf(g.stderr, "distill: note: no URLs found for %s (pages read: %d)\n", req.URL, res.PagesRead)
 	}
 	if f.format.value == "json" {
 		urls := res.URLs

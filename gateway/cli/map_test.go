@@ -134,7 +134,7 @@ func TestMapSitemapIndex(t *testing.T) {
 	if got := lines(out); !slices.Equal(got, want) {
 		t.Errorf("URLs\n got %q\nwant %q", got, want)
 	}
-	if !strings.Contains(errOut, "distill: note: sitemap "+s.URL+"/pages.xml: 1 URLs are outside") {
+	if !strings.Contains(errOut, "distill: note: sitemap "+s.URL+"/pages.xml: URLs outside the hosts and paths it may list: 1, dropped") {
 		t.Errorf("stderr %q does not note the foreign URL", errOut)
 	}
 	// The start page is read, for where it redirects to, but no other.
@@ -330,7 +330,7 @@ func TestMapSitemapThenCrawl(t *testing.T) {
 	if got := lines(out); !slices.Equal(got, want) {
 		t.Errorf("URLs\n got %q\nwant %q", got, want)
 	}
-	if !strings.Contains(errOut, "crawled 2 pages, the --map-pages budget") {
+	if !strings.Contains(errOut, "the crawl read its --map-pages budget of 2") {
 		t.Errorf("stderr %q does not say the budget ran out", errOut)
 	}
 }

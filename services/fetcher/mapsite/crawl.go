@@ -155,10 +155,10 @@ func (r *run) crawl(ctx context.Context, budget int, start page) error {
 		}
 	}
 	if failed > 0 {
-		r.note("%d pages of the crawl could not be read; the first: %s", failed, firstFailure)
+		r.note("pages of the crawl that could not be read: %d; the first: %s", failed, firstFailure)
 	}
 	if len(queue) > 0 && r.res.PagesRead >= budget && !r.full {
-		r.note("crawled %d pages, the --map-pages budget; %d links found were not followed", budget, len(queue))
+		r.note("the crawl read its --map-pages budget of %d; links found but not followed: %d", budget, len(queue))
 	}
 	return start.err
 }

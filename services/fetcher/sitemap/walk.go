@@ -104,7 +104,7 @@ func Walk(ctx context.Context, get Getter, sources []Source, limits Limits, emit
 		it := w.queue[0]
 		w.queue = w.queue[1:]
 		if w.report.Read+w.failed == limits.Files {
-			w.note("read %d sitemap files, the limit; %d more were not read", limits.Files, len(w.queue)+1)
+			w.note("read %d sitemap files, the limit; sitemaps listed but not read: %d", limits.Files, len(w.queue)+1)
 			break
 		}
 		w.read(ctx, it)
@@ -203,16 +203,16 @@ func (w *walker) read(ctx context.Context, it item) {
 		w.note("sitemap %s: %v", it.url, err)
 	}
 	if invalid > 0 {
-		w.note("sitemap %s: %d locations are not http(s) URLs; skipped", it.url, invalid)
+		w.note("sitemap %s: locations that are not http(s) URLs: %d, skipped", it.url, invalid)
 	}
 	if foreign > 0 {
-		w.note("sitemap %s: %d URLs are outside the hosts and paths it may list; dropped", it.url, foreign)
+		w.note("sitemap %s: URLs outside the hosts and paths it may list: %d, dropped", it.url, foreign)
 	}
 	if kind != Index || w.stopped {
 		return
 	}
 	if it.depth == w.limits.Depth && len(children) > 0 {
-		w.note("sitemap index %s: nested %d levels deep, the limit; its %d sitemaps were not read", it.url, it.depth, len(children))
+		w.note("sitemap index %s: nested %d levels deep, the limit; sitemaps it lists, not read: %d", it.url, it.depth, len(children))
 		return
 	}
 	for _, c := range children {

@@ -134,9 +134,9 @@ func TestWalkIndex(t *testing.T) {
 		t.Errorf("read %d files, want 4", rep.Read)
 	}
 	for _, parts := range [][]string{
-		{"pages.xml", "1 URLs are outside"},
+		{"pages.xml", "URLs outside the hosts and paths it may list: 1"},
 		{"localhost:1/other.xml", "does not speak for"},
-		{"list.txt", "1 locations are not http(s) URLs"},
+		{"list.txt", "locations that are not http(s) URLs: 1"},
 		{"pages.xml", "read once"},
 	} {
 		if !hasNote(rep, parts...) {
@@ -178,7 +178,7 @@ func TestWalkAuthority(t *testing.T) {
 	s.xml("/maps/site.xml", urlsetOf("BASE/maps/a", "BASE/blog/b"))
 	// Found without robots.txt: it speaks for /maps/ only.
 	got, rep := walk(t, []Source{{URL: s.URL + "/maps/site.xml"}}, DefaultLimits())
-	if strings.Join(got, " ") != s.URL+"/maps/a" || !hasNote(rep, "1 URLs are outside") {
+	if strings.Join(got, " ") != s.URL+"/maps/a" || !hasNote(rep, "outside the hosts and paths it may list: 1") {
 		t.Errorf("undeclared: %q %q", got, rep.Notes)
 	}
 	// Declared by the host's robots.txt: the whole host.
@@ -215,7 +215,7 @@ func TestWalkLimits(t *testing.T) {
 	limits := DefaultLimits()
 	limits.Files = 3
 	got, rep := walk(t, []Source{{URL: s.URL + "/index.xml"}}, limits)
-	if len(got) != 2 || !hasNote(rep, "read 3 sitemap files, the limit; 3 more") {
+	if len(got) != 2 || !hasNote(rep, "read 3 sitemap files, the limit; sitemaps listed but not read: 3") {
 		t.Errorf("got %q, notes %q", got, rep.Notes)
 	}
 
