@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -170,5 +171,21 @@ func TestParseDeepNesting(t *testing.T) {
 	body := "<urlset>" + strings.Repeat("<x>", 10_000) + strings.Repeat("</x>", 10_000) + "</urlset>"
 	if _, _, err := parseAll(t, []byte(body), MaxURLsPerFile, MaxFileBytes); err == nil || !strings.Contains(err.Error(), "nested deeper") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestParseProtocolURLLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+	for i := range MaxURLsPerFile + 1 {
+		fmt.Fprintf(&b, "<url><loc>https://example.com/p/%d</loc></url>\n", i)
+	}
+	b.WriteString("</urlset>")
+	_, locs, err := parseAll(t, []byte(b.String()), MaxURLsPerFile, MaxFileBytes)
+	if le, ok := errors.AsType[*LimitError](err); !ok || le.What != "URLs" || len(locs) != 50_000 {
+		t.Fatalf("kept %d, err %v; want 50000 and the URL limit", len(locs), err)
+	}
+	if locs[len(locs)-1] != "https://example.com/p/49999" {
+		t.Errorf("last kept %q", locs[len(locs)-1])
 	}
 }

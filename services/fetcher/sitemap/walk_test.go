@@ -1,6 +1,8 @@
 package sitemap
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"log/slog"
@@ -62,9 +64,14 @@ func (s *site) count(path string) int {
 
 // getter reads sitemaps through distill's own fetcher, as a map does.
 func getter(t *testing.T) Getter {
+	return getterCapped(t, MaxFileBytes)
+}
+
+// getterCapped caps each body at maxBytes, as a map caps it at its
+// FileBytes limit.
+func getterCapped(t *testing.T, maxBytes int64) Getter {
 	f := fetch.New(slog.New(slog.DiscardHandler), fetch.WithAllowLocal(true))
 	t.Cleanup(f.Close)
-	maxBytes := int64(MaxFileBytes)
 	opts := &distillv1.FetchOptions{AllowLocal: true, MaxBytes: &maxBytes}
 	return func(ctx context.Context, raw string) (*Fetched, error) {
 		r, err := f.Resource(ctx, raw, opts)
@@ -227,5 +234,50 @@ func TestWalkLimits(t *testing.T) {
 	})
 	if n != 2 || s.count("/s2.xml") != 0 {
 		t.Errorf("emit called %d times, s2.xml read %d times", n, s.count("/s2.xml"))
+	}
+}
+
+func TestWalkBombs(t *testing.T) {
+	s := newSite(t)
+	// 64 MiB of white space in a URL set, gzipped to about 64 KiB: once as
+	// a .gz file, once as a gzip Content-Encoding the fetcher undoes.
+	var b bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	_, _ = w.Write([]byte("<urlset><url><loc>" + s.URL + "/first</loc></url>"))
+	chunk := bytes.Repeat([]byte(" "), 1<<20)
+	for range 64 {
+		_, _ = w.Write(chunk)
+	}
+	_, _ = w.Write([]byte("<url><loc>" + s.URL + "/last</loc></url></urlset>"))
+	_ = w.Close()
+	bomb := b.Bytes()
+	s.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/encoded.xml" {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Header().Set("Content-Type", "application/xml")
+		} else {
+			w.Header().Set("Content-Type", "application/x-gzip")
+		}
+		_, _ = w.Write(bomb)
+	})
+	limits := DefaultLimits()
+	limits.FileBytes = 1 << 20
+	for _, tt := range []struct{ path, note string }{
+		{"/bomb.xml.gz", "larger than 1048576 bytes uncompressed"},
+		{"/encoded.xml", "cut by the fetch's byte cap"},
+	} {
+		t.Run(tt.path, func(t *testing.T) {
+			var got []string
+			rep := Walk(t.Context(), getterCapped(t, limits.FileBytes), []Source{{URL: s.URL + tt.path}}, limits, func(u *url.URL) bool {
+				got = append(got, u.String())
+				return true
+			})
+			if strings.Join(got, " ") != s.URL+"/first" {
+				t.Errorf("URLs %q, want only the one before the limit", got)
+			}
+			if !hasNote(rep, tt.path, tt.note) {
+				t.Errorf("notes %q, want one with %q", rep.Notes, tt.note)
+			}
+		})
 	}
 }
