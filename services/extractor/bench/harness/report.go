@@ -12,9 +12,10 @@ import (
 )
 
 // report prints the overall table, the per-type tables, the speed ratios
-// of the first extractor to the others, where the predictions are, and
-// each extractor's worst pages per type.
-func report(w io.Writer, cfg Config, corpus Corpus, results []Result) {
+// of the first extractor to the others and to the parse-and-walk floor
+// (floor pages/s), where the predictions are, and each extractor's worst
+// pages per type.
+func report(w io.Writer, cfg Config, corpus Corpus, results []Result, floor float64) {
 	pages := corpus.Pages
 	filter := ""
 	if cfg.Type != "" {
@@ -51,12 +52,12 @@ func report(w io.Writer, cfg Config, corpus Corpus, results []Result) {
 		return metric.Aggregate(ps).F1
 	})
 
-	if len(results) > 1 {
-		fmt.Fprintln(w)
-		for _, r := range results[1:] {
-			fmt.Fprintf(w, "speed %s/%s: %.2fx\n", results[0].Name, r.Name, results[0].PagesPerSec/r.PagesPerSec)
-		}
+	fmt.Fprintln(w)
+	for _, r := range results[1:] {
+		fmt.Fprintf(w, "speed %s/%s: %.2fx\n", results[0].Name, r.Name, results[0].PagesPerSec/r.PagesPerSec)
 	}
+	fmt.Fprintf(w, "parse+walk (x/net/html parse and one walk of every node, the floor): %.1f pages/s; time %s/parse+walk: %.2fx\n",
+		floor, results[0].Name, floor/results[0].PagesPerSec)
 
 	fmt.Fprintf(w, "\npredictions ({id: text}) in %s/<extractor>.json, each page's type and scores in <extractor>.pages.json; cross-check:\n", cfg.OutDir)
 	pred := filepath.Join(cfg.OutDir, results[0].Name+".json")

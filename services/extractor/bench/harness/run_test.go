@@ -114,6 +114,8 @@ func TestRunWCXB(t *testing.T) {
 	for _, want := range []string{
 		"corpus testdata/wcxb/dev (WCXB layout): 3 pages;",
 		"python3 evaluate.py --split dev --results " + filepath.Join(outDir, "distill.json"),
+		"\nspeed distill/go-trafilatura: ",
+		"\nparse+walk (x/net/html parse and one walk of every node, the floor): ",
 		"distill: worst pages per type by word F1",
 		"go-readability: worst pages per type by word F1",
 		" https://tinkerers.example/t/laptop-fan-after-update/4411\n",
