@@ -152,7 +152,14 @@ func worst(w io.Writer, n int, corpus Corpus, groups []typeGroup, r Result) {
 		fmt.Fprintf(w, "  %s\n", g.Type)
 		for _, i := range idx[:min(n, len(idx))] {
 			wp, p := r.WordPages[i], corpus.Pages[i]
-			fmt.Fprintf(w, "    %.3f %.3f %.3f %.3f %s %s\n", wp.F1, wp.Precision, wp.Recall, r.Pages[i].F1(), p.ID, p.URL)
+			note := ""
+			switch {
+			case len(metric.WordTokens(p.Truth)) == 0:
+				note = " (no truth: only an empty prediction scores)"
+			case len(metric.WordTokens(r.Predictions[p.ID])) == 0:
+				note = " (nothing extracted)"
+			}
+			fmt.Fprintf(w, "    %.3f %.3f %.3f %.3f %s %s%s\n", wp.F1, wp.Precision, wp.Recall, r.Pages[i].F1(), p.ID, p.URL, note)
 		}
 	}
 }

@@ -206,15 +206,18 @@ func timedPass(ctx context.Context, ex Extractor, pages []Page) (time.Duration, 
 // pageRecord is one page of an extractor's run as written beside its
 // predictions.
 type pageRecord struct {
-	ID              string  `json:"id"`
-	URL             string  `json:"url,omitempty"`
-	Type            string  `json:"type,omitempty"`
-	WordF1          float64 `json:"word_f1"`
-	WordPrecision   float64 `json:"word_precision"`
-	WordRecall      float64 `json:"word_recall"`
-	ShingleF1       float64 `json:"shingle_f1"`
-	PredictionChars int     `json:"prediction_chars"`
-	Error           string  `json:"error,omitempty"`
+	ID            string  `json:"id"`
+	URL           string  `json:"url,omitempty"`
+	Type          string  `json:"type,omitempty"`
+	WordF1        float64 `json:"word_f1"`
+	WordPrecision float64 `json:"word_precision"`
+	WordRecall    float64 `json:"word_recall"`
+	ShingleF1     float64 `json:"shingle_f1"`
+	// The token counts tell a page with nothing extracted, or nothing to
+	// extract, from a poor extraction.
+	TruthWords      int    `json:"truth_words"`
+	PredictionWords int    `json:"prediction_words"`
+	Error           string `json:"error,omitempty"`
 }
 
 // writePredictions writes <name>.json as {id: text}, the form both
@@ -228,7 +231,8 @@ func writePredictions(dir string, pages []Page, res Result) error {
 			ID: p.ID, URL: p.URL, Type: p.Type,
 			WordF1: w.F1, WordPrecision: w.Precision, WordRecall: w.Recall,
 			ShingleF1:       res.Pages[i].F1(),
-			PredictionChars: len(res.Predictions[p.ID]),
+			TruthWords:      len(metric.WordTokens(p.Truth)),
+			PredictionWords: len(metric.WordTokens(res.Predictions[p.ID])),
 		}
 		if err := res.Failed[p.ID]; err != nil {
 			records[i].Error = err.Error()

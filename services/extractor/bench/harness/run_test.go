@@ -146,18 +146,36 @@ func TestRunType(t *testing.T) {
 }
 
 func TestRunScrapinghub(t *testing.T) {
-	dir := writeCorpus(t, `{"a": {"articleBody": "The harbour froze over for the first time in forty years."}}`,
-		map[string]string{"a": "<html><body><article><h1>Cold</h1><p>The harbour froze over for the first time in forty years.</p></article></body></html>"})
-	out, err := run(t, Config{Corpus: dir, Only: []string{"go-readability"}, Worst: 1})
-	if err != nil {
+	dir := writeCorpus(t, `{
+		"a": {"articleBody": "The harbour froze over for the first time in forty years."},
+		"b": {"articleBody": ""},
+		"c": {"articleBody": "A page whose text is lost."}}`,
+		map[string]string{
+			"a": "<html><body><article><h1>Cold</h1><p>The harbour froze over for the first time in forty years.</p></article></body></html>",
+			"b": "<html><body><nav><a href=/>Home</a> <a href=/shop>Shop</a></nav></body></html>",
+			"c": "<html><body></body></html>",
+		})
+	outDir := t.TempDir()
+	var buf bytes.Buffer
+	cfg := Config{Corpus: dir, OutDir: outDir, Only: []string{"go-readability"}, Worst: 3, Rounds: 1}
+	if err := Run(context.Background(), cfg, slog.New(slog.DiscardHandler), &buf); err != nil {
 		t.Fatal(err)
 	}
+	out := buf.String()
 	rows := section(t, out, "word F1 by page type")
-	if len(rows) != 2 || rows[1][0] != "all" || rows[1][1] != "1" {
+	if len(rows) != 2 || rows[1][0] != "all" || rows[1][1] != "3" {
 		t.Errorf("word table %q, want one row, all", rows)
 	}
-	if !strings.Contains(out, "(scrapinghub layout)") || !strings.Contains(out, "worst pages per type by shingle F1") {
-		t.Errorf("output:\n%s", out)
+	for _, want := range []string{"(scrapinghub layout)", "worst pages per type by shingle F1",
+		" b  (no truth: only an empty prediction scores)\n", " c  (nothing extracted)\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	var records []pageRecord
+	readJSON(t, filepath.Join(outDir, "go-readability.pages.json"), &records)
+	if len(records) != 3 || records[0].TruthWords != 11 || records[1].TruthWords != 0 || records[2].PredictionWords != 0 {
+		t.Errorf("records %+v, want a's truth of 11 words, b's of none, nothing predicted for c", records)
 	}
 }
 
