@@ -63,6 +63,9 @@ func report(w io.Writer, cfg Config, corpus Corpus, results []Result, floor floa
 	pred := filepath.Join(cfg.OutDir, results[0].Name+".json")
 	if corpus.Layout == WCXB {
 		fmt.Fprintf(w, "  python3 evaluate.py --split %s --results %s --per-type   (in the WCXB repository)\n", filepath.Base(corpus.Dir), pred)
+		if cfg.Type != "" {
+			fmt.Fprintf(w, "  (it scores the pages of the other types, absent here, as empty)\n")
+		}
 	} else {
 		scorer := filepath.Join(filepath.Dir(filepath.Clean(corpus.Dir)), "score.py")
 		if _, err := os.Stat(scorer); err != nil {

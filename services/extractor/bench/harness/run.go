@@ -1,5 +1,6 @@
 // Package harness runs extractors over a corpus with ground truth, on one
-// core, and reports the benchmark's figures and their speed side by side.
+// core, and reports both benchmarks' figures, overall and per page type,
+// and their speed side by side.
 package harness
 
 import (

@@ -140,7 +140,7 @@ func TestRunType(t *testing.T) {
 	if len(rows) != 3 || rows[1][0] != "forum" || rows[1][1] != "1" || rows[2][0] != "all" || rows[2][1] != "1" {
 		t.Errorf("word table %q, want forum and all with one page", rows)
 	}
-	if !strings.Contains(out, "1 pages of type forum;") {
+	if !strings.Contains(out, "1 pages of type forum;") || !strings.Contains(out, "(it scores the pages of the other types, absent here, as empty)") {
 		t.Errorf("the header does not name the filter:\n%s", out)
 	}
 }
