@@ -159,7 +159,7 @@ $(MCP_CLIENT)/node_modules/.package-lock.json: $(MCP_CLIENT)/package-lock.json
 CORPUS ?= ../shared/bench/scrapinghub
 
 .PHONY: bench-extract
-bench-extract: ## Score distill, go-trafilatura and go-readability on one core: make bench-extract [CORPUS=dir] [BENCH_ARGS="-worst 20"].
+bench-extract: ## Score distill, go-trafilatura and go-readability on one core, per page type: make bench-extract [CORPUS=scrapinghub dir, WCXB split or repo] [BENCH_ARGS="-rounds 1 -worst 20 -type forum"].
 	cd services/extractor/bench && GOWORK=off go run ./cmd/bench-extract -corpus $(abspath $(CORPUS)) -out $(CURDIR)/bench-out $(BENCH_ARGS)
 
 .PHONY: bench-fetch

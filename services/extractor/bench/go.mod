@@ -7,6 +7,7 @@ require (
 	distill.dev/proto v0.0.0
 	distill.dev/services/extractor v0.0.0-00010101000000-000000000000
 	github.com/markusmobius/go-trafilatura v1.12.2
+	golang.org/x/net v0.60.0
 )
 
 require (
@@ -76,7 +77,6 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.1 // indirect
 	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
-	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect

@@ -10,6 +10,7 @@ import (
 
 	readability "codeberg.org/readeck/go-readability/v2"
 	"github.com/markusmobius/go-trafilatura"
+	"golang.org/x/net/html"
 
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
@@ -87,6 +88,35 @@ func Readability() Extractor {
 		if err := art.RenderText(&b); err != nil {
 			return "", fmt.Errorf("render text: %w", err)
 		}
+		return b.String(), nil
+	}}
+}
+
+// ParseWalk is the floor an extractor's speed is measured against: the
+// page parsed by golang.org/x/net/html, as distill parses it, and every
+// node visited once, gathering the text outside scripts and styles. It is
+// timed, not scored.
+func ParseWalk() Extractor {
+	return Extractor{Name: "parse+walk", Extract: func(_ context.Context, p Page) (string, error) {
+		doc, err := html.Parse(bytes.NewReader(p.HTML))
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		var walk func(n *html.Node)
+		walk = func(n *html.Node) {
+			switch {
+			case n.Type == html.TextNode:
+				b.WriteString(n.Data)
+				b.WriteByte(' ')
+			case n.Type == html.ElementNode && (n.Data == "script" || n.Data == "style" || n.Data == "template"):
+				return
+			}
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				walk(c)
+			}
+		}
+		walk(doc)
 		return b.String(), nil
 	}}
 }

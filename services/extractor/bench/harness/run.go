@@ -1,5 +1,6 @@
 // Package harness runs extractors over a corpus with ground truth, on one
-// core, and reports the benchmark's figures and their speed side by side.
+// core, and reports both benchmarks' figures, overall and per page type,
+// and their speed side by side.
 package harness
 
 import (
@@ -11,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
 
 	"distill.dev/services/extractor/bench/metric"
@@ -22,6 +25,8 @@ type Config struct {
 	OutDir string
 	// Only names the extractors to run; empty runs all.
 	Only []string
+	// Type keeps only the pages of one type; empty keeps all.
+	Type string
 	// Worst is how many of each extractor's lowest-scoring pages to list.
 	Worst int
 	// Rounds is how many timed passes each extractor makes; the fastest
@@ -32,25 +37,38 @@ type Config struct {
 
 // Result is one extractor's run.
 type Result struct {
-	Name  string
+	Name string
+	// Words is WCXB's word-level score, Score scrapinghub's shingle one.
+	Words metric.WordScore
 	Score metric.Score
 	// PagesPerSec is measured on one core, over the timed pass only.
 	PagesPerSec float64
 	Errors      int
+	// WordPages and Pages are the pages' comparisons, in corpus order.
+	WordPages   []metric.WordPage
 	Pages       []metric.Page
 	Predictions map[string]string
+	// Failed holds the pages whose extraction returned an error.
+	Failed map[string]error
 }
 
 // Run benchmarks the extractors on cfg.Corpus, writes each one's
 // predictions to cfg.OutDir and prints the table to w.
 func Run(ctx context.Context, cfg Config, logger *slog.Logger, w io.Writer) error {
-	pages, err := LoadCorpus(cfg.Corpus)
+	corpus, err := LoadCorpus(cfg.Corpus)
 	if err != nil {
 		return err
 	}
-	if len(pages) == 0 {
+	if len(corpus.Pages) == 0 {
 		return fmt.Errorf("corpus %s has no pages", cfg.Corpus)
 	}
+	if cfg.Type != "" {
+		corpus.Pages, err = ofType(corpus.Pages, cfg.Type)
+		if err != nil {
+			return err
+		}
+	}
+	pages := corpus.Pages
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return fmt.Errorf("output dir: %w", err)
 	}
@@ -61,21 +79,27 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, w io.Writer) erro
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	exs := selected(cfg.Only, logger)
+	exs, err := selected(cfg.Only, logger)
+	if err != nil {
+		return err
+	}
 	results := make([]Result, len(exs))
 	for i, ex := range exs {
 		res, err := warmUp(ctx, ex, pages)
 		if err != nil {
 			return err
 		}
-		if err := writePredictions(cfg.OutDir, res); err != nil {
+		if err := writePredictions(cfg.OutDir, pages, res); err != nil {
 			return err
 		}
 		results[i] = res
 	}
-	best := make([]time.Duration, len(exs))
+	// The floor is timed alongside, in the same rounds, so load from
+	// elsewhere falls on it as on the extractors.
+	timed := append(slices.Clone(exs), ParseWalk())
+	best := make([]time.Duration, len(timed))
 	for range max(cfg.Rounds, 1) {
-		for i, ex := range exs {
+		for i, ex := range timed {
 			elapsed, err := timedPass(ctx, ex, pages)
 			if err != nil {
 				return err
@@ -88,31 +112,57 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, w io.Writer) erro
 	for i := range results {
 		results[i].PagesPerSec = float64(len(pages)) / best[i].Seconds()
 	}
-	report(w, cfg, pages, results)
+	floor := float64(len(pages)) / best[len(exs)].Seconds()
+	report(w, cfg, corpus, results, floor)
 	return nil
 }
 
-func selected(only []string, logger *slog.Logger) []Extractor {
-	all := []Extractor{Distill(logger), Trafilatura(), Readability()}
-	if len(only) == 0 {
-		return all
-	}
-	var out []Extractor
-	for _, ex := range all {
-		for _, name := range only {
-			if ex.Name == name {
-				out = append(out, ex)
-			}
+// ofType keeps the pages of type typ, in order.
+func ofType(pages []Page, typ string) ([]Page, error) {
+	var out []Page
+	seen := map[string]bool{}
+	for _, p := range pages {
+		seen[p.Type] = true
+		if p.Type == typ {
+			out = append(out, p)
 		}
 	}
-	return out
+	if len(out) == 0 {
+		var types []string
+		for _, t := range PageTypes {
+			if seen[t] {
+				types = append(types, t)
+			}
+		}
+		if len(types) == 0 {
+			return nil, fmt.Errorf("no pages of type %q: the corpus has no page types", typ)
+		}
+		return nil, fmt.Errorf("no pages of type %q; the corpus has %s", typ, strings.Join(types, ", "))
+	}
+	return out, nil
+}
+
+func selected(only []string, logger *slog.Logger) ([]Extractor, error) {
+	all := []Extractor{Distill(logger), Trafilatura(), Readability()}
+	if len(only) == 0 {
+		return all, nil
+	}
+	var out []Extractor
+	for _, name := range only {
+		i := slices.IndexFunc(all, func(ex Extractor) bool { return ex.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("no extractor %q: want distill, go-trafilatura or go-readability", name)
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
 }
 
 // warmUp runs ex over every page once, untimed, so caches, lazily
 // compiled regexps and the heap are settled before timing, and scores
 // what it extracted.
 func warmUp(ctx context.Context, ex Extractor, pages []Page) (Result, error) {
-	res := Result{Name: ex.Name, Predictions: make(map[string]string, len(pages))}
+	res := Result{Name: ex.Name, Predictions: make(map[string]string, len(pages)), Failed: map[string]error{}}
 	for _, p := range pages {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
@@ -122,15 +172,19 @@ func warmUp(ctx context.Context, ex Extractor, pages []Page) (Result, error) {
 			// A failed page scores as an empty prediction, as it would for
 			// a user.
 			res.Errors++
+			res.Failed[p.ID] = err
 			text = ""
 		}
 		res.Predictions[p.ID] = text
 	}
 	res.Pages = make([]metric.Page, len(pages))
+	res.WordPages = make([]metric.WordPage, len(pages))
 	for i, p := range pages {
 		res.Pages[i] = metric.Compare(p.Truth, res.Predictions[p.ID])
+		res.WordPages[i] = metric.CompareWords(p.Truth, res.Predictions[p.ID])
 	}
 	res.Score = metric.Aggregate(res.Pages)
+	res.Words = metric.AggregateWords(res.WordPages)
 	return res, nil
 }
 
@@ -150,14 +204,49 @@ func timedPass(ctx context.Context, ex Extractor, pages []Page) (time.Duration, 
 	return elapsed, nil
 }
 
-func writePredictions(dir string, res Result) error {
-	b, err := json.MarshalIndent(res.Predictions, "", " ")
-	if err != nil {
-		return fmt.Errorf("predictions of %s: %w", res.Name, err)
+// pageRecord is one page of an extractor's run as written beside its
+// predictions.
+type pageRecord struct {
+	ID            string  `json:"id"`
+	URL           string  `json:"url,omitempty"`
+	Type          string  `json:"type,omitempty"`
+	WordF1        float64 `json:"word_f1"`
+	WordPrecision float64 `json:"word_precision"`
+	WordRecall    float64 `json:"word_recall"`
+	ShingleF1     float64 `json:"shingle_f1"`
+	// The token counts tell a page with nothing extracted, or nothing to
+	// extract, from a poor extraction.
+	TruthWords      int    `json:"truth_words"`
+	PredictionWords int    `json:"prediction_words"`
+	Error           string `json:"error,omitempty"`
+}
+
+// writePredictions writes <name>.json as {id: text}, the form both
+// benchmarks' own scorers read, and <name>.pages.json with each page's
+// type and scores, for sorting and filtering a run.
+func writePredictions(dir string, pages []Page, res Result) error {
+	records := make([]pageRecord, len(pages))
+	for i, p := range pages {
+		w := res.WordPages[i]
+		records[i] = pageRecord{
+			ID: p.ID, URL: p.URL, Type: p.Type,
+			WordF1: w.F1, WordPrecision: w.Precision, WordRecall: w.Recall,
+			ShingleF1:       res.Pages[i].F1(),
+			TruthWords:      len(metric.WordTokens(p.Truth)),
+			PredictionWords: len(metric.WordTokens(res.Predictions[p.ID])),
+		}
+		if err := res.Failed[p.ID]; err != nil {
+			records[i].Error = err.Error()
+		}
 	}
-	path := filepath.Join(dir, res.Name+".json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("predictions of %s: %w", res.Name, err)
+	for name, v := range map[string]any{res.Name + ".json": res.Predictions, res.Name + ".pages.json": records} {
+		b, err := json.MarshalIndent(v, "", " ")
+		if err != nil {
+			return fmt.Errorf("predictions of %s: %w", res.Name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return fmt.Errorf("predictions of %s: %w", res.Name, err)
+		}
 	}
 	return nil
 }

@@ -1,7 +1,10 @@
-// Package metric scores extracted text against ground truth the way the
-// scrapinghub article-extraction-benchmark does: tokens are the matches of
-// \w+, each page is compared as multisets of 4-token shingles, and
-// precision and recall are averaged over pages before F1 is taken.
+// Package metric scores extracted text against ground truth with two
+// benchmarks' own metrics. The scrapinghub article-extraction-benchmark's
+// (Compare, Aggregate): tokens are the matches of \w+, each page is
+// compared as multisets of 4-token shingles, and precision and recall are
+// averaged over pages before F1 is taken. WCXB's (CompareWords,
+// AggregateWords): lowercased \w+ tokens compared as bags of words, F1
+// averaged over pages.
 package metric
 
 import (
