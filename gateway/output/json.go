@@ -109,6 +109,8 @@ type diagnosticsJSON struct {
 	UsedHeadless    bool    `json:"used_headless"`
 	Truncated       bool    `json:"truncated"`
 	LowContent      bool    `json:"low_content"`
+	// PageCount is a PDF's; absent for other content.
+	PageCount *int32 `json:"page_count,omitempty"`
 }
 
 // BatchItem is one URL of a batch and its outcome: a page or an error.
@@ -229,6 +231,10 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 			UsedHeadless:    g.GetUsedHeadless(),
 			Truncated:       g.GetTruncated(),
 			LowContent:      g.GetLowContent(),
+		}
+		if g.PageCount != nil {
+			n := g.GetPageCount()
+			out.Diagnostics.PageCount = &n
 		}
 	}
 	return out

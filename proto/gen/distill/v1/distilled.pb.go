@@ -1016,7 +1016,9 @@ type Diagnostics struct {
 	Truncated bool `protobuf:"varint,10,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	// The page yielded too little content to be useful as fetched: an empty
 	// app shell, a JavaScript notice or a challenge page.
-	LowContent    bool `protobuf:"varint,11,opt,name=low_content,json=lowContent,proto3" json:"low_content,omitempty"`
+	LowContent bool `protobuf:"varint,11,opt,name=low_content,json=lowContent,proto3" json:"low_content,omitempty"`
+	// Pages of a PDF document; absent for other content.
+	PageCount     *int32 `protobuf:"varint,12,opt,name=page_count,json=pageCount,proto3,oneof" json:"page_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1128,6 +1130,13 @@ func (x *Diagnostics) GetLowContent() bool {
 	return false
 }
 
+func (x *Diagnostics) GetPageCount() int32 {
+	if x != nil && x.PageCount != nil {
+		return *x.PageCount
+	}
+	return 0
+}
+
 var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 
 const file_distill_v1_distilled_proto_rawDesc = "" +
@@ -1213,7 +1222,7 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\fSelectOption\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\tR\x05value\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x1a\n" +
-	"\bselected\x18\x03 \x01(\bR\bselected\"\xfe\x02\n" +
+	"\bselected\x18\x03 \x01(\bR\bselected\"\xb1\x03\n" +
 	"\vDiagnostics\x12\x18\n" +
 	"\aprofile\x18\x01 \x01(\tR\aprofile\x12\x1b\n" +
 	"\traw_bytes\x18\x02 \x01(\x03R\brawBytes\x12!\n" +
@@ -1229,7 +1238,10 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\ttruncated\x18\n" +
 	" \x01(\bR\ttruncated\x12\x1f\n" +
 	"\vlow_content\x18\v \x01(\bR\n" +
-	"lowContentB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"lowContent\x12\"\n" +
+	"\n" +
+	"page_count\x18\f \x01(\x05H\x00R\tpageCount\x88\x01\x01B\r\n" +
+	"\v_page_countB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_distilled_proto_rawDescOnce sync.Once
@@ -1292,6 +1304,7 @@ func file_distill_v1_distilled_proto_init() {
 	file_distill_v1_distilled_proto_msgTypes[4].OneofWrappers = []any{}
 	file_distill_v1_distilled_proto_msgTypes[9].OneofWrappers = []any{}
 	file_distill_v1_distilled_proto_msgTypes[12].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
