@@ -1,0 +1,143 @@
+// Package pdf turns PDF documents into Markdown: text in reading order,
+// headings where the fonts say so, and the document's own title and author.
+// PDFium does the reading, compiled to WebAssembly and run on wazero, so no
+// cgo is needed and a hostile file can reach neither the filesystem nor
+// more memory than a worker's limit.
+package pdf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/klippa-app/go-pdfium"
+	"github.com/klippa-app/go-pdfium/webassembly"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// Defaults for an Engine's options.
+const (
+	DefaultWorkers = 2
+	// DefaultMemoryLimit bounds one document's worker: the body it reads,
+	// PDFium's parse of it and the text of the page being read.
+	DefaultMemoryLimit = 256 << 20
+	// DefaultTimeout bounds one document when the caller's context does
+	// not bound it sooner.
+	DefaultTimeout = 30 * time.Second
+)
+
+// wasmPage is WebAssembly's unit of linear memory.
+const wasmPage = 64 << 10
+
+// Engine reads PDF documents. Its PDFium runtime is compiled on first use,
+// once, and shared; each document gets a fresh worker with its own memory,
+// which is dropped when the document is done, so nothing one document did
+// is seen by the next. It is safe for concurrent use; at most Workers
+// documents are read at once and the rest wait for a worker.
+type Engine struct {
+	workers     int
+	memoryLimit int64
+	timeout     time.Duration
+
+	mu     sync.Mutex
+	pool   pdfium.Pool
+	closed bool
+}
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithWorkers sets how many documents are read at once.
+func WithWorkers(n int) Option { return func(e *Engine) { e.workers = max(1, n) } }
+
+// WithMemoryLimit sets the most memory one document's worker may use.
+func WithMemoryLimit(bytes int64) Option {
+	return func(e *Engine) { e.memoryLimit = max(wasmPage, bytes) }
+}
+
+// WithTimeout sets the longest one document may take.
+func WithTimeout(d time.Duration) Option { return func(e *Engine) { e.timeout = d } }
+
+// NewEngine returns an Engine. It starts nothing: the runtime is made when
+// the first document arrives.
+func NewEngine(opts ...Option) *Engine {
+	e := &Engine{workers: DefaultWorkers, memoryLimit: DefaultMemoryLimit, timeout: DefaultTimeout}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// errClosed is a read asked of a closed Engine.
+var errClosed = errors.New("pdf engine is closed")
+
+// instance returns a worker of its own for one document, waiting for one
+// while all are busy.
+func (e *Engine) instance(ctx context.Context) (pdfium.Pdfium, error) {
+	pool, err := e.start()
+	if err != nil {
+		return nil, err
+	}
+	inst, err := pool.GetInstanceWithContext(ctx)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, fmt.Errorf("pdf worker: %w", err)
+	}
+	return inst, nil
+}
+
+// start makes the runtime on first use. A failure is not kept, so a later
+// document tries again.
+func (e *Engine) start() (pdfium.Pool, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, errClosed
+	}
+	if e.pool != nil {
+		return e.pool, nil
+	}
+	pool, err := webassembly.Init(webassembly.Config{
+		MinIdle:  0,
+		MaxIdle:  e.workers,
+		MaxTotal: e.workers,
+		// No mounts: a document is read from memory and PDFium's standard
+		// fonts are built in, so the guest sees no filesystem at all.
+		FSConfig: wazero.NewFSConfig(),
+		Stdout:   io.Discard,
+		Stderr:   io.Discard,
+		RuntimeConfig: wazero.NewRuntimeConfig().
+			WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
+			WithMemoryLimitPages(uint32(e.memoryLimit / wasmPage)).
+			// Cancelling a worker's context stops the guest mid-call: that
+			// is how a document over its time is cut off.
+			WithCloseOnContextDone(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start pdf engine: %w", err)
+	}
+	e.pool = pool
+	return pool, nil
+}
+
+// Close stops the runtime; documents being read fail. It is safe to call
+// more than once and on an Engine that never started.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	if e.pool == nil {
+		return nil
+	}
+	return e.pool.Close()
+}
