@@ -397,6 +397,12 @@ func TestFetchByteCap(t *testing.T) {
 			w.Header().Set("Content-Type", "text/plain")
 			endless(w, r, chunk)
 		}},
+		{name: "endless pdf download", tooBig: true, handler: func(w http.ResponseWriter, r *http.Request) {
+			// Sniffing for a PDF reads the body through the same cap.
+			w.Header().Set("Content-Type", "application/octet-stream")
+			_, _ = io.WriteString(w, "%PDF-1.7\n")
+			endless(w, r, chunk)
+		}},
 		{name: "gzip bomb", tooBig: true, handler: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Header().Set("Content-Encoding", "gzip")
@@ -790,8 +796,13 @@ func TestFetchContentTypes(t *testing.T) {
 		{name: "missing, sniffed html", contentType: "-", body: []byte(page), want: "text/html"},
 		{name: "missing, sniffed text", contentType: "-", body: []byte("just words"), want: "text/plain"},
 		{name: "png", contentType: "image/png", body: png},
-		{name: "pdf", contentType: "application/pdf", body: []byte("%PDF-1.7")},
+		{name: "pdf", contentType: "application/pdf", body: []byte("%PDF-1.7"), want: "application/pdf"},
+		{name: "pdf with charset", contentType: "application/pdf; charset=binary", body: []byte("%PDF-1.7"), want: "application/pdf"},
 		{name: "octet-stream", contentType: "application/octet-stream"},
+		{name: "octet-stream, pdf by its magic", contentType: "application/octet-stream", body: []byte("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"), want: "application/pdf"},
+		{name: "x-pdf", contentType: "application/x-pdf", body: []byte("%PDF-1.4\n"), want: "application/pdf"},
+		{name: "x-pdf that is not one", contentType: "application/x-pdf", body: png},
+		{name: "missing, pdf after junk", contentType: "-", body: []byte("\r\n\x00junk%PDF-1.4\n"), want: "application/pdf"},
 		{name: "missing, sniffed png", contentType: "-", body: png},
 	}
 	ts, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
