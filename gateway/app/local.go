@@ -25,11 +25,12 @@ import (
 
 // local is every service in this process.
 type local struct {
-	logger   *slog.Logger
-	workers  int
-	fetcher  *fetch.Fetcher
-	renderer *render.Renderer
-	pipeline *pipeline.Pipeline
+	logger    *slog.Logger
+	workers   int
+	fetcher   *fetch.Fetcher
+	extractor *extract.Extractor
+	renderer  *render.Renderer
+	pipeline  *pipeline.Pipeline
 	// cache is nil when it could not be opened; cacheErr says why.
 	cache    *cache.Cache
 	cacheErr error
@@ -69,9 +70,10 @@ func newLocal(logger *slog.Logger, cfg Config) *local {
 	if workers <= 0 {
 		workers = DefaultWorkers
 	}
+	ex := extract.New(logger)
 	return &local{
-		logger: logger, workers: workers, fetcher: f, renderer: r,
-		pipeline: pipeline.New(logger, f, extract.New(logger), r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders)),
+		logger: logger, workers: workers, fetcher: f, extractor: ex, renderer: r,
+		pipeline: pipeline.New(logger, f, ex, r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders)),
 		cache:    c, cacheErr: cacheErr,
 	}
 }
@@ -181,7 +183,7 @@ func (l *local) close() error {
 	}
 	// After the workers, whose renders need the browser until they end; the
 	// browser, when one was started, goes with its profile directory.
-	err = errors.Join(err, l.renderer.Close())
+	err = errors.Join(err, l.renderer.Close(), l.extractor.Close())
 	l.fetcher.Close()
 	return err
 }

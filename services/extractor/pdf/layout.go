@@ -42,9 +42,16 @@ type block struct {
 	page  int
 }
 
-// layout turns pages of runs into Markdown and plain text, and counts the
-// letters and digits it found.
-func layout(pages []page) (md, text string, chars int) {
+// content is a document's text laid out.
+type content struct {
+	md, text string
+	heading  string // the first heading, "" when there is none
+	chars    int    // letters and digits
+}
+
+// layout turns pages of runs into Markdown and plain text.
+func layout(pages []page) content {
+	chars := 0
 	var blocks []block
 	for i, p := range pages {
 		for _, r := range p.runs {
@@ -73,7 +80,11 @@ func layout(pages []page) (md, text string, chars int) {
 	// section a page, so that a reader can still tell where it is.
 	perPage := !headed && len(pages) > 1
 	current := 0
+	heading := ""
 	for _, b := range blocks {
+		if b.level > 0 && heading == "" {
+			heading = b.text
+		}
 		if perPage && b.page != current {
 			current = b.page
 			h := fmt.Sprintf("Page %d", b.page)
@@ -85,7 +96,7 @@ func layout(pages []page) (md, text string, chars int) {
 		}
 		write(escape(b.text), b.text)
 	}
-	return mdb.String(), tb.String(), chars
+	return content{md: mdb.String(), text: tb.String(), heading: heading, chars: chars}
 }
 
 // lines groups runs into lines: runs that share a baseline band and follow

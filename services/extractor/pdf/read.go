@@ -34,6 +34,8 @@ type Document struct {
 	// section per page where the fonts name none.
 	Markdown string
 	Text     string
+	// Heading is the first heading, "" when the fonts mark none.
+	Heading string
 	// TextChars counts the letters and digits found, to tell a scan
 	// without a text layer from a document.
 	TextChars int
@@ -93,7 +95,8 @@ func read(ctx context.Context, inst pdfium.Pdfium, body []byte) (*Document, erro
 		}
 		pages = append(pages, p)
 	}
-	doc.Markdown, doc.Text, doc.TextChars = layout(pages)
+	c := layout(pages)
+	doc.Markdown, doc.Text, doc.Heading, doc.TextChars = c.md, c.text, c.heading, c.chars
 	return doc, nil
 }
 
