@@ -59,9 +59,13 @@ func StatsLine(d *distillv1.Distilled) string {
 // DiagnosticsLine summarises extraction quality in one line for stderr.
 func DiagnosticsLine(d *distillv1.Distilled) string {
 	g := d.GetDiagnostics()
-	return fmt.Sprintf("diagnostics: %s: profile=%s raw_bytes=%d output_chars=%d output_tokens=%d extraction_ratio=%.4f links=%d tables=%d actions=%d used_headless=%t truncated=%t low_content=%t",
+	line := fmt.Sprintf("diagnostics: %s: profile=%s raw_bytes=%d output_chars=%d output_tokens=%d extraction_ratio=%.4f links=%d tables=%d actions=%d used_headless=%t truncated=%t low_content=%t",
 		d.GetFinalUrl(), g.GetProfile(), g.GetRawBytes(), g.GetOutputChars(), g.GetOutputTokens(), g.GetExtractionRatio(),
 		g.GetLinkCount(), g.GetTableCount(), g.GetActionCount(), g.GetUsedHeadless(), g.GetTruncated(), g.GetLowContent())
+	if g.PageCount != nil {
+		line += fmt.Sprintf(" pages=%d", g.GetPageCount())
+	}
+	return line
 }
 
 // HTTPStatus names an HTTP status as a line of text: "HTTP 404 Not Found".
