@@ -79,6 +79,9 @@ type page struct {
 	scripted         bool
 	// pdfPages is a PDF's page count, 0 for other content.
 	pdfPages int
+	// cut is set when the content was cut short before the token budget
+	// was applied: pages of a PDF past the budget were not read.
+	cut bool
 }
 
 // emptyLists gives a page without markup the empty lists of links, tables
@@ -167,7 +170,7 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 		var mdCut, textCut bool
 		p.markdown, mdCut = truncate(p.markdown, budget, true)
 		p.text, textCut = truncate(p.text, budget, false)
-		truncated = mdCut || textCut
+		truncated = mdCut || textCut || p.cut
 	}
 
 	d := &distillv1.Distilled{

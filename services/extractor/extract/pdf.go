@@ -19,6 +19,9 @@ const reasonNoTextLayer = "no_text_layer"
 // text layer is expected to have; a scan has none, or a page number.
 const minCharsPerPage = 20
 
+// charsPerToken is more bytes of text than any token of real text takes.
+const charsPerToken = 16
+
 // isPDF reports whether a body of a generic or unnamed type is a PDF by
 // its first bytes, where readers allow a little junk before the header.
 func isPDF(mediaType string, body []byte) bool {
@@ -41,7 +44,14 @@ func (e *Extractor) fromPDF(ctx context.Context, req *internalv1.ExtractRequest,
 	if limit := fetchopts.MaxBytes(req.GetOptions()); int64(len(raw)) > limit {
 		return page{}, nil, failure.New(failure.TooLarge, "pdf of %d bytes exceeds the max_bytes cap of %d bytes", len(raw), limit)
 	}
-	doc, err := e.pdf.Read(ctx, raw)
+	// Pages past what the output budget can hold are not read. No token
+	// of real text is nearly as long as charsPerToken bytes, so the text
+	// read still fills the budget and is cut to it as any page is.
+	maxChars := 0
+	if budget := fetchopts.MaxOutputTokens(req.GetOptions()); budget > 0 {
+		maxChars = int(min(budget, pdf.MaxChars/charsPerToken) * charsPerToken)
+	}
+	doc, err := e.pdf.Read(ctx, raw, maxChars)
 	if err != nil {
 		return page{}, nil, err
 	}
@@ -53,6 +63,7 @@ func (e *Extractor) fromPDF(ctx context.Context, req *internalv1.ExtractRequest,
 		// The whole document is returned whatever the profile asked.
 		profile:  profileFull,
 		pdfPages: doc.Pages,
+		cut:      doc.PagesRead < doc.Pages,
 	}
 	if p.title == "" {
 		p.title = doc.Heading
@@ -60,7 +71,7 @@ func (e *Extractor) fromPDF(ctx context.Context, req *internalv1.ExtractRequest,
 	if p.title == "" {
 		p.title = urlTitle(u)
 	}
-	if doc.TextChars < minCharsPerPage*max(1, doc.Pages) {
+	if doc.TextChars < minCharsPerPage*max(1, doc.PagesRead) {
 		p.lowContentReason = reasonNoTextLayer
 	}
 	return p, []byte(doc.Text), nil

@@ -178,3 +178,25 @@ func TestHTMLHasNoPageCount(t *testing.T) {
 		t.Errorf("page_count %d on an HTML page", d.GetDiagnostics().GetPageCount())
 	}
 }
+
+// Pages past what the budget can hold are not read, and the output says
+// it was cut even where the budget itself did not cut it.
+func TestPDFPagesPastTheBudgetAreNotRead(t *testing.T) {
+	t.Parallel()
+	resp, err := extractPDF(t, pdfFixture(t, "pages.pdf"), "application/pdf",
+		&distillv1.FetchOptions{MaxOutputTokens: new(int64(2)), Diagnostics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := resp.GetDistilled()
+	if d.GetDiagnostics().GetPageCount() != 3 || !d.GetDiagnostics().GetTruncated() {
+		t.Errorf("page_count %d, truncated %t; want 3 and true", d.GetDiagnostics().GetPageCount(), d.GetDiagnostics().GetTruncated())
+	}
+	resp, err = extractPDF(t, pdfFixture(t, "pages.pdf"), "application/pdf", &distillv1.FetchOptions{Diagnostics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := resp.GetDistilled().GetMarkdown(); !strings.Contains(md, "## Page 3\n\nPAGE3START") || resp.GetDistilled().GetDiagnostics().GetTruncated() {
+		t.Errorf("without a budget every page is read:\n%s", md)
+	}
+}

@@ -34,38 +34,46 @@ type line struct {
 
 // block is a paragraph or a heading.
 type block struct {
-	lines []line
-	text  string
-	size  float64
-	bold  bool
-	level int // heading level, 0 for a paragraph
-	page  int
+	lines  []line
+	text   string
+	size   float64
+	bold   bool
+	level  int // heading level, 0 for a paragraph
+	page   int
+	nlines int
 }
 
 // content is a document's text laid out.
 type content struct {
 	md, text string
 	heading  string // the first heading, "" when there is none
-	chars    int    // letters and digits
 }
 
-// layout turns pages of runs into Markdown and plain text.
-func layout(pages []page) content {
+// pageBlocks lays out one page, the number-th: its blocks in reading
+// order, and the count of letters and digits on it.
+func pageBlocks(p page, number int) ([]block, int) {
 	chars := 0
-	var blocks []block
-	for i, p := range pages {
-		for _, r := range p.runs {
-			for _, c := range r.text {
-				if unicode.IsLetter(c) || unicode.IsDigit(c) {
-					chars++
-				}
+	for _, r := range p.runs {
+		for _, c := range r.text {
+			if unicode.IsLetter(c) || unicode.IsDigit(c) {
+				chars++
 			}
 		}
-		for _, b := range paragraphs(order(lines(p.runs), p.width)) {
-			b.page = i + 1
-			blocks = append(blocks, b)
-		}
 	}
+	blocks := paragraphs(order(lines(p.runs), p.width))
+	for i := range blocks {
+		blocks[i].page = number
+		// Only the text is kept past the page, so that a long document
+		// costs its text and not its glyph boxes.
+		blocks[i].nlines = len(blocks[i].lines)
+		blocks[i].lines = nil
+	}
+	return blocks, chars
+}
+
+// layout writes the blocks of a document of pages pages as Markdown and
+// plain text, with headings where the fonts say so.
+func layout(blocks []block, pages int) content {
 	headed := markHeadings(blocks)
 	var mdb, tb strings.Builder
 	write := func(md, plain string) {
@@ -78,7 +86,7 @@ func layout(pages []page) content {
 	}
 	// Without headings from the fonts, a document of several pages gets one
 	// section a page, so that a reader can still tell where it is.
-	perPage := !headed && len(pages) > 1
+	perPage := !headed && pages > 1
 	current := 0
 	heading := ""
 	for _, b := range blocks {
@@ -96,7 +104,7 @@ func layout(pages []page) content {
 		}
 		write(escape(b.text), b.text)
 	}
-	return content{md: mdb.String(), text: tb.String(), heading: heading, chars: chars}
+	return content{md: mdb.String(), text: tb.String(), heading: heading}
 }
 
 // lines groups runs into lines: runs that share a baseline band and follow
@@ -229,7 +237,9 @@ func order(ls []line, width float64) []line {
 	return out
 }
 
-// gutter finds the x of a column gutter, if the page has one.
+// gutter finds the x of a column gutter, if the page has one: the widest
+// vertical strip in the middle of the page that few lines cross, with a
+// fair share of the other lines on either side of it.
 func gutter(ls []line, width float64) (float64, bool) {
 	if len(ls) < 6 || width <= 0 {
 		return 0, false
@@ -241,41 +251,40 @@ func gutter(ls []line, width float64) (float64, bool) {
 			cover[x-lo]++
 		}
 	}
-	// The widest stretch of least cover.
-	least := slices.Min(cover)
-	bestStart, bestLen := -1, 0
+	// Lines that cross a gutter must be few: titles, figures, footers.
+	crossing := len(ls) / 6
+	best, bestWidth := 0.0, 0
 	for i := 0; i < len(cover); {
-		if cover[i] != least {
+		if cover[i] > crossing {
 			i++
 			continue
 		}
 		j := i
-		for j < len(cover) && cover[j] == least {
+		for j < len(cover) && cover[j] <= crossing {
 			j++
 		}
-		if j-i > bestLen {
-			bestStart, bestLen = i, j-i
+		g := float64(lo+i) + float64(j-i)/2
+		if j-i >= 4 && j-i > bestWidth && balanced(ls, g) {
+			best, bestWidth = g, j-i
 		}
 		i = j
 	}
-	// Lines that cross it must be few: titles, figures, footers.
-	if bestStart < 0 || least*6 > len(ls) || bestLen < 4 {
-		return 0, false
-	}
-	g := float64(lo+bestStart) + float64(bestLen)/2
+	return best, bestWidth > 0
+}
+
+// balanced reports whether both sides of x hold a fair share of the lines
+// that keep to one side: a column, not a stray right-aligned date.
+func balanced(ls []line, x float64) bool {
 	var nl, nr int
 	for _, l := range ls {
 		switch {
-		case l.x1 <= g:
+		case l.x1 <= x:
 			nl++
-		case l.x0 >= g:
+		case l.x0 >= x:
 			nr++
 		}
 	}
-	if nl < 3 || nr < 3 {
-		return 0, false
-	}
-	return g, true
+	return min(nl, nr) >= max(3, (nl+nr)/5)
 }
 
 // paragraphs joins consecutive lines of the same style that sit close
@@ -363,7 +372,7 @@ func markHeadings(blocks []block) bool {
 	bodyBold := boldChars*2 > allChars
 	isHeading := func(b block) bool {
 		n := utf8.RuneCountInString(b.text)
-		if n == 0 || n > 200 || len(b.lines) > 3 || !unicode.IsLetter(firstLetterOrDigit(b.text)) && !unicode.IsDigit(firstLetterOrDigit(b.text)) {
+		if n == 0 || n > 200 || b.nlines > 3 || !unicode.IsLetter(firstLetterOrDigit(b.text)) && !unicode.IsDigit(firstLetterOrDigit(b.text)) {
 			return false
 		}
 		return b.size >= body*1.2 || (b.bold && !bodyBold && b.size >= body*0.95 && n <= 120)

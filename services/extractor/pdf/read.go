@@ -30,21 +30,32 @@ type Document struct {
 	Title  string // from the document's metadata, "" when it has none
 	Author string // likewise
 	Pages  int
+	// PagesRead is how many pages, from the first, were read: fewer than
+	// Pages when the text reached the limit Read was given.
+	PagesRead int
 	// Markdown and Text are the content: headings from the fonts, one
 	// section per page where the fonts name none.
 	Markdown string
 	Text     string
 	// Heading is the first heading, "" when the fonts mark none.
 	Heading string
-	// TextChars counts the letters and digits found, to tell a scan
-	// without a text layer from a document.
+	// TextChars counts the letters and digits on the pages read, to tell
+	// a scan without a text layer from a document.
 	TextChars int
 }
 
-// Read reads one document. It stops at ctx's end or the Engine's timeout,
-// whichever comes first, killing the worker if it is mid-call; a document
-// that needs a password or cannot be parsed is a failure.UnsupportedContent.
-func (e *Engine) Read(ctx context.Context, body []byte) (*Document, error) {
+// MaxChars bounds the text gathered from one document, whatever a caller
+// asks: a few megabytes of compressed PDF can hold far more text than
+// any reader wants, and the text is what stays in memory.
+const MaxChars = 16 << 20
+
+// Read reads one document. It stops reading pages once it has gathered
+// more than maxChars bytes of text (at most MaxChars; 0 asks for that), so
+// a caller with an output budget passes a little more than the budget can
+// hold. It stops at ctx's end or the Engine's timeout, whichever comes
+// first, killing the worker if it is mid-call. A document that needs a
+// password or cannot be parsed is a failure.UnsupportedContent.
+func (e *Engine) Read(ctx context.Context, body []byte, maxChars int) (*Document, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	inst, err := e.instance(ctx)
@@ -59,7 +70,10 @@ func (e *Engine) Read(ctx context.Context, body []byte) (*Document, error) {
 			_ = inst.Close()
 		}
 	}()
-	doc, err := read(ctx, inst, body)
+	if maxChars <= 0 || maxChars > MaxChars {
+		maxChars = MaxChars
+	}
+	doc, err := read(ctx, inst, body, maxChars)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("read pdf: %w", ctxErr)
@@ -69,7 +83,7 @@ func (e *Engine) Read(ctx context.Context, body []byte) (*Document, error) {
 	return doc, nil
 }
 
-func read(ctx context.Context, inst pdfium.Pdfium, body []byte) (*Document, error) {
+func read(ctx context.Context, inst pdfium.Pdfium, body []byte, maxChars int) (*Document, error) {
 	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &body})
 	if err != nil {
 		return nil, openError(err)
@@ -84,7 +98,8 @@ func read(ctx context.Context, inst pdfium.Pdfium, body []byte) (*Document, erro
 		return nil, failure.Wrap(failure.UnsupportedContent, ErrBroken, "pdf: count pages")
 	}
 	doc.Pages = count.PageCount
-	pages := make([]page, 0, doc.Pages)
+	var blocks []block
+	gathered := 0
 	for i := range doc.Pages {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -93,10 +108,19 @@ func read(ctx context.Context, inst pdfium.Pdfium, body []byte) (*Document, erro
 		if err != nil {
 			return nil, failure.Wrap(failure.UnsupportedContent, ErrBroken, "pdf: page %d", i+1)
 		}
-		pages = append(pages, p)
+		bs, chars := pageBlocks(p, i+1)
+		blocks = append(blocks, bs...)
+		doc.TextChars += chars
+		doc.PagesRead = i + 1
+		for _, b := range bs {
+			gathered += len(b.text)
+		}
+		if gathered > maxChars {
+			break
+		}
 	}
-	c := layout(pages)
-	doc.Markdown, doc.Text, doc.Heading, doc.TextChars = c.md, c.text, c.heading, c.chars
+	c := layout(blocks, doc.Pages)
+	doc.Markdown, doc.Text, doc.Heading = c.md, c.text, c.heading
 	return doc, nil
 }
 

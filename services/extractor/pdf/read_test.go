@@ -3,6 +3,7 @@ package pdf_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,7 +37,7 @@ func fixture(t testing.TB, name string) []byte {
 
 func read(t *testing.T, name string) *pdf.Document {
 	t.Helper()
-	doc, err := engine().Read(context.Background(), fixture(t, name))
+	doc, err := engine().Read(context.Background(), fixture(t, name), 0)
 	if err != nil {
 		t.Fatalf("read %s: %v", name, err)
 	}
@@ -124,7 +125,7 @@ func TestRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := engine().Read(context.Background(), tt.body)
+			_, err := engine().Read(context.Background(), tt.body, 0)
 			if !errors.Is(err, tt.want) || !errors.Is(err, &failure.Error{Code: failure.UnsupportedContent}) {
 				t.Fatalf("err %v; want %v as UnsupportedContent", err, tt.want)
 			}
@@ -139,7 +140,7 @@ func TestReadStopsWithItsContext(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := engine().Read(ctx, fixture(t, "two-column.pdf"))
+	_, err := engine().Read(ctx, fixture(t, "two-column.pdf"), 0)
 	if failure.CodeOf(err) != failure.Canceled {
 		t.Errorf("err %v (%v); want Canceled", err, failure.CodeOf(err))
 	}
@@ -149,7 +150,7 @@ func TestReadStopsAtItsTimeout(t *testing.T) {
 	t.Parallel()
 	e := pdf.NewEngine(pdf.WithTimeout(time.Nanosecond))
 	t.Cleanup(func() { _ = e.Close() })
-	_, err := e.Read(context.Background(), fixture(t, "two-column.pdf"))
+	_, err := e.Read(context.Background(), fixture(t, "two-column.pdf"), 0)
 	if failure.CodeOf(err) != failure.Timeout {
 		t.Errorf("err %v (%v); want Timeout", err, failure.CodeOf(err))
 	}
@@ -161,10 +162,38 @@ func TestClosedEngineRefuses(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Read(context.Background(), fixture(t, "two-column.pdf")); err == nil {
+	if _, err := e.Read(context.Background(), fixture(t, "two-column.pdf"), 0); err == nil {
 		t.Fatal("a closed engine read a document")
 	}
 	if err := e.Close(); err != nil {
 		t.Errorf("second close: %v", err)
+	}
+}
+
+func TestPagesWithoutHeadingsGetASectionEach(t *testing.T) {
+	t.Parallel()
+	doc := read(t, "pages.pdf")
+	if doc.Pages != 3 || doc.PagesRead != 3 || doc.Heading != "" {
+		t.Fatalf("pages %d, read %d, heading %q", doc.Pages, doc.PagesRead, doc.Heading)
+	}
+	for i := 1; i <= 3; i++ {
+		want := fmt.Sprintf("## Page %d\n\nPAGE%dSTART", i, i)
+		if !strings.Contains(doc.Markdown, want) {
+			t.Errorf("no %q in:\n%s", want, doc.Markdown)
+		}
+	}
+	if strings.Index(doc.Markdown, "PAGE2START") < strings.Index(doc.Markdown, "PAGE1END") {
+		t.Errorf("pages out of order:\n%s", doc.Markdown)
+	}
+}
+
+func TestReadStopsAtItsTextLimit(t *testing.T) {
+	t.Parallel()
+	doc, err := engine().Read(context.Background(), fixture(t, "pages.pdf"), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Pages != 3 || doc.PagesRead != 1 || strings.Contains(doc.Markdown, "PAGE2START") {
+		t.Errorf("pages %d, read %d; markdown:\n%s", doc.Pages, doc.PagesRead, doc.Markdown)
 	}
 }

@@ -43,6 +43,7 @@ func main() {
 		"scan.pdf":      scan(),
 		"greek.pdf":     greek(fontBytes),
 		"encrypted.pdf": encrypted(),
+		"pages.pdf":     pages(),
 	} {
 		b, err := render(doc)
 		if err != nil {
@@ -153,6 +154,22 @@ func greek(font []byte) *fpdf.Fpdf {
 	f.SetFont("dejavu", "", 11)
 	f.SetX(56)
 	f.MultiCell(483, 15, "Οι αριθμοί είναι η κοινή γλώσσα της επιστήμης. Κάθε μέτρηση γράφεται με αυτούς, και κάθε απόδειξη στηρίζεται σε αυτούς.", "", "L", false)
+	return f
+}
+
+// pages is three pages of body text in one font: nothing marks a heading.
+func pages() *fpdf.Fpdf {
+	f := newDoc()
+	for i := 1; i <= 3; i++ {
+		f.AddPage()
+		f.SetFont("Helvetica", "", 11)
+		f.SetXY(56, 60)
+		f.MultiCell(483, 15, fmt.Sprintf("PAGE%dSTART The tide tables for this stretch of coast are kept by the harbour office and printed each spring.", i), "", "L", false)
+		f.SetX(56)
+		f.Ln(10)
+		f.SetX(56)
+		f.MultiCell(483, 15, fmt.Sprintf("Boats leaving at low water should check the channel markers first; the sandbanks move after every storm. PAGE%dEND", i), "", "L", false)
+	}
 	return f
 }
 
