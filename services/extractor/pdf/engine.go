@@ -34,8 +34,9 @@ const (
 // wasmPage is WebAssembly's unit of linear memory.
 const wasmPage = 64 << 10
 
-// Engine reads PDF documents. Its PDFium runtime is compiled on first use,
-// once, and shared; each document gets a fresh worker with its own memory,
+// Engine reads PDF documents. Its PDFium runtime is made on first use, in
+// the background, so that a caller can give up waiting for it without
+// wasting the work; each document gets a fresh worker with its own memory,
 // which is dropped when the document is done, so nothing one document did
 // is seen by the next. It is safe for concurrent use; at most Workers
 // documents are read at once and the rest wait for a worker.
@@ -44,10 +45,24 @@ type Engine struct {
 	memoryLimit int64
 	timeout     time.Duration
 
-	mu     sync.Mutex
-	pool   pdfium.Pool
-	closed bool
+	mu      sync.Mutex
+	startup *startup
+	closed  bool
 }
+
+// startup is one attempt to make the runtime.
+type startup struct {
+	done chan struct{}
+	// Set before done is closed.
+	pool pdfium.Pool
+	err  error
+}
+
+// compiled is the process's compiled PDFium, shared by its engines.
+// Compiling the module takes seconds of CPU, and the machine code is the
+// same for every engine, so it is made once per process, on first use,
+// and kept for the life of the process.
+var compiled = sync.OnceValue(wazero.NewCompilationCache)
 
 // Option configures an Engine.
 type Option func(*Engine)
@@ -60,7 +75,7 @@ func WithMemoryLimit(bytes int64) Option {
 	return func(e *Engine) { e.memoryLimit = max(wasmPage, bytes) }
 }
 
-// WithTimeout sets the longest one document may take.
+// WithTimeout sets the longest one document may take once it has a worker.
 func WithTimeout(d time.Duration) Option { return func(e *Engine) { e.timeout = d } }
 
 // NewEngine returns an Engine. It starts nothing: the runtime is made when
@@ -76,10 +91,10 @@ func NewEngine(opts ...Option) *Engine {
 // errClosed is a read asked of a closed Engine.
 var errClosed = errors.New("pdf engine is closed")
 
-// instance returns a worker of its own for one document, waiting for one
-// while all are busy.
+// instance returns a worker of its own for one document, waiting under
+// ctx for the runtime and then for a free worker.
 func (e *Engine) instance(ctx context.Context) (pdfium.Pdfium, error) {
-	pool, err := e.start()
+	pool, err := e.start(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -93,17 +108,40 @@ func (e *Engine) instance(ctx context.Context) (pdfium.Pdfium, error) {
 	return inst, nil
 }
 
-// start makes the runtime on first use. A failure is not kept, so a later
-// document tries again.
-func (e *Engine) start() (pdfium.Pool, error) {
+// start returns the runtime, making it on first use. A failed attempt is
+// not kept, so a later document tries again.
+func (e *Engine) start(ctx context.Context) (pdfium.Pool, error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.closed {
+		e.mu.Unlock()
 		return nil, errClosed
 	}
-	if e.pool != nil {
-		return e.pool, nil
+	s := e.startup
+	if s == nil || failed(s) {
+		s = &startup{done: make(chan struct{})}
+		e.startup = s
+		go e.make(s)
 	}
+	e.mu.Unlock()
+	select {
+	case <-s.done:
+		return s.pool, s.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func failed(s *startup) bool {
+	select {
+	case <-s.done:
+		return s.err != nil
+	default:
+		return false
+	}
+}
+
+// make makes the runtime for s. An Engine closed meanwhile gets none.
+func (e *Engine) make(s *startup) {
 	pool, err := webassembly.Init(webassembly.Config{
 		MinIdle:  0,
 		MaxIdle:  e.workers,
@@ -115,29 +153,43 @@ func (e *Engine) start() (pdfium.Pool, error) {
 		Stderr:   io.Discard,
 		RuntimeConfig: wazero.NewRuntimeConfig().
 			WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
+			WithCompilationCache(compiled()).
 			WithMemoryLimitPages(uint32(e.memoryLimit / wasmPage)).
 			// Cancelling a worker's context stops the guest mid-call: that
 			// is how a document over its time is cut off.
 			WithCloseOnContextDone(true),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("start pdf engine: %w", err)
+		err = fmt.Errorf("start pdf engine: %w", err)
 	}
-	e.pool = pool
-	return pool, nil
+	e.mu.Lock()
+	if e.closed && err == nil {
+		_ = pool.Close()
+		pool, err = nil, errClosed
+	}
+	s.pool, s.err = pool, err
+	e.mu.Unlock()
+	close(s.done)
 }
 
-// Close stops the runtime; documents being read fail. It is safe to call
-// more than once and on an Engine that never started.
+// Close stops the runtime, waiting for one being made; documents being
+// read fail. It is safe to call more than once and on an Engine that never
+// started.
 func (e *Engine) Close() error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.closed {
+		e.mu.Unlock()
 		return nil
 	}
 	e.closed = true
-	if e.pool == nil {
+	s := e.startup
+	e.mu.Unlock()
+	if s == nil {
 		return nil
 	}
-	return e.pool.Close()
+	<-s.done
+	if s.pool == nil {
+		return nil
+	}
+	return s.pool.Close()
 }

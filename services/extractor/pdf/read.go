@@ -52,16 +52,21 @@ const MaxChars = 16 << 20
 // Read reads one document. It stops reading pages once it has gathered
 // more than maxChars bytes of text (at most MaxChars; 0 asks for that), so
 // a caller with an output budget passes a little more than the budget can
-// hold. It stops at ctx's end or the Engine's timeout, whichever comes
-// first, killing the worker if it is mid-call. A document that needs a
+// hold. It stops at ctx's end or, once it has a worker, the Engine's
+// timeout, whichever comes first, killing the worker if it is mid-call. A document that needs a
 // password or cannot be parsed is a failure.UnsupportedContent.
 func (e *Engine) Read(ctx context.Context, body []byte, maxChars int) (*Document, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
-	defer cancel()
 	inst, err := e.instance(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("read pdf: %w", err)
+		}
 		return nil, err
 	}
+	// The document's own time starts once it has a worker: making the
+	// runtime and waiting for a worker are bounded by ctx alone.
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
 	// A worker is never reused, so killing it mid-call loses nothing but
 	// this document.
 	stop := context.AfterFunc(ctx, func() { _ = inst.Kill() })
