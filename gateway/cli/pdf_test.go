@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"distill.dev/services/extractor/pdf"
 )
 
 // pdfs serves the extractor's PDF fixtures the two ways servers send them:
@@ -26,6 +29,19 @@ func pdfs(t *testing.T) *httptest.Server {
 			_, _ = w.Write(b)
 		}
 	}
+	// PDFium is compiled once per process, on the first PDF; under the race
+	// detector that can take longer than a fetch's budget, so it is done
+	// here, before any fetch's clock starts.
+	b, err := os.ReadFile(filepath.Join(dir, "two-column.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm := pdf.NewEngine()
+	if _, err := warm.Read(context.Background(), b, 0); err != nil {
+		t.Fatal(err)
+	}
+	_ = warm.Close()
+
 	mux := http.NewServeMux()
 	mux.HandleFunc("/x.pdf", serve("two-column.pdf", "application/pdf"))
 	mux.HandleFunc("/download", serve("two-column.pdf", "application/octet-stream"))
