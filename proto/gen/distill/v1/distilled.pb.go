@@ -1017,8 +1017,9 @@ type Diagnostics struct {
 	// The page yielded too little content to be useful as fetched: an empty
 	// app shell, a JavaScript notice or a challenge page.
 	LowContent bool `protobuf:"varint,11,opt,name=low_content,json=lowContent,proto3" json:"low_content,omitempty"`
-	// Pages of a PDF document; absent for other content.
-	PageCount     *int32 `protobuf:"varint,12,opt,name=page_count,json=pageCount,proto3,oneof" json:"page_count,omitempty"`
+	// Pages of a PDF document; absent for other content. (12 is main's
+	// truncated_body, which this branch does not have yet.)
+	PageCount     *int32 `protobuf:"varint,13,opt,name=page_count,json=pageCount,proto3,oneof" json:"page_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1240,7 +1241,7 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\vlow_content\x18\v \x01(\bR\n" +
 	"lowContent\x12\"\n" +
 	"\n" +
-	"page_count\x18\f \x01(\x05H\x00R\tpageCount\x88\x01\x01B\r\n" +
+	"page_count\x18\r \x01(\x05H\x00R\tpageCount\x88\x01\x01B\r\n" +
 	"\v_page_countB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
