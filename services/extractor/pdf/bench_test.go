@@ -71,7 +71,7 @@ func readMeasured(e *Engine, body []byte) (*Document, uint32, error) {
 		return nil, 0, err
 	}
 	defer inst.Close()
-	doc, err := read(ctx, inst, body, MaxChars)
+	doc, err := read(ctx, inst, body, MaxChars, e.memoryLimit)
 	// go-pdfium keeps the guest module in an internal type; reflection
 	// reaches its Memory().Size() without depending on that type.
 	mod := reflect.ValueOf(inst.GetImplementation()).Elem().FieldByName("Module")

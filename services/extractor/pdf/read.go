@@ -19,6 +19,8 @@ import (
 var (
 	ErrEncrypted = errors.New("document is encrypted: it needs a password to open")
 	ErrBroken    = errors.New("document is damaged or not a PDF")
+	// ErrMemory is wrapped in a failure.TooLarge instead.
+	ErrMemory = errors.New("document needs more memory than one document may use")
 )
 
 // Magic is how every PDF file starts (a few bytes of junk before it are
@@ -78,7 +80,7 @@ func (e *Engine) Read(ctx context.Context, body []byte, maxChars int) (*Document
 	if maxChars <= 0 || maxChars > MaxChars {
 		maxChars = MaxChars
 	}
-	doc, err := read(ctx, inst, body, maxChars)
+	doc, err := read(ctx, inst, body, maxChars, e.memoryLimit)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("read pdf: %w", ctxErr)
@@ -88,10 +90,10 @@ func (e *Engine) Read(ctx context.Context, body []byte, maxChars int) (*Document
 	return doc, nil
 }
 
-func read(ctx context.Context, inst pdfium.Pdfium, body []byte, maxChars int) (*Document, error) {
+func read(ctx context.Context, inst pdfium.Pdfium, body []byte, maxChars int, limit int64) (*Document, error) {
 	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &body})
 	if err != nil {
-		return nil, openError(err)
+		return nil, openError(err, limit)
 	}
 	d := opened.Document
 	doc := &Document{
@@ -129,8 +131,12 @@ func read(ctx context.Context, inst pdfium.Pdfium, body []byte, maxChars int) (*
 	return doc, nil
 }
 
-func openError(err error) error {
+func openError(err error, limit int64) error {
 	switch {
+	// go-pdfium says so in words alone when the guest's malloc fails: the
+	// document does not fit in the worker's memory.
+	case strings.Contains(err.Error(), "allocate memory"):
+		return failure.Wrap(failure.TooLarge, ErrMemory, "pdf over the %d MiB memory limit", limit>>20)
 	case errors.Is(err, pdfiumerrors.ErrPassword), errors.Is(err, pdfiumerrors.ErrSecurity):
 		return failure.Wrap(failure.UnsupportedContent, ErrEncrypted, "pdf")
 	case errors.Is(err, pdfiumerrors.ErrFormat), errors.Is(err, pdfiumerrors.ErrFile):

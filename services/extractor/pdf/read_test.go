@@ -1,11 +1,13 @@
 package pdf_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -195,5 +197,27 @@ func TestReadStopsAtItsTextLimit(t *testing.T) {
 	}
 	if doc.Pages != 3 || doc.PagesRead != 1 || strings.Contains(doc.Markdown, "PAGE2START") {
 		t.Errorf("pages %d, read %d; markdown:\n%s", doc.Pages, doc.PagesRead, doc.Markdown)
+	}
+}
+
+// A document that does not fit in a worker's memory is refused as too
+// large, and the engine goes on reading the next one.
+func TestReadWithinItsMemory(t *testing.T) {
+	t.Parallel()
+	e := pdf.NewEngine(pdf.WithMemoryLimit(24<<20), pdf.WithWorkers(1))
+	t.Cleanup(func() { _ = e.Close() })
+	doc := fixture(t, "two-column.pdf")
+	// Readers skip what follows a PDF's end; the bytes still have to be
+	// held while it is read.
+	big := append(slices.Clip(doc), bytes.Repeat([]byte("%pad\n"), 12<<20)...)
+	_, err := e.Read(context.Background(), big, 0)
+	if !errors.Is(err, pdf.ErrMemory) || failure.CodeOf(err) != failure.TooLarge {
+		t.Fatalf("err %v, want TooLarge and ErrMemory", err)
+	}
+	if err.Error() != "pdf over the 24 MiB memory limit: document needs more memory than one document may use" {
+		t.Errorf("message %q", err.Error())
+	}
+	if _, err := e.Read(context.Background(), doc, 0); err != nil {
+		t.Errorf("the next document: %v", err)
 	}
 }
