@@ -20,6 +20,12 @@ require (
 )
 
 require (
+	github.com/jolestar/go-commons-pool/v2 v2.1.2 // indirect
+	github.com/klippa-app/go-pdfium v1.21.4 // indirect
+	github.com/tetratelabs/wazero v1.12.0 // indirect
+)
+
+require (
 	distill.dev/services/platform v0.0.0
 	github.com/JohannesKaufmann/dom v0.3.1 // indirect
 	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2 // indirect

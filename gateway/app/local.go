@@ -26,12 +26,13 @@ import (
 
 // local is every service in this process.
 type local struct {
-	logger   *slog.Logger
-	workers  int
-	fetcher  *fetch.Fetcher
-	renderer *render.Renderer
-	pipeline *pipeline.Pipeline
-	mapper   *mapsite.Mapper
+	logger    *slog.Logger
+	workers   int
+	fetcher   *fetch.Fetcher
+	extractor *extract.Extractor
+	renderer  *render.Renderer
+	pipeline  *pipeline.Pipeline
+	mapper    *mapsite.Mapper
 	// cache is nil when it could not be opened; cacheErr says why.
 	cache    *cache.Cache
 	cacheErr error
@@ -75,9 +76,10 @@ func newLocal(logger *slog.Logger, cfg Config) *local {
 	if memory == 0 {
 		memory = extract.DefaultMemoryBudget
 	}
-	p := pipeline.New(logger, f, extract.New(logger, extract.WithMemoryBudget(memory)), r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders))
+	ex := extract.New(logger, extract.WithMemoryBudget(memory))
+	p := pipeline.New(logger, f, ex, r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders))
 	return &local{
-		logger: logger, workers: workers, fetcher: f, renderer: r,
+		logger: logger, workers: workers, fetcher: f, extractor: ex, renderer: r,
 		pipeline: p,
 		// One fetcher under the map's sitemaps and pages: robots.txt is
 		// read once, and per-host limits count both.
@@ -196,7 +198,7 @@ func (l *local) close() error {
 	}
 	// After the workers, whose renders need the browser until they end; the
 	// browser, when one was started, goes with its profile directory.
-	err = errors.Join(err, l.renderer.Close())
+	err = errors.Join(err, l.renderer.Close(), l.extractor.Close())
 	l.fetcher.Close()
 	return err
 }

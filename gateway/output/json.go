@@ -112,6 +112,8 @@ type diagnosticsJSON struct {
 	// Present only when set, so the seed's schema holds for every page
 	// that fit max_bytes.
 	TruncatedBody bool `json:"truncated_body,omitempty"`
+	// PageCount is a PDF's; absent for other content.
+	PageCount *int32 `json:"page_count,omitempty"`
 }
 
 // BatchItem is one URL of a batch and its outcome: a page or an error.
@@ -237,6 +239,10 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 			Truncated:       g.GetTruncated(),
 			LowContent:      g.GetLowContent(),
 			TruncatedBody:   g.GetTruncatedBody(),
+		}
+		if g.PageCount != nil {
+			n := g.GetPageCount()
+			out.Diagnostics.PageCount = &n
 		}
 	}
 	return out

@@ -65,6 +65,9 @@ func DiagnosticsLine(d *distillv1.Distilled) string {
 	if g.GetTruncatedBody() {
 		line += " truncated_body=true"
 	}
+	if g.PageCount != nil {
+		line += fmt.Sprintf(" pages=%d", g.GetPageCount())
+	}
 	return line
 }
 

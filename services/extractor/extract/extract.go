@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/sync/semaphore"
+	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
@@ -19,6 +20,7 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/actions"
 	"distill.dev/services/extractor/markdown"
+	"distill.dev/services/extractor/pdf"
 	"distill.dev/services/extractor/readable"
 	"distill.dev/services/extractor/tokens"
 	"distill.dev/services/platform/telemetry"
@@ -43,6 +45,8 @@ type Extractor struct {
 	// the article scorer sits behind, so a stronger scorer replaces it
 	// without touching the rest of the pipeline.
 	article func(ctx context.Context, doc *html.Node) (*html.Node, error)
+	// pdf reads PDF documents; it starts its engine on the first one.
+	pdf *pdf.Engine
 
 	// budget, when set, bounds the memory extractions hold at once; see
 	// WithMemoryBudget.
@@ -57,18 +61,23 @@ type Extractor struct {
 	waiting func()
 }
 
-// New returns an Extractor.
+// New returns an Extractor. Close it to stop the PDF engine, if a PDF
+// started it.
 func New(logger *slog.Logger, opts ...Option) *Extractor {
 	e := &Extractor{
 		logger:  logger,
 		md:      markdown.New(),
 		article: readable.Article,
+		pdf:     pdf.NewEngine(),
 	}
 	for _, opt := range opts {
 		opt(e)
 	}
 	return e
 }
+
+// Close releases what extraction holds between calls: the PDF engine.
+func (e *Extractor) Close() error { return e.pdf.Close() }
 
 // page is a distilled page before budgets and figures are applied.
 type page struct {
@@ -86,6 +95,25 @@ type page struct {
 	// lowContentReason is "" or one of the reason constants.
 	lowContentReason string
 	scripted         bool
+	// pdfPages is a PDF's page count, 0 for other content.
+	pdfPages int
+	// cut is set when the content was cut short before the token budget
+	// was applied: pages of a PDF past the budget were not read.
+	cut bool
+}
+
+// emptyLists gives a page without markup the empty lists of links, tables
+// and actions that opts asked for: it has none.
+func (p *page) emptyLists(opts *distillv1.FetchOptions) {
+	if opts.GetExtractLinks() || opts.GetLinksFull() {
+		p.links = []*distillv1.Link{}
+	}
+	if opts.GetExtractTables() {
+		p.tables = []*distillv1.Table{}
+	}
+	if opts.GetExtractActions() {
+		p.actions = &distillv1.Actions{}
+	}
 }
 
 // lowContent reports whether the content is too little for the page.
@@ -117,14 +145,26 @@ func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest)
 
 	mt, _ := mediaType(req.GetContentType())
 	kind := kindOf(mt)
+	if isPDF(mt, req.GetHtml()) {
+		kind = kindPDF
+	}
 	if kind == kindUnsupported {
 		return nil, failure.New(failure.UnsupportedContent, "unsupported content type %q", req.GetContentType())
 	}
-	// body is the page decoded to UTF-8, once: the content is drawn from
-	// it and the stats count its tokens.
-	body := decode(req.GetHtml(), req.GetContentType())
+	var body []byte
 	var p page
+	if kind != kindPDF {
+		// body is the page decoded to UTF-8, once: the content is drawn
+		// from it and the stats count its tokens.
+		body = decode(req.GetHtml(), req.GetContentType())
+	}
 	switch kind {
+	case kindPDF:
+		p, body, err = e.fromPDF(ctx, req, u)
+		if err != nil {
+			return nil, err
+		}
+		p.emptyLists(opts)
 	case kindHTML:
 		p, err = e.fromHTML(ctx, req, body, u, sel)
 		if err != nil {
@@ -132,15 +172,7 @@ func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest)
 		}
 	default:
 		p = fromText(kind, body, u)
-		if opts.GetExtractLinks() || opts.GetLinksFull() {
-			p.links = []*distillv1.Link{}
-		}
-		if opts.GetExtractTables() {
-			p.tables = []*distillv1.Table{}
-		}
-		if opts.GetExtractActions() {
-			p.actions = &distillv1.Actions{}
-		}
+		p.emptyLists(opts)
 	}
 
 	d := finish(req, body, p)
@@ -162,7 +194,7 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 		var mdCut, textCut bool
 		p.markdown, mdCut = truncate(p.markdown, budget, true)
 		p.text, textCut = truncate(p.text, budget, false)
-		truncated = mdCut || textCut
+		truncated = mdCut || textCut || p.cut
 	}
 
 	d := &distillv1.Distilled{
@@ -218,6 +250,9 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 			UsedHeadless:    req.GetRendered(),
 			Truncated:       truncated,
 			LowContent:      p.lowContent(),
+		}
+		if p.pdfPages > 0 {
+			d.Diagnostics.PageCount = proto.Int32(int32(p.pdfPages))
 		}
 	}
 	return d

@@ -561,7 +561,6 @@ func TestContentTypes(t *testing.T) {
 		{name: "empty type is html", body: "<p>Hi</p>", url: "https://example.com/", wantMD: "Hi"},
 		{name: "image refused", contentType: "image/png", body: "\x89PNG\r\n\x1a\n", url: "https://example.com/a.png", wantCode: failure.UnsupportedContent},
 		{name: "octet stream refused", contentType: "application/octet-stream", body: "\x00\x01", url: "https://example.com/a.bin", wantCode: failure.UnsupportedContent},
-		{name: "pdf refused", contentType: "application/pdf", body: "%PDF-1.7", url: "https://example.com/a.pdf", wantCode: failure.UnsupportedContent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

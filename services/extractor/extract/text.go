@@ -16,6 +16,7 @@ const (
 	kindHTML
 	kindText // returned as it is
 	kindJSON // returned pretty-printed in a fence
+	kindPDF  // read by package pdf
 )
 
 func kindOf(mediaType string) pageKind {

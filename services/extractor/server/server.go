@@ -29,18 +29,21 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	if budget == 0 {
 		budget = extract.DefaultMemoryBudget
 	}
-	return NewWith(logger, []extract.Option{extract.WithMemoryBudget(budget)}, cfg.GRPCOptions...).ListenAndServe(ctx, cfg.Addr)
+	ex := extract.New(logger, extract.WithMemoryBudget(budget))
+	defer ex.Close()
+	return NewWith(logger, ex, cfg.GRPCOptions...).ListenAndServe(ctx, cfg.Addr)
 }
 
 // New returns the gRPC server with ExtractorService, health and reflection
-// registered, for callers that bring their own listener.
+// registered, for callers that bring their own listener. Its extractor's
+// PDF engine, if a PDF starts it, lasts as long as the process; NewWith
+// leaves closing it to the caller.
 func New(logger *slog.Logger, opts ...grpc.ServerOption) *grpcserve.Server {
-	return NewWith(logger, nil, opts...)
+	return NewWith(logger, extract.New(logger), opts...)
 }
 
-// NewWith is New with the extractor's options.
-func NewWith(logger *slog.Logger, exOpts []extract.Option, opts ...grpc.ServerOption) *grpcserve.Server {
-	ex := extract.New(logger, exOpts...)
+// NewWith is New serving ex.
+func NewWith(logger *slog.Logger, ex *extract.Extractor, opts ...grpc.ServerOption) *grpcserve.Server {
 	return grpcserve.New(logger, func(s *grpc.Server) {
 		internalv1.RegisterExtractorServiceServer(s, ex)
 	}, opts...)

@@ -33,7 +33,7 @@ func (c *call) answer(ctx context.Context, where string, u *url.URL, resp *http.
 	declared := resp.Header.Get("Content-Type")
 	if declared != "" {
 		mt, charset = parseContentType(declared)
-		if !c.anyType && !supported(mt) {
+		if !c.anyType && !supported(mt) && !generic(mt) {
 			return nil, failure.New(failure.UnsupportedContent, "%s: unsupported content type %s", where, mt)
 		}
 	}
@@ -41,11 +41,26 @@ func (c *call) answer(ctx context.Context, where string, u *url.URL, resp *http.
 	if err != nil {
 		return nil, c.classify(ctx, where, err)
 	}
-	if declared == "" {
+	switch {
+	case (declared == "" || generic(mt)) && isPDF(body):
+		// Servers often send a PDF as a download of no particular type;
+		// its first bytes say what it is.
+		mt, charset = "application/pdf", ""
+	case declared == "":
 		mt, _ = parseContentType(http.DetectContentType(body))
 		if !c.anyType && !supported(mt) {
 			return nil, failure.New(failure.UnsupportedContent, "%s: unsupported content type %s (sniffed)", where, mt)
 		}
+	case generic(mt) && !c.anyType:
+		return nil, failure.New(failure.UnsupportedContent, "%s: unsupported content type %s", where, mt)
+	case mt == "application/pdf":
+		// A PDF is bytes, whatever charset the server thinks it has.
+		charset = ""
+	}
+	// A page cut at max_bytes still reads from its beginning; a PDF keeps
+	// its cross-reference table at the end, so a cut one cannot be read.
+	if truncated && mt == "application/pdf" && !c.anyType {
+		return nil, failure.New(failure.TooLarge, "%s: PDF longer than max_bytes (%d bytes): a cut PDF cannot be read (raise max_bytes)", where, c.maxBytes)
 	}
 	return &internalv1.FetcherServiceFetchResponse{
 		FinalUrl:        u.String(),
@@ -227,8 +242,30 @@ func supported(mt string) bool {
 		mt == "application/xml",
 		mt == "application/json",
 		strings.HasSuffix(mt, "+xml"),
-		strings.HasSuffix(mt, "+json"):
+		strings.HasSuffix(mt, "+json"),
+		mt == "application/pdf":
 		return true
 	}
 	return false
+}
+
+// generic reports whether a media type names no format in particular, or
+// a PDF by one of its unofficial names, so that only the body's first
+// bytes can say whether it is a PDF.
+func generic(mt string) bool {
+	switch mt {
+	case "application/octet-stream", "binary/octet-stream", "application/binary",
+		"application/download", "application/x-download", "application/force-download",
+		"application/x-pdf", "application/acrobat", "application/vnd.pdf":
+		return true
+	}
+	return false
+}
+
+// pdfMagic starts every PDF file; readers accept up to a kilobyte of junk
+// before it, and so does isPDF.
+const pdfMagic = "%PDF-"
+
+func isPDF(body []byte) bool {
+	return bytes.Contains(body[:min(len(body), 1024)], []byte(pdfMagic))
 }

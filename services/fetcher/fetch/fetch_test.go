@@ -431,6 +431,34 @@ func TestFetchByteCap(t *testing.T) {
 	}
 }
 
+// A PDF cut at max_bytes has lost its cross-reference table, so unlike a
+// page it is refused, even when only its first bytes said it was a PDF.
+func TestFetchRefusesACutPDF(t *testing.T) {
+	t.Parallel()
+	const limit = 64 << 10
+	chunk := bytes.Repeat([]byte("a"), 16<<10)
+	f := newFetcher(t)
+	for _, declared := range []string{"application/pdf", "application/octet-stream"} {
+		t.Run(declared, func(t *testing.T) {
+			t.Parallel()
+			ts, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", declared)
+				_, _ = io.WriteString(w, "%PDF-1.7\n")
+				for r.Context().Err() == nil {
+					if _, err := w.Write(chunk); err != nil {
+						return
+					}
+				}
+			})
+			o := local()
+			o.MaxBytes = ptr(int64(limit))
+			o.TimeoutSecs = ptr(int32(10))
+			_, err := get(t, f, ts.URL, o)
+			wantFailure(t, err, failure.TooLarge, "PDF longer than max_bytes (65536 bytes)")
+		})
+	}
+}
+
 // hangGuard bounds how long a fetch that should stop at its timeout may
 // take; it catches hangs, it does not measure speed.
 const hangGuard = 10 * time.Second
@@ -789,8 +817,13 @@ func TestFetchContentTypes(t *testing.T) {
 		{name: "missing, sniffed html", contentType: "-", body: []byte(page), want: "text/html"},
 		{name: "missing, sniffed text", contentType: "-", body: []byte("just words"), want: "text/plain"},
 		{name: "png", contentType: "image/png", body: png},
-		{name: "pdf", contentType: "application/pdf", body: []byte("%PDF-1.7")},
+		{name: "pdf", contentType: "application/pdf", body: []byte("%PDF-1.7"), want: "application/pdf"},
+		{name: "pdf with charset", contentType: "application/pdf; charset=binary", body: []byte("%PDF-1.7"), want: "application/pdf"},
 		{name: "octet-stream", contentType: "application/octet-stream"},
+		{name: "octet-stream, pdf by its magic", contentType: "application/octet-stream", body: []byte("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"), want: "application/pdf"},
+		{name: "x-pdf", contentType: "application/x-pdf", body: []byte("%PDF-1.4\n"), want: "application/pdf"},
+		{name: "x-pdf that is not one", contentType: "application/x-pdf", body: png},
+		{name: "missing, pdf after junk", contentType: "-", body: []byte("\r\n\x00junk%PDF-1.4\n"), want: "application/pdf"},
 		{name: "missing, sniffed png", contentType: "-", body: png},
 	}
 	ts, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {

@@ -190,7 +190,9 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 	js := fetchopts.JS(opts)
 	res := &Result{RedirectHistory: fetched.GetRedirectHistory(), RetryAfter: time.Duration(fetched.GetRetryAfterSecs()) * time.Second}
 	var reason string
-	if js == distillv1.JsMode_JS_MODE_ALWAYS && !sent {
+	// A browser has nothing to add to a PDF: its viewer's page holds none
+	// of the text.
+	if js == distillv1.JsMode_JS_MODE_ALWAYS && !sent && fetched.GetContentType() != "application/pdf" {
 		reason = ReasonForced
 	} else {
 		out, err := p.extract(ctx, fetched.GetBody(), fetched.GetFinalUrl(), fetched.GetStatus(), contentType(fetched), extractOpts, false)

@@ -1020,6 +1020,8 @@ type Diagnostics struct {
 	// The response body was longer than max_bytes: only its first max_bytes
 	// decoded bytes were read and distilled.
 	TruncatedBody bool `protobuf:"varint,12,opt,name=truncated_body,json=truncatedBody,proto3" json:"truncated_body,omitempty"`
+	// Pages of a PDF document; absent for other content.
+	PageCount     *int32 `protobuf:"varint,13,opt,name=page_count,json=pageCount,proto3,oneof" json:"page_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1138,6 +1140,13 @@ func (x *Diagnostics) GetTruncatedBody() bool {
 	return false
 }
 
+func (x *Diagnostics) GetPageCount() int32 {
+	if x != nil && x.PageCount != nil {
+		return *x.PageCount
+	}
+	return 0
+}
+
 var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 
 const file_distill_v1_distilled_proto_rawDesc = "" +
@@ -1223,7 +1232,7 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\fSelectOption\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\tR\x05value\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x1a\n" +
-	"\bselected\x18\x03 \x01(\bR\bselected\"\xa5\x03\n" +
+	"\bselected\x18\x03 \x01(\bR\bselected\"\xd8\x03\n" +
 	"\vDiagnostics\x12\x18\n" +
 	"\aprofile\x18\x01 \x01(\tR\aprofile\x12\x1b\n" +
 	"\traw_bytes\x18\x02 \x01(\x03R\brawBytes\x12!\n" +
@@ -1240,7 +1249,10 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	" \x01(\bR\ttruncated\x12\x1f\n" +
 	"\vlow_content\x18\v \x01(\bR\n" +
 	"lowContent\x12%\n" +
-	"\x0etruncated_body\x18\f \x01(\bR\rtruncatedBodyB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\x0etruncated_body\x18\f \x01(\bR\rtruncatedBody\x12\"\n" +
+	"\n" +
+	"page_count\x18\r \x01(\x05H\x00R\tpageCount\x88\x01\x01B\r\n" +
+	"\v_page_countB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_distilled_proto_rawDescOnce sync.Once
@@ -1303,6 +1315,7 @@ func file_distill_v1_distilled_proto_init() {
 	file_distill_v1_distilled_proto_msgTypes[4].OneofWrappers = []any{}
 	file_distill_v1_distilled_proto_msgTypes[9].OneofWrappers = []any{}
 	file_distill_v1_distilled_proto_msgTypes[12].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
