@@ -133,7 +133,15 @@ endef
 # when they changed, so that Go's test cache, which keys a result on the
 # files a test opened, sees them unchanged when they are.
 TEST_BIN         := $(BIN)/test
-TEST_ENV         := DISTILL_TEST_BIN=$(TEST_BIN)
+# Compiling the PDF engine (PDFium, WebAssembly) costs seconds of CPU, and a
+# minute or more under the race detector: test-binaries compiles it once,
+# into TEST_PDF_CACHE, and every test process that reads a PDF loads it from
+# there (pdftest.CacheDir). The directory outlives the run, as bin/ does.
+# A test binary compiles it, not bin/test/distill: wazero files compiled code
+# under the wazero version the binary reports, and test binaries, which
+# carry no module versions, report another than built commands do.
+TEST_PDF_CACHE   := $(TEST_BIN)/pdfium
+TEST_ENV         := DISTILL_TEST_BIN=$(TEST_BIN) DISTILL_PDF_CACHE_DIR=$(TEST_PDF_CACHE)
 TEST_BUILD_FLAGS  = $(filter -race,$(GOTEST_FLAGS))
 TEST_BINARIES    := ./gateway/cmd/distill ./services/fetcher/cmd/fetcher ./services/extractor/cmd/extractor \
 	./services/renderer/cmd/renderer
@@ -146,6 +154,7 @@ test-binaries: ## Build the binaries the tests run into bin/test (make test and 
 	go build $(TEST_BUILD_FLAGS) -o $(TEST_BIN)/build/ $(TEST_BINARIES)
 	$(if $(TEST_NATS),go build -o $(TEST_BIN)/build/ $(TEST_NATS))
 	@for f in $(TEST_BIN)/build/*; do cmp -s "$$f" "$(TEST_BIN)/$${f##*/}" || cp -f "$$f" "$(TEST_BIN)/"; done
+	$(TEST_ENV) go test $(TEST_BUILD_FLAGS) -count=1 -run '^TestCacheDirKeepsTheCompiledEngine$$' ./services/extractor/pdf
 
 .PHONY: mcp-client
 mcp-client: $(MCP_CLIENT)/node_modules/.package-lock.json ## Install the MCP tests' TypeScript client (npm ci).

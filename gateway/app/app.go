@@ -53,6 +53,9 @@ type Config struct {
 	Workers int
 	// CacheDir holds the fetch cache; empty means cache.DefaultDir.
 	CacheDir string
+	// PDFCacheDir keeps the compiled PDF engine between processes; empty
+	// compiles it once per process (see extract.WithPDFCacheDir).
+	PDFCacheDir string
 	// Chromium is the browser binary; empty means render.DefaultChromium.
 	Chromium string
 	// ExtractMemory is the memory, in bytes, the in-process extractions

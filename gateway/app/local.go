@@ -76,7 +76,7 @@ func newLocal(logger *slog.Logger, cfg Config) *local {
 	if memory == 0 {
 		memory = extract.DefaultMemoryBudget
 	}
-	ex := extract.New(logger, extract.WithMemoryBudget(memory))
+	ex := extract.New(logger, extract.WithMemoryBudget(memory), extract.WithPDFCacheDir(cfg.PDFCacheDir))
 	p := pipeline.New(logger, f, ex, r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders))
 	return &local{
 		logger: logger, workers: workers, fetcher: f, extractor: ex, renderer: r,

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -96,6 +98,9 @@ type globals struct {
 	anonymousRenders bool
 	// extractMemory is --extract-memory, in MiB.
 	extractMemory int
+	// pdfCacheDir is --pdf-cache-dir; empty keeps the compiled PDF engine
+	// in memory only.
+	pdfCacheDir string
 }
 
 // appConfig is distill in this process as the global flags and the
@@ -108,7 +113,19 @@ func (g *globals) appConfig(workers int) app.Config {
 		CacheDir:         g.cacheDir,
 		Chromium:         g.chromium,
 		ExtractMemory:    int64(g.extractMemory) << 20,
+		PDFCacheDir:      g.pdfCacheDir,
 	}
+}
+
+// defaultPDFCacheDir is distill-pdfium under the user cache directory,
+// beside the fetch cache rather than in it, so that clearing the cache
+// leaves the engine. Without a user cache directory, there is none.
+func defaultPDFCacheDir() string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(base, "distill-pdfium")
 }
 
 func (g *globals) logger() *slog.Logger {
@@ -147,6 +164,7 @@ func newRoot(env *envflag.Env, stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.cacheDir, "cache-dir", env.String(envflag.CacheDir, ""), envflag.Usage("fetch cache directory (default distill under the user cache directory)", envflag.CacheDir))
 	root.PersistentFlags().StringVar(&g.chromium, "chromium", env.String(envflag.Chromium, render.DefaultChromium), envflag.Usage("Chromium binary for headless renders", envflag.Chromium))
 	root.PersistentFlags().BoolVar(&g.anonymousRenders, "fallback-no-cookies", env.Bool(envflag.FallbackNoCookies, false), envflag.Usage("never hand a session's cookies to a headless render", envflag.FallbackNoCookies))
+	root.PersistentFlags().StringVar(&g.pdfCacheDir, "pdf-cache-dir", env.String(envflag.PDFCacheDir, defaultPDFCacheDir()), envflag.Usage("keep the compiled PDF engine here, so that only the first PDF of the first run pays the seconds compiling it costs; empty: compile it in every process", envflag.PDFCacheDir))
 	root.PersistentFlags().IntVar(&g.extractMemory, "extract-memory", env.Int(envflag.ExtractMemory, extract.DefaultMemoryBudget>>20), envflag.Usage("MiB of memory this process's extractions may hold at once; more wait their turn (each page weighs about 25 times its size)", envflag.ExtractMemory))
 	// A variable that cannot be read is refused before any command runs.
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {

@@ -98,7 +98,7 @@ func countStdin(files []string) int {
 // extractFiles distills each file, using every core, and returns the
 // results in input order. Extraction is pure CPU work: no queue is needed.
 func extractFiles(ctx context.Context, g *globals, files []string, base string, opts *distillv1.FetchOptions, stdin io.Reader) []output.BatchItem {
-	ex := extract.New(g.logger(), extract.WithMemoryBudget(int64(g.extractMemory)<<20))
+	ex := extract.New(g.logger(), extract.WithMemoryBudget(int64(g.extractMemory)<<20), extract.WithPDFCacheDir(g.pdfCacheDir))
 	defer ex.Close()
 	items := make([]output.BatchItem, len(files))
 	work := make(chan int)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"distill.dev/services/extractor/pdf"
+	"distill.dev/services/extractor/pdf/pdftest"
 )
 
 // pdfs serves the extractor's PDF fixtures the two ways servers send them:
@@ -36,7 +37,7 @@ func pdfs(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	warm := pdf.NewEngine()
+	warm := pdf.NewEngine(pdf.WithCacheDir(pdftest.CacheDir()))
 	if _, err := warm.Read(context.Background(), b, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestFetchPDF(t *testing.T) {
 	srv := pdfs(t)
 	for _, path := range []string{"/x.pdf", "/download"} {
 		t.Run(path, func(t *testing.T) {
-			out, errOut, code := run(t, "fetch", "--allow-local", "--format", "json", "--diagnostics", srv.URL+path)
+			out, errOut, code := run(t, "--pdf-cache-dir", pdftest.CacheDir(), "fetch", "--allow-local", "--format", "json", "--diagnostics", srv.URL+path)
 			if code != ExitOK {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
@@ -87,7 +88,7 @@ func TestFetchPDF(t *testing.T) {
 
 func TestFetchEncryptedPDFFailsInOneLine(t *testing.T) {
 	srv := pdfs(t)
-	out, errOut, code := run(t, "fetch", "--allow-local", srv.URL+"/locked.pdf")
+	out, errOut, code := run(t, "--pdf-cache-dir", pdftest.CacheDir(), "fetch", "--allow-local", srv.URL+"/locked.pdf")
 	if code != ExitFailure || out != "" {
 		t.Fatalf("exit %d, stdout %q; want a failure", code, out)
 	}

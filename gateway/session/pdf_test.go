@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"distill.dev/services/extractor/pdf"
+	"distill.dev/services/extractor/pdf/pdftest"
 )
 
 // A download_* action that points at a PDF follows to the document's text.
@@ -35,7 +36,7 @@ func TestFollowDownloadOfAPDF(t *testing.T) {
 	// PDFium is compiled once per process, on the first PDF; under the race
 	// detector that takes longer than a step's deadline, so it is done
 	// here, before the session's clock starts.
-	warm := pdf.NewEngine()
+	warm := pdf.NewEngine(pdf.WithCacheDir(pdftest.CacheDir()))
 	if _, err := warm.Read(context.Background(), doc, 0); err != nil {
 		t.Fatal(err)
 	}

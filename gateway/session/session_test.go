@@ -18,6 +18,7 @@ import (
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
+	"distill.dev/services/extractor/pdf/pdftest"
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/renderer/render"
@@ -216,7 +217,7 @@ func newManager(t *testing.T, cfg Config) *Manager {
 		_ = r.Close()
 		f.Close()
 	})
-	return New(quiet, pipeline.New(quiet, f, extract.New(quiet), r), cfg)
+	return New(quiet, pipeline.New(quiet, f, extract.New(quiet, extract.WithPDFCacheDir(pdftest.CacheDir())), r), cfg)
 }
 
 func start(t *testing.T, m *Manager, url string, mod func(*distillv1.SessionStartRequest)) *distillv1.SessionView {

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"distill.dev/proto/failure"
+	"distill.dev/services/extractor/pdf"
 )
 
 // MemoryPerPageByte is what an extraction holds at its peak for each byte
@@ -36,6 +37,13 @@ func WithMemoryBudget(bytes int64) Option {
 			e.budgetSize = bytes
 		}
 	}
+}
+
+// WithPDFCacheDir keeps the compiled PDF engine in dir, so that a later
+// process reads its first PDF without compiling the engine again (see
+// pdf.WithCacheDir).
+func WithPDFCacheDir(dir string) Option {
+	return func(e *Extractor) { e.pdfOpts = append(e.pdfOpts, pdf.WithCacheDir(dir)) }
 }
 
 // weight is what a page of n bytes counts against a budget of size.

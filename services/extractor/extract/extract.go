@@ -46,7 +46,8 @@ type Extractor struct {
 	// without touching the rest of the pipeline.
 	article func(ctx context.Context, doc *html.Node) (*html.Node, error)
 	// pdf reads PDF documents; it starts its engine on the first one.
-	pdf *pdf.Engine
+	pdf     *pdf.Engine
+	pdfOpts []pdf.Option
 
 	// budget, when set, bounds the memory extractions hold at once; see
 	// WithMemoryBudget.
@@ -68,11 +69,11 @@ func New(logger *slog.Logger, opts ...Option) *Extractor {
 		logger:  logger,
 		md:      markdown.New(),
 		article: readable.Article,
-		pdf:     pdf.NewEngine(),
 	}
 	for _, opt := range opts {
 		opt(e)
 	}
+	e.pdf = pdf.NewEngine(e.pdfOpts...)
 	return e
 }
 

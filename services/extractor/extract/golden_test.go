@@ -13,10 +13,11 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/internal/golden"
 	"distill.dev/services/extractor/markdown"
+	"distill.dev/services/extractor/pdf/pdftest"
 )
 
 func newExtractor() *Extractor {
-	return New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return New(slog.New(slog.NewTextHandler(io.Discard, nil)), WithPDFCacheDir(pdftest.CacheDir()))
 }
 
 // run extracts req and fails the test on error.

@@ -15,13 +15,14 @@ import (
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/pdf"
+	"distill.dev/services/extractor/pdf/pdftest"
 	"distill.dev/services/extractor/tokens"
 )
 
 // pdfExtractor is shared by the PDF tests, so that PDFium is compiled once
 // for the package; it closes when the tests are done.
 var pdfExtractor = sync.OnceValue(func() *Extractor {
-	return New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return New(slog.New(slog.NewTextHandler(io.Discard, nil)), WithPDFCacheDir(pdftest.CacheDir()))
 })
 
 func pdfFixture(t *testing.T, name string) []byte {

@@ -44,6 +44,7 @@ type Engine struct {
 	workers     int
 	memoryLimit int64
 	timeout     time.Duration
+	cacheDir    string
 
 	mu      sync.Mutex
 	startup *startup
@@ -64,6 +65,38 @@ type startup struct {
 // and kept for the life of the process.
 var compiled = sync.OnceValue(wazero.NewCompilationCache)
 
+// onDisk holds the process's caches backed by a directory, one per
+// directory, so that engines given the same directory also share the
+// machine code in memory.
+var onDisk struct {
+	sync.Mutex
+	caches map[string]wazero.CompilationCache
+}
+
+// cacheFor returns the compilation cache for dir: kept in dir, so a later
+// process loads the machine code instead of compiling PDFium again, or the
+// process's own when dir is empty or cannot be used. A cache is a speed-up,
+// never a reason to refuse a document.
+func cacheFor(dir string) wazero.CompilationCache {
+	if dir == "" {
+		return compiled()
+	}
+	onDisk.Lock()
+	defer onDisk.Unlock()
+	if c, ok := onDisk.caches[dir]; ok {
+		return c
+	}
+	c, err := wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		return compiled()
+	}
+	if onDisk.caches == nil {
+		onDisk.caches = make(map[string]wazero.CompilationCache)
+	}
+	onDisk.caches[dir] = c
+	return c
+}
+
 // Option configures an Engine.
 type Option func(*Engine)
 
@@ -77,6 +110,14 @@ func WithMemoryLimit(bytes int64) Option {
 
 // WithTimeout sets the longest one document may take once it has a worker.
 func WithTimeout(d time.Duration) Option { return func(e *Engine) { e.timeout = d } }
+
+// WithCacheDir keeps the compiled PDFium in dir (created if needed), so a
+// process after the first skips the seconds of CPU compiling it costs.
+// wazero names the files by its version, the machine and the module, and
+// writes each one whole before it is seen. The directory holds machine
+// code the process runs: give one only this user can write. Empty keeps
+// the compiled code in memory only.
+func WithCacheDir(dir string) Option { return func(e *Engine) { e.cacheDir = dir } }
 
 // NewEngine returns an Engine. It starts nothing: the runtime is made when
 // the first document arrives.
@@ -153,7 +194,7 @@ func (e *Engine) make(s *startup) {
 		Stderr:   io.Discard,
 		RuntimeConfig: wazero.NewRuntimeConfig().
 			WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
-			WithCompilationCache(compiled()).
+			WithCompilationCache(cacheFor(e.cacheDir)).
 			WithMemoryLimitPages(uint32(e.memoryLimit / wasmPage)).
 			// Cancelling a worker's context stops the guest mid-call: that
 			// is how a document over its time is cut off.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,12 +16,13 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/services/extractor/pdf"
+	"distill.dev/services/extractor/pdf/pdftest"
 )
 
 // engine is shared by the package's tests: compiling PDFium is the slow
 // part, and sharing it also has the tests' reads run side by side on one
 // engine.
-var engine = sync.OnceValue(func() *pdf.Engine { return pdf.NewEngine() })
+var engine = sync.OnceValue(func() *pdf.Engine { return pdf.NewEngine(pdf.WithCacheDir(pdftest.CacheDir())) })
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -35,6 +37,25 @@ func fixture(t testing.TB, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// An engine given a directory keeps the compiled PDFium there, for the
+// processes after it.
+func TestCacheDirKeepsTheCompiledEngine(t *testing.T) {
+	t.Parallel()
+	if _, err := engine().Read(context.Background(), fixture(t, "two-column.pdf"), 0); err != nil {
+		t.Fatal(err)
+	}
+	var files int
+	err := filepath.WalkDir(pdftest.CacheDir(), func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files++
+		}
+		return err
+	})
+	if err != nil || files == 0 {
+		t.Errorf("%s holds %d files (%v), want the compiled engine", pdftest.CacheDir(), files, err)
+	}
 }
 
 func read(t *testing.T, name string) *pdf.Document {
@@ -150,7 +171,7 @@ func TestReadStopsWithItsContext(t *testing.T) {
 
 func TestReadStopsAtItsTimeout(t *testing.T) {
 	t.Parallel()
-	e := pdf.NewEngine(pdf.WithTimeout(time.Nanosecond))
+	e := pdf.NewEngine(pdf.WithTimeout(time.Nanosecond), pdf.WithCacheDir(pdftest.CacheDir()))
 	t.Cleanup(func() { _ = e.Close() })
 	_, err := e.Read(context.Background(), fixture(t, "two-column.pdf"), 0)
 	if failure.CodeOf(err) != failure.Timeout {
@@ -160,7 +181,7 @@ func TestReadStopsAtItsTimeout(t *testing.T) {
 
 func TestClosedEngineRefuses(t *testing.T) {
 	t.Parallel()
-	e := pdf.NewEngine()
+	e := pdf.NewEngine(pdf.WithCacheDir(pdftest.CacheDir()))
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +225,7 @@ func TestReadStopsAtItsTextLimit(t *testing.T) {
 // large, and the engine goes on reading the next one.
 func TestReadWithinItsMemory(t *testing.T) {
 	t.Parallel()
-	e := pdf.NewEngine(pdf.WithMemoryLimit(24<<20), pdf.WithWorkers(1))
+	e := pdf.NewEngine(pdf.WithMemoryLimit(24<<20), pdf.WithWorkers(1), pdf.WithCacheDir(pdftest.CacheDir()))
 	t.Cleanup(func() { _ = e.Close() })
 	doc := fixture(t, "two-column.pdf")
 	// Readers skip what follows a PDF's end; the bytes still have to be

@@ -21,6 +21,7 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/extractor/pdf"
+	"distill.dev/services/extractor/pdf/pdftest"
 )
 
 // A PDF's page count and a PDF's refusal cross gRPC intact, from a server
@@ -37,13 +38,13 @@ func TestPDFOverGRPC(t *testing.T) {
 	doc, locked := read("two-column.pdf"), read("encrypted.pdf")
 	// PDFium is compiled once per process, on the first PDF; under the race
 	// detector that takes longer than a call's deadline below.
-	warm := pdf.NewEngine()
+	warm := pdf.NewEngine(pdf.WithCacheDir(pdftest.CacheDir()))
 	if _, err := warm.Read(context.Background(), doc, 0); err != nil {
 		t.Fatal(err)
 	}
 	_ = warm.Close()
 
-	ex := extract.New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ex := extract.New(slog.New(slog.NewTextHandler(io.Discard, nil)), extract.WithPDFCacheDir(pdftest.CacheDir()))
 	lis := bufconn.Listen(1 << 20)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

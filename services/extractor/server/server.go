@@ -21,6 +21,9 @@ type Config struct {
 	// MemoryBudget is the memory, in bytes, extractions may hold at once;
 	// zero means extract.DefaultMemoryBudget.
 	MemoryBudget int64
+	// PDFCacheDir keeps the compiled PDF engine between processes; empty
+	// compiles it once per process.
+	PDFCacheDir string
 }
 
 // Run serves ExtractorService on cfg.Addr until ctx ends.
@@ -29,7 +32,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	if budget == 0 {
 		budget = extract.DefaultMemoryBudget
 	}
-	ex := extract.New(logger, extract.WithMemoryBudget(budget))
+	ex := extract.New(logger, extract.WithMemoryBudget(budget), extract.WithPDFCacheDir(cfg.PDFCacheDir))
 	defer ex.Close()
 	return NewWith(logger, ex, cfg.GRPCOptions...).ListenAndServe(ctx, cfg.Addr)
 }

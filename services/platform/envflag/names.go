@@ -25,6 +25,7 @@ const (
 
 	// Extracting.
 	ExtractMemory Var = "DISTILL_EXTRACT_MEMORY" // MiB the extractions of a process may hold at once
+	PDFCacheDir   Var = "DISTILL_PDF_CACHE_DIR"  // where the compiled PDF engine is kept between processes
 
 	// Rendering.
 	Chromium          Var = "DISTILL_CHROMIUM"            // the Chromium binary
