@@ -15,12 +15,15 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/gateway/session"
+	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/fetcher/cache"
+	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/fetcher/siteurl"
 )
 
 // MaxBatchURLs bounds one FetchBatch call.
@@ -38,6 +41,8 @@ type Backend interface {
 	CacheInfo(ctx context.Context) (entries, bytes int64, dir string, err error)
 	CachePrune(ctx context.Context, olderThan time.Duration) (removed, freed int64, err error)
 	CacheClear(ctx context.Context) (removed, freed int64, err error)
+	// Map lists a site's URLs.
+	Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error)
 }
 
 // Server implements DistillService. It is the one implementation behind
@@ -205,6 +210,123 @@ func StreamBatch(ctx context.Context, c distillv1.DistillServiceClient, req *dis
 			return err
 		}
 		deliver(res)
+	}
+}
+
+// MaxMapPages bounds the short crawl of one Map call, as MaxBatchURLs
+// bounds the pages of one batch: a caller of the API is not the server's
+// operator, and a map is as much work for the server as a batch.
+const MaxMapPages = MaxBatchURLs
+
+// mapBatchURLs is how many URLs one MapResponse carries: at
+// siteurl.MaxLength each, 1 MiB, well within what any gRPC client accepts.
+const mapBatchURLs = 1 << 20 / siteurl.MaxLength
+
+// Map lists a site's URLs and streams them in batches. A caller over gRPC
+// is held to MaxMapPages; the CLI in process is the operator and is not.
+func (s *Server) Map(req *distillv1.MapRequest, stream distillv1.DistillService_MapServer) error {
+	if req.GetMapPages() > MaxMapPages {
+		return failure.New(failure.InvalidArgument, "map_pages is at most %d, got %d", MaxMapPages, req.GetMapPages())
+	}
+	return s.MapSite(stream.Context(), req, stream.Send)
+}
+
+// MapSite lists req's site and hands its URLs to deliver, in order, in
+// batches; the last batch (the only one when there are no URLs) carries
+// the counts and notes. It stops at the first error deliver returns.
+func (s *Server) MapSite(ctx context.Context, req *distillv1.MapRequest, deliver func(*distillv1.MapResponse) error) error {
+	mreq, err := MapRequestOf(req)
+	if err != nil {
+		return err
+	}
+	res, err := s.backend.Map(ctx, mreq)
+	if err != nil {
+		return err
+	}
+	urls := res.URLs
+	for {
+		n := min(len(urls), mapBatchURLs)
+		out := &distillv1.MapResponse{Urls: urls[:n]}
+		urls = urls[n:]
+		if len(urls) == 0 {
+			out.Found = int32(res.Found)
+			out.StoppedAtLimit = res.StoppedAtLimit
+			out.FromSitemaps = int32(res.FromSitemaps)
+			out.FromCrawl = int32(res.FromCrawl)
+			out.PagesRead = int32(res.PagesRead)
+			out.Notes = res.Notes
+		}
+		if err := deliver(out); err != nil {
+			return err
+		}
+		if len(urls) == 0 {
+			return nil
+		}
+	}
+}
+
+// MapRequestOf checks req and turns it into the mapper's request, with the
+// defaults distill map's flags have.
+func MapRequestOf(req *distillv1.MapRequest) (mapsite.Request, error) {
+	if req.GetUrl() == "" {
+		return mapsite.Request{}, failure.New(failure.InvalidArgument, "url is required")
+	}
+	switch {
+	case req.GetMapLimit() < 0:
+		return mapsite.Request{}, failure.New(failure.InvalidArgument, "map_limit cannot be negative, got %d", req.GetMapLimit())
+	case req.GetMapPages() < 0:
+		return mapsite.Request{}, failure.New(failure.InvalidArgument, "map_pages cannot be negative, got %d", req.GetMapPages())
+	case req.GetDelayMs() < 0:
+		return mapsite.Request{}, failure.New(failure.InvalidArgument, "delay_ms cannot be negative, got %d", req.GetDelayMs())
+	}
+	out := mapsite.Request{
+		URL:          req.GetUrl(),
+		Limit:        mapsite.DefaultLimit,
+		Query:        req.GetQuery(),
+		Pages:        int(req.GetMapPages()),
+		NoCrawl:      req.GetNoMapCrawl() || req.MapPages != nil && req.GetMapPages() == 0,
+		IgnoreRobots: req.GetIgnoreRobots(),
+		Delay:        mapsite.DefaultDelay,
+		AllowLocal:   req.GetAllowLocal(),
+		TimeoutSecs:  req.GetTimeoutSecs(),
+	}
+	if req.MapLimit != nil {
+		out.Limit = int(req.GetMapLimit())
+	}
+	if req.DelayMs != nil {
+		out.Delay = time.Duration(req.GetDelayMs()) * time.Millisecond
+	}
+	out.Scope = siteurl.ScopeOptions{
+		IncludeSubdomains: req.GetIncludeSubdomains(),
+		PathPrefix:        req.GetPathPrefix(),
+		Include:           req.GetIncludePaths(),
+		Exclude:           req.GetExcludePaths(),
+	}
+	if err := fetchopts.Validate(&distillv1.FetchOptions{TimeoutSecs: req.TimeoutSecs}); err != nil {
+		return mapsite.Request{}, failure.Wrap(failure.InvalidArgument, err, "invalid options")
+	}
+	return out, nil
+}
+
+// StreamMap is MapSite on a gateway reached over gRPC: it calls Map
+// through c and hands each batch to deliver. Its errors are the client's,
+// untranslated.
+func StreamMap(ctx context.Context, c distillv1.DistillServiceClient, req *distillv1.MapRequest, deliver func(*distillv1.MapResponse) error) error {
+	stream, err := c.Map(ctx, req)
+	if err != nil {
+		return err
+	}
+	for {
+		res, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := deliver(res); err != nil {
+			return err
+		}
 	}
 }
 

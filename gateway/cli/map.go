@@ -2,18 +2,23 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
 
+	"distill.dev/gateway/api"
 	"distill.dev/gateway/app"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/siteurl"
+	"distill.dev/services/platform/envflag"
 )
 
 // mapFlags are the `distill map` flags.
@@ -31,6 +36,7 @@ type mapFlags struct {
 	delay        durationMillis
 	allowLocal   bool
 	timeout      int32
+	server       string
 }
 
 func newMapCmd(g *globals) *cobra.Command {
@@ -46,7 +52,8 @@ func newMapCmd(g *globals) *cobra.Command {
 			"https, a trailing slash, a #fragment, utm_* and other tracking parameters) are\n" +
 			"listed once. The site is the start URL's host; robots.txt is obeyed unless\n" +
 			"--ignore-robots, and requests to one host are --delay apart. What could not be\n" +
-			"read is noted on stderr.",
+			"read is noted on stderr. With --server the map runs on a distill serve, reached\n" +
+			"over gRPC, which prints the same.",
 		Example: "  distill map https://example.com/\n" +
 			"  distill map --path-prefix /docs --query 'install on windows' --map-limit 20 https://example.com/\n" +
 			"  distill map --format json --no-map-crawl https://example.com/ > urls.json",
@@ -58,23 +65,25 @@ func newMapCmd(g *globals) *cobra.Command {
 			if f.limit < 0 || f.pages < 0 || f.delay < 0 {
 				return usagef("--map-limit, --map-pages and --delay cannot be negative")
 			}
-			req := mapsite.Request{
-				URL:          args[0],
-				Limit:        f.limit,
-				Query:        f.query,
-				Pages:        f.pages,
-				NoCrawl:      f.noCrawl || f.pages == 0 && cmd.Flags().Changed("map-pages"),
-				IgnoreRobots: f.ignoreRobots,
-				Delay:        f.delay.duration(),
-				AllowLocal:   f.allowLocal,
-				TimeoutSecs:  f.timeout,
+			req := &distillv1.MapRequest{
+				Url:               args[0],
+				PathPrefix:        f.pathPrefix,
+				IncludePaths:      f.include,
+				ExcludePaths:      f.exclude,
+				IncludeSubdomains: f.subdomains,
+				IgnoreRobots:      f.ignoreRobots,
+				DelayMs:           proto.Int64(int64(f.delay)),
+				MapLimit:          proto.Int32(int32(min(f.limit, math.MaxInt32))),
+				MapPages:          proto.Int32(int32(min(f.pages, math.MaxInt32))),
+				NoMapCrawl:        f.noCrawl,
+				Query:             f.query,
+				AllowLocal:        f.allowLocal,
+				TimeoutSecs:       &f.timeout,
 			}
-			req.Scope.IncludeSubdomains = f.subdomains
-			req.Scope.PathPrefix = f.pathPrefix
-			req.Scope.Include, req.Scope.Exclude = f.include, f.exclude
 			// A pattern that does not compile is the command line's
 			// mistake, found before anything is fetched.
-			if _, err := siteurl.NewScope("http://example.com/", req.Scope); err != nil {
+			scope := siteurl.ScopeOptions{PathPrefix: f.pathPrefix, Include: f.include, Exclude: f.exclude}
+			if _, err := siteurl.NewScope("http://example.com/", scope); err != nil {
 				return usageError{err}
 			}
 			return runMap(cmd, g, f, req)
@@ -94,32 +103,65 @@ func newMapCmd(g *globals) *cobra.Command {
 	fs.Var(&f.delay, "delay", "shortest time between two requests to one host: milliseconds, or a duration such as 1s")
 	fs.BoolVar(&f.allowLocal, "allow-local", false, "permit loopback targets (loopback only; private ranges stay refused)")
 	fs.Int32Var(&f.timeout, "timeout", fetchopts.DefaultTimeoutSecs, "timeout of each request, in seconds")
+	fs.StringVar(&f.server, "server", g.env.String(envflag.Server, ""), envflag.Usage("map through the distill gateway at this gRPC address, host:port, instead of in this process", envflag.Server))
 	fs.SortFlags = false
 	return cmd
 }
 
-func runMap(cmd *cobra.Command, g *globals, f *mapFlags, req mapsite.Request) error {
-	cfg := g.appConfig(0)
-	// In this process the user is the operator: --allow-local is theirs.
-	cfg.AllowLocal = f.allowLocal
-	sys, err := app.Open(cmd.Context(), g.logger(), cfg)
-	if err != nil {
-		return err
+// mapService is what `distill map` needs: the API in this process, or a
+// gateway reached over gRPC with --server.
+type mapService interface {
+	MapSite(ctx context.Context, req *distillv1.MapRequest, deliver func(*distillv1.MapResponse) error) error
+}
+
+func (c *gatewayClient) MapSite(ctx context.Context, req *distillv1.MapRequest, deliver func(*distillv1.MapResponse) error) error {
+	if err := api.StreamMap(ctx, c.client, req, deliver); err != nil {
+		return c.fail(err)
 	}
-	defer sys.Close()
-	res, err := sys.Map(cmd.Context(), req)
-	if err != nil {
-		p := printer{g: g, allowLocal: f.allowLocal}
-		return p.explain(err, req.URL)
+	return nil
+}
+
+func runMap(cmd *cobra.Command, g *globals, f *mapFlags, req *distillv1.MapRequest) error {
+	var svc mapService
+	if f.server != "" {
+		gw, err := dialGateway(g.env, f.server)
+		if err != nil {
+			return usageError{err}
+		}
+		defer gw.Close()
+		svc = gw
+	} else {
+		cfg := g.appConfig(0)
+		// In this process the user is the operator: --allow-local is theirs.
+		cfg.AllowLocal = f.allowLocal
+		sys, err := app.Open(cmd.Context(), g.logger(), cfg)
+		if err != nil {
+			return err
+		}
+		defer sys.Close()
+		svc = serveAPI(g.logger(), sys)
 	}
-	for _, n := range res.Notes {
+	// The whole map is kept before anything is printed: a JSON array is
+	// one document, and the notes, which come last, go out first.
+	var urls, notes []string
+	var pagesRead int32
+	err := svc.MapSite(cmd.Context(), req, func(r *distillv1.MapResponse) error {
+		urls = append(urls, r.GetUrls()...)
+		notes = append(notes, r.GetNotes()...)
+		pagesRead += r.GetPagesRead()
+		return nil
+	})
+	if err != nil {
+		p := printer{g: g, allowLocal: f.allowLocal, server: f.server}
+		return p.explain(err, req.GetUrl())
+	}
+	for _, n := range notes {
 		fmt.Fprintf(g.stderr, "distill: note: %s\n", oneLine(n))
 	}
-	if len(res.URLs) == 0 {
-		fmt.Fprintf(g.stderr, "distill: note: no URLs found for %s (pages read: %d)\n", req.URL, res.PagesRead)
+	if len(urls) == 0 {
+		fmt.Fprintf(g.stderr, "distill: note: no URLs found for %s (pages read: %d)\n", req.GetUrl(), pagesRead)
 	}
 	if f.format.value == "json" {
-		urls := res.URLs
 		if urls == nil {
 			urls = []string{}
 		}
@@ -131,7 +173,7 @@ func runMap(cmd *cobra.Command, g *globals, f *mapFlags, req mapsite.Request) er
 		return err
 	}
 	w := bufio.NewWriter(g.stdout)
-	for _, u := range res.URLs {
+	for _, u := range urls {
 		w.WriteString(u)
 		w.WriteByte('\n')
 	}

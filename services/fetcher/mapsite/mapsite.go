@@ -88,6 +88,13 @@ type Result struct {
 	FromSitemaps, FromCrawl int
 	// PagesRead is how many pages the crawl fetched.
 	PagesRead int
+	// Found is how many URLs the map kept before Limit cut them, so a
+	// caller that shows fewer can say how many it left out.
+	Found int
+	// StoppedAtLimit says the map stopped looking once it held Limit URLs
+	// (without a query nothing is ranked, so the first found are enough):
+	// the site may have more than Found.
+	StoppedAtLimit bool
 	// Notes say, one line each, what was skipped or cut and why.
 	Notes []string
 }
@@ -212,6 +219,8 @@ func (r *run) do(ctx context.Context) (*Result, error) {
 	if len(urls) == 0 && startErr != nil {
 		return nil, startErr
 	}
+	r.res.Found = len(urls)
+	r.res.StoppedAtLimit = r.full && r.capacity == r.req.Limit && r.capacity < MaxURLs
 	if r.req.Query != "" {
 		urls = Rank(urls, r.req.Query)
 	}

@@ -365,6 +365,268 @@ func (x *ObserveResponse) GetDistilled() *Distilled {
 	return nil
 }
 
+// MapRequest is one map; its fields are distill map's flags.
+type MapRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The site's start URL; the site is its host.
+	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	// Keep URLs whose path is at or under this prefix, by path segment.
+	PathPrefix string `protobuf:"bytes,2,opt,name=path_prefix,json=pathPrefix,proto3" json:"path_prefix,omitempty"`
+	// Keep only URLs whose path and query match one of these regular
+	// expressions.
+	IncludePaths []string `protobuf:"bytes,3,rep,name=include_paths,json=includePaths,proto3" json:"include_paths,omitempty"`
+	// Drop URLs whose path and query match one of these regular
+	// expressions, and do not crawl them.
+	ExcludePaths []string `protobuf:"bytes,4,rep,name=exclude_paths,json=excludePaths,proto3" json:"exclude_paths,omitempty"`
+	// Take in the start host's subdomains (and the bare domain of a www.
+	// host).
+	IncludeSubdomains bool `protobuf:"varint,5,opt,name=include_subdomains,json=includeSubdomains,proto3" json:"include_subdomains,omitempty"`
+	// Neither obey robots.txt nor drop the URLs it disallows; robots.txt is
+	// obeyed by default.
+	IgnoreRobots bool `protobuf:"varint,6,opt,name=ignore_robots,json=ignoreRobots,proto3" json:"ignore_robots,omitempty"`
+	// Shortest time between two requests to one host, in milliseconds;
+	// default 100, 0 = no wait.
+	DelayMs *int64 `protobuf:"varint,7,opt,name=delay_ms,json=delayMs,proto3,oneof" json:"delay_ms,omitempty"`
+	// Return at most this many URLs; default 5000, 0 = every URL found (up
+	// to 100,000).
+	MapLimit *int32 `protobuf:"varint,8,opt,name=map_limit,json=mapLimit,proto3,oneof" json:"map_limit,omitempty"`
+	// Pages the short crawl reads when the sitemaps list fewer than 200
+	// URLs; default 50, at most 10,000; 0 = no crawl.
+	MapPages *int32 `protobuf:"varint,9,opt,name=map_pages,json=mapPages,proto3,oneof" json:"map_pages,omitempty"`
+	// List what the sitemaps list; never crawl.
+	NoMapCrawl bool `protobuf:"varint,10,opt,name=no_map_crawl,json=noMapCrawl,proto3" json:"no_map_crawl,omitempty"`
+	// Rank the URLs by the words of their paths.
+	Query string `protobuf:"bytes,11,opt,name=query,proto3" json:"query,omitempty"`
+	// Permit loopback targets, when the server's operator allows it.
+	AllowLocal bool `protobuf:"varint,12,opt,name=allow_local,json=allowLocal,proto3" json:"allow_local,omitempty"`
+	// Timeout of each request, in seconds; default 20.
+	TimeoutSecs   *int32 `protobuf:"varint,13,opt,name=timeout_secs,json=timeoutSecs,proto3,oneof" json:"timeout_secs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MapRequest) Reset() {
+	*x = MapRequest{}
+	mi := &file_distill_v1_distill_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MapRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MapRequest) ProtoMessage() {}
+
+func (x *MapRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distill_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MapRequest.ProtoReflect.Descriptor instead.
+func (*MapRequest) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *MapRequest) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *MapRequest) GetPathPrefix() string {
+	if x != nil {
+		return x.PathPrefix
+	}
+	return ""
+}
+
+func (x *MapRequest) GetIncludePaths() []string {
+	if x != nil {
+		return x.IncludePaths
+	}
+	return nil
+}
+
+func (x *MapRequest) GetExcludePaths() []string {
+	if x != nil {
+		return x.ExcludePaths
+	}
+	return nil
+}
+
+func (x *MapRequest) GetIncludeSubdomains() bool {
+	if x != nil {
+		return x.IncludeSubdomains
+	}
+	return false
+}
+
+func (x *MapRequest) GetIgnoreRobots() bool {
+	if x != nil {
+		return x.IgnoreRobots
+	}
+	return false
+}
+
+func (x *MapRequest) GetDelayMs() int64 {
+	if x != nil && x.DelayMs != nil {
+		return *x.DelayMs
+	}
+	return 0
+}
+
+func (x *MapRequest) GetMapLimit() int32 {
+	if x != nil && x.MapLimit != nil {
+		return *x.MapLimit
+	}
+	return 0
+}
+
+func (x *MapRequest) GetMapPages() int32 {
+	if x != nil && x.MapPages != nil {
+		return *x.MapPages
+	}
+	return 0
+}
+
+func (x *MapRequest) GetNoMapCrawl() bool {
+	if x != nil {
+		return x.NoMapCrawl
+	}
+	return false
+}
+
+func (x *MapRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *MapRequest) GetAllowLocal() bool {
+	if x != nil {
+		return x.AllowLocal
+	}
+	return false
+}
+
+func (x *MapRequest) GetTimeoutSecs() int32 {
+	if x != nil && x.TimeoutSecs != nil {
+		return *x.TimeoutSecs
+	}
+	return 0
+}
+
+// MapResponse is one batch of a map's URLs, in order. Only the last
+// message of the stream sets the counts and notes.
+type MapResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The next URLs of the map, in one spelling per page.
+	Urls []string `protobuf:"bytes,1,rep,name=urls,proto3" json:"urls,omitempty"`
+	// URLs in scope the map kept before map_limit cut them.
+	Found int32 `protobuf:"varint,2,opt,name=found,proto3" json:"found,omitempty"`
+	// The map stopped looking once it held map_limit URLs (no query): the
+	// site may have more.
+	StoppedAtLimit bool `protobuf:"varint,3,opt,name=stopped_at_limit,json=stoppedAtLimit,proto3" json:"stopped_at_limit,omitempty"`
+	// Distinct URLs in scope found in sitemaps, and by the crawl.
+	FromSitemaps int32 `protobuf:"varint,4,opt,name=from_sitemaps,json=fromSitemaps,proto3" json:"from_sitemaps,omitempty"`
+	FromCrawl    int32 `protobuf:"varint,5,opt,name=from_crawl,json=fromCrawl,proto3" json:"from_crawl,omitempty"`
+	// Pages the crawl fetched.
+	PagesRead int32 `protobuf:"varint,6,opt,name=pages_read,json=pagesRead,proto3" json:"pages_read,omitempty"`
+	// What was skipped or cut and why, one line each.
+	Notes         []string `protobuf:"bytes,7,rep,name=notes,proto3" json:"notes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MapResponse) Reset() {
+	*x = MapResponse{}
+	mi := &file_distill_v1_distill_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MapResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MapResponse) ProtoMessage() {}
+
+func (x *MapResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distill_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MapResponse.ProtoReflect.Descriptor instead.
+func (*MapResponse) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *MapResponse) GetUrls() []string {
+	if x != nil {
+		return x.Urls
+	}
+	return nil
+}
+
+func (x *MapResponse) GetFound() int32 {
+	if x != nil {
+		return x.Found
+	}
+	return 0
+}
+
+func (x *MapResponse) GetStoppedAtLimit() bool {
+	if x != nil {
+		return x.StoppedAtLimit
+	}
+	return false
+}
+
+func (x *MapResponse) GetFromSitemaps() int32 {
+	if x != nil {
+		return x.FromSitemaps
+	}
+	return 0
+}
+
+func (x *MapResponse) GetFromCrawl() int32 {
+	if x != nil {
+		return x.FromCrawl
+	}
+	return 0
+}
+
+func (x *MapResponse) GetPagesRead() int32 {
+	if x != nil {
+		return x.PagesRead
+	}
+	return 0
+}
+
+func (x *MapResponse) GetNotes() []string {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
+}
+
 type SessionStartRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Url        string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
@@ -385,7 +647,7 @@ type SessionStartRequest struct {
 
 func (x *SessionStartRequest) Reset() {
 	*x = SessionStartRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[6]
+	mi := &file_distill_v1_distill_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -397,7 +659,7 @@ func (x *SessionStartRequest) String() string {
 func (*SessionStartRequest) ProtoMessage() {}
 
 func (x *SessionStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[6]
+	mi := &file_distill_v1_distill_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -410,7 +672,7 @@ func (x *SessionStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionStartRequest.ProtoReflect.Descriptor instead.
 func (*SessionStartRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{6}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SessionStartRequest) GetUrl() string {
@@ -485,7 +747,7 @@ type SessionStartResponse struct {
 
 func (x *SessionStartResponse) Reset() {
 	*x = SessionStartResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[7]
+	mi := &file_distill_v1_distill_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -497,7 +759,7 @@ func (x *SessionStartResponse) String() string {
 func (*SessionStartResponse) ProtoMessage() {}
 
 func (x *SessionStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[7]
+	mi := &file_distill_v1_distill_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -510,7 +772,7 @@ func (x *SessionStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionStartResponse.ProtoReflect.Descriptor instead.
 func (*SessionStartResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{7}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SessionStartResponse) GetView() *SessionView {
@@ -530,7 +792,7 @@ type SessionObserveRequest struct {
 
 func (x *SessionObserveRequest) Reset() {
 	*x = SessionObserveRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[8]
+	mi := &file_distill_v1_distill_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -542,7 +804,7 @@ func (x *SessionObserveRequest) String() string {
 func (*SessionObserveRequest) ProtoMessage() {}
 
 func (x *SessionObserveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[8]
+	mi := &file_distill_v1_distill_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -555,7 +817,7 @@ func (x *SessionObserveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionObserveRequest.ProtoReflect.Descriptor instead.
 func (*SessionObserveRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{8}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SessionObserveRequest) GetSessionId() string {
@@ -581,7 +843,7 @@ type SessionObserveResponse struct {
 
 func (x *SessionObserveResponse) Reset() {
 	*x = SessionObserveResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[9]
+	mi := &file_distill_v1_distill_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -593,7 +855,7 @@ func (x *SessionObserveResponse) String() string {
 func (*SessionObserveResponse) ProtoMessage() {}
 
 func (x *SessionObserveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[9]
+	mi := &file_distill_v1_distill_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -606,7 +868,7 @@ func (x *SessionObserveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionObserveResponse.ProtoReflect.Descriptor instead.
 func (*SessionObserveResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{9}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SessionObserveResponse) GetView() *SessionView {
@@ -626,7 +888,7 @@ type SessionFollowRequest struct {
 
 func (x *SessionFollowRequest) Reset() {
 	*x = SessionFollowRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[10]
+	mi := &file_distill_v1_distill_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +900,7 @@ func (x *SessionFollowRequest) String() string {
 func (*SessionFollowRequest) ProtoMessage() {}
 
 func (x *SessionFollowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[10]
+	mi := &file_distill_v1_distill_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,7 +913,7 @@ func (x *SessionFollowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionFollowRequest.ProtoReflect.Descriptor instead.
 func (*SessionFollowRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{10}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SessionFollowRequest) GetSessionId() string {
@@ -677,7 +939,7 @@ type SessionFollowResponse struct {
 
 func (x *SessionFollowResponse) Reset() {
 	*x = SessionFollowResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[11]
+	mi := &file_distill_v1_distill_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -689,7 +951,7 @@ func (x *SessionFollowResponse) String() string {
 func (*SessionFollowResponse) ProtoMessage() {}
 
 func (x *SessionFollowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[11]
+	mi := &file_distill_v1_distill_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -702,7 +964,7 @@ func (x *SessionFollowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionFollowResponse.ProtoReflect.Descriptor instead.
 func (*SessionFollowResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{11}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SessionFollowResponse) GetView() *SessionView {
@@ -726,7 +988,7 @@ type SessionSubmitFormRequest struct {
 
 func (x *SessionSubmitFormRequest) Reset() {
 	*x = SessionSubmitFormRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[12]
+	mi := &file_distill_v1_distill_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -738,7 +1000,7 @@ func (x *SessionSubmitFormRequest) String() string {
 func (*SessionSubmitFormRequest) ProtoMessage() {}
 
 func (x *SessionSubmitFormRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[12]
+	mi := &file_distill_v1_distill_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -751,7 +1013,7 @@ func (x *SessionSubmitFormRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSubmitFormRequest.ProtoReflect.Descriptor instead.
 func (*SessionSubmitFormRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{12}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SessionSubmitFormRequest) GetSessionId() string {
@@ -795,7 +1057,7 @@ type SessionSubmitFormResponse struct {
 
 func (x *SessionSubmitFormResponse) Reset() {
 	*x = SessionSubmitFormResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[13]
+	mi := &file_distill_v1_distill_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -807,7 +1069,7 @@ func (x *SessionSubmitFormResponse) String() string {
 func (*SessionSubmitFormResponse) ProtoMessage() {}
 
 func (x *SessionSubmitFormResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[13]
+	mi := &file_distill_v1_distill_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -820,7 +1082,7 @@ func (x *SessionSubmitFormResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSubmitFormResponse.ProtoReflect.Descriptor instead.
 func (*SessionSubmitFormResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{13}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SessionSubmitFormResponse) GetView() *SessionView {
@@ -853,7 +1115,7 @@ type SessionCloseRequest struct {
 
 func (x *SessionCloseRequest) Reset() {
 	*x = SessionCloseRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[14]
+	mi := &file_distill_v1_distill_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -865,7 +1127,7 @@ func (x *SessionCloseRequest) String() string {
 func (*SessionCloseRequest) ProtoMessage() {}
 
 func (x *SessionCloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[14]
+	mi := &file_distill_v1_distill_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +1140,7 @@ func (x *SessionCloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCloseRequest.ProtoReflect.Descriptor instead.
 func (*SessionCloseRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{14}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SessionCloseRequest) GetSessionId() string {
@@ -898,7 +1160,7 @@ type SessionCloseResponse struct {
 
 func (x *SessionCloseResponse) Reset() {
 	*x = SessionCloseResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[15]
+	mi := &file_distill_v1_distill_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -910,7 +1172,7 @@ func (x *SessionCloseResponse) String() string {
 func (*SessionCloseResponse) ProtoMessage() {}
 
 func (x *SessionCloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[15]
+	mi := &file_distill_v1_distill_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -923,7 +1185,7 @@ func (x *SessionCloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCloseResponse.ProtoReflect.Descriptor instead.
 func (*SessionCloseResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{15}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SessionCloseResponse) GetSessionId() string {
@@ -948,7 +1210,7 @@ type CacheInfoRequest struct {
 
 func (x *CacheInfoRequest) Reset() {
 	*x = CacheInfoRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[16]
+	mi := &file_distill_v1_distill_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -960,7 +1222,7 @@ func (x *CacheInfoRequest) String() string {
 func (*CacheInfoRequest) ProtoMessage() {}
 
 func (x *CacheInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[16]
+	mi := &file_distill_v1_distill_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -973,7 +1235,7 @@ func (x *CacheInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheInfoRequest.ProtoReflect.Descriptor instead.
 func (*CacheInfoRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{16}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{18}
 }
 
 type CacheInfoResponse struct {
@@ -989,7 +1251,7 @@ type CacheInfoResponse struct {
 
 func (x *CacheInfoResponse) Reset() {
 	*x = CacheInfoResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[17]
+	mi := &file_distill_v1_distill_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1001,7 +1263,7 @@ func (x *CacheInfoResponse) String() string {
 func (*CacheInfoResponse) ProtoMessage() {}
 
 func (x *CacheInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[17]
+	mi := &file_distill_v1_distill_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1014,7 +1276,7 @@ func (x *CacheInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheInfoResponse.ProtoReflect.Descriptor instead.
 func (*CacheInfoResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{17}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CacheInfoResponse) GetEntries() int64 {
@@ -1048,7 +1310,7 @@ type CachePruneRequest struct {
 
 func (x *CachePruneRequest) Reset() {
 	*x = CachePruneRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[18]
+	mi := &file_distill_v1_distill_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1060,7 +1322,7 @@ func (x *CachePruneRequest) String() string {
 func (*CachePruneRequest) ProtoMessage() {}
 
 func (x *CachePruneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[18]
+	mi := &file_distill_v1_distill_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1073,7 +1335,7 @@ func (x *CachePruneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePruneRequest.ProtoReflect.Descriptor instead.
 func (*CachePruneRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{18}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CachePruneRequest) GetOlderThanSecs() int64 {
@@ -1093,7 +1355,7 @@ type CachePruneResponse struct {
 
 func (x *CachePruneResponse) Reset() {
 	*x = CachePruneResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[19]
+	mi := &file_distill_v1_distill_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1367,7 @@ func (x *CachePruneResponse) String() string {
 func (*CachePruneResponse) ProtoMessage() {}
 
 func (x *CachePruneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[19]
+	mi := &file_distill_v1_distill_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1380,7 @@ func (x *CachePruneResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePruneResponse.ProtoReflect.Descriptor instead.
 func (*CachePruneResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{19}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CachePruneResponse) GetRemoved() int64 {
@@ -1143,7 +1405,7 @@ type CacheClearRequest struct {
 
 func (x *CacheClearRequest) Reset() {
 	*x = CacheClearRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[20]
+	mi := &file_distill_v1_distill_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1155,7 +1417,7 @@ func (x *CacheClearRequest) String() string {
 func (*CacheClearRequest) ProtoMessage() {}
 
 func (x *CacheClearRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[20]
+	mi := &file_distill_v1_distill_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1168,7 +1430,7 @@ func (x *CacheClearRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheClearRequest.ProtoReflect.Descriptor instead.
 func (*CacheClearRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{20}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{22}
 }
 
 type CacheClearResponse struct {
@@ -1181,7 +1443,7 @@ type CacheClearResponse struct {
 
 func (x *CacheClearResponse) Reset() {
 	*x = CacheClearResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[21]
+	mi := &file_distill_v1_distill_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1193,7 +1455,7 @@ func (x *CacheClearResponse) String() string {
 func (*CacheClearResponse) ProtoMessage() {}
 
 func (x *CacheClearResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[21]
+	mi := &file_distill_v1_distill_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1468,7 @@ func (x *CacheClearResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheClearResponse.ProtoReflect.Descriptor instead.
 func (*CacheClearResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{21}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CacheClearResponse) GetRemoved() int64 {
@@ -1247,7 +1509,42 @@ const file_distill_v1_distill_proto_rawDesc = "" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
 	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\"F\n" +
 	"\x0fObserveResponse\x123\n" +
-	"\tdistilled\x18\x01 \x01(\v2\x15.distill.v1.DistilledR\tdistilled\"\xa5\x03\n" +
+	"\tdistilled\x18\x01 \x01(\v2\x15.distill.v1.DistilledR\tdistilled\"\xfc\x03\n" +
+	"\n" +
+	"MapRequest\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x1f\n" +
+	"\vpath_prefix\x18\x02 \x01(\tR\n" +
+	"pathPrefix\x12#\n" +
+	"\rinclude_paths\x18\x03 \x03(\tR\fincludePaths\x12#\n" +
+	"\rexclude_paths\x18\x04 \x03(\tR\fexcludePaths\x12-\n" +
+	"\x12include_subdomains\x18\x05 \x01(\bR\x11includeSubdomains\x12#\n" +
+	"\rignore_robots\x18\x06 \x01(\bR\fignoreRobots\x12\x1e\n" +
+	"\bdelay_ms\x18\a \x01(\x03H\x00R\adelayMs\x88\x01\x01\x12 \n" +
+	"\tmap_limit\x18\b \x01(\x05H\x01R\bmapLimit\x88\x01\x01\x12 \n" +
+	"\tmap_pages\x18\t \x01(\x05H\x02R\bmapPages\x88\x01\x01\x12 \n" +
+	"\fno_map_crawl\x18\n" +
+	" \x01(\bR\n" +
+	"noMapCrawl\x12\x14\n" +
+	"\x05query\x18\v \x01(\tR\x05query\x12\x1f\n" +
+	"\vallow_local\x18\f \x01(\bR\n" +
+	"allowLocal\x12&\n" +
+	"\ftimeout_secs\x18\r \x01(\x05H\x03R\vtimeoutSecs\x88\x01\x01B\v\n" +
+	"\t_delay_msB\f\n" +
+	"\n" +
+	"_map_limitB\f\n" +
+	"\n" +
+	"_map_pagesB\x0f\n" +
+	"\r_timeout_secs\"\xda\x01\n" +
+	"\vMapResponse\x12\x12\n" +
+	"\x04urls\x18\x01 \x03(\tR\x04urls\x12\x14\n" +
+	"\x05found\x18\x02 \x01(\x05R\x05found\x12(\n" +
+	"\x10stopped_at_limit\x18\x03 \x01(\bR\x0estoppedAtLimit\x12#\n" +
+	"\rfrom_sitemaps\x18\x04 \x01(\x05R\ffromSitemaps\x12\x1d\n" +
+	"\n" +
+	"from_crawl\x18\x05 \x01(\x05R\tfromCrawl\x12\x1d\n" +
+	"\n" +
+	"pages_read\x18\x06 \x01(\x05R\tpagesRead\x12\x14\n" +
+	"\x05notes\x18\a \x03(\tR\x05notes\"\xa5\x03\n" +
 	"\x13SessionStartRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12-\n" +
 	"\aprofile\x18\x02 \x01(\x0e2\x13.distill.v1.ProfileR\aprofile\x12$\n" +
@@ -1316,12 +1613,13 @@ const file_distill_v1_distill_proto_rawDesc = "" +
 	"\x12CacheClearResponse\x12\x18\n" +
 	"\aremoved\x18\x01 \x01(\x03R\aremoved\x12\x1f\n" +
 	"\vfreed_bytes\x18\x02 \x01(\x03R\n" +
-	"freedBytes2\xfc\x06\n" +
+	"freedBytes2\xb6\a\n" +
 	"\x0eDistillService\x12<\n" +
 	"\x05Fetch\x12\x18.distill.v1.FetchRequest\x1a\x19.distill.v1.FetchResponse\x12M\n" +
 	"\n" +
 	"FetchBatch\x12\x1d.distill.v1.FetchBatchRequest\x1a\x1e.distill.v1.FetchBatchResponse0\x01\x12B\n" +
-	"\aObserve\x12\x1a.distill.v1.ObserveRequest\x1a\x1b.distill.v1.ObserveResponse\x12Q\n" +
+	"\aObserve\x12\x1a.distill.v1.ObserveRequest\x1a\x1b.distill.v1.ObserveResponse\x128\n" +
+	"\x03Map\x12\x16.distill.v1.MapRequest\x1a\x17.distill.v1.MapResponse0\x01\x12Q\n" +
 	"\fSessionStart\x12\x1f.distill.v1.SessionStartRequest\x1a .distill.v1.SessionStartResponse\x12W\n" +
 	"\x0eSessionObserve\x12!.distill.v1.SessionObserveRequest\x1a\".distill.v1.SessionObserveResponse\x12T\n" +
 	"\rSessionFollow\x12 .distill.v1.SessionFollowRequest\x1a!.distill.v1.SessionFollowResponse\x12`\n" +
@@ -1345,7 +1643,7 @@ func file_distill_v1_distill_proto_rawDescGZIP() []byte {
 	return file_distill_v1_distill_proto_rawDescData
 }
 
-var file_distill_v1_distill_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_distill_v1_distill_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_distill_v1_distill_proto_goTypes = []any{
 	(*FetchRequest)(nil),              // 0: distill.v1.FetchRequest
 	(*FetchResponse)(nil),             // 1: distill.v1.FetchResponse
@@ -1353,73 +1651,77 @@ var file_distill_v1_distill_proto_goTypes = []any{
 	(*FetchBatchResponse)(nil),        // 3: distill.v1.FetchBatchResponse
 	(*ObserveRequest)(nil),            // 4: distill.v1.ObserveRequest
 	(*ObserveResponse)(nil),           // 5: distill.v1.ObserveResponse
-	(*SessionStartRequest)(nil),       // 6: distill.v1.SessionStartRequest
-	(*SessionStartResponse)(nil),      // 7: distill.v1.SessionStartResponse
-	(*SessionObserveRequest)(nil),     // 8: distill.v1.SessionObserveRequest
-	(*SessionObserveResponse)(nil),    // 9: distill.v1.SessionObserveResponse
-	(*SessionFollowRequest)(nil),      // 10: distill.v1.SessionFollowRequest
-	(*SessionFollowResponse)(nil),     // 11: distill.v1.SessionFollowResponse
-	(*SessionSubmitFormRequest)(nil),  // 12: distill.v1.SessionSubmitFormRequest
-	(*SessionSubmitFormResponse)(nil), // 13: distill.v1.SessionSubmitFormResponse
-	(*SessionCloseRequest)(nil),       // 14: distill.v1.SessionCloseRequest
-	(*SessionCloseResponse)(nil),      // 15: distill.v1.SessionCloseResponse
-	(*CacheInfoRequest)(nil),          // 16: distill.v1.CacheInfoRequest
-	(*CacheInfoResponse)(nil),         // 17: distill.v1.CacheInfoResponse
-	(*CachePruneRequest)(nil),         // 18: distill.v1.CachePruneRequest
-	(*CachePruneResponse)(nil),        // 19: distill.v1.CachePruneResponse
-	(*CacheClearRequest)(nil),         // 20: distill.v1.CacheClearRequest
-	(*CacheClearResponse)(nil),        // 21: distill.v1.CacheClearResponse
-	nil,                               // 22: distill.v1.SessionSubmitFormRequest.ValuesEntry
-	(*FetchOptions)(nil),              // 23: distill.v1.FetchOptions
-	(*Distilled)(nil),                 // 24: distill.v1.Distilled
-	(*Error)(nil),                     // 25: distill.v1.Error
-	(Profile)(0),                      // 26: distill.v1.Profile
-	(JsMode)(0),                       // 27: distill.v1.JsMode
-	(*SessionView)(nil),               // 28: distill.v1.SessionView
-	(*FormSubmission)(nil),            // 29: distill.v1.FormSubmission
-	(*FieldValues)(nil),               // 30: distill.v1.FieldValues
+	(*MapRequest)(nil),                // 6: distill.v1.MapRequest
+	(*MapResponse)(nil),               // 7: distill.v1.MapResponse
+	(*SessionStartRequest)(nil),       // 8: distill.v1.SessionStartRequest
+	(*SessionStartResponse)(nil),      // 9: distill.v1.SessionStartResponse
+	(*SessionObserveRequest)(nil),     // 10: distill.v1.SessionObserveRequest
+	(*SessionObserveResponse)(nil),    // 11: distill.v1.SessionObserveResponse
+	(*SessionFollowRequest)(nil),      // 12: distill.v1.SessionFollowRequest
+	(*SessionFollowResponse)(nil),     // 13: distill.v1.SessionFollowResponse
+	(*SessionSubmitFormRequest)(nil),  // 14: distill.v1.SessionSubmitFormRequest
+	(*SessionSubmitFormResponse)(nil), // 15: distill.v1.SessionSubmitFormResponse
+	(*SessionCloseRequest)(nil),       // 16: distill.v1.SessionCloseRequest
+	(*SessionCloseResponse)(nil),      // 17: distill.v1.SessionCloseResponse
+	(*CacheInfoRequest)(nil),          // 18: distill.v1.CacheInfoRequest
+	(*CacheInfoResponse)(nil),         // 19: distill.v1.CacheInfoResponse
+	(*CachePruneRequest)(nil),         // 20: distill.v1.CachePruneRequest
+	(*CachePruneResponse)(nil),        // 21: distill.v1.CachePruneResponse
+	(*CacheClearRequest)(nil),         // 22: distill.v1.CacheClearRequest
+	(*CacheClearResponse)(nil),        // 23: distill.v1.CacheClearResponse
+	nil,                               // 24: distill.v1.SessionSubmitFormRequest.ValuesEntry
+	(*FetchOptions)(nil),              // 25: distill.v1.FetchOptions
+	(*Distilled)(nil),                 // 26: distill.v1.Distilled
+	(*Error)(nil),                     // 27: distill.v1.Error
+	(Profile)(0),                      // 28: distill.v1.Profile
+	(JsMode)(0),                       // 29: distill.v1.JsMode
+	(*SessionView)(nil),               // 30: distill.v1.SessionView
+	(*FormSubmission)(nil),            // 31: distill.v1.FormSubmission
+	(*FieldValues)(nil),               // 32: distill.v1.FieldValues
 }
 var file_distill_v1_distill_proto_depIdxs = []int32{
-	23, // 0: distill.v1.FetchRequest.options:type_name -> distill.v1.FetchOptions
-	24, // 1: distill.v1.FetchResponse.distilled:type_name -> distill.v1.Distilled
-	23, // 2: distill.v1.FetchBatchRequest.options:type_name -> distill.v1.FetchOptions
-	24, // 3: distill.v1.FetchBatchResponse.result:type_name -> distill.v1.Distilled
-	25, // 4: distill.v1.FetchBatchResponse.error:type_name -> distill.v1.Error
-	23, // 5: distill.v1.ObserveRequest.options:type_name -> distill.v1.FetchOptions
-	24, // 6: distill.v1.ObserveResponse.distilled:type_name -> distill.v1.Distilled
-	26, // 7: distill.v1.SessionStartRequest.profile:type_name -> distill.v1.Profile
-	27, // 8: distill.v1.SessionStartRequest.js:type_name -> distill.v1.JsMode
-	28, // 9: distill.v1.SessionStartResponse.view:type_name -> distill.v1.SessionView
-	28, // 10: distill.v1.SessionObserveResponse.view:type_name -> distill.v1.SessionView
-	28, // 11: distill.v1.SessionFollowResponse.view:type_name -> distill.v1.SessionView
-	22, // 12: distill.v1.SessionSubmitFormRequest.values:type_name -> distill.v1.SessionSubmitFormRequest.ValuesEntry
-	28, // 13: distill.v1.SessionSubmitFormResponse.view:type_name -> distill.v1.SessionView
-	29, // 14: distill.v1.SessionSubmitFormResponse.would_submit:type_name -> distill.v1.FormSubmission
-	30, // 15: distill.v1.SessionSubmitFormRequest.ValuesEntry.value:type_name -> distill.v1.FieldValues
+	25, // 0: distill.v1.FetchRequest.options:type_name -> distill.v1.FetchOptions
+	26, // 1: distill.v1.FetchResponse.distilled:type_name -> distill.v1.Distilled
+	25, // 2: distill.v1.FetchBatchRequest.options:type_name -> distill.v1.FetchOptions
+	26, // 3: distill.v1.FetchBatchResponse.result:type_name -> distill.v1.Distilled
+	27, // 4: distill.v1.FetchBatchResponse.error:type_name -> distill.v1.Error
+	25, // 5: distill.v1.ObserveRequest.options:type_name -> distill.v1.FetchOptions
+	26, // 6: distill.v1.ObserveResponse.distilled:type_name -> distill.v1.Distilled
+	28, // 7: distill.v1.SessionStartRequest.profile:type_name -> distill.v1.Profile
+	29, // 8: distill.v1.SessionStartRequest.js:type_name -> distill.v1.JsMode
+	30, // 9: distill.v1.SessionStartResponse.view:type_name -> distill.v1.SessionView
+	30, // 10: distill.v1.SessionObserveResponse.view:type_name -> distill.v1.SessionView
+	30, // 11: distill.v1.SessionFollowResponse.view:type_name -> distill.v1.SessionView
+	24, // 12: distill.v1.SessionSubmitFormRequest.values:type_name -> distill.v1.SessionSubmitFormRequest.ValuesEntry
+	30, // 13: distill.v1.SessionSubmitFormResponse.view:type_name -> distill.v1.SessionView
+	31, // 14: distill.v1.SessionSubmitFormResponse.would_submit:type_name -> distill.v1.FormSubmission
+	32, // 15: distill.v1.SessionSubmitFormRequest.ValuesEntry.value:type_name -> distill.v1.FieldValues
 	0,  // 16: distill.v1.DistillService.Fetch:input_type -> distill.v1.FetchRequest
 	2,  // 17: distill.v1.DistillService.FetchBatch:input_type -> distill.v1.FetchBatchRequest
 	4,  // 18: distill.v1.DistillService.Observe:input_type -> distill.v1.ObserveRequest
-	6,  // 19: distill.v1.DistillService.SessionStart:input_type -> distill.v1.SessionStartRequest
-	8,  // 20: distill.v1.DistillService.SessionObserve:input_type -> distill.v1.SessionObserveRequest
-	10, // 21: distill.v1.DistillService.SessionFollow:input_type -> distill.v1.SessionFollowRequest
-	12, // 22: distill.v1.DistillService.SessionSubmitForm:input_type -> distill.v1.SessionSubmitFormRequest
-	14, // 23: distill.v1.DistillService.SessionClose:input_type -> distill.v1.SessionCloseRequest
-	16, // 24: distill.v1.DistillService.CacheInfo:input_type -> distill.v1.CacheInfoRequest
-	18, // 25: distill.v1.DistillService.CachePrune:input_type -> distill.v1.CachePruneRequest
-	20, // 26: distill.v1.DistillService.CacheClear:input_type -> distill.v1.CacheClearRequest
-	1,  // 27: distill.v1.DistillService.Fetch:output_type -> distill.v1.FetchResponse
-	3,  // 28: distill.v1.DistillService.FetchBatch:output_type -> distill.v1.FetchBatchResponse
-	5,  // 29: distill.v1.DistillService.Observe:output_type -> distill.v1.ObserveResponse
-	7,  // 30: distill.v1.DistillService.SessionStart:output_type -> distill.v1.SessionStartResponse
-	9,  // 31: distill.v1.DistillService.SessionObserve:output_type -> distill.v1.SessionObserveResponse
-	11, // 32: distill.v1.DistillService.SessionFollow:output_type -> distill.v1.SessionFollowResponse
-	13, // 33: distill.v1.DistillService.SessionSubmitForm:output_type -> distill.v1.SessionSubmitFormResponse
-	15, // 34: distill.v1.DistillService.SessionClose:output_type -> distill.v1.SessionCloseResponse
-	17, // 35: distill.v1.DistillService.CacheInfo:output_type -> distill.v1.CacheInfoResponse
-	19, // 36: distill.v1.DistillService.CachePrune:output_type -> distill.v1.CachePruneResponse
-	21, // 37: distill.v1.DistillService.CacheClear:output_type -> distill.v1.CacheClearResponse
-	27, // [27:38] is the sub-list for method output_type
-	16, // [16:27] is the sub-list for method input_type
+	6,  // 19: distill.v1.DistillService.Map:input_type -> distill.v1.MapRequest
+	8,  // 20: distill.v1.DistillService.SessionStart:input_type -> distill.v1.SessionStartRequest
+	10, // 21: distill.v1.DistillService.SessionObserve:input_type -> distill.v1.SessionObserveRequest
+	12, // 22: distill.v1.DistillService.SessionFollow:input_type -> distill.v1.SessionFollowRequest
+	14, // 23: distill.v1.DistillService.SessionSubmitForm:input_type -> distill.v1.SessionSubmitFormRequest
+	16, // 24: distill.v1.DistillService.SessionClose:input_type -> distill.v1.SessionCloseRequest
+	18, // 25: distill.v1.DistillService.CacheInfo:input_type -> distill.v1.CacheInfoRequest
+	20, // 26: distill.v1.DistillService.CachePrune:input_type -> distill.v1.CachePruneRequest
+	22, // 27: distill.v1.DistillService.CacheClear:input_type -> distill.v1.CacheClearRequest
+	1,  // 28: distill.v1.DistillService.Fetch:output_type -> distill.v1.FetchResponse
+	3,  // 29: distill.v1.DistillService.FetchBatch:output_type -> distill.v1.FetchBatchResponse
+	5,  // 30: distill.v1.DistillService.Observe:output_type -> distill.v1.ObserveResponse
+	7,  // 31: distill.v1.DistillService.Map:output_type -> distill.v1.MapResponse
+	9,  // 32: distill.v1.DistillService.SessionStart:output_type -> distill.v1.SessionStartResponse
+	11, // 33: distill.v1.DistillService.SessionObserve:output_type -> distill.v1.SessionObserveResponse
+	13, // 34: distill.v1.DistillService.SessionFollow:output_type -> distill.v1.SessionFollowResponse
+	15, // 35: distill.v1.DistillService.SessionSubmitForm:output_type -> distill.v1.SessionSubmitFormResponse
+	17, // 36: distill.v1.DistillService.SessionClose:output_type -> distill.v1.SessionCloseResponse
+	19, // 37: distill.v1.DistillService.CacheInfo:output_type -> distill.v1.CacheInfoResponse
+	21, // 38: distill.v1.DistillService.CachePrune:output_type -> distill.v1.CachePruneResponse
+	23, // 39: distill.v1.DistillService.CacheClear:output_type -> distill.v1.CacheClearResponse
+	28, // [28:40] is the sub-list for method output_type
+	16, // [16:28] is the sub-list for method input_type
 	16, // [16:16] is the sub-list for extension type_name
 	16, // [16:16] is the sub-list for extension extendee
 	0,  // [0:16] is the sub-list for field type_name
@@ -1439,14 +1741,15 @@ func file_distill_v1_distill_proto_init() {
 		(*FetchBatchResponse_Error)(nil),
 	}
 	file_distill_v1_distill_proto_msgTypes[6].OneofWrappers = []any{}
-	file_distill_v1_distill_proto_msgTypes[18].OneofWrappers = []any{}
+	file_distill_v1_distill_proto_msgTypes[8].OneofWrappers = []any{}
+	file_distill_v1_distill_proto_msgTypes[20].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_distill_proto_rawDesc), len(file_distill_v1_distill_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,7 @@ const (
 	DistillService_Fetch_FullMethodName             = "/distill.v1.DistillService/Fetch"
 	DistillService_FetchBatch_FullMethodName        = "/distill.v1.DistillService/FetchBatch"
 	DistillService_Observe_FullMethodName           = "/distill.v1.DistillService/Observe"
+	DistillService_Map_FullMethodName               = "/distill.v1.DistillService/Map"
 	DistillService_SessionStart_FullMethodName      = "/distill.v1.DistillService/SessionStart"
 	DistillService_SessionObserve_FullMethodName    = "/distill.v1.DistillService/SessionObserve"
 	DistillService_SessionFollow_FullMethodName     = "/distill.v1.DistillService/SessionFollow"
@@ -46,6 +47,13 @@ type DistillServiceClient interface {
 	// Observe distills a page with its action tree and diagnostics, for an
 	// agent deciding what to do next.
 	Observe(ctx context.Context, in *ObserveRequest, opts ...grpc.CallOption) (*ObserveResponse, error)
+	// Map lists a site's URLs without distilling them: its sitemaps, and a
+	// short crawl of its links when they list few. The URLs come in order,
+	// in batches; the last message also carries the counts and notes. A map
+	// is complete before its first batch is sent (a query ranks every URL),
+	// so the stream bounds each message, not the wait: up to 100,000 URLs
+	// would not fit the 4 MiB a gRPC client accepts by default.
+	Map(ctx context.Context, in *MapRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MapResponse], error)
 	// SessionStart opens a browsing session on a URL.
 	SessionStart(ctx context.Context, in *SessionStartRequest, opts ...grpc.CallOption) (*SessionStartResponse, error)
 	// SessionObserve navigates a session to a URL, keeping its cookies.
@@ -111,6 +119,25 @@ func (c *distillServiceClient) Observe(ctx context.Context, in *ObserveRequest, 
 	}
 	return out, nil
 }
+
+func (c *distillServiceClient) Map(ctx context.Context, in *MapRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MapResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &DistillService_ServiceDesc.Streams[1], DistillService_Map_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[MapRequest, MapResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type DistillService_MapClient = grpc.ServerStreamingClient[MapResponse]
 
 func (c *distillServiceClient) SessionStart(ctx context.Context, in *SessionStartRequest, opts ...grpc.CallOption) (*SessionStartResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -206,6 +233,13 @@ type DistillServiceServer interface {
 	// Observe distills a page with its action tree and diagnostics, for an
 	// agent deciding what to do next.
 	Observe(context.Context, *ObserveRequest) (*ObserveResponse, error)
+	// Map lists a site's URLs without distilling them: its sitemaps, and a
+	// short crawl of its links when they list few. The URLs come in order,
+	// in batches; the last message also carries the counts and notes. A map
+	// is complete before its first batch is sent (a query ranks every URL),
+	// so the stream bounds each message, not the wait: up to 100,000 URLs
+	// would not fit the 4 MiB a gRPC client accepts by default.
+	Map(*MapRequest, grpc.ServerStreamingServer[MapResponse]) error
 	// SessionStart opens a browsing session on a URL.
 	SessionStart(context.Context, *SessionStartRequest) (*SessionStartResponse, error)
 	// SessionObserve navigates a session to a URL, keeping its cookies.
@@ -241,6 +275,9 @@ func (UnimplementedDistillServiceServer) FetchBatch(*FetchBatchRequest, grpc.Ser
 }
 func (UnimplementedDistillServiceServer) Observe(context.Context, *ObserveRequest) (*ObserveResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Observe not implemented")
+}
+func (UnimplementedDistillServiceServer) Map(*MapRequest, grpc.ServerStreamingServer[MapResponse]) error {
+	return status.Error(codes.Unimplemented, "method Map not implemented")
 }
 func (UnimplementedDistillServiceServer) SessionStart(context.Context, *SessionStartRequest) (*SessionStartResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SessionStart not implemented")
@@ -333,6 +370,17 @@ func _DistillService_Observe_Handler(srv interface{}, ctx context.Context, dec f
 	}
 	return interceptor(ctx, in, info, handler)
 }
+
+func _DistillService_Map_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(MapRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(DistillServiceServer).Map(m, &grpc.GenericServerStream[MapRequest, MapResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type DistillService_MapServer = grpc.ServerStreamingServer[MapResponse]
 
 func _DistillService_SessionStart_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SessionStartRequest)
@@ -530,6 +578,11 @@ var DistillService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "FetchBatch",
 			Handler:       _DistillService_FetchBatch_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Map",
+			Handler:       _DistillService_Map_Handler,
 			ServerStreams: true,
 		},
 	},
