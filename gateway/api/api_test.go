@@ -39,8 +39,14 @@ func serve(t *testing.T) *grpc.ClientConn {
 
 func serveCache(t *testing.T, cacheDir string) *grpc.ClientConn {
 	t.Helper()
+	return serveConfig(t, app.Config{UserAgentVersion: "test", Workers: 4, CacheDir: cacheDir, AllowLocal: true})
+}
+
+// serveConfig serves the API over a system opened with cfg.
+func serveConfig(t *testing.T, cfg app.Config) *grpc.ClientConn {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, err := app.Open(t.Context(), logger, app.Config{UserAgentVersion: "test", Workers: 4, CacheDir: cacheDir, AllowLocal: true})
+	a, err := app.Open(t.Context(), logger, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

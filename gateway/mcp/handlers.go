@@ -227,3 +227,81 @@ func jsonText(b []byte, err error) ([]string, error) {
 	}
 	return []string{string(b)}, nil
 }
+
+func (h handlers) mapSite(ctx context.Context, a args) ([]string, error) {
+	limit := int32(defaultMapLimit)
+	if p := a.int32p("map_limit"); p != nil {
+		limit = *p
+	}
+	if limit < 1 || limit > maxMapLimit {
+		return nil, argError{fmt.Errorf("map_limit must be 1 to %d, got %d", maxMapLimit, limit)}
+	}
+	req := &distillv1.MapRequest{
+		Url:               a.str("url"),
+		PathPrefix:        a.str("path_prefix"),
+		IncludePaths:      a.strs("include_paths"),
+		ExcludePaths:      a.strs("exclude_paths"),
+		IncludeSubdomains: a.flag("include_subdomains"),
+		IgnoreRobots:      a.flag("ignore_robots"),
+		MapLimit:          &limit,
+		Query:             a.str("query"),
+		AllowLocal:        a.flag("allow_local"),
+		TimeoutSecs:       a.int32p("timeout_secs"),
+	}
+	if err := fetchopts.Validate(&distillv1.FetchOptions{TimeoutSecs: req.TimeoutSecs}); err != nil {
+		return nil, optionError(err)
+	}
+	var urls []string
+	var last *distillv1.MapResponse
+	err := h.svc.MapSite(ctx, req, func(r *distillv1.MapResponse) error {
+		urls = append(urls, r.GetUrls()...)
+		last = r
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mapTexts(req, urls, last), nil
+}
+
+// mapTexts is the map tool's answer: the URLs one a line, cut to
+// maxMapChars, then what the model needs to judge the list: the counts,
+// what was left out and how to reach it, and the map's notes.
+func mapTexts(req *distillv1.MapRequest, urls []string, last *distillv1.MapResponse) []string {
+	var list strings.Builder
+	shown := 0
+	for _, u := range urls {
+		if list.Len()+len(u)+1 > maxMapChars {
+			break
+		}
+		list.WriteString(u)
+		list.WriteByte('\n')
+		shown++
+	}
+	found := max(int(last.GetFound()), len(urls))
+	var report []string
+	if found == 0 {
+		report = append(report, fmt.Sprintf("No URLs found for %s (pages read: %d).", req.GetUrl(), last.GetPagesRead()))
+	} else {
+		report = append(report, fmt.Sprintf("%d URLs listed of %d found (from sitemaps: %d, from the crawl: %d; pages read: %d).",
+			shown, found, last.GetFromSitemaps(), last.GetFromCrawl(), last.GetPagesRead()))
+	}
+	narrow := "narrow the map with path_prefix, include_paths or exclude_paths, or rank it with query, to reach the URLs you need"
+	switch {
+	case shown < len(urls):
+		report = append(report, fmt.Sprintf("cut: the list stops at %d characters; %d URLs were left out: %s.", maxMapChars, found-shown, narrow))
+	case found > shown:
+		report = append(report, fmt.Sprintf("cut: map_limit=%d; %d URLs were left out: raise map_limit (at most %d) or %s.", req.GetMapLimit(), found-shown, maxMapLimit, narrow))
+	}
+	if last.GetStoppedAtLimit() {
+		report = append(report, fmt.Sprintf("The map stopped looking at map_limit=%d URLs, so the site may have more: raise map_limit (at most %d) or %s (query looks at every URL before cutting).", req.GetMapLimit(), maxMapLimit, narrow))
+	}
+	for _, n := range last.GetNotes() {
+		report = append(report, "note: "+oneLine(n))
+	}
+	texts := []string{}
+	if shown > 0 {
+		texts = append(texts, list.String())
+	}
+	return append(texts, strings.Join(report, "\n"))
+}

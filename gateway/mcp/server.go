@@ -26,11 +26,12 @@ type Service interface {
 	SessionFollow(ctx context.Context, req *distillv1.SessionFollowRequest) (*distillv1.SessionFollowResponse, error)
 	SessionSubmitForm(ctx context.Context, req *distillv1.SessionSubmitFormRequest) (*distillv1.SessionSubmitFormResponse, error)
 	SessionClose(ctx context.Context, req *distillv1.SessionCloseRequest) (*distillv1.SessionCloseResponse, error)
+	MapSite(ctx context.Context, req *distillv1.MapRequest, deliver func(*distillv1.MapResponse) error) error
 }
 
 const instructions = "distill reads web pages for you. fetch_url returns a page as clean Markdown " +
 	"(or text, or JSON); fetch_urls reads several pages at once; observe_url lists what can be done " +
-	"on a page (links, forms, buttons, downloads). For multi-step browsing with cookies, open a " +
+	"on a page (links, forms, buttons, downloads); map lists a site's URLs without reading them. For multi-step browsing with cookies, open a " +
 	"session with session_start, act with session_follow, session_submit_form and session_observe, " +
 	"and end it with session_close."
 

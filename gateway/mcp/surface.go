@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"distill.dev/proto/fetchopts"
@@ -125,6 +126,39 @@ var (
 	sessionCloseParams = []param{sessionIDParam}
 )
 
+// The map tool's bounds: a model gets a list it can read, not the
+// 100,000 URLs a map may hold.
+const (
+	// defaultMapLimit and maxMapLimit bound the URLs map returns.
+	defaultMapLimit = 500
+	maxMapLimit     = 5000
+	// maxMapChars bounds the list's text: about fetch_url's default
+	// budget of 20,000 tokens, URLs costing a token for every three or
+	// four characters.
+	maxMapChars = 60_000
+)
+
+var mapParams = []param{
+	{name: "url", kind: kindString, required: true,
+		desc: "Absolute http or https URL of the site's start page, usually its home page; the site is this URL's host."},
+	{name: "path_prefix", kind: kindString,
+		desc: "Keep only URLs whose path is at or under this prefix, by path segment: /docs keeps /docs and /docs/install, not /docs-old."},
+	{name: "include_paths", kind: kindStrings,
+		desc: "Regular expressions matched against a URL's path and query; when given, only URLs matching one of them are listed, e.g. [\"^/blog/20(24|25)/\"]."},
+	{name: "exclude_paths", kind: kindStrings,
+		desc: "Regular expressions matched against a URL's path and query; matching URLs are neither listed nor crawled."},
+	{name: "include_subdomains", kind: kindBool, def: defFalse,
+		desc: "Also list URLs on the host's subdomains (docs.example.com for example.com), and the bare domain of a www. host."},
+	{name: "ignore_robots", kind: kindBool, def: defFalse,
+		desc: "Neither obey the site's robots.txt nor drop the URLs it disallows. Leave it false unless the user asked."},
+	{name: "map_limit", kind: kindInt32, def: def(defaultMapLimit),
+		desc: fmt.Sprintf("Return at most this many URLs, 1 to %d. Without query, the map stops looking once it has this many.", maxMapLimit)},
+	{name: "query", kind: kindString,
+		desc: "Words of what you are looking for, e.g. \"install windows\": URLs whose path holds them come first, whole words and rare words counting most. The map then looks at every URL before cutting to map_limit."},
+	allowLocalParam,
+	timeoutParam,
+}
+
 func concat(lists ...[]param) []param {
 	var out []param
 	for _, l := range lists {
@@ -199,6 +233,17 @@ func tools(svc Service) []tool {
 				"returns it with format=json (the content is in result.markdown), or {url, ok: false, error}. " +
 				"One failing URL does not fail the others. Use it instead of repeated fetch_url calls when you " +
 				"already know the URLs.",
+		},
+		{
+			name: "map", params: mapParams, readOnly: true, run: h.mapSite,
+			desc: "List the URLs of a website without reading the pages: from the sitemaps the site publishes " +
+				"and, when those list few, a short crawl of its links. Returns the URLs one a line, each page " +
+				"once (http/https, trailing slashes, #fragments and tracking parameters do not repeat it), " +
+				"then a line of counts and any notes, including how many URLs were left out when the list " +
+				"was cut. Stays on the start URL's host; path_prefix, include_paths and exclude_paths narrow " +
+				"it, and query ranks the URLs by the words of their paths. Use it to find the page that " +
+				"answers a question on a site you know, or to choose which pages to read with fetch_url " +
+				"or fetch_urls.",
 		},
 		{
 			name: "session_start", params: sessionStartParams, run: h.sessionStart,
