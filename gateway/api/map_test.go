@@ -184,4 +184,3 @@ func TestMapRefusesAllowLocalWithoutTheOperator(t *testing.T) {
 		t.Errorf("%d requests reached the site", n)
 	}
 }
-
