@@ -283,15 +283,15 @@ func mapTexts(req *distillv1.MapRequest, urls []string, last *distillv1.MapRespo
 	if found == 0 {
 		report = append(report, fmt.Sprintf("No URLs found for %s (pages read: %d).", req.GetUrl(), last.GetPagesRead()))
 	} else {
-		report = append(report, fmt.Sprintf("%d URLs listed of %d found (from sitemaps: %d, from the crawl: %d; pages read: %d).",
+		report = append(report, fmt.Sprintf("URLs: %d listed of %d found (from sitemaps: %d, from the crawl: %d; pages read: %d).",
 			shown, found, last.GetFromSitemaps(), last.GetFromCrawl(), last.GetPagesRead()))
 	}
 	narrow := "narrow the map with path_prefix, include_paths or exclude_paths, or rank it with query, to reach the URLs you need"
 	switch {
 	case shown < len(urls):
-		report = append(report, fmt.Sprintf("cut: the list stops at %d characters; %d URLs were left out: %s.", maxMapChars, found-shown, narrow))
+		report = append(report, fmt.Sprintf("cut: the list stops at %d characters; URLs left out: %d. To reach them, %s.", maxMapChars, found-shown, narrow))
 	case found > shown:
-		report = append(report, fmt.Sprintf("cut: map_limit=%d; %d URLs were left out: raise map_limit (at most %d) or %s.", req.GetMapLimit(), found-shown, maxMapLimit, narrow))
+		report = append(report, fmt.Sprintf("cut: map_limit=%d; URLs left out: %d. To reach them, raise map_limit (at most %d) or %s.", req.GetMapLimit(), found-shown, maxMapLimit, narrow))
 	}
 	if last.GetStoppedAtLimit() {
 		report = append(report, fmt.Sprintf("The map stopped looking at map_limit=%d URLs, so the site may have more: raise map_limit (at most %d) or %s (query looks at every URL before cutting).", req.GetMapLimit(), maxMapLimit, narrow))

@@ -49,6 +49,7 @@ func TestMCPHonoursAllowLocalOnlyWithTheFlag(t *testing.T) {
 			"observe_url":   {"url": site.URL, "allow_local": true},
 			"fetch_urls":    {"urls": []string{site.URL}, "allow_local": true},
 			"session_start": {"url": site.URL, "allow_local": true},
+			"map":           {"url": site.URL, "allow_local": true},
 		} {
 			msg := callError(t, cs, tool, args)
 			if !strings.Contains(msg, failure.AllowLocalMessage) || !strings.Contains(msg, "Call "+tool+" again without allow_local") {
