@@ -243,6 +243,13 @@ func checkReport(t *testing.T, r report, base string) {
 		}
 	}
 
+	// The article links to the fog notes: the short crawl finds them and
+	// stops looking at map_limit, given as a string.
+	if m := r.Calls["map"]; m.IsError || len(m.Texts) != 2 || m.Texts[0] != base+"/article\n"+base+"/fog\n" ||
+		!strings.Contains(m.Texts[1], "The map stopped looking at map_limit=2 URLs") {
+		t.Errorf("map = %+v, want /article and /fog and a report that it stopped at map_limit", m)
+	}
+
 	if bad := r.Calls["bad_param"]; !bad.IsError || len(bad.Texts) != 1 || !strings.Contains(bad.Texts[0], "timeout_secs") {
 		t.Errorf("bad argument = %+v, want a tool error naming timeout_secs", bad)
 	}
