@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +13,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"distill.dev/gateway/internal/localcluster"
+	"distill.dev/proto/failure"
 )
 
 // mapSite is a small site on loopback: files by path, the rest 404, and a
@@ -411,5 +419,61 @@ func TestMapStartRedirectsToAnotherSite(t *testing.T) {
 	}
 	if n := len(other.hits()); n > 2 {
 		t.Errorf("the other site got %d requests; want its robots.txt and the redirect's target at most", n)
+	}
+}
+
+// startServeReady runs `distill serve` with args on a free loopback port
+// and returns its address once it answers.
+func startServeReady(t *testing.T, args ...string) string {
+	t.Helper()
+	addr, err := localcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startServe(t, nil, append(args, "--listen", addr)...)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "liveness"}, grpc.WaitForReady(true)); err != nil {
+		t.Fatalf("serve on %s: %v", addr, err)
+	}
+	return addr
+}
+
+// distill map --server asks a distill serve, over the API's Map, and
+// prints what a map in this process prints.
+func TestMapThroughServe(t *testing.T) {
+	s := linkedSite(t)
+	s.files["/sitemap.xml"] = mapFile{"application/xml", urlset("BASE/hidden", "BASE/docs/config")}
+	addr := startServeReady(t, "--allow-local")
+	for _, format := range []string{"text", "json"} {
+		args := []string{"--allow-local", "--delay", "0", "--map-pages", "2", "--format", format, "--exclude-paths", "^/blog", s.URL + "/"}
+		localOut, localErr, localCode := run(t, append([]string{"map"}, args...)...)
+		out, errOut, code := run(t, append([]string{"map", "--server", addr}, args...)...)
+		if localCode != ExitOK || code != ExitOK {
+			t.Fatalf("%s: exit %d here, %d through serve; stderr %q, %q", format, localCode, code, localErr, errOut)
+		}
+		if out != localOut || errOut != localErr {
+			t.Errorf("%s: through serve\n%s%s\nin process\n%s%s", format, out, errOut, localOut, localErr)
+		}
+		if !strings.Contains(out, s.URL+"/docs/install") || strings.Contains(out, "/blog") {
+			t.Errorf("%s: %q", format, out)
+		}
+	}
+
+	// Loopback is the server operator's to open, not the client's.
+	closed := startServeReady(t)
+	out, errOut, code := run(t, "map", "--server", closed, "--allow-local", s.URL+"/")
+	if code != ExitFailure || out != "" || !strings.Contains(errOut, failure.AllowLocalMessage) || strings.Contains(errOut, "(use --allow-local)") {
+		t.Errorf("map --server on a server without --allow-local: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// Map's own limits hold over the API too.
+	_, errOut, code = run(t, "map", "--server", addr, "--allow-local", "--map-pages", "10001", s.URL+"/")
+	if code != ExitFailure || !strings.Contains(errOut, "map_pages is at most 10000") {
+		t.Errorf("map --server --map-pages 10001: exit %d, stderr %q", code, errOut)
 	}
 }
