@@ -120,8 +120,8 @@ func TestHTTPServesToolsAndStopsWithItsContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tools) != len(frozenTools) {
-		t.Errorf("%d tools over HTTP, want %d", len(res.Tools), len(frozenTools))
+	if want := len(frozenTools) + len(addedTools); len(res.Tools) != want {
+		t.Errorf("%d tools over HTTP, want %d", len(res.Tools), want)
 	}
 	// The client holds its event stream open, and may hold a connection it
 	// dialled but has not used yet (net/http's client does when another
