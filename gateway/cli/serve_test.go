@@ -134,6 +134,20 @@ func TestServeWithTokens(t *testing.T) {
 	if code != ExitFailure || !strings.Contains(errOut, "refused") || !strings.Contains(errOut, string(envflag.APIToken)) {
 		t.Errorf("fetch --server without a token: exit %d, stderr %q; want 1 and a line naming %s", code, errOut, envflag.APIToken)
 	}
+	// distill map --server too: Map is an API token's call, a stream the
+	// interceptors guard as they guard FetchBatch. The site has no
+	// sitemap, so without the crawl the map is empty, and says so.
+	mapSite := func(env map[string]string) (string, string, int) {
+		var out, errOut localcluster.Buffer
+		code := Run(ctx, []string{"map", "--server", addr, "--allow-local", "--no-map-crawl", site.URL + "/"}, mapEnv(env), &out, &errOut)
+		return out.String(), errOut.String(), code
+	}
+	if out, errOut, code := mapSite(map[string]string{string(envflag.APIToken): testAPIToken}); code != ExitOK || !strings.Contains(errOut, "no URLs found for "+site.URL+"/") {
+		t.Errorf("map --server with DISTILL_API_TOKEN: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, errOut, code := mapSite(nil); code != ExitFailure || !strings.Contains(errOut, string(envflag.APIToken)) {
+		t.Errorf("map --server without a token: exit %d, stderr %q; want 1 and a line naming %s", code, errOut, envflag.APIToken)
+	}
 
 	// distill cache --server: info for any token, clear for an operator's.
 	cache := func(token string, args ...string) (string, string, int) {
