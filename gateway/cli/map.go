@@ -198,5 +198,3 @@ func (d *durationMillis) Set(s string) error {
 	*d = durationMillis(v.Milliseconds())
 	return nil
 }
-
-func (d durationMillis) duration() time.Duration { return time.Duration(d) * time.Millisecond }
