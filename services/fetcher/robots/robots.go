@@ -5,12 +5,13 @@ package robots
 
 import (
 	"bytes"
-	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"distill.dev/services/fetcher/siteurl"
 )
 
 // MaxSize is how much of a robots.txt is parsed. RFC 9309 section 2.5 asks
@@ -144,7 +145,7 @@ func Parse(body []byte) *Robots {
 			if v == "" {
 				continue
 			}
-			cur.rules = append(cur.rules, Rule{Allow: k == "allow", Pattern: normalise(v)})
+			cur.rules = append(cur.rules, Rule{Allow: k == "allow", Pattern: siteurl.NormaliseEscapes(v)})
 		case "crawl-delay":
 			if cur == nil {
 				continue
@@ -250,7 +251,8 @@ func (a Agent) Check(u *url.URL) Verdict {
 	if u.RawQuery != "" || u.ForceQuery {
 		target += "?" + u.RawQuery
 	}
-	target = normalise(target)
+	// Section 2.2.2 compares paths and patterns in one spelling.
+	target = siteurl.NormaliseEscapes(target)
 
 	best, found := Rule{}, false
 	for _, rule := range a.rules {
@@ -302,47 +304,3 @@ func match(pattern, path string) bool {
 	return true
 }
 
-// normalise brings a path or pattern to the one spelling section 2.2.2
-// compares: escapes of unreserved characters decoded, other escapes in
-// upper case, and bytes outside printable ASCII percent-encoded.
-func normalise(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
-			v := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if unreserved(v) {
-				b.WriteByte(v)
-			} else {
-				fmt.Fprintf(&b, "%%%02X", v)
-			}
-			i += 2
-		case c <= ' ' || c >= 0x7f:
-			fmt.Fprintf(&b, "%%%02X", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-func unreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0'
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
-}

@@ -73,7 +73,7 @@ func Canonical(raw string) (*url.URL, error) {
 	if port != "" {
 		host += ":" + port
 	}
-	path := removeDots(normaliseEscapes(u.EscapedPath()))
+	path := removeDots(NormaliseEscapes(u.EscapedPath()))
 	if path == "" {
 		path = "/"
 	}
@@ -129,7 +129,7 @@ func canonicalQuery(raw string) string {
 		if part == "" {
 			continue
 		}
-		part = normaliseEscapes(part)
+		part = NormaliseEscapes(part)
 		name, _, _ := strings.Cut(part, "=")
 		decoded, err := url.QueryUnescape(name)
 		if err != nil {
@@ -148,9 +148,13 @@ func canonicalQuery(raw string) string {
 	return strings.Join(texts, "&")
 }
 
-// normaliseEscapes decodes escapes of unreserved characters, upper-cases
-// the others, and escapes bytes that may not appear raw in a URL.
-func normaliseEscapes(s string) string {
+// NormaliseEscapes brings a path (or a query) to one spelling of its
+// octets: escapes of unreserved characters decoded, other escapes in upper
+// case, and bytes that may not appear raw in a URL (controls, space,
+// non-ASCII, a '%' that starts no escape) escaped. RFC 3986 section 6.2.2
+// calls two such spellings equivalent, and robots.txt matching (RFC 9309
+// section 2.2.2) compares them so too.
+func NormaliseEscapes(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); i++ {

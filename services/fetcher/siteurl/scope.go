@@ -50,7 +50,7 @@ func NewScope(start string, o ScopeOptions) (*Scope, error) {
 		if !strings.HasPrefix(p, "/") {
 			p = "/" + p
 		}
-		s.prefix = removeDots(normaliseEscapes(p))
+		s.prefix = removeDots(NormaliseEscapes(p))
 	}
 	for _, expr := range o.Include {
 		re, err := regexp.Compile(expr)
