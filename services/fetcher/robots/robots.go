@@ -303,4 +303,3 @@ func match(pattern, path string) bool {
 	}
 	return true
 }
-
