@@ -201,6 +201,15 @@ func StreamBatch(ctx context.Context, c distillv1.DistillServiceClient, req *dis
 	if err != nil {
 		return err
 	}
+	return drain(stream, func(res *distillv1.FetchBatchResponse) error {
+		deliver(res)
+		return nil
+	})
+}
+
+// drain hands each message of a server stream to deliver until the stream
+// ends, deliver fails or the call does.
+func drain[T any](stream interface{ Recv() (T, error) }, deliver func(T) error) error {
 	for {
 		res, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -209,7 +218,9 @@ func StreamBatch(ctx context.Context, c distillv1.DistillServiceClient, req *dis
 		if err != nil {
 			return err
 		}
-		deliver(res)
+		if err := deliver(res); err != nil {
+			return err
+		}
 	}
 }
 
@@ -316,18 +327,7 @@ func StreamMap(ctx context.Context, c distillv1.DistillServiceClient, req *disti
 	if err != nil {
 		return err
 	}
-	for {
-		res, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := deliver(res); err != nil {
-			return err
-		}
-	}
+	return drain(stream, deliver)
 }
 
 // CacheInfo reports the fetch cache's size. Where the cache lives is the
