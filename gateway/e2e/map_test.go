@@ -10,9 +10,12 @@ import (
 	"sync"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/gateway/api"
+	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -139,5 +142,12 @@ func TestMapThroughAClusterGateway(t *testing.T) {
 	}
 	if out, _, _ := runCLI(t, "map", "--server", c.Gateways[0].Addr, "--allow-local", "--delay", "0", site.URL+"/"); out != strings.Join(want, "\n")+"\n" {
 		t.Errorf("distill map --server printed\n%s", out)
+	}
+
+	// A refusal crosses the gateway with its code: loopback without
+	// allow_local is the fetcher's Blocked.
+	err = api.StreamMap(t.Context(), c.client(0), &distillv1.MapRequest{Url: site.URL + "/"}, func(*distillv1.MapResponse) error { return nil })
+	if status.Code(err) != codes.PermissionDenied || failure.CodeOf(err) != failure.Blocked {
+		t.Errorf("map of loopback without allow_local: err = %v, want PermissionDenied, Blocked", err)
 	}
 }

@@ -43,8 +43,9 @@ const (
 )
 
 // Fetcher fetches pages. It is called in-process, and serves
-// FetcherService through the fetcher's server. Its connection pools and per-host limits are shared by every call,
-// so one Fetcher should serve a whole process.
+// FetcherService through the fetcher's server. Its connection pools and
+// per-host limits are shared by every call, so one Fetcher should serve a
+// whole process.
 type Fetcher struct {
 	logger      *slog.Logger
 	userAgent   string
