@@ -18,6 +18,7 @@ import (
 	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/fetcher/robots"
 	"distill.dev/services/platform/remote"
 )
 
@@ -31,6 +32,7 @@ type cluster struct {
 	fetcher  *remote.Conn
 	extract  *remote.Conn
 	pipeline *pipeline.Pipeline
+	mapper   *mapsite.Mapper
 	nc       *nats.Conn
 	js       jetstream.JetStream
 
@@ -73,7 +75,11 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 		}
 		r = remote.NewRenderer(rc)
 	}
-	c.pipeline = pipeline.New(logger, remote.NewFetcher(c.fetcher), remote.NewExtractor(c.extract), r, pipeline.WithAnonymousRenders(all.AnonymousRenders))
+	fetcher := remote.NewFetcher(c.fetcher)
+	c.pipeline = pipeline.New(logger, fetcher, remote.NewExtractor(c.extract), r, pipeline.WithAnonymousRenders(all.AnonymousRenders))
+	// The map's sitemaps, robots.txt and pages go to the same fetcher
+	// address, whose cache of robots.txt and per-host limits serve both.
+	c.mapper = mapsite.New(logger, mapFetcher{fetcher}, c.pipeline)
 	if c.nc, c.js, err = jobs.Connect(cfg.NATSURL, "distill-gateway", logger); err != nil {
 		c.close()
 		return nil, err
@@ -159,10 +165,32 @@ func (c *cluster) CacheClear(context.Context) (int64, int64, error) {
 	return 0, 0, errCacheRemote
 }
 
-// Map is not served by a gateway in cluster mode yet: sitemaps are read
-// with the fetcher's Resource, which FetcherService does not offer.
-func (c *cluster) Map(context.Context, mapsite.Request) (*mapsite.Result, error) {
-	return nil, failure.New(failure.Unavailable, "distill map runs in the single binary for now, not through a cluster gateway")
+// Map lists a site's URLs: the gateway runs the map, and the fetcher
+// reads its sitemaps and robots.txt, and with the extractor its pages.
+func (c *cluster) Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error) {
+	return c.mapper.Map(ctx, req)
+}
+
+// mapFetcher is mapsite's Fetcher over FetcherService.
+type mapFetcher struct{ f *remote.Fetcher }
+
+func (m mapFetcher) Resource(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*internalv1.FetcherServiceFetchResponse, error) {
+	res, err := m.f.Resource(ctx, &internalv1.FetcherServiceResourceRequest{Url: rawURL, Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	if res.GetFetched() == nil {
+		return nil, failure.New(failure.Internal, "fetcher answered %s without a response", rawURL)
+	}
+	return res.GetFetched(), nil
+}
+
+func (m mapFetcher) Robots(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*robots.Robots, error) {
+	res, err := m.f.Robots(ctx, &internalv1.FetcherServiceRobotsRequest{Url: rawURL, Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	return robots.FromProto(res.GetFile()), nil
 }
 
 // close lets go of NATS and the services.

@@ -42,12 +42,11 @@ const (
 	acceptEncoding = "gzip, deflate, br, zstd"
 )
 
-// Fetcher fetches pages. It serves FetcherService and is called in-process
-// alike. Its connection pools and per-host limits are shared by every call,
-// so one Fetcher should serve a whole process.
+// Fetcher fetches pages. It is called in-process, and serves
+// FetcherService through the fetcher's server. Its connection pools and
+// per-host limits are shared by every call, so one Fetcher should serve a
+// whole process.
 type Fetcher struct {
-	internalv1.UnimplementedFetcherServiceServer
-
 	logger      *slog.Logger
 	userAgent   string
 	backoffBase time.Duration

@@ -105,7 +105,7 @@ func serve(ctx context.Context, lis net.Listener, cfg Config, logger *slog.Logge
 	f, _, _ := NewFetcher(logger, cfg.FetcherConfig)
 	defer f.Close()
 	srv := grpcserve.New(logger, func(s *grpc.Server) {
-		internalv1.RegisterFetcherServiceServer(s, f)
+		internalv1.RegisterFetcherServiceServer(s, service{f: f})
 	}, cfg.GRPCOptions...)
 	if cfg.NATSURL == "" {
 		return srv.Serve(ctx, lis)
@@ -119,6 +119,37 @@ func serve(ctx context.Context, lis net.Listener, cfg Config, logger *slog.Logge
 	defer w.close()
 	srv.SetReadiness(w.ready)
 	return srv.Serve(ctx, lis)
+}
+
+// service is FetcherService over the process's one fetcher. It is not
+// the fetcher itself because Resource and Robots are called in-process
+// with plain arguments, and take requests over gRPC.
+type service struct {
+	internalv1.UnimplementedFetcherServiceServer
+	f *fetch.Fetcher
+}
+
+func (s service) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error) {
+	return s.f.Fetch(ctx, req)
+}
+
+// Resource refuses allow_local unless the operator gave it, and the
+// process's own ports always, as Fetch does: the fetcher decides both.
+func (s service) Resource(ctx context.Context, req *internalv1.FetcherServiceResourceRequest) (*internalv1.FetcherServiceResourceResponse, error) {
+	resp, err := s.f.Resource(ctx, req.GetUrl(), req.GetOptions())
+	if err != nil {
+		return nil, err
+	}
+	return &internalv1.FetcherServiceResourceResponse{Fetched: resp}, nil
+}
+
+// Robots answers under the same rules as Resource.
+func (s service) Robots(ctx context.Context, req *internalv1.FetcherServiceRobotsRequest) (*internalv1.FetcherServiceRobotsResponse, error) {
+	file, err := s.f.Robots(ctx, req.GetUrl(), req.GetOptions())
+	if err != nil {
+		return nil, err
+	}
+	return &internalv1.FetcherServiceRobotsResponse{File: file.Proto()}, nil
 }
 
 // worker is the batch side of the process.

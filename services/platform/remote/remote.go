@@ -163,6 +163,16 @@ func (f *Fetcher) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetch
 	return call(ctx, f.c, internalv1.NewFetcherServiceClient(f.c).Fetch, req)
 }
 
+// Resource retrieves one URL of any media type.
+func (f *Fetcher) Resource(ctx context.Context, req *internalv1.FetcherServiceResourceRequest) (*internalv1.FetcherServiceResourceResponse, error) {
+	return call(ctx, f.c, internalv1.NewFetcherServiceClient(f.c).Resource, req)
+}
+
+// Robots returns the robots.txt that governs a URL, parsed.
+func (f *Fetcher) Robots(ctx context.Context, req *internalv1.FetcherServiceRobotsRequest) (*internalv1.FetcherServiceRobotsResponse, error) {
+	return call(ctx, f.c, internalv1.NewFetcherServiceClient(f.c).Robots, req)
+}
+
 // Extractor is ExtractorService over a connection.
 type Extractor struct{ c *Conn }
 

@@ -22,6 +22,439 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type FetcherServiceResourceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Url           string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Options       *v1.FetchOptions       `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetcherServiceResourceRequest) Reset() {
+	*x = FetcherServiceResourceRequest{}
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetcherServiceResourceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetcherServiceResourceRequest) ProtoMessage() {}
+
+func (x *FetcherServiceResourceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetcherServiceResourceRequest.ProtoReflect.Descriptor instead.
+func (*FetcherServiceResourceRequest) Descriptor() ([]byte, []int) {
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *FetcherServiceResourceRequest) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *FetcherServiceResourceRequest) GetOptions() *v1.FetchOptions {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+type FetcherServiceResourceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The answer as Fetch gives it.
+	Fetched       *FetcherServiceFetchResponse `protobuf:"bytes,1,opt,name=fetched,proto3" json:"fetched,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetcherServiceResourceResponse) Reset() {
+	*x = FetcherServiceResourceResponse{}
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetcherServiceResourceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetcherServiceResourceResponse) ProtoMessage() {}
+
+func (x *FetcherServiceResourceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetcherServiceResourceResponse.ProtoReflect.Descriptor instead.
+func (*FetcherServiceResourceResponse) Descriptor() ([]byte, []int) {
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *FetcherServiceResourceResponse) GetFetched() *FetcherServiceFetchResponse {
+	if x != nil {
+		return x.Fetched
+	}
+	return nil
+}
+
+type FetcherServiceRobotsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Any URL of the site: its origin's robots.txt is read.
+	Url           string           `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Options       *v1.FetchOptions `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetcherServiceRobotsRequest) Reset() {
+	*x = FetcherServiceRobotsRequest{}
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetcherServiceRobotsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetcherServiceRobotsRequest) ProtoMessage() {}
+
+func (x *FetcherServiceRobotsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetcherServiceRobotsRequest.ProtoReflect.Descriptor instead.
+func (*FetcherServiceRobotsRequest) Descriptor() ([]byte, []int) {
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *FetcherServiceRobotsRequest) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *FetcherServiceRobotsRequest) GetOptions() *v1.FetchOptions {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+type FetcherServiceRobotsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	File          *RobotsFile            `protobuf:"bytes,1,opt,name=file,proto3" json:"file,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetcherServiceRobotsResponse) Reset() {
+	*x = FetcherServiceRobotsResponse{}
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetcherServiceRobotsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetcherServiceRobotsResponse) ProtoMessage() {}
+
+func (x *FetcherServiceRobotsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetcherServiceRobotsResponse.ProtoReflect.Descriptor instead.
+func (*FetcherServiceRobotsResponse) Descriptor() ([]byte, []int) {
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *FetcherServiceRobotsResponse) GetFile() *RobotsFile {
+	if x != nil {
+		return x.File
+	}
+	return nil
+}
+
+// RobotsFile is a parsed robots.txt, or the blanket answer that stands in
+// for one that could not be read.
+type RobotsFile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The groups, in file order.
+	Groups []*RobotsGroup `protobuf:"bytes,1,rep,name=groups,proto3" json:"groups,omitempty"`
+	// The Sitemap: lines, in file order, without repeats.
+	Sitemaps []string `protobuf:"bytes,2,rep,name=sitemaps,proto3" json:"sitemaps,omitempty"`
+	// Set when the file could not be read: it decides every URL, and groups
+	// are empty.
+	Blanket       *RobotsBlanket `protobuf:"bytes,3,opt,name=blanket,proto3" json:"blanket,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RobotsFile) Reset() {
+	*x = RobotsFile{}
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RobotsFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RobotsFile) ProtoMessage() {}
+
+func (x *RobotsFile) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RobotsFile.ProtoReflect.Descriptor instead.
+func (*RobotsFile) Descriptor() ([]byte, []int) {
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *RobotsFile) GetGroups() []*RobotsGroup {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *RobotsFile) GetSitemaps() []string {
+	if x != nil {
+		return x.Sitemaps
+	}
+	return nil
+}
+
+func (x *RobotsFile) GetBlanket() *RobotsBlanket {
+	if x != nil {
+		return x.Blanket
+	}
+	return nil
+}
+
+// RobotsGroup is one group of a robots.txt.
+type RobotsGroup struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Lower-case product tokens, or "*".
+	Agents []string      `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	Rules  []*RobotsRule `protobuf:"bytes,2,rep,name=rules,proto3" json:"rules,omitempty"`
+	// The group's Crawl-delay in seconds, when it has one.
+	CrawlDelaySecs *float64 `protobuf:"fixed64,3,opt,name=crawl_delay_secs,json=crawlDelaySecs,proto3,oneof" json:"crawl_delay_secs,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RobotsGroup) Reset() {
+	*x = RobotsGroup{}
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RobotsGroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RobotsGroup) ProtoMessage() {}
+
+func (x *RobotsGroup) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RobotsGroup.ProtoReflect.Descriptor instead.
+func (*RobotsGroup) Descriptor() ([]byte, []int) {
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *RobotsGroup) GetAgents() []string {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
+}
+
+func (x *RobotsGroup) GetRules() []*RobotsRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+func (x *RobotsGroup) GetCrawlDelaySecs() float64 {
+	if x != nil && x.CrawlDelaySecs != nil {
+		return *x.CrawlDelaySecs
+	}
+	return 0
+}
+
+// RobotsRule is one Allow or Disallow line.
+type RobotsRule struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Allow bool                   `protobuf:"varint,1,opt,name=allow,proto3" json:"allow,omitempty"`
+	// The path pattern, normalised for matching.
+	Pattern       string `protobuf:"bytes,2,opt,name=pattern,proto3" json:"pattern,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RobotsRule) Reset() {
+	*x = RobotsRule{}
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RobotsRule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RobotsRule) ProtoMessage() {}
+
+func (x *RobotsRule) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RobotsRule.ProtoReflect.Descriptor instead.
+func (*RobotsRule) Descriptor() ([]byte, []int) {
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RobotsRule) GetAllow() bool {
+	if x != nil {
+		return x.Allow
+	}
+	return false
+}
+
+func (x *RobotsRule) GetPattern() string {
+	if x != nil {
+		return x.Pattern
+	}
+	return ""
+}
+
+// RobotsBlanket is the answer for every URL of a site whose robots.txt
+// could not be read: allowed when it was unavailable (4xx), not when it
+// was unreachable (5xx, network failure).
+type RobotsBlanket struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Allowed bool                   `protobuf:"varint,1,opt,name=allowed,proto3" json:"allowed,omitempty"`
+	// Why, naming the file.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RobotsBlanket) Reset() {
+	*x = RobotsBlanket{}
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RobotsBlanket) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RobotsBlanket) ProtoMessage() {}
+
+func (x *RobotsBlanket) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RobotsBlanket.ProtoReflect.Descriptor instead.
+func (*RobotsBlanket) Descriptor() ([]byte, []int) {
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RobotsBlanket) GetAllowed() bool {
+	if x != nil {
+		return x.Allowed
+	}
+	return false
+}
+
+func (x *RobotsBlanket) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 type FetcherServiceFetchRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Url     string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
@@ -46,7 +479,7 @@ type FetcherServiceFetchRequest struct {
 
 func (x *FetcherServiceFetchRequest) Reset() {
 	*x = FetcherServiceFetchRequest{}
-	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[0]
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -58,7 +491,7 @@ func (x *FetcherServiceFetchRequest) String() string {
 func (*FetcherServiceFetchRequest) ProtoMessage() {}
 
 func (x *FetcherServiceFetchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[0]
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -71,7 +504,7 @@ func (x *FetcherServiceFetchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetcherServiceFetchRequest.ProtoReflect.Descriptor instead.
 func (*FetcherServiceFetchRequest) Descriptor() ([]byte, []int) {
-	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{0}
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *FetcherServiceFetchRequest) GetUrl() string {
@@ -137,7 +570,7 @@ type JarEntry struct {
 
 func (x *JarEntry) Reset() {
 	*x = JarEntry{}
-	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[1]
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -149,7 +582,7 @@ func (x *JarEntry) String() string {
 func (*JarEntry) ProtoMessage() {}
 
 func (x *JarEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[1]
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -162,7 +595,7 @@ func (x *JarEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JarEntry.ProtoReflect.Descriptor instead.
 func (*JarEntry) Descriptor() ([]byte, []int) {
-	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{1}
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *JarEntry) GetUrl() string {
@@ -208,7 +641,7 @@ type FetcherServiceFetchResponse struct {
 
 func (x *FetcherServiceFetchResponse) Reset() {
 	*x = FetcherServiceFetchResponse{}
-	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[2]
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -220,7 +653,7 @@ func (x *FetcherServiceFetchResponse) String() string {
 func (*FetcherServiceFetchResponse) ProtoMessage() {}
 
 func (x *FetcherServiceFetchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[2]
+	mi := &file_distill_internal_v1_fetcher_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -233,7 +666,7 @@ func (x *FetcherServiceFetchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetcherServiceFetchResponse.ProtoReflect.Descriptor instead.
 func (*FetcherServiceFetchResponse) Descriptor() ([]byte, []int) {
-	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{2}
+	return file_distill_internal_v1_fetcher_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FetcherServiceFetchResponse) GetFinalUrl() string {
@@ -310,7 +743,34 @@ var File_distill_internal_v1_fetcher_proto protoreflect.FileDescriptor
 
 const file_distill_internal_v1_fetcher_proto_rawDesc = "" +
 	"\n" +
-	"!distill/internal/v1/fetcher.proto\x12\x13distill.internal.v1\x1a\"distill/internal/v1/renderer.proto\x1a\x18distill/v1/options.proto\"\x8c\x02\n" +
+	"!distill/internal/v1/fetcher.proto\x12\x13distill.internal.v1\x1a\"distill/internal/v1/renderer.proto\x1a\x18distill/v1/options.proto\"e\n" +
+	"\x1dFetcherServiceResourceRequest\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
+	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\"l\n" +
+	"\x1eFetcherServiceResourceResponse\x12J\n" +
+	"\afetched\x18\x01 \x01(\v20.distill.internal.v1.FetcherServiceFetchResponseR\afetched\"c\n" +
+	"\x1bFetcherServiceRobotsRequest\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
+	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\"S\n" +
+	"\x1cFetcherServiceRobotsResponse\x123\n" +
+	"\x04file\x18\x01 \x01(\v2\x1f.distill.internal.v1.RobotsFileR\x04file\"\xa0\x01\n" +
+	"\n" +
+	"RobotsFile\x128\n" +
+	"\x06groups\x18\x01 \x03(\v2 .distill.internal.v1.RobotsGroupR\x06groups\x12\x1a\n" +
+	"\bsitemaps\x18\x02 \x03(\tR\bsitemaps\x12<\n" +
+	"\ablanket\x18\x03 \x01(\v2\".distill.internal.v1.RobotsBlanketR\ablanket\"\xa0\x01\n" +
+	"\vRobotsGroup\x12\x16\n" +
+	"\x06agents\x18\x01 \x03(\tR\x06agents\x125\n" +
+	"\x05rules\x18\x02 \x03(\v2\x1f.distill.internal.v1.RobotsRuleR\x05rules\x12-\n" +
+	"\x10crawl_delay_secs\x18\x03 \x01(\x01H\x00R\x0ecrawlDelaySecs\x88\x01\x01B\x13\n" +
+	"\x11_crawl_delay_secs\"<\n" +
+	"\n" +
+	"RobotsRule\x12\x14\n" +
+	"\x05allow\x18\x01 \x01(\bR\x05allow\x12\x18\n" +
+	"\apattern\x18\x02 \x01(\tR\apattern\"A\n" +
+	"\rRobotsBlanket\x12\x18\n" +
+	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x8c\x02\n" +
 	"\x1aFetcherServiceFetchRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
 	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\x12\x16\n" +
@@ -336,9 +796,11 @@ const file_distill_internal_v1_fetcher_proto_rawDesc = "" +
 	"setCookies\x12(\n" +
 	"\x10retry_after_secs\x18\t \x01(\x03R\x0eretryAfterSecs\x12%\n" +
 	"\x0etruncated_body\x18\n" +
-	" \x01(\bR\rtruncatedBody2|\n" +
+	" \x01(\bR\rtruncatedBody2\xe0\x02\n" +
 	"\x0eFetcherService\x12j\n" +
-	"\x05Fetch\x12/.distill.internal.v1.FetcherServiceFetchRequest\x1a0.distill.internal.v1.FetcherServiceFetchResponseB5Z3distill.dev/proto/gen/distill/internalv1;internalv1b\x06proto3"
+	"\x05Fetch\x12/.distill.internal.v1.FetcherServiceFetchRequest\x1a0.distill.internal.v1.FetcherServiceFetchResponse\x12s\n" +
+	"\bResource\x122.distill.internal.v1.FetcherServiceResourceRequest\x1a3.distill.internal.v1.FetcherServiceResourceResponse\x12m\n" +
+	"\x06Robots\x120.distill.internal.v1.FetcherServiceRobotsRequest\x1a1.distill.internal.v1.FetcherServiceRobotsResponseB5Z3distill.dev/proto/gen/distill/internalv1;internalv1b\x06proto3"
 
 var (
 	file_distill_internal_v1_fetcher_proto_rawDescOnce sync.Once
@@ -352,26 +814,45 @@ func file_distill_internal_v1_fetcher_proto_rawDescGZIP() []byte {
 	return file_distill_internal_v1_fetcher_proto_rawDescData
 }
 
-var file_distill_internal_v1_fetcher_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_distill_internal_v1_fetcher_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_distill_internal_v1_fetcher_proto_goTypes = []any{
-	(*FetcherServiceFetchRequest)(nil),  // 0: distill.internal.v1.FetcherServiceFetchRequest
-	(*JarEntry)(nil),                    // 1: distill.internal.v1.JarEntry
-	(*FetcherServiceFetchResponse)(nil), // 2: distill.internal.v1.FetcherServiceFetchResponse
-	(*v1.FetchOptions)(nil),             // 3: distill.v1.FetchOptions
-	(*Cookie)(nil),                      // 4: distill.internal.v1.Cookie
+	(*FetcherServiceResourceRequest)(nil),  // 0: distill.internal.v1.FetcherServiceResourceRequest
+	(*FetcherServiceResourceResponse)(nil), // 1: distill.internal.v1.FetcherServiceResourceResponse
+	(*FetcherServiceRobotsRequest)(nil),    // 2: distill.internal.v1.FetcherServiceRobotsRequest
+	(*FetcherServiceRobotsResponse)(nil),   // 3: distill.internal.v1.FetcherServiceRobotsResponse
+	(*RobotsFile)(nil),                     // 4: distill.internal.v1.RobotsFile
+	(*RobotsGroup)(nil),                    // 5: distill.internal.v1.RobotsGroup
+	(*RobotsRule)(nil),                     // 6: distill.internal.v1.RobotsRule
+	(*RobotsBlanket)(nil),                  // 7: distill.internal.v1.RobotsBlanket
+	(*FetcherServiceFetchRequest)(nil),     // 8: distill.internal.v1.FetcherServiceFetchRequest
+	(*JarEntry)(nil),                       // 9: distill.internal.v1.JarEntry
+	(*FetcherServiceFetchResponse)(nil),    // 10: distill.internal.v1.FetcherServiceFetchResponse
+	(*v1.FetchOptions)(nil),                // 11: distill.v1.FetchOptions
+	(*Cookie)(nil),                         // 12: distill.internal.v1.Cookie
 }
 var file_distill_internal_v1_fetcher_proto_depIdxs = []int32{
-	3, // 0: distill.internal.v1.FetcherServiceFetchRequest.options:type_name -> distill.v1.FetchOptions
-	1, // 1: distill.internal.v1.FetcherServiceFetchRequest.jar:type_name -> distill.internal.v1.JarEntry
-	4, // 2: distill.internal.v1.JarEntry.cookie:type_name -> distill.internal.v1.Cookie
-	1, // 3: distill.internal.v1.FetcherServiceFetchResponse.set_cookies:type_name -> distill.internal.v1.JarEntry
-	0, // 4: distill.internal.v1.FetcherService.Fetch:input_type -> distill.internal.v1.FetcherServiceFetchRequest
-	2, // 5: distill.internal.v1.FetcherService.Fetch:output_type -> distill.internal.v1.FetcherServiceFetchResponse
-	5, // [5:6] is the sub-list for method output_type
-	4, // [4:5] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	11, // 0: distill.internal.v1.FetcherServiceResourceRequest.options:type_name -> distill.v1.FetchOptions
+	10, // 1: distill.internal.v1.FetcherServiceResourceResponse.fetched:type_name -> distill.internal.v1.FetcherServiceFetchResponse
+	11, // 2: distill.internal.v1.FetcherServiceRobotsRequest.options:type_name -> distill.v1.FetchOptions
+	4,  // 3: distill.internal.v1.FetcherServiceRobotsResponse.file:type_name -> distill.internal.v1.RobotsFile
+	5,  // 4: distill.internal.v1.RobotsFile.groups:type_name -> distill.internal.v1.RobotsGroup
+	7,  // 5: distill.internal.v1.RobotsFile.blanket:type_name -> distill.internal.v1.RobotsBlanket
+	6,  // 6: distill.internal.v1.RobotsGroup.rules:type_name -> distill.internal.v1.RobotsRule
+	11, // 7: distill.internal.v1.FetcherServiceFetchRequest.options:type_name -> distill.v1.FetchOptions
+	9,  // 8: distill.internal.v1.FetcherServiceFetchRequest.jar:type_name -> distill.internal.v1.JarEntry
+	12, // 9: distill.internal.v1.JarEntry.cookie:type_name -> distill.internal.v1.Cookie
+	9,  // 10: distill.internal.v1.FetcherServiceFetchResponse.set_cookies:type_name -> distill.internal.v1.JarEntry
+	8,  // 11: distill.internal.v1.FetcherService.Fetch:input_type -> distill.internal.v1.FetcherServiceFetchRequest
+	0,  // 12: distill.internal.v1.FetcherService.Resource:input_type -> distill.internal.v1.FetcherServiceResourceRequest
+	2,  // 13: distill.internal.v1.FetcherService.Robots:input_type -> distill.internal.v1.FetcherServiceRobotsRequest
+	10, // 14: distill.internal.v1.FetcherService.Fetch:output_type -> distill.internal.v1.FetcherServiceFetchResponse
+	1,  // 15: distill.internal.v1.FetcherService.Resource:output_type -> distill.internal.v1.FetcherServiceResourceResponse
+	3,  // 16: distill.internal.v1.FetcherService.Robots:output_type -> distill.internal.v1.FetcherServiceRobotsResponse
+	14, // [14:17] is the sub-list for method output_type
+	11, // [11:14] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_distill_internal_v1_fetcher_proto_init() }
@@ -380,13 +861,14 @@ func file_distill_internal_v1_fetcher_proto_init() {
 		return
 	}
 	file_distill_internal_v1_renderer_proto_init()
+	file_distill_internal_v1_fetcher_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_internal_v1_fetcher_proto_rawDesc), len(file_distill_internal_v1_fetcher_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

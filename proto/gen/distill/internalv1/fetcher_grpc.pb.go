@@ -19,7 +19,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	FetcherService_Fetch_FullMethodName = "/distill.internal.v1.FetcherService/Fetch"
+	FetcherService_Fetch_FullMethodName    = "/distill.internal.v1.FetcherService/Fetch"
+	FetcherService_Resource_FullMethodName = "/distill.internal.v1.FetcherService/Resource"
+	FetcherService_Robots_FullMethodName   = "/distill.internal.v1.FetcherService/Robots"
 )
 
 // FetcherServiceClient is the client API for FetcherService service.
@@ -32,6 +34,15 @@ type FetcherServiceClient interface {
 	// Fetch retrieves one URL. HTTP error statuses are answers, not errors;
 	// policy refusals, network failures and limits are errors.
 	Fetch(ctx context.Context, in *FetcherServiceFetchRequest, opts ...grpc.CallOption) (*FetcherServiceFetchResponse, error)
+	// Resource retrieves one URL of any media type (a sitemap, a feed), as
+	// Fetch would otherwise refuse all but pages. Errors are Fetch's.
+	Resource(ctx context.Context, in *FetcherServiceResourceRequest, opts ...grpc.CallOption) (*FetcherServiceResourceResponse, error)
+	// Robots returns the robots.txt that governs a URL, parsed, read as a
+	// page fetch under the same options would read it and from the same
+	// cache. A file that cannot be had is an answer (allow all or disallow
+	// all, RFC 9309), not an error; errors are bad URLs, policy refusals
+	// and the deadline.
+	Robots(ctx context.Context, in *FetcherServiceRobotsRequest, opts ...grpc.CallOption) (*FetcherServiceRobotsResponse, error)
 }
 
 type fetcherServiceClient struct {
@@ -52,6 +63,26 @@ func (c *fetcherServiceClient) Fetch(ctx context.Context, in *FetcherServiceFetc
 	return out, nil
 }
 
+func (c *fetcherServiceClient) Resource(ctx context.Context, in *FetcherServiceResourceRequest, opts ...grpc.CallOption) (*FetcherServiceResourceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FetcherServiceResourceResponse)
+	err := c.cc.Invoke(ctx, FetcherService_Resource_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *fetcherServiceClient) Robots(ctx context.Context, in *FetcherServiceRobotsRequest, opts ...grpc.CallOption) (*FetcherServiceRobotsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FetcherServiceRobotsResponse)
+	err := c.cc.Invoke(ctx, FetcherService_Robots_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FetcherServiceServer is the server API for FetcherService service.
 // All implementations must embed UnimplementedFetcherServiceServer
 // for forward compatibility.
@@ -62,6 +93,15 @@ type FetcherServiceServer interface {
 	// Fetch retrieves one URL. HTTP error statuses are answers, not errors;
 	// policy refusals, network failures and limits are errors.
 	Fetch(context.Context, *FetcherServiceFetchRequest) (*FetcherServiceFetchResponse, error)
+	// Resource retrieves one URL of any media type (a sitemap, a feed), as
+	// Fetch would otherwise refuse all but pages. Errors are Fetch's.
+	Resource(context.Context, *FetcherServiceResourceRequest) (*FetcherServiceResourceResponse, error)
+	// Robots returns the robots.txt that governs a URL, parsed, read as a
+	// page fetch under the same options would read it and from the same
+	// cache. A file that cannot be had is an answer (allow all or disallow
+	// all, RFC 9309), not an error; errors are bad URLs, policy refusals
+	// and the deadline.
+	Robots(context.Context, *FetcherServiceRobotsRequest) (*FetcherServiceRobotsResponse, error)
 	mustEmbedUnimplementedFetcherServiceServer()
 }
 
@@ -74,6 +114,12 @@ type UnimplementedFetcherServiceServer struct{}
 
 func (UnimplementedFetcherServiceServer) Fetch(context.Context, *FetcherServiceFetchRequest) (*FetcherServiceFetchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Fetch not implemented")
+}
+func (UnimplementedFetcherServiceServer) Resource(context.Context, *FetcherServiceResourceRequest) (*FetcherServiceResourceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Resource not implemented")
+}
+func (UnimplementedFetcherServiceServer) Robots(context.Context, *FetcherServiceRobotsRequest) (*FetcherServiceRobotsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Robots not implemented")
 }
 func (UnimplementedFetcherServiceServer) mustEmbedUnimplementedFetcherServiceServer() {}
 func (UnimplementedFetcherServiceServer) testEmbeddedByValue()                        {}
@@ -114,6 +160,42 @@ func _FetcherService_Fetch_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _FetcherService_Resource_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FetcherServiceResourceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FetcherServiceServer).Resource(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FetcherService_Resource_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FetcherServiceServer).Resource(ctx, req.(*FetcherServiceResourceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _FetcherService_Robots_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FetcherServiceRobotsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FetcherServiceServer).Robots(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FetcherService_Robots_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FetcherServiceServer).Robots(ctx, req.(*FetcherServiceRobotsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // FetcherService_ServiceDesc is the grpc.ServiceDesc for FetcherService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -124,6 +206,14 @@ var FetcherService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Fetch",
 			Handler:    _FetcherService_Fetch_Handler,
+		},
+		{
+			MethodName: "Resource",
+			Handler:    _FetcherService_Resource_Handler,
+		},
+		{
+			MethodName: "Robots",
+			Handler:    _FetcherService_Robots_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
