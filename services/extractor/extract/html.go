@@ -127,6 +127,12 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 	if fetchopts.Format(opts) == distillv1.Format_FORMAT_TEXT {
 		p.text = plaintext.Render(content)
 	}
+	// The rest of the page is read: cut the content loose so that the
+	// page around it can be freed while the Markdown is rendered, and the
+	// content itself as it is.
+	if content != nil {
+		htmlnode.Remove(content)
+	}
 	p.markdown, err = e.md.Convert(ctx, content, base)
 	if err != nil {
 		if err := stopped(ctx, "rendering Markdown"); err != nil {

@@ -58,21 +58,39 @@ func New() *Converter {
 }
 
 // Convert renders n as Markdown, resolving links and images against base.
-// It rewrites n's subtree while doing so: convert last, after everything
-// else has read the tree.
+// It rewrites n's subtree while doing so, and takes a large subtree apart
+// to render it a piece at a time: convert last, after everything else has
+// read the tree.
 func (c *Converter) Convert(ctx context.Context, n *html.Node, base *url.URL) (string, error) {
 	if n == nil {
 		return "", nil
 	}
 	prepare(n, base)
-	out, err := c.conv.ConvertNode(n, converter.WithContext(ctx))
-	if err == nil {
-		err = ctx.Err()
+	pieces := splitPieces(n)
+	var b strings.Builder
+	for i, piece := range pieces {
+		out, err := c.conv.ConvertNode(piece, converter.WithContext(ctx))
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			return "", fmt.Errorf("convert to markdown: %w", err)
+		}
+		// Each piece is let go as soon as it is rendered: the tree shrinks
+		// as the Markdown grows.
+		pieces[i] = nil
+		// Tidy's work, less trimming the piece's ends: the spaces of its
+		// first and last lines are not the ends of the page.
+		md := strings.Trim(tidy(string(out)), "\n")
+		if strings.TrimSpace(md) == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(md)
 	}
-	if err != nil {
-		return "", fmt.Errorf("convert to markdown: %w", err)
-	}
-	return Tidy(string(out)), nil
+	return strings.TrimSpace(b.String()), nil
 }
 
 // prepare rewrites the subtree into the shape the converter renders well:
@@ -131,11 +149,15 @@ func limitSpans(table *html.Node) {
 	added := 0
 	cells := htmlnode.Elements(table, "td", "th")
 	for _, c := range cells {
+		if len(c.Attr) == 0 {
+			continue
+		}
 		cols, rows := span(c, "colspan"), span(c, "rowspan")
-		for attr, v := range map[string]int{"colspan": cols, "rowspan": rows} {
-			if htmlnode.HasAttr(c, attr) {
-				htmlnode.SetAttr(c, attr, strconv.Itoa(v))
-			}
+		if htmlnode.HasAttr(c, "colspan") {
+			htmlnode.SetAttr(c, "colspan", strconv.Itoa(cols))
+		}
+		if htmlnode.HasAttr(c, "rowspan") {
+			htmlnode.SetAttr(c, "rowspan", strconv.Itoa(rows))
 		}
 		added += cols*rows - 1
 	}
@@ -151,7 +173,11 @@ func limitSpans(table *html.Node) {
 // span reads a span attribute as the table renderer does, capped at the
 // HTML limit of 1000.
 func span(cell *html.Node, attr string) int {
-	n, err := strconv.Atoi(htmlnode.Attr(cell, attr))
+	raw := htmlnode.Attr(cell, attr)
+	if raw == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(raw)
 	if err != nil || n < 1 {
 		return 1
 	}
@@ -260,7 +286,10 @@ func isLangName(s string) bool {
 
 // Tidy collapses runs of blank lines to one and trims the text, leaving
 // fenced code blocks untouched.
-func Tidy(md string) string {
+func Tidy(md string) string { return strings.TrimSpace(tidy(md)) }
+
+// tidy is Tidy without trimming the text's ends.
+func tidy(md string) string {
 	lines := strings.Split(md, "\n")
 	out := make([]string, 0, len(lines))
 	fence := ""
@@ -288,7 +317,7 @@ func Tidy(md string) string {
 		blank = false
 		out = append(out, strings.TrimRight(line, " \t")+hardBreak(line))
 	}
-	return strings.TrimSpace(strings.Join(out, "\n"))
+	return strings.Join(out, "\n")
 }
 
 // hardBreak keeps the two trailing spaces that make a Markdown line break.

@@ -159,7 +159,12 @@ func DelAttr(n *html.Node, key string) {
 // all three, when it is missing, invalid or below lo. The actions and
 // tables packages both read counts this way.
 func CountAttr(n *html.Node, key string, lo, hi int) int {
-	v, err := strconv.Atoi(strings.TrimSpace(Attr(n, key)))
+	raw := strings.TrimSpace(Attr(n, key))
+	if raw == "" {
+		// Most cells have no span: skip the parse error's allocation.
+		return 1
+	}
+	v, err := strconv.Atoi(raw)
 	if err != nil || v < lo {
 		return 1
 	}
