@@ -101,11 +101,11 @@ type CorruptFileError struct {
 }
 
 func (e *CorruptFileError) Error() string {
-	msg := fmt.Sprintf("warc %s: %s: refusing to append to it (move it aside, or give another file)", e.Path, e.Reason)
+	reason := e.Reason
 	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+		reason += " (" + e.Err.Error() + ")"
 	}
-	return msg
+	return fmt.Sprintf("warc %s: %s; refusing to append to it: move it aside or name another file", e.Path, reason)
 }
 
 func (e *CorruptFileError) Unwrap() error { return e.Err }
@@ -141,11 +141,12 @@ func (w *Writer) check() error {
 	if st.Size() == 0 {
 		return nil
 	}
+	// A one-byte file is the start of a record or of a gzip member, cut.
 	var magic [2]byte
-	if _, err := w.f.ReadAt(magic[:], 0); err != nil {
-		return &CorruptFileError{Path: w.path, Reason: "it holds no WARC records", Err: err}
+	if _, err := w.f.ReadAt(magic[:], 0); err != nil && err != io.EOF {
+		return fmt.Errorf("warc: %w", err)
 	}
-	gzipped := magic == [2]byte{0x1f, 0x8b}
+	gzipped := magic == [2]byte{0x1f, 0x8b} || (st.Size() == 1 && magic[0] == 0x1f)
 	switch {
 	case gzipped && !w.gz:
 		return &CorruptFileError{Path: w.path, Reason: "it is gzipped but its name does not end in .gz"}
@@ -156,7 +157,7 @@ func (w *Writer) check() error {
 	if gzipped {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
-			return &CorruptFileError{Path: w.path, Reason: "it cannot be read", Err: err}
+			return &CorruptFileError{Path: w.path, Reason: "it ends inside a record, after 0 whole ones", Err: err}
 		}
 		r = zr
 	}
