@@ -244,7 +244,7 @@ var recordOptions = []gowarc.WarcRecordOption{
 
 func (w *Writer) writeInfo(info Info) error {
 	id := newID()
-	b := gowarc.NewRecordBuilder(gowarc.Warcinfo, recordOptions...)
+	b := newBuilder(gowarc.Warcinfo)
 	b.AddWarcHeader(gowarc.WarcRecordID, id)
 	b.AddWarcHeaderTime(gowarc.WarcDate, time.Now())
 	b.AddWarcHeader(gowarc.WarcFilename, filepath.Base(w.path))
@@ -350,7 +350,7 @@ func (w *Writer) encode(ex Exchange) ([]byte, error) {
 		}
 	}
 
-	req := gowarc.NewRecordBuilder(gowarc.Request, recordOptions...)
+	req := newBuilder(gowarc.Request)
 	common(req, reqID, respID, gowarc.ApplicationHttp+";msgtype=request")
 	if _, err := req.Write(requestBlock(ex.Request, ex.RequestBody)); err != nil {
 		_ = req.Close()
@@ -362,7 +362,7 @@ func (w *Writer) encode(ex Exchange) ([]byte, error) {
 	}
 	defer reqRec.Close()
 
-	resp := gowarc.NewRecordBuilder(gowarc.Response, recordOptions...)
+	resp := newBuilder(gowarc.Response)
 	common(resp, respID, reqID, gowarc.ApplicationHttp+";msgtype=response")
 	if ex.Truncated != "" {
 		resp.AddWarcHeader(gowarc.WarcTruncated, ex.Truncated)
@@ -471,6 +471,20 @@ func rename(h http.Header, key string) {
 	}
 }
 
+// newBuilder is gowarc.NewRecordBuilder, one at a time: gowarc v3.1.0
+// sets uuid's package-wide random pool flag on every builder it makes,
+// which races with other builders and with uuid.New (go test -race).
+func newBuilder(t gowarc.RecordType) gowarc.WarcRecordBuilder {
+	builderMu.Lock()
+	defer builderMu.Unlock()
+	return gowarc.NewRecordBuilder(t, recordOptions...)
+}
+
 func newID() string {
+	builderMu.Lock()
+	defer builderMu.Unlock()
 	return "<" + uuid.New().URN() + ">"
 }
+
+// builderMu serialises what touches uuid's package state; see newBuilder.
+var builderMu sync.Mutex
