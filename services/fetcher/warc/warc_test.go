@@ -399,7 +399,7 @@ func TestManyGoroutinesWriteWholeRecords(t *testing.T) {
 					for i := range each {
 						// Bodies of different sizes, some past the
 						// record builder's in-memory buffer.
-						body := strings.Repeat(fmt.Sprintf("%d/%d ", g, i), 1+(g*each+i)%7*3000)
+						body := strings.Repeat(fmt.Sprintf("%d/%d ", g, i), 1+(g*each+i)%7*500)
 						w.Record(exchange(t, fmt.Sprintf("http://example.com/%d/%d", g, i), body))
 					}
 				})
@@ -422,7 +422,7 @@ func TestManyGoroutinesWriteWholeRecords(t *testing.T) {
 				if _, err := fmt.Sscanf(resp.target, "http://example.com/%d/%d", &g, &n); err != nil {
 					t.Fatal(err)
 				}
-				if want := strings.Repeat(fmt.Sprintf("%d/%d ", g, n), 1+(g*each+n)%7*3000); string(resp.payload) != want {
+				if want := strings.Repeat(fmt.Sprintf("%d/%d ", g, n), 1+(g*each+n)%7*500); string(resp.payload) != want {
 					t.Fatalf("%s: body of %d bytes, want %d", resp.target, len(resp.payload), len(want))
 				}
 				seen[resp.target] = true
