@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"distill.dev/proto/failure"
 	"distill.dev/services/fetcher/warc"
 )
 
@@ -232,7 +233,7 @@ func TestRecordsAResourceAsServed(t *testing.T) {
 	// A gzip file is the resource itself, not a content coding: it is
 	// kept as it came.
 	if len(all) != 1 || !bytes.Equal(all[0].Body, sitemap) || all[0].Decoded {
-		t.Fatalf("recorded %d exchanges; body %q", len(all), all[0].Body)
+		t.Fatalf("recorded %+v", all)
 	}
 }
 
@@ -256,6 +257,33 @@ func TestRecordsABodyCutByADisconnect(t *testing.T) {
 	}
 	all := rec.list()
 	if len(all) != 1 || string(all[0].Body) != "<html><p>half" || all[0].Truncated != warc.TruncatedDisconnect {
-		t.Fatalf("recorded %d exchanges: %q, truncated %q", len(all), all[0].Body, all[0].Truncated)
+		t.Fatalf("recorded %+v", all)
+	}
+}
+
+func TestRecordsABodyCutByTheTimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Length", "1000")
+		fmt.Fprint(w, "<html><p>slow")
+		w.(http.Flusher).Flush()
+		// The rest never comes while the fetch waits.
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	rec := &exchanges{}
+	o := local()
+	o.TimeoutSecs = ptr[int32](1)
+	o.MaxRetries = ptr[int32](0)
+	_, err := get(t, newFetcher(t, WithRecorder(rec)), srv.URL+"/p", o)
+	wantFailure(t, err, failure.Timeout)
+	all := rec.list()
+	if len(all) != 1 || string(all[0].Body) != "<html><p>slow" || all[0].Truncated != warc.TruncatedTime {
+		t.Fatalf("recorded %+v", all)
 	}
 }

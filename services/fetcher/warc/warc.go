@@ -86,9 +86,11 @@ type Writer struct {
 	mu     sync.Mutex
 	f      *os.File
 	infoID string
-	// err is the first write that failed; the records after it are
-	// dropped, and Close returns it.
-	err error
+	// err is the first error met, which Close returns; after a failed
+	// write, records are dropped.
+	err     error
+	broken  bool
+	dropped int
 }
 
 // CorruptFileError refuses a file that cannot be appended to: one that
@@ -235,11 +237,10 @@ func unexpected(err error) error {
 // spelling crawlers and replay tools use.
 var recordOptions = []gowarc.WarcRecordOption{
 	gowarc.WithAddMissingDigest(true),
+	// gowarc's default policies stay: what a server sent is kept even
+	// where it bends the rules (the tests read our records back under
+	// strict validation).
 	gowarc.WithDefaultDigestAlgorithm("sha1"),
-	// What we build is checked as it is built: a header we got wrong is
-	// an error here, not a file a reader refuses later.
-	gowarc.WithSyntaxErrorPolicy(gowarc.ErrFail),
-	gowarc.WithSpecViolationPolicy(gowarc.ErrFail),
 }
 
 func (w *Writer) writeInfo(info Info) error {
@@ -283,25 +284,44 @@ func (w *Writer) writeInfo(info Info) error {
 }
 
 // Record writes ex as a request record and a response record, each naming
-// the other in WARC-Concurrent-To, one after the other. A record that
-// cannot be built or written is not retried: the first such error is kept
-// for Err and Close, and later exchanges are dropped, so that a full disk
-// is reported once rather than by every fetch.
+// the other in WARC-Concurrent-To, one after the other. It reports no
+// error to its caller, whose fetch went well whatever becomes of its
+// record: an exchange that cannot be encoded is left out, and after a
+// write fails (a full disk) every later one is, the file ending at its
+// last whole record; Err and Close say what was lost.
 func (w *Writer) Record(ex Exchange) {
 	data, err := w.encode(ex)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err != nil || w.f == nil {
+	if w.broken || w.f == nil {
+		w.dropped++
 		return
 	}
 	if err != nil {
-		w.err = fmt.Errorf("warc: record %s: %w", ex.Request.URL, err)
+		w.fail(fmt.Errorf("warc: record %s: %w", ex.Request.URL, err))
 		return
 	}
 	// One write for both records: with O_APPEND they land whole and
 	// together, whoever else writes.
-	if _, err := w.f.Write(data); err != nil {
-		w.err = fmt.Errorf("warc: write %s: %w", w.path, err)
+	if n, err := w.f.Write(data); err != nil {
+		w.broken = true
+		w.fail(fmt.Errorf("warc: write %s: %w", w.path, err))
+		// A partial write would leave a torn record that the next run
+		// refuses: cut it off.
+		if n > 0 {
+			if st, serr := w.f.Stat(); serr == nil {
+				_ = w.f.Truncate(st.Size() - int64(n))
+			}
+		}
+	}
+}
+
+// fail keeps the first error and counts the exchange lost. Called with mu
+// held.
+func (w *Writer) fail(err error) {
+	w.dropped++
+	if w.err == nil {
+		w.err = err
 	}
 }
 
@@ -309,7 +329,16 @@ func (w *Writer) Record(ex Exchange) {
 func (w *Writer) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.err
+	return w.lost()
+}
+
+// lost is the first error with how many exchanges are missing. Called
+// with mu held.
+func (w *Writer) lost() error {
+	if w.err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w (%d exchanges not recorded)", w.err, w.dropped)
 }
 
 // Path is the file written to.
@@ -321,12 +350,12 @@ func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {
-		return w.err
+		return w.lost()
 	}
 	err := w.f.Close()
 	w.f = nil
 	if w.err != nil {
-		return w.err
+		return w.lost()
 	}
 	if err != nil {
 		return fmt.Errorf("warc: close %s: %w", w.path, err)

@@ -88,7 +88,10 @@ func readAll(t *testing.T, path string) []readRecord {
 			}
 		}
 		if hb, ok := rec.WarcRecord.Block().(gowarc.HttpResponseBlock); ok {
-			got.status, got.header = hb.HttpStatusCode(), hb.HttpHeader().Clone()
+			got.status = hb.HttpStatusCode()
+			if h := hb.HttpHeader(); h != nil {
+				got.header = h.Clone()
+			}
 		}
 		out = append(out, got)
 		_ = rec.Close()
