@@ -59,11 +59,13 @@ func traceRemote(ctx context.Context) (context.Context, func() string) {
 // read, decoded, cut at the call's max_bytes.
 type recordingBody struct {
 	io.ReadCloser
-	raw     bytes.Buffer
-	eof     bool
-	readErr error
-	record  func(raw []byte, eof bool, readErr error)
-	once    sync.Once
+	ctx context.Context
+	raw bytes.Buffer
+	eof bool
+	// cut is why reading stopped early: "" while it has not.
+	cut    string
+	record func(raw []byte, eof bool, cut string)
+	once   sync.Once
 }
 
 func (b *recordingBody) Read(p []byte) (int, error) {
@@ -72,8 +74,13 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 	switch {
 	case err == io.EOF:
 		b.eof = true
-	case err != nil && b.readErr == nil:
-		b.readErr = err
+	case err != nil && b.cut == "":
+		// Judged now: by the time the body is closed, the call's
+		// deadline may have passed for reasons of its own.
+		b.cut = warc.TruncatedDisconnect
+		if b.ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errTimeout) {
+			b.cut = warc.TruncatedTime
+		}
 	}
 	return n, err
 }
@@ -82,7 +89,7 @@ func (b *recordingBody) Close() error {
 	// The connection and the host's slot go first: writing the record
 	// keeps neither the server nor the next request to it waiting.
 	err := b.ReadCloser.Close()
-	b.once.Do(func() { b.record(b.raw.Bytes(), b.eof, b.readErr) })
+	b.once.Do(func() { b.record(b.raw.Bytes(), b.eof, b.cut) })
 	return err
 }
 
@@ -98,10 +105,10 @@ func (f *Fetcher) recording(ctx context.Context, c *call, req *http.Request, m m
 	head := &http.Response{Status: resp.Status, StatusCode: resp.StatusCode, Proto: resp.Proto,
 		Header: resp.Header.Clone(), TransferEncoding: resp.TransferEncoding}
 	length := resp.ContentLength
-	resp.Body = &recordingBody{ReadCloser: resp.Body, record: func(raw []byte, eof bool, readErr error) {
+	resp.Body = &recordingBody{ReadCloser: resp.Body, ctx: ctx, record: func(raw []byte, eof bool, cut string) {
 		// A body read to its declared length is whole even if nobody
 		// read on to see EOF.
-		if !eof && readErr == nil && length >= 0 && int64(len(raw)) == length {
+		if !eof && cut == "" && length >= 0 && int64(len(raw)) == length {
 			eof = true
 		}
 		ex := warc.Exchange{Date: date, Request: sent, RequestBody: reqBody, Response: head, IP: ip()}
@@ -109,10 +116,8 @@ func (f *Fetcher) recording(ctx context.Context, c *call, req *http.Request, m m
 		ex.Body, ex.Decoded, ex.Truncated, short = kept(head.Header, raw, c.maxBytes)
 		switch {
 		case ex.Truncated != "":
-		case readErr != nil && (errors.Is(readErr, context.DeadlineExceeded) || errors.Is(readErr, errTimeout) || ctx.Err() != nil):
-			ex.Truncated = warc.TruncatedTime
-		case readErr != nil:
-			ex.Truncated = warc.TruncatedDisconnect
+		case cut != "":
+			ex.Truncated = cut
 		case !eof:
 			ex.Truncated = warc.TruncatedLength
 		case short:
