@@ -235,11 +235,11 @@ func unexpected(err error) error {
 // recordOptions make gowarc compute what a record lacks: its id,
 // Content-Length, and SHA-1 block and payload digests in base 32, the
 // spelling crawlers and replay tools use.
+// gowarc's validation policies stay at their defaults, which warn: what a
+// server sent is kept even where it bends the rules (the tests read our
+// records back under strict validation).
 var recordOptions = []gowarc.WarcRecordOption{
 	gowarc.WithAddMissingDigest(true),
-	// gowarc's default policies stay: what a server sent is kept even
-	// where it bends the rules (the tests read our records back under
-	// strict validation).
 	gowarc.WithDefaultDigestAlgorithm("sha1"),
 }
 
@@ -272,6 +272,7 @@ func (w *Writer) writeInfo(info Info) error {
 	if err != nil {
 		return fmt.Errorf("warc: warcinfo: %w", err)
 	}
+	defer rec.Close()
 	var buf bytes.Buffer
 	if err := w.marshal(&buf, rec); err != nil {
 		return fmt.Errorf("warc: warcinfo: %w", err)
