@@ -100,6 +100,9 @@ type CorruptFileError struct {
 	Path   string
 	Reason string
 	Err    error
+	// Whole is the length of the file's whole records, before the one it
+	// ends inside; 0 when there are none, or the file is not torn.
+	Whole int64
 }
 
 func (e *CorruptFileError) Error() string {
@@ -107,7 +110,11 @@ func (e *CorruptFileError) Error() string {
 	if e.Err != nil {
 		reason += " (" + e.Err.Error() + ")"
 	}
-	return fmt.Sprintf("warc %s: %s; refusing to append to it: move it aside or name another file", e.Path, reason)
+	fix := "move it aside or name another file"
+	if e.Whole > 0 {
+		fix = fmt.Sprintf("its whole records are its first %d bytes (truncate -s %d keeps them), or name another file", e.Whole, e.Whole)
+	}
+	return fmt.Sprintf("warc %s: %s; refusing to append to it: %s", e.Path, reason, fix)
 }
 
 func (e *CorruptFileError) Unwrap() error { return e.Err }
@@ -155,17 +162,19 @@ func (w *Writer) check() error {
 	case !gzipped && w.gz:
 		return &CorruptFileError{Path: w.path, Reason: "its name ends in .gz but it is not gzipped"}
 	}
-	var r io.Reader = bufio.NewReader(io.NewSectionReader(w.f, 0, st.Size()))
+	cr := &countingReader{r: io.NewSectionReader(w.f, 0, st.Size())}
+	br := bufio.NewReader(cr)
+	// Where br stands in the file: what it took, less what it holds.
+	pos := func() int64 { return cr.n - int64(br.Buffered()) }
+	var records int
+	var whole int64
 	if gzipped {
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return &CorruptFileError{Path: w.path, Reason: "it ends inside a record, after 0 whole ones", Err: err}
-		}
-		r = zr
+		records, whole, err = scanMembers(br, pos)
+	} else {
+		records, err = scan(br, func() { whole = pos() })
 	}
-	records, err := scan(bufio.NewReader(r))
 	if err != nil {
-		return &CorruptFileError{Path: w.path, Reason: fmt.Sprintf("it ends inside a record, after %d whole ones", records), Err: err}
+		return &CorruptFileError{Path: w.path, Reason: fmt.Sprintf("it ends inside a record, after %d whole ones", records), Err: err, Whole: whole}
 	}
 	if records == 0 {
 		return &CorruptFileError{Path: w.path, Reason: "it holds no WARC records"}
@@ -173,15 +182,53 @@ func (w *Writer) check() error {
 	return nil
 }
 
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// scanMembers scans a gzipped file member by member, and returns how many
+// records it read and where the last member whose records were all whole
+// ends. pos says where br stands.
+func scanMembers(br *bufio.Reader, pos func() int64) (records int, whole int64, err error) {
+	var zr gzip.Reader
+	for {
+		if _, err := br.Peek(1); err == io.EOF {
+			return records, whole, nil
+		}
+		// br is an io.ByteReader, so the gzip reader takes from it
+		// exactly the member's bytes.
+		if err := zr.Reset(br); err != nil {
+			return records, whole, fmt.Errorf("gzip member: %w", unexpected(err))
+		}
+		zr.Multistream(false)
+		// scan reads the member to its end, where gzip checks its
+		// length and CRC.
+		n, err := scan(bufio.NewReader(&zr), nil)
+		records += n
+		if err != nil {
+			return records, whole, err
+		}
+		whole = pos()
+	}
+}
+
 // scan reads WARC records through to the end of r, by their framing only:
 // a header that starts "WARC/", a Content-Length, that many bytes of block
 // and the blank line that ends the record. It returns how many whole
-// records it read, and an error when r ends anywhere but between two.
+// records it read, and an error when r ends anywhere but between two;
+// ended, when not nil, is called after each whole record.
 //
 // gowarc's reader is not used for this: told to be lenient, as it must be
 // to read other writers' files, it takes a file cut inside a record's
 // header for a clean end, so it cannot tell a torn file from a whole one.
-func scan(r *bufio.Reader) (int, error) {
+func scan(r *bufio.Reader, ended func()) (int, error) {
 	for records := 0; ; records++ {
 		line, err := r.ReadString('\n')
 		if err == io.EOF && line == "" {
@@ -221,6 +268,9 @@ func scan(r *bufio.Reader) (int, error) {
 		}
 		if string(end[:]) != "\r\n\r\n" {
 			return records, fmt.Errorf("record %d does not end with a blank line", records+1)
+		}
+		if ended != nil {
+			ended()
 		}
 	}
 }

@@ -300,8 +300,20 @@ func TestATornFileIsRefused(t *testing.T) {
 					}
 					continue
 				}
-				if ce, ok := errors.AsType[*CorruptFileError](err); !ok || !strings.Contains(err.Error(), "ends inside a record") {
+				ce, ok := errors.AsType[*CorruptFileError](err)
+				if !ok || !strings.Contains(err.Error(), "ends inside a record") {
 					t.Fatalf("cut at %d: %v (%T), want a CorruptFileError saying it ends inside a record", n, err, ce)
+				}
+				// It says where the whole records end, so that they can be
+				// kept.
+				var ends int64
+				for _, b := range bounds {
+					if b < n {
+						ends = int64(b)
+					}
+				}
+				if ce.Whole != ends || (ends > 0 && !strings.Contains(err.Error(), fmt.Sprintf("truncate -s %d", ends))) {
+					t.Fatalf("cut at %d: %v; want the whole records' end, %d", n, err, ends)
 				}
 				if got, _ := os.ReadFile(cut); !bytes.Equal(got, whole[:n]) {
 					t.Fatalf("cut at %d: a refused file was changed", n)
