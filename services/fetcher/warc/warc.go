@@ -475,20 +475,22 @@ func (w *Writer) encode(ex Exchange) ([]byte, error) {
 // marshal serialises one record into buf, as a gzip member of its own when
 // the file is gzipped, so that a reader can seek to any record.
 func (w *Writer) marshal(buf *bytes.Buffer, rec gowarc.WarcRecord) error {
-	var out io.Writer = buf
-	var zw *gzip.Writer
-	if w.gz {
-		zw = gzip.NewWriter(buf)
-		out = zw
-	}
-	if _, _, err := gowarc.NewMarshaler().Marshal(out, rec, 0); err != nil {
+	if !w.gz {
+		_, _, err := gowarc.NewMarshaler().Marshal(buf, rec, 0)
 		return err
 	}
-	if zw != nil {
-		return zw.Close()
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(buf)
+	if _, _, err := gowarc.NewMarshaler().Marshal(zw, rec, 0); err != nil {
+		return err
 	}
-	return nil
+	return zw.Close()
 }
+
+// gzipWriters are reused: each holds near a megabyte of compressor state,
+// which one per record would allocate anew.
+var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
 
 // requestBlock is the request as HTTP/1.1 puts it on the wire; an HTTP/2
 // request is archived in the same form, as other crawlers do, since WARC

@@ -463,3 +463,34 @@ func TestRecordsAfterCloseAreDropped(t *testing.T) {
 		t.Errorf("%d records, want only the warcinfo", len(recs))
 	}
 }
+
+// BenchmarkRecord measures what keeping one exchange costs: building both
+// records with their digests, gzipping them for .gz, and the write.
+func BenchmarkRecord(b *testing.B) {
+	for _, name := range []string{"run.warc", "run.warc.gz"} {
+		for _, size := range []int{10 << 10, 1 << 20} {
+			b.Run(fmt.Sprintf("%s/%dKiB", name, size>>10), func(b *testing.B) {
+				w, err := Open(filepath.Join(b.TempDir(), name), Info{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer w.Close()
+				u, _ := url.Parse("http://example.com/page")
+				ex := Exchange{
+					Date:     time.Now(),
+					Request:  &http.Request{Method: http.MethodGet, URL: u, Header: http.Header{"User-Agent": {"distill/bench"}}},
+					Response: &http.Response{Status: "200 OK", StatusCode: 200, Proto: "HTTP/1.1", Header: http.Header{"Content-Type": {"text/html"}}},
+					Body:     bytes.Repeat([]byte("<p>Anemones close when the water leaves.</p>\n"), size/46),
+				}
+				b.SetBytes(int64(len(ex.Body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					w.Record(ex)
+				}
+				if err := w.Err(); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+}
