@@ -93,7 +93,7 @@ test: check-generate lint go-test ## The whole test suite: generated code, lint,
 MCP_CLIENT := gateway/mcp/testdata/client
 
 .PHONY: go-test
-go-test: mcp-client test-binaries ## Run every module's Go tests.
+go-test: mcp-client warc-reader test-binaries ## Run every module's Go tests.
 	$(call go-tests,$(GOTEST_FLAGS))
 
 .PHONY: test-short
@@ -163,6 +163,16 @@ mcp-client: $(MCP_CLIENT)/node_modules/.package-lock.json ## Install the MCP tes
 # than package-lock.json, or missing, when the packages need installing.
 $(MCP_CLIENT)/node_modules/.package-lock.json: $(MCP_CLIENT)/package-lock.json
 	npm ci --no-audit --no-fund --prefix $(MCP_CLIENT)
+	@touch $@
+
+# The WARC tests read distill's files back with webrecorder's warcio.
+WARC_READER := gateway/cli/testdata/warcio
+
+.PHONY: warc-reader
+warc-reader: $(WARC_READER)/node_modules/.package-lock.json ## Install the WARC tests' reader, webrecorder's warcio (npm ci).
+
+$(WARC_READER)/node_modules/.package-lock.json: $(WARC_READER)/package-lock.json
+	npm ci --no-audit --no-fund --prefix $(WARC_READER)
 	@touch $@
 
 CORPUS ?= ../shared/bench/scrapinghub

@@ -17,6 +17,7 @@ import (
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/platform/netpolicy"
@@ -43,6 +44,12 @@ type Config struct {
 	// not; the in-process renderer adds its proxies. Nil starts an empty
 	// set.
 	Own *netpolicy.Own
+
+	// Recorder, when set, is handed every HTTP exchange this process's
+	// fetcher makes, pages, redirects, robots.txt and sitemaps alike: a
+	// *warc.Writer keeps them in a WARC file. It needs the fetcher in this
+	// process: Open refuses it with Cluster, whose fetchers run elsewhere.
+	Recorder fetch.Recorder
 
 	// Cluster, when set, makes this process a gateway of distill's
 	// services running apart; the fields below it are then unused.
@@ -82,6 +89,11 @@ type ClusterConfig struct {
 	DialOptions []grpc.DialOption
 }
 
+// ErrRecorderInCluster refuses a Recorder to a gateway: the HTTP exchanges
+// happen in the fetcher processes, out of its sight.
+var ErrRecorderInCluster = failure.New(failure.InvalidArgument,
+	"a WARC file records the HTTP exchanges of this process's fetcher; a cluster gateway fetches through the fetcher service")
+
 // backend is what each mode provides: the API's backend, and how it is
 // ready and closed.
 type backend interface {
@@ -106,6 +118,9 @@ type System struct {
 // each service and NATS as soon as it is up.
 func Open(ctx context.Context, logger *slog.Logger, cfg Config) (*System, error) {
 	if cfg.Cluster != nil {
+		if cfg.Recorder != nil {
+			return nil, ErrRecorderInCluster
+		}
 		return openCluster(ctx, logger, cfg)
 	}
 	if cfg.Own == nil {

@@ -158,6 +158,7 @@ func newFetchCmd(g *globals) *cobra.Command {
 	f := &fetchFlags{}
 	var server, input, outDir string
 	var failOnHTTP bool
+	var archive warcFlag
 	cmd := &cobra.Command{
 		Use:   "fetch <url>...",
 		Short: "Fetch pages and print them distilled",
@@ -187,6 +188,9 @@ func newFetchCmd(g *globals) *cobra.Command {
 			if err := fetchopts.Validate(opts); err != nil {
 				return usageError{err}
 			}
+			if err := archive.check(opts.GetJs(), server); err != nil {
+				return err
+			}
 			// A selector that cannot run is refused before anything is
 			// fetched.
 			if err := extract.CheckSelector(opts.GetSelector()); err != nil {
@@ -199,6 +203,7 @@ func newFetchCmd(g *globals) *cobra.Command {
 			r := &fetchRun{
 				printer: printer{g: g, format: f.format.value, opts: opts, failOnHTTP: failOnHTTP, server: server, allowLocal: f.allowLocal},
 				outDir:  outDir,
+				warc:    archive,
 			}
 			return r.run(cmd.Context(), urls)
 		},
@@ -208,6 +213,7 @@ func newFetchCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&input, "input", "", "read URLs from `FILE` (- for standard input), one a line; blank lines and # comments are skipped; positional URLs come first")
 	cmd.Flags().StringVar(&outDir, "output-dir", "", "write each page to a file of its own in folder `DIR` (named after its URL) and an index.jsonl of {url, ok, file | error}, instead of to stdout")
 	cmd.Flags().StringVar(&server, "server", g.env.String(envflag.Server, ""), envflag.Usage("fetch through the distill gateway at this gRPC address, host:port, instead of in this process", envflag.Server))
+	archive.register(cmd.Flags())
 	cmd.Flags().SortFlags = false
 	groupFetchFlags(cmd.Flags())
 	cmd.SetUsageFunc(groupedUsage)
@@ -218,9 +224,10 @@ func newFetchCmd(g *globals) *cobra.Command {
 type fetchRun struct {
 	printer
 	outDir string
+	warc   warcFlag
 }
 
-func (r *fetchRun) run(ctx context.Context, urls []string) error {
+func (r *fetchRun) run(ctx context.Context, urls []string) (runErr error) {
 	g := r.g
 	// A folder that cannot be written is known before anything is fetched.
 	out, err := r.sink(urls)
@@ -240,6 +247,13 @@ func (r *fetchRun) run(ctx context.Context, urls []string) error {
 		// to give.
 		cfg := g.appConfig(fetchopts.Concurrency(r.opts))
 		cfg.AllowLocal = r.opts.GetAllowLocal()
+		closeWARC, err := r.warc.open(&cfg, "distill fetch")
+		if err != nil {
+			return err
+		}
+		// Deferred first, so run after the system's Close has let the
+		// workers finish their exchanges.
+		defer func() { runErr = closeWARC(runErr) }()
 		sys, err := app.Open(ctx, g.logger(), cfg)
 		if err != nil {
 			return err

@@ -17,7 +17,7 @@ var fetchGroups = []struct {
 	name  string
 	flags []string
 }{
-	{"Output", []string{"format", "stats", "diagnostics", "max-output-tokens", "fail-on-http-error"}},
+	{"Output", []string{"format", "stats", "diagnostics", "max-output-tokens", "fail-on-http-error", "warc"}},
 	{"Content", []string{"selector", "profile", "links", "links-all", "tables", "actions", "max-actions"}},
 	{"Network", []string{"timeout", "max-bytes", "allow-local", "max-retries", "per-host-concurrency", "rate-limit", "respect-robots", "server"}},
 	{"Rendering", []string{"js", "js-wait", "js-wait-for"}},

@@ -37,6 +37,7 @@ type mapFlags struct {
 	allowLocal   bool
 	timeout      int32
 	server       string
+	warc         warcFlag
 }
 
 func newMapCmd(g *globals) *cobra.Command {
@@ -64,6 +65,10 @@ func newMapCmd(g *globals) *cobra.Command {
 			}
 			if f.limit < 0 || f.pages < 0 || f.delay < 0 {
 				return usagef("--map-limit, --map-pages and --delay cannot be negative")
+			}
+			// The map's short crawl reads pages without rendering them.
+			if err := f.warc.check(distillv1.JsMode_JS_MODE_UNSPECIFIED, f.server); err != nil {
+				return err
 			}
 			req := &distillv1.MapRequest{
 				Url:               args[0],
@@ -104,6 +109,7 @@ func newMapCmd(g *globals) *cobra.Command {
 	fs.BoolVar(&f.allowLocal, "allow-local", false, "permit loopback targets (loopback only; private ranges stay refused)")
 	fs.Int32Var(&f.timeout, "timeout", fetchopts.DefaultTimeoutSecs, "timeout of each request, in seconds")
 	fs.StringVar(&f.server, "server", g.env.String(envflag.Server, ""), envflag.Usage("map through the distill gateway at this gRPC address, host:port, instead of in this process", envflag.Server))
+	f.warc.register(fs)
 	fs.SortFlags = false
 	return cmd
 }
@@ -121,7 +127,7 @@ func (c *gatewayClient) MapSite(ctx context.Context, req *distillv1.MapRequest, 
 	return nil
 }
 
-func runMap(cmd *cobra.Command, g *globals, f *mapFlags, req *distillv1.MapRequest) error {
+func runMap(cmd *cobra.Command, g *globals, f *mapFlags, req *distillv1.MapRequest) (runErr error) {
 	var svc mapService
 	if f.server != "" {
 		gw, err := dialGateway(g.env, f.server)
@@ -134,6 +140,12 @@ func runMap(cmd *cobra.Command, g *globals, f *mapFlags, req *distillv1.MapReque
 		cfg := g.appConfig(0)
 		// In this process the user is the operator: --allow-local is theirs.
 		cfg.AllowLocal = f.allowLocal
+		closeWARC, err := f.warc.open(&cfg, "distill map")
+		if err != nil {
+			return err
+		}
+		// Deferred first, so run after the system's Close.
+		defer func() { runErr = closeWARC(runErr) }()
 		sys, err := app.Open(cmd.Context(), g.logger(), cfg)
 		if err != nil {
 			return err

@@ -59,6 +59,8 @@ type Fetcher struct {
 	// loopback; own are the process's listeners, refused to every call.
 	allowLocal bool
 	own        *netpolicy.Own
+	// recorder, when set, is handed every HTTP exchange (WithRecorder).
+	recorder Recorder
 
 	// One client per policy: a connection opened while loopback was
 	// allowed must never be reused by a call that does not allow it.
@@ -253,7 +255,7 @@ func (f *Fetcher) newCall(raw string, send message, o *distillv1.FetchOptions) (
 // run answers a call from the cache or the network, and logs how it went.
 func (f *Fetcher) run(ctx context.Context, c *call, start time.Time) (*internalv1.FetcherServiceFetchResponse, error) {
 	useCache := f.usesCache(c)
-	if useCache {
+	if useCache && f.recorder == nil {
 		if resp, ok := f.fromCache(ctx, c); ok {
 			telemetry.CountCacheLookup(ctx, telemetry.CacheHit)
 			f.logger.Debug("fetched from cache", "url", c.raw, "final_url", resp.GetFinalUrl(), "status", resp.GetStatus(), "elapsed", time.Since(start))

@@ -83,6 +83,10 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 	if err != nil {
 		return nil, err
 	}
+	var remote func() string
+	if f.recorder != nil {
+		ctx, remote = traceRemote(ctx)
+	}
 	req, err := f.request(ctx, u, m)
 	if err != nil {
 		release()
@@ -94,6 +98,7 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 			req.AddCookie(ck)
 		}
 	}
+	sent := time.Now()
 	resp, err := c.client.Do(req)
 	if err != nil {
 		release()
@@ -106,6 +111,9 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 	// The slot is held until the body is read: a server is busy with us
 	// until the last byte is sent.
 	resp.Body = &releasingBody{ReadCloser: resp.Body, release: sync.OnceFunc(release)}
+	if f.recorder != nil {
+		f.recording(ctx, c, req, m, resp, sent, remote)
+	}
 	return resp, nil
 }
 

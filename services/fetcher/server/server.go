@@ -40,6 +40,9 @@ type FetcherConfig struct {
 	// Own holds the process's listening addresses, which no fetch may
 	// reach.
 	Own *netpolicy.Own
+	// Recorder, when set, is handed every HTTP exchange the fetcher makes
+	// (a WARC file: fetch.WithRecorder).
+	Recorder fetch.Recorder
 }
 
 // NewFetcher builds the fetcher with its on-disk cache. A cache that cannot
@@ -47,6 +50,9 @@ type FetcherConfig struct {
 // out, c is nil and cacheErr says why, for whoever manages the cache.
 func NewFetcher(logger *slog.Logger, cfg FetcherConfig) (f *fetch.Fetcher, c *cache.Cache, cacheErr error) {
 	opts := []fetch.Option{fetch.WithUserAgent(cfg.UserAgentVersion), fetch.WithAllowLocal(cfg.AllowLocal), fetch.WithOwn(cfg.Own)}
+	if cfg.Recorder != nil {
+		opts = append(opts, fetch.WithRecorder(cfg.Recorder))
+	}
 	if cfg.NoCache {
 		cacheErr = errors.New("the fetch cache is off")
 	} else if c, cacheErr = cache.Open(cfg.CacheDir); cacheErr != nil {
