@@ -1,6 +1,7 @@
 package pick
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/andybalholm/cascadia"
@@ -165,3 +166,54 @@ func measureSelector(sel string) selectorShape {
 func isNameByte(b byte) bool {
 	return b == '-' || b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
 }
+
+// take is what a CSS pick returns of each element it matches.
+type take int
+
+const (
+	takeText take = iota // its visible text
+	takeOwn              // ::text, its own text nodes
+	takeAttr             // ::attr(NAME)
+	takeHTML             // ::html
+)
+
+// cssPick is a CSS selector with the pseudo-element saying what to take
+// of each match. sel is nil for a bare pseudo-element, which in a field
+// takes from the match itself.
+type cssPick struct {
+	sel  cascadia.Selector
+	take take
+	attr string
+}
+
+// pseudoElement is the trailing ::attr(NAME), ::text or ::html of a pick.
+var pseudoElement = regexp.MustCompile(`(?i)::(?:attr\(\s*([^()\s]+)\s*\)|(text)|(html))\s*$`)
+
+// compileCSSPick splits the pseudo-element off sel and compiles the rest
+// within the bounds.
+func compileCSSPick(sel string) (cssPick, error) {
+	var c cssPick
+	rest := sel
+	if m := pseudoElement.FindStringSubmatchIndex(sel); m != nil {
+		rest = sel[:m[0]]
+		switch {
+		case m[2] >= 0:
+			c.take, c.attr = takeAttr, strings.ToLower(strings.Trim(sel[m[2]:m[3]], `"'`))
+		case m[4] >= 0:
+			c.take = takeOwn
+		default:
+			c.take = takeHTML
+		}
+	} else if strings.Contains(sel, "::") {
+		return c, failure.New(failure.InvalidArgument, "invalid selector %s: the only pseudo-elements are a trailing ::attr(NAME), ::text or ::html", quoteSelector(sel))
+	}
+	s, err := CompileCSS(rest)
+	if err != nil {
+		return c, err
+	}
+	c.sel = s
+	return c, nil
+}
+
+// quote quotes a user's string for a one-line message, shortened.
+func quote(s string) string { return quoteSelector(s) }
