@@ -26,7 +26,7 @@ func TestPickReadsTheWholePage(t *testing.T) {
 	t.Parallel()
 	plain := run(t, htmlReq(articlePage, &distillv1.FetchOptions{Selector: "article"}))
 	d := run(t, htmlReq(articlePage, &distillv1.FetchOptions{Selector: "article", Select: "nav a::attr(href)"}))
-	want := []string{"https://example.com/", "https://example.com/world/"}
+	want := []string{"https://news.example.com/", "https://news.example.com/world/"}
 	if got := d.GetPicked().GetValues(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("picked %q, want %q", got, want)
 	}

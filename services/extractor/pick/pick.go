@@ -64,7 +64,7 @@ type field struct {
 // Asked reports whether opts ask for any picking.
 func Asked(opts *distillv1.FetchOptions) bool {
 	return opts.GetSelect() != "" || opts.GetXpath() != "" || opts.GetFindText() != "" || opts.GetFindRegex() != "" ||
-		len(opts.GetFields()) > 0 || opts.GetSimilar() || opts.GetExact() || opts.GetCaseSensitive() || opts.MaxMatches != nil
+		len(opts.GetFields()) > 0 || opts.GetSimilar() || opts.GetExact() || opts.GetCaseSensitive() || opts != nil && opts.MaxMatches != nil
 }
 
 // Check reports whether the picking options of opts can run: nil when
