@@ -59,7 +59,7 @@ func TestPickOnText(t *testing.T) {
 func TestBadPickIsRefused(t *testing.T) {
 	t.Parallel()
 	_, err := newExtractor().Extract(t.Context(), htmlReq(articlePage, &distillv1.FetchOptions{Xpath: "//p["}))
-	if failure.CodeOf(err) != failure.InvalidArgument || !strings.Contains(err.Error(), "xpath: invalid XPath") {
+	if failure.CodeOf(err) != failure.InvalidArgument || !strings.Contains(err.Error(), "--xpath: invalid XPath") {
 		t.Errorf("err = %v, want InvalidArgument naming the XPath", err)
 	}
 }

@@ -19,13 +19,13 @@ import (
 // text. Go's regular expressions run in time linear in the text, so a
 // pattern's length is its only bound.
 func compileFind(text, re string, exact, caseSensitive bool) (*regexp.Regexp, error) {
-	option, pattern := "find_regex", re
+	option, pattern := "--find-regex", re
 	if text != "" {
 		// The visible text has its whitespace collapsed; so has the
 		// text looked for.
-		option, pattern = "find_text", regexp.QuoteMeta(htmlnode.CollapseSpace(text))
+		option, pattern = "--find-text", regexp.QuoteMeta(htmlnode.CollapseSpace(text))
 		if pattern == "" {
-			return nil, failure.New(failure.InvalidArgument, "find_text is only whitespace")
+			return nil, failure.New(failure.InvalidArgument, "--find-text is only whitespace")
 		}
 	}
 	if len(pattern) > MaxPatternBytes {

@@ -84,33 +84,33 @@ func Compile(opts *distillv1.FetchOptions) (*Picker, error) {
 	p := &Picker{similar: opts.GetSimilar(), max: MaxMatches, moves: MaxXPathMoves}
 	var set []string
 	if s := opts.GetSelect(); s != "" {
-		set = append(set, "select")
+		set = append(set, "--select")
 		c, err := compileCSSPick(s)
 		if err != nil {
-			return nil, optionError("select", err)
+			return nil, optionError("--select", err)
 		}
 		if c.sel == nil {
-			return nil, failure.New(failure.InvalidArgument, "select: %s picks no elements: put a selector before the pseudo-element", quote(s))
+			return nil, failure.New(failure.InvalidArgument, "--select %s picks no elements: put a selector before the pseudo-element", quote(s))
 		}
 		p.which, p.css = pickCSS, c
 	}
 	if x := opts.GetXpath(); x != "" {
-		set = append(set, "xpath")
+		set = append(set, "--xpath")
 		e, err := CompileXPath(x)
 		if err != nil {
-			return nil, optionError("xpath", err)
+			return nil, optionError("--xpath", err)
 		}
 		p.which, p.xpath = pickXPath, e
 	}
 	text, re := opts.GetFindText(), opts.GetFindRegex()
 	if text != "" {
-		set = append(set, "find_text")
+		set = append(set, "--find-text")
 	}
 	if re != "" {
-		set = append(set, "find_regex")
+		set = append(set, "--find-regex")
 	}
 	if len(set) > 1 {
-		return nil, failure.New(failure.InvalidArgument, "%s: one picker at a time, got %s", set[0], strings.Join(set, " and "))
+		return nil, failure.New(failure.InvalidArgument, "one picker at a time, got %s", strings.Join(set, " and "))
 	}
 	if text != "" || re != "" {
 		m, err := compileFind(text, re, opts.GetExact(), opts.GetCaseSensitive())
@@ -121,15 +121,15 @@ func Compile(opts *distillv1.FetchOptions) (*Picker, error) {
 	}
 	switch {
 	case p.which == pickNone:
-		return nil, failure.New(failure.InvalidArgument, "%s needs a picker: select, xpath, find_text or find_regex", firstSetModifier(opts))
+		return nil, failure.New(failure.InvalidArgument, "%s needs a picker: --select, --xpath, --find-text or --find-regex", firstSetModifier(opts))
 	case p.which != pickFind && (opts.GetExact() || opts.GetCaseSensitive()):
-		return nil, failure.New(failure.InvalidArgument, "exact and case_sensitive apply to find_text and find_regex only")
+		return nil, failure.New(failure.InvalidArgument, "--exact and --case-sensitive apply to --find-text and --find-regex only")
 	case p.which == pickFind && len(opts.GetFields()) > 0 && !p.similar:
-		return nil, failure.New(failure.InvalidArgument, "fields need select, xpath or similar: found elements are {selector, text}")
+		return nil, failure.New(failure.InvalidArgument, "--field needs --select, --xpath or --similar: found elements are {selector, text}")
 	}
 	if n := opts.MaxMatches; n != nil {
 		if *n < 0 {
-			return nil, failure.New(failure.InvalidArgument, "max_matches must be 0 (no cap) or more, got %d", *n)
+			return nil, failure.New(failure.InvalidArgument, "--max-matches must be 0 (no cap) or more, got %d", *n)
 		}
 		if *n > 0 && int(*n) < p.max {
 			p.max = int(*n)
@@ -148,21 +148,21 @@ func Compile(opts *distillv1.FetchOptions) (*Picker, error) {
 func firstSetModifier(opts *distillv1.FetchOptions) string {
 	switch {
 	case len(opts.GetFields()) > 0:
-		return "fields"
+		return "--field"
 	case opts.GetSimilar():
-		return "similar"
+		return "--similar"
 	case opts.GetExact():
-		return "exact"
+		return "--exact"
 	case opts.GetCaseSensitive():
-		return "case_sensitive"
+		return "--case-sensitive"
 	default:
-		return "max_matches"
+		return "--max-matches"
 	}
 }
 
 func compileFields(in []*distillv1.PickField, asXPath bool) ([]field, error) {
 	if len(in) > MaxFields {
-		return nil, failure.New(failure.InvalidArgument, "fields: %d fields, over the limit of %d", len(in), MaxFields)
+		return nil, failure.New(failure.InvalidArgument, "--field: %d fields, over the limit of %d", len(in), MaxFields)
 	}
 	seen := map[string]bool{}
 	out := make([]field, 0, len(in))
@@ -170,11 +170,11 @@ func compileFields(in []*distillv1.PickField, asXPath bool) ([]field, error) {
 		name := f.GetName()
 		switch {
 		case strings.TrimSpace(name) == "":
-			return nil, failure.New(failure.InvalidArgument, "fields: a field has no name; write name=SELECTOR")
+			return nil, failure.New(failure.InvalidArgument, "--field: a field has no name; write NAME=SELECTOR")
 		case seen[name]:
-			return nil, failure.New(failure.InvalidArgument, "fields: %s is given twice", quote(name))
+			return nil, failure.New(failure.InvalidArgument, "--field: %s is given twice", quote(name))
 		case strings.TrimSpace(f.GetSelector()) == "":
-			return nil, failure.New(failure.InvalidArgument, "fields: %s has no selector; write %s=SELECTOR", quote(name), name)
+			return nil, failure.New(failure.InvalidArgument, "--field %s has no selector; write %s=SELECTOR", quote(name), name)
 		}
 		seen[name] = true
 		fd := field{name: name}
@@ -185,7 +185,7 @@ func compileFields(in []*distillv1.PickField, asXPath bool) ([]field, error) {
 			fd.css, err = compileCSSPick(f.GetSelector())
 		}
 		if err != nil {
-			return nil, optionError("field "+name, err)
+			return nil, optionError("--field "+name, err)
 		}
 		out = append(out, fd)
 	}

@@ -213,10 +213,10 @@ func (r *run) xpathPick() (*distillv1.Picked, error) {
 	}
 	if scalar != nil {
 		if r.p.similar {
-			return nil, failure.New(failure.InvalidArgument, "similar: XPath %s gives a %s, not nodes", quote(r.p.xpath.String()), kindOf(scalar))
+			return nil, failure.New(failure.InvalidArgument, "--similar: XPath %s gives a %s, not nodes", quote(r.p.xpath.String()), kindOf(scalar))
 		}
 		if len(r.p.fields) > 0 {
-			return nil, failure.New(failure.InvalidArgument, "fields: XPath %s gives a %s, not nodes to make records of", quote(r.p.xpath.String()), kindOf(scalar))
+			return nil, failure.New(failure.InvalidArgument, "--field: XPath %s gives a %s, not nodes to make records of", quote(r.p.xpath.String()), kindOf(scalar))
 		}
 		out := &distillv1.Picked{Kind: distillv1.PickedKind_PICKED_KIND_SCALAR}
 		switch v := scalar.(type) {

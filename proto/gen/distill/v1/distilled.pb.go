@@ -21,6 +21,66 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// PickedKind names the part of Picked that holds the result.
+type PickedKind int32
+
+const (
+	PickedKind_PICKED_KIND_UNSPECIFIED PickedKind = 0
+	// Picked.values.
+	PickedKind_PICKED_KIND_VALUES PickedKind = 1
+	// Picked.records.
+	PickedKind_PICKED_KIND_RECORDS PickedKind = 2
+	// Picked.elements.
+	PickedKind_PICKED_KIND_ELEMENTS PickedKind = 3
+	// Picked.number, Picked.string or Picked.boolean.
+	PickedKind_PICKED_KIND_SCALAR PickedKind = 4
+)
+
+// Enum value maps for PickedKind.
+var (
+	PickedKind_name = map[int32]string{
+		0: "PICKED_KIND_UNSPECIFIED",
+		1: "PICKED_KIND_VALUES",
+		2: "PICKED_KIND_RECORDS",
+		3: "PICKED_KIND_ELEMENTS",
+		4: "PICKED_KIND_SCALAR",
+	}
+	PickedKind_value = map[string]int32{
+		"PICKED_KIND_UNSPECIFIED": 0,
+		"PICKED_KIND_VALUES":      1,
+		"PICKED_KIND_RECORDS":     2,
+		"PICKED_KIND_ELEMENTS":    3,
+		"PICKED_KIND_SCALAR":      4,
+	}
+)
+
+func (x PickedKind) Enum() *PickedKind {
+	p := new(PickedKind)
+	*p = x
+	return p
+}
+
+func (x PickedKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PickedKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_distill_v1_distilled_proto_enumTypes[0].Descriptor()
+}
+
+func (PickedKind) Type() protoreflect.EnumType {
+	return &file_distill_v1_distilled_proto_enumTypes[0]
+}
+
+func (x PickedKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PickedKind.Descriptor instead.
+func (PickedKind) EnumDescriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{0}
+}
+
 // Distilled is one page turned into bounded, LLM-ready content. Its JSON form
 // (`--format json`, MCP `format=json`) uses these field names; parts that were
 // not asked for are absent, never null or empty.
@@ -202,7 +262,11 @@ type Picked struct {
 	// With similar: one CSS selector that picks every match.
 	Selector *string `protobuf:"bytes,7,opt,name=selector,proto3,oneof" json:"selector,omitempty"`
 	// Matches left out past max_matches.
-	Omitted       int32 `protobuf:"varint,8,opt,name=omitted,proto3" json:"omitted,omitempty"`
+	Omitted int32 `protobuf:"varint,8,opt,name=omitted,proto3" json:"omitted,omitempty"`
+	// Which part holds the result, so that an empty result keeps its shape.
+	Kind PickedKind `protobuf:"varint,9,opt,name=kind,proto3,enum=distill.v1.PickedKind" json:"kind,omitempty"`
+	// The matches are the elements like the picker's first match (similar).
+	Similar       bool `protobuf:"varint,10,opt,name=similar,proto3" json:"similar,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -304,6 +368,20 @@ func (x *Picked) GetOmitted() int32 {
 		return x.Omitted
 	}
 	return 0
+}
+
+func (x *Picked) GetKind() PickedKind {
+	if x != nil {
+		return x.Kind
+	}
+	return PickedKind_PICKED_KIND_UNSPECIFIED
+}
+
+func (x *Picked) GetSimilar() bool {
+	if x != nil {
+		return x.Similar
+	}
+	return false
 }
 
 type isPicked_Scalar interface {
@@ -1485,7 +1563,7 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\x06picked\x18\r \x01(\v2\x12.distill.v1.PickedR\x06pickedB\t\n" +
 	"\a_bylineB\n" +
 	"\n" +
-	"\b_excerpt\"\xad\x02\n" +
+	"\b_excerpt\"\xf3\x02\n" +
 	"\x06Picked\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\x122\n" +
 	"\arecords\x18\x02 \x03(\v2\x18.distill.v1.PickedRecordR\arecords\x125\n" +
@@ -1494,7 +1572,10 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\x06string\x18\x05 \x01(\tH\x00R\x06string\x12\x1a\n" +
 	"\aboolean\x18\x06 \x01(\bH\x00R\aboolean\x12\x1f\n" +
 	"\bselector\x18\a \x01(\tH\x01R\bselector\x88\x01\x01\x12\x18\n" +
-	"\aomitted\x18\b \x01(\x05R\aomittedB\b\n" +
+	"\aomitted\x18\b \x01(\x05R\aomitted\x12*\n" +
+	"\x04kind\x18\t \x01(\x0e2\x16.distill.v1.PickedKindR\x04kind\x12\x18\n" +
+	"\asimilar\x18\n" +
+	" \x01(\bR\asimilarB\b\n" +
 	"\x06scalarB\v\n" +
 	"\t_selector\"?\n" +
 	"\fPickedRecord\x12/\n" +
@@ -1588,7 +1669,14 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\x0etruncated_body\x18\f \x01(\bR\rtruncatedBody\x12\"\n" +
 	"\n" +
 	"page_count\x18\r \x01(\x05H\x00R\tpageCount\x88\x01\x01B\r\n" +
-	"\v_page_countB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\v_page_count*\x8c\x01\n" +
+	"\n" +
+	"PickedKind\x12\x1b\n" +
+	"\x17PICKED_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12PICKED_KIND_VALUES\x10\x01\x12\x17\n" +
+	"\x13PICKED_KIND_RECORDS\x10\x02\x12\x18\n" +
+	"\x14PICKED_KIND_ELEMENTS\x10\x03\x12\x16\n" +
+	"\x12PICKED_KIND_SCALAR\x10\x04B,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_distilled_proto_rawDescOnce sync.Once
@@ -1602,52 +1690,55 @@ func file_distill_v1_distilled_proto_rawDescGZIP() []byte {
 	return file_distill_v1_distilled_proto_rawDescData
 }
 
+var file_distill_v1_distilled_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_distill_v1_distilled_proto_goTypes = []any{
-	(*Distilled)(nil),      // 0: distill.v1.Distilled
-	(*Picked)(nil),         // 1: distill.v1.Picked
-	(*PickedRecord)(nil),   // 2: distill.v1.PickedRecord
-	(*PickedField)(nil),    // 3: distill.v1.PickedField
-	(*PickedElement)(nil),  // 4: distill.v1.PickedElement
-	(*Stats)(nil),          // 5: distill.v1.Stats
-	(*Link)(nil),           // 6: distill.v1.Link
-	(*LinkList)(nil),       // 7: distill.v1.LinkList
-	(*Table)(nil),          // 8: distill.v1.Table
-	(*TableRow)(nil),       // 9: distill.v1.TableRow
-	(*TableList)(nil),      // 10: distill.v1.TableList
-	(*Actions)(nil),        // 11: distill.v1.Actions
-	(*LinkAction)(nil),     // 12: distill.v1.LinkAction
-	(*DownloadAction)(nil), // 13: distill.v1.DownloadAction
-	(*ButtonAction)(nil),   // 14: distill.v1.ButtonAction
-	(*FormAction)(nil),     // 15: distill.v1.FormAction
-	(*FormField)(nil),      // 16: distill.v1.FormField
-	(*SelectOption)(nil),   // 17: distill.v1.SelectOption
-	(*Diagnostics)(nil),    // 18: distill.v1.Diagnostics
+	(PickedKind)(0),        // 0: distill.v1.PickedKind
+	(*Distilled)(nil),      // 1: distill.v1.Distilled
+	(*Picked)(nil),         // 2: distill.v1.Picked
+	(*PickedRecord)(nil),   // 3: distill.v1.PickedRecord
+	(*PickedField)(nil),    // 4: distill.v1.PickedField
+	(*PickedElement)(nil),  // 5: distill.v1.PickedElement
+	(*Stats)(nil),          // 6: distill.v1.Stats
+	(*Link)(nil),           // 7: distill.v1.Link
+	(*LinkList)(nil),       // 8: distill.v1.LinkList
+	(*Table)(nil),          // 9: distill.v1.Table
+	(*TableRow)(nil),       // 10: distill.v1.TableRow
+	(*TableList)(nil),      // 11: distill.v1.TableList
+	(*Actions)(nil),        // 12: distill.v1.Actions
+	(*LinkAction)(nil),     // 13: distill.v1.LinkAction
+	(*DownloadAction)(nil), // 14: distill.v1.DownloadAction
+	(*ButtonAction)(nil),   // 15: distill.v1.ButtonAction
+	(*FormAction)(nil),     // 16: distill.v1.FormAction
+	(*FormField)(nil),      // 17: distill.v1.FormField
+	(*SelectOption)(nil),   // 18: distill.v1.SelectOption
+	(*Diagnostics)(nil),    // 19: distill.v1.Diagnostics
 }
 var file_distill_v1_distilled_proto_depIdxs = []int32{
-	5,  // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
-	7,  // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
-	10, // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
-	11, // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
-	18, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
-	1,  // 5: distill.v1.Distilled.picked:type_name -> distill.v1.Picked
-	2,  // 6: distill.v1.Picked.records:type_name -> distill.v1.PickedRecord
-	4,  // 7: distill.v1.Picked.elements:type_name -> distill.v1.PickedElement
-	3,  // 8: distill.v1.PickedRecord.fields:type_name -> distill.v1.PickedField
-	6,  // 9: distill.v1.LinkList.items:type_name -> distill.v1.Link
-	9,  // 10: distill.v1.Table.rows:type_name -> distill.v1.TableRow
-	8,  // 11: distill.v1.TableList.items:type_name -> distill.v1.Table
-	12, // 12: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
-	15, // 13: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
-	14, // 14: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
-	13, // 15: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
-	16, // 16: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
-	17, // 17: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	6,  // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
+	8,  // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
+	11, // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
+	12, // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
+	19, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
+	2,  // 5: distill.v1.Distilled.picked:type_name -> distill.v1.Picked
+	3,  // 6: distill.v1.Picked.records:type_name -> distill.v1.PickedRecord
+	5,  // 7: distill.v1.Picked.elements:type_name -> distill.v1.PickedElement
+	0,  // 8: distill.v1.Picked.kind:type_name -> distill.v1.PickedKind
+	4,  // 9: distill.v1.PickedRecord.fields:type_name -> distill.v1.PickedField
+	7,  // 10: distill.v1.LinkList.items:type_name -> distill.v1.Link
+	10, // 11: distill.v1.Table.rows:type_name -> distill.v1.TableRow
+	9,  // 12: distill.v1.TableList.items:type_name -> distill.v1.Table
+	13, // 13: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
+	16, // 14: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
+	15, // 15: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
+	14, // 16: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
+	17, // 17: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
+	18, // 18: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_distilled_proto_init() }
@@ -1671,13 +1762,14 @@ func file_distill_v1_distilled_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_distilled_proto_rawDesc), len(file_distill_v1_distilled_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_distill_v1_distilled_proto_goTypes,
 		DependencyIndexes: file_distill_v1_distilled_proto_depIdxs,
+		EnumInfos:         file_distill_v1_distilled_proto_enumTypes,
 		MessageInfos:      file_distill_v1_distilled_proto_msgTypes,
 	}.Build()
 	File_distill_v1_distilled_proto = out.File
