@@ -31,6 +31,10 @@ func compileFind(text, re string, exact, caseSensitive bool) (*regexp.Regexp, er
 	if len(pattern) > MaxPatternBytes {
 		return nil, failure.New(failure.InvalidArgument, "%s: %d bytes long, over the limit of %d", option, len(pattern), MaxPatternBytes)
 	}
+	// The pattern as given, so that an error quotes what the user wrote.
+	if _, err := regexp.Compile(pattern); err != nil {
+		return nil, failure.Wrap(failure.InvalidArgument, err, "%s: invalid regular expression %s", option, quote(re))
+	}
 	if exact {
 		pattern = `^(?:` + pattern + `)$`
 	}
