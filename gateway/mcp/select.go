@@ -66,8 +66,6 @@ func selectOptions(a args) *distillv1.FetchOptions {
 		Js:            distillv1.JsMode(a.enum("js")),
 		TimeoutSecs:   a.int32p("timeout_secs"),
 		AllowLocal:    a.flag("allow_local"),
-		// Nothing of the page's content is returned: the least work.
-		Profile: distillv1.Profile_PROFILE_FULL,
 	}
 	if o.MaxMatches == nil {
 		o.MaxMatches = proto.Int32(defaultSelectMatches)
@@ -75,6 +73,7 @@ func selectOptions(a args) *distillv1.FetchOptions {
 	if a.flag("tables") {
 		// The page's tables, not only the main content's.
 		o.ExtractTables = true
+		o.Profile = distillv1.Profile_PROFILE_FULL
 	}
 	return o
 }
