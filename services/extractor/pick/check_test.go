@@ -211,3 +211,29 @@ func TestPickersStopWhenCancelled(t *testing.T) {
 		})
 	}
 }
+
+// A page of thousands of alike items: every one found, each selector
+// still picking its element alone, past the budget for running them
+// against the others too.
+func TestFindOnAWidePage(t *testing.T) {
+	t.Parallel()
+	doc := wide(2000)
+	p, err := Compile(&distillv1.FetchOptions{FindRegex: `^item \d+$`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Run(context.Background(), doc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	els := got.GetElements()
+	if len(els) != 2000 {
+		t.Fatalf("found %d, want 2000", len(els))
+	}
+	for _, i := range []int{0, 999, 1999} {
+		hits := cascadia.QueryAll(doc, cascadia.MustCompile(els[i].GetSelector()))
+		if want := fmt.Sprintf("item %d", i); len(hits) != 1 || visibleText(hits[0]) != want || els[i].GetText() != want {
+			t.Errorf("%q picks %d elements, want only %q", els[i].GetSelector(), len(hits), want)
+		}
+	}
+}

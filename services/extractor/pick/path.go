@@ -20,19 +20,39 @@ import (
 type paths struct {
 	doc *html.Node
 	ids map[string]int
-	// byTag lists the page's elements by tag, for checking a path among
-	// the only elements it can pick.
-	byTag map[string][]*html.Node
+	// level lists the page's elements by tag and depth: a path of child
+	// steps can pick only elements of its last tag at its depth.
+	level map[tagDepth][]*html.Node
+	depth map[*html.Node]int
+	// checks is what is left of the run's budget for running paths
+	// against other elements; see picksAlone.
+	checks int
 }
 
+type tagDepth struct {
+	tag   string
+	depth int
+}
+
+// maxPathChecks bounds, over one run, how many elements the paths are run
+// against besides their own. A selector's :nth-of-type counts the
+// siblings of each element it is tried on, so ten thousand paths run
+// against ten thousand list items would take minutes; past the budget a
+// path is checked against its own element only, and picks it alone by
+// construction.
+const maxPathChecks = 20_000
+
 func newPaths(doc *html.Node) *paths {
-	p := &paths{doc: doc, ids: map[string]int{}, byTag: map[string][]*html.Node{}}
+	p := &paths{doc: doc, ids: map[string]int{}, level: map[tagDepth][]*html.Node{}, depth: map[*html.Node]int{}, checks: maxPathChecks}
 	htmlnode.Walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode {
 			if id := htmlnode.Attr(n, "id"); id != "" {
 				p.ids[id]++
 			}
-			p.byTag[n.Data] = append(p.byTag[n.Data], n)
+			d := p.depth[n.Parent] + 1
+			p.depth[n] = d
+			k := tagDepth{n.Data, d}
+			p.level[k] = append(p.level[k], n)
 		}
 		return true
 	})
@@ -98,25 +118,26 @@ func (p *paths) unique(ctx context.Context, n *html.Node) (string, error) {
 	return p.path(n, false), tick.Err("checking a selector")
 }
 
-// picksAlone reports whether sel picks n and nothing else.
+// picksAlone reports whether sel picks n and, as far as the run's budget
+// goes, nothing else.
 func (p *paths) picksAlone(tick *halt.Ticker, sel string, n *html.Node) bool {
 	s, err := cascadia.Compile(sel)
-	if err != nil {
+	if err != nil || !s.Match(n) {
 		return false
 	}
-	hits := 0
-	for _, e := range p.byTag[n.Data] {
-		if tick.Stop() {
+	for _, e := range p.level[tagDepth{n.Data, p.depth[n]}] {
+		if e == n {
+			continue
+		}
+		if p.checks <= 0 || tick.Stop() {
+			break
+		}
+		p.checks--
+		if s.Match(e) {
 			return false
 		}
-		if s.Match(e) {
-			if e != n {
-				return false
-			}
-			hits++
-		}
 	}
-	return hits == 1
+	return !tick.Stopped()
 }
 
 // cssIdent escapes s as a CSS identifier (CSSOM's serialize an
