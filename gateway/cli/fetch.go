@@ -380,7 +380,7 @@ func (p *printer) notes(it output.BatchItem) {
 			it.URL, fetchopts.MaxBytes(p.opts))
 	}
 	if n := it.Result.GetPicked().GetOmitted(); n > 0 {
-		fmt.Fprintf(w, "distill: note: %s: %d more matches left out (--max-matches; at most %d)\n", it.URL, n, pick.MaxMatches)
+		fmt.Fprintf(w, "distill: note: %s: %s left out (--max-matches; at most %d)\n", it.URL, output.MoreMatches(int(n)), pick.MaxMatches)
 	}
 	if fetchopts.Format(p.opts) == distillv1.Format_FORMAT_JSON {
 		return

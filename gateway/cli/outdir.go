@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"distill.dev/gateway/output"
+	"distill.dev/services/extractor/pick"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
@@ -40,7 +41,12 @@ func newDirSink(p *printer, dir string, urls []string) (*dirSink, error) {
 	if err != nil {
 		return nil, usagef("--output-dir: %v", err)
 	}
-	return &dirSink{p: p, dir: dir, names: fileNames(urls, extension(p.format)), index: index}, nil
+	ext := extension(p.format)
+	if pick.Asked(p.opts) {
+		// What was picked prints as JSON in every format.
+		ext = ".json"
+	}
+	return &dirSink{p: p, dir: dir, names: fileNames(urls, ext), index: index}, nil
 }
 
 type indexLine struct {

@@ -111,8 +111,8 @@ func (h handlers) selectPage(ctx context.Context, a args) ([]string, error) {
 		var left int
 		texts, left, err = fitPicked(d.GetPicked(), fetchopts.DefaultMCPMaxOutputTokens)
 		if n := int(d.GetPicked().GetOmitted()) + left; n > 0 {
-			notes = append(notes, fmt.Sprintf("note: %d more matches left out (max_matches=%d, and about %d tokens at most); narrow the selector or raise max_matches to see them.",
-				n, opts.GetMaxMatches(), fetchopts.DefaultMCPMaxOutputTokens))
+			notes = append(notes, fmt.Sprintf("note: %s left out (max_matches=%d, and about %d tokens at most); narrow the selector or raise max_matches to see them.",
+				output.MoreMatches(n), opts.GetMaxMatches(), fetchopts.DefaultMCPMaxOutputTokens))
 		}
 	}
 	if err != nil {

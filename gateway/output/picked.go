@@ -162,3 +162,12 @@ func pickedText(p *distillv1.Picked) string {
 	}
 	return b.String()
 }
+
+// MoreMatches says how many matches were left out: "1 more match", "3
+// more matches".
+func MoreMatches(n int) string {
+	if n == 1 {
+		return "1 more match"
+	}
+	return strconv.Itoa(n) + " more matches"
+}
