@@ -12,9 +12,9 @@ import (
 	"sync"
 
 	"distill.dev/gateway/output"
-	"distill.dev/services/extractor/pick"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/pick"
 )
 
 // indexName is the file --output-dir lists its pages in.
