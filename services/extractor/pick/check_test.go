@@ -237,3 +237,27 @@ func TestFindOnAWidePage(t *testing.T) {
 		}
 	}
 }
+
+// A similar selector keeps the classes it needs and a step's first, and
+// drops the rest.
+func TestSimilarSelectorDropsClassesItCanDoWithout(t *testing.T) {
+	t.Parallel()
+	doc, err := html.Parse(strings.NewReader(`<html><body>
+<nav><ul class="menu nav-menu shadow"><li class="item lvl0 css-x">Home</li><li class="item lvl0 css-x">Guides</li><li class="item lvl0 css-x">Cart</li></ul></nav>
+<footer><ul class="links"><li class="item css-y">About</li><li class="item css-y">Jobs</li></ul></footer>
+</body></html>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compile(&distillv1.FetchOptions{FindText: "guides", Similar: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Run(context.Background(), doc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetSelector() != "li.item.lvl0" || len(got.GetElements()) != 3 {
+		t.Errorf("similar = %q with %d matches, want li.item.lvl0 and the three menu items", got.GetSelector(), len(got.GetElements()))
+	}
+}
