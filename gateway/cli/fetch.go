@@ -62,7 +62,7 @@ func (f *outputFlags) register(fs *pflag.FlagSet) {
 func (f *pickFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.css, "select", "", "print what this CSS selector matches as JSON values: each element's text, or with a trailing ::attr(NAME), ::text or ::html that attribute (links absolute), its own text or its HTML; unlike --selector, which keeps the matches as the page's Markdown")
 	fs.StringVar(&f.xpath, "xpath", "", "print what this XPath 1.0 expression picks as JSON values (elements and text nodes their text, attributes their value), or the one value of count(), string() and the like")
-	fs.StringArrayVar(&f.fields, "field", nil, "turn each match of --select, --xpath or --similar into a record whose field `NAME=SELECTOR` runs inside the match (CSS; XPath with --xpath), taking its first value or null; repeatable")
+	fs.StringArrayVar(&f.fields, "field", nil, "turn each match of --select, --xpath or --similar into a record whose field `NAME=SELECTOR` runs inside the match (CSS; XPath with --xpath unless --similar), taking its first value or null; repeatable")
 	fs.StringVar(&f.findText, "find-text", "", "print the deepest elements whose visible text contains this text, any case, as {selector, text} with a selector that picks each alone")
 	fs.StringVar(&f.findRegex, "find-regex", "", "as --find-text, with a regular expression (RE2 syntax)")
 	fs.BoolVar(&f.exact, "exact", false, "--find-text and --find-regex match the whole visible text")

@@ -30,7 +30,7 @@ var selectParams = []param{
 	{name: "xpath", kind: kindString,
 		desc: "XPath 1.0 instead of select. Elements and text nodes give their text, attributes their value; count(), string() and the like give one value."},
 	{name: "fields", kind: kindFields,
-		desc: `Turn each match into a record: {"name": "selector", ...}, each run inside the match (CSS; XPath with xpath, e.g. ".//h3"), its first value or null.`},
+		desc: `Turn each match into a record: {"name": "selector", ...}, each run inside the match (CSS; XPath such as ".//h3" with xpath and no similar), its first value or null.`},
 	{name: "find_text", kind: kindString,
 		desc: "Find the deepest elements whose visible text contains this, any case. Returns [{selector, text}], each selector picking its element alone."},
 	{name: "find_regex", kind: kindString,
