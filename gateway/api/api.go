@@ -20,6 +20,7 @@ import (
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
+	"distill.dev/services/extractor/pick"
 	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
@@ -109,6 +110,9 @@ func (s *Server) Fetch(ctx context.Context, req *distillv1.FetchRequest) (*disti
 	if err := extract.CheckSelector(req.GetOptions().GetSelector()); err != nil {
 		return nil, err
 	}
+	if err := pick.Check(req.GetOptions()); err != nil {
+		return nil, err
+	}
 	res, err := s.backend.Do(ctx, pipeline.Request{URL: req.GetUrl(), Options: req.GetOptions()})
 	if err != nil {
 		return nil, err
@@ -122,6 +126,9 @@ func (s *Server) Observe(ctx context.Context, req *distillv1.ObserveRequest) (*d
 		return nil, status.Error(codes.InvalidArgument, "url is required")
 	}
 	if err := extract.CheckSelector(req.GetOptions().GetSelector()); err != nil {
+		return nil, err
+	}
+	if err := pick.Check(req.GetOptions()); err != nil {
 		return nil, err
 	}
 	res, err := s.backend.Do(ctx, pipeline.Request{URL: req.GetUrl(), Options: ObserveOptions(req.GetOptions())})
@@ -180,6 +187,9 @@ func (s *Server) Batch(ctx context.Context, req *distillv1.FetchBatchRequest, de
 		return status.Errorf(codes.InvalidArgument, "invalid options: %v", err)
 	}
 	if err := extract.CheckSelector(req.GetOptions().GetSelector()); err != nil {
+		return err
+	}
+	if err := pick.Check(req.GetOptions()); err != nil {
 		return err
 	}
 	return s.backend.Batch(ctx, urls, req.GetOptions(), func(r *internalv1.FetchJobResult) {

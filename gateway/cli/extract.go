@@ -55,6 +55,9 @@ func newExtractCmd(g *globals) *cobra.Command {
 			if err := extract.CheckSelector(opts.GetSelector()); err != nil {
 				return usageError{err}
 			}
+			if err := checkPick(opts); err != nil {
+				return err
+			}
 			if base != "" {
 				if err := checkBase(base); err != nil {
 					return usageError{err}

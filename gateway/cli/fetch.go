@@ -14,6 +14,7 @@ import (
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
+	"distill.dev/services/extractor/pick"
 	"distill.dev/services/platform/envflag"
 )
 
@@ -28,13 +29,24 @@ type outputFlags struct {
 	tables             bool
 	actions            bool
 	maxActions         int32
+	pick               pickFlags
+}
+
+// pickFlags pick values, records and elements out of the page, as JSON.
+type pickFlags struct {
+	css, xpath          string
+	fields              []string
+	findText, findRegex string
+	exact, caseSens     bool
+	similar             bool
+	maxMatches          int32
 }
 
 func (f *outputFlags) register(fs *pflag.FlagSet) {
 	f.format = newEnum("markdown", "markdown", "text", "json", formatJSONL)
 	f.profile = newEnum("article", "article", "full", "metadata")
 	fs.Var(f.format, "format", "output format: markdown, text, json, or jsonl (one {url, ok, result | error} a line)")
-	fs.StringVar(&f.selector, "selector", "", "extract the elements matching this CSS selector instead of running a profile")
+	fs.StringVar(&f.selector, "selector", "", "extract the elements matching this CSS selector instead of running a profile, as the page's content (Markdown); to pick values or records as JSON, use --select")
 	fs.Var(f.profile, "profile", "content selection: article (main content), full (whole page) or metadata; ignored with --selector")
 	fs.BoolVar(&f.stats, "stats", false, "print token-savings stats to stderr (inside the JSON with --format json)")
 	fs.BoolVar(&f.diagnostics, "diagnostics", false, "print extraction-quality diagnostics to stderr; with --format json, include them in the JSON")
@@ -44,6 +56,37 @@ func (f *outputFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.tables, "tables", false, "extract tables as structured data")
 	fs.BoolVar(&f.actions, "actions", false, "extract the operable action tree (links, forms, buttons, downloads)")
 	fs.Int32Var(&f.maxActions, "max-actions", 0, "cap each action category, form fields and select options at this many entries (0 = no cap)")
+	f.pick.register(fs)
+}
+
+func (f *pickFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.css, "select", "", "print what this CSS selector matches as JSON values: each element's text, or with a trailing ::attr(NAME), ::text or ::html that attribute (links absolute), its own text or its HTML; unlike --selector, which keeps the matches as the page's Markdown")
+	fs.StringVar(&f.xpath, "xpath", "", "print what this XPath 1.0 expression picks as JSON values (elements and text nodes their text, attributes their value), or the one value of count(), string() and the like")
+	fs.StringArrayVar(&f.fields, "field", nil, "turn each match of --select, --xpath or --similar into a record whose field `NAME=SELECTOR` runs inside the match (CSS; XPath with --xpath unless --similar), taking its first value or null; repeatable")
+	fs.StringVar(&f.findText, "find-text", "", "print the deepest elements whose visible text contains this text, any case, as {selector, text} with a selector that picks each alone")
+	fs.StringVar(&f.findRegex, "find-regex", "", "as --find-text, with a regular expression (RE2 syntax)")
+	fs.BoolVar(&f.exact, "exact", false, "--find-text and --find-regex match the whole visible text")
+	fs.BoolVar(&f.caseSens, "case-sensitive", false, "--find-text and --find-regex match letter case")
+	fs.BoolVar(&f.similar, "similar", false, "from the first match of --select, --xpath, --find-text or --find-regex, print every element like it (the other items of its list, grid or table) and one CSS selector that picks them all; with --field, records")
+	fs.Int32Var(&f.maxMatches, "max-matches", 0, "print at most this many matches, and say on stderr how many were left out (0 = no cap)")
+}
+
+func (f *pickFlags) apply(fs *pflag.FlagSet, o *distillv1.FetchOptions) {
+	o.Select = f.css
+	o.Xpath = f.xpath
+	o.FindText = f.findText
+	o.FindRegex = f.findRegex
+	o.Exact = f.exact
+	o.CaseSensitive = f.caseSens
+	o.Similar = f.similar
+	for _, kv := range f.fields {
+		// A field without = has no selector, which the check names.
+		name, sel, _ := strings.Cut(kv, "=")
+		o.Fields = append(o.Fields, &distillv1.PickField{Name: name, Selector: sel})
+	}
+	if fs.Changed("max-matches") && f.maxMatches != 0 {
+		o.MaxMatches = &f.maxMatches
+	}
 }
 
 func (f *outputFlags) apply(fs *pflag.FlagSet, o *distillv1.FetchOptions) {
@@ -62,6 +105,7 @@ func (f *outputFlags) apply(fs *pflag.FlagSet, o *distillv1.FetchOptions) {
 	if fs.Changed("max-actions") && f.maxActions != 0 {
 		o.MaxActions = &f.maxActions
 	}
+	f.pick.apply(fs, o)
 }
 
 // fetchFlags are the `distill fetch` flags, named as in the public surface.
@@ -195,6 +239,9 @@ func newFetchCmd(g *globals) *cobra.Command {
 			// fetched.
 			if err := extract.CheckSelector(opts.GetSelector()); err != nil {
 				return usageError{err}
+			}
+			if err := checkPick(opts); err != nil {
+				return err
 			}
 			urls, err := batchURLs(args, input, cmd.InOrStdin())
 			if err != nil {
@@ -346,6 +393,9 @@ func (p *printer) notes(it output.BatchItem) {
 		fmt.Fprintf(w, "distill: note: %s: body longer than --max-bytes; distilled its first %d bytes (raise --max-bytes for the rest)\n",
 			it.URL, fetchopts.MaxBytes(p.opts))
 	}
+	if n := it.Result.GetPicked().GetOmitted(); n > 0 {
+		fmt.Fprintf(w, "distill: note: %s: %s left out (--max-matches; at most %d)\n", it.URL, output.MoreMatches(int(n)), pick.MaxMatches)
+	}
 	if fetchopts.Format(p.opts) == distillv1.Format_FORMAT_JSON {
 		return
 	}
@@ -396,4 +446,13 @@ func (p *printer) printAll(items []output.BatchItem, batch bool) error {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// checkPick refuses picking options that cannot run, before anything is
+// fetched.
+func checkPick(opts *distillv1.FetchOptions) error {
+	if err := pick.Check(opts); err != nil {
+		return usageError{err}
+	}
+	return nil
 }

@@ -20,6 +20,7 @@ import (
 
 	"distill.dev/gateway/cli"
 	"distill.dev/gateway/mcp"
+	"distill.dev/gateway/output"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/envflag"
 )
@@ -42,6 +43,9 @@ type reach struct {
 	// internal, when set, says why the field is deliberately kept off the
 	// public surface; the other fields are then left empty.
 	internal string
+	// group names options that cannot share a call with the others (one
+	// picker a call): each group reaches the doors in calls of its own.
+	group string
 }
 
 // fetchOptionsReach lists every field of FetchOptions. The values differ
@@ -73,6 +77,22 @@ var fetchOptionsReach = map[protoreflect.Name]reach{
 	"max_actions":          {flag: "--max-actions=6", tool: "fetch_url", param: 6, want: protoreflect.ValueOfInt32(6)},
 	// A batch's concurrency: fetch_url reads one page.
 	"concurrency": {flag: "--concurrency=3", tool: "fetch_urls", param: 3, want: protoreflect.ValueOfInt32(3)},
+	// Picking: one picker a call, each in a group of its own.
+	"select":         {flag: "--select=h1::text", tool: "select", param: "h1::text", want: protoreflect.ValueOfString("h1::text"), json: "picked", group: "css"},
+	"fields":         {flag: "--field=t=h1", tool: "select", param: map[string]any{"t": "h1"}, want: fieldsValue(&distillv1.PickField{Name: "t", Selector: "h1"}), json: "picked", group: "css"},
+	"similar":        {flag: "--similar", tool: "select", param: true, want: protoreflect.ValueOfBool(true), json: "picked", group: "css"},
+	"max_matches":    {flag: "--max-matches=5", tool: "select", param: 5, want: protoreflect.ValueOfInt32(5), json: "picked", group: "css"},
+	"xpath":          {flag: "--xpath=//h1", tool: "select", param: "//h1", want: protoreflect.ValueOfString("//h1"), json: "picked", group: "xpath"},
+	"find_text":      {flag: "--find-text=page", tool: "select", param: "page", want: protoreflect.ValueOfString("page"), json: "picked", group: "find"},
+	"exact":          {flag: "--exact", tool: "select", param: true, want: protoreflect.ValueOfBool(true), json: "picked", group: "find"},
+	"case_sensitive": {flag: "--case-sensitive", tool: "select", param: true, want: protoreflect.ValueOfBool(true), json: "picked", group: "find"},
+	"find_regex":     {flag: "--find-regex=^P", tool: "select", param: "^P", want: protoreflect.ValueOfString("^P"), json: "picked", group: "regex"},
+}
+
+// fieldsValue is FetchOptions.fields holding fs, as reflection reads it.
+func fieldsValue(fs ...*distillv1.PickField) protoreflect.Value {
+	o := &distillv1.FetchOptions{Fields: fs}
+	return o.ProtoReflect().Get(o.ProtoReflect().Descriptor().Fields().ByName("fields"))
 }
 
 func enum(e protoreflect.Enum) protoreflect.Value { return protoreflect.ValueOfEnum(e.Number()) }
@@ -83,6 +103,7 @@ const page = "http://127.0.0.1:1/page"
 var toolArgs = map[string]map[string]any{
 	"fetch_url":  {"url": page},
 	"fetch_urls": {"urls": []string{page}},
+	"select":     {"url": page},
 }
 
 // TestEveryFetchOptionReachesThePublicSurface walks FetchOptions by
@@ -93,8 +114,9 @@ var toolArgs = map[string]map[string]any{
 // on loopback that records the request, MCP over stdio.
 func TestEveryFetchOptionReachesThePublicSurface(t *testing.T) {
 	fields := (&distillv1.FetchOptions{}).ProtoReflect().Descriptor().Fields()
-	var flags []string
-	params := map[string]map[string]any{}
+	flags := map[string][]string{}
+	// params are keyed by tool and group.
+	params := map[[2]string]map[string]any{}
 	for name, r := range fetchOptionsReach {
 		switch {
 		case fields.ByName(name) == nil:
@@ -106,17 +128,25 @@ func TestEveryFetchOptionReachesThePublicSurface(t *testing.T) {
 			t.Errorf("fetchOptionsReach[%s] names no flag, tool, param or wanted value, and no reason to keep it internal", name)
 			continue
 		}
-		flags = append(flags, r.flag)
-		if params[r.tool] == nil {
-			params[r.tool] = map[string]any{}
+		flags[r.group] = append(flags[r.group], r.flag)
+		key := [2]string{r.tool, r.group}
+		if params[key] == nil {
+			params[key] = map[string]any{}
 		}
-		params[r.tool][string(name)] = r.param
+		params[key][string(name)] = r.param
 	}
-	cliOpts, cliJSON := fetchWithCLI(t, flags)
-	mcpOpts, mcpJSON := map[string]*distillv1.FetchOptions{}, map[string]map[string]json.RawMessage{}
+	cliOpts, cliJSON := map[string]*distillv1.FetchOptions{}, map[string]map[string]json.RawMessage{}
+	for group, fl := range flags {
+		if group != "" {
+			// The default group sets --format=json for all.
+			fl = append(fl, fetchOptionsReach["format"].flag)
+		}
+		cliOpts[group], cliJSON[group] = fetchWithCLI(t, fl)
+	}
+	mcpOpts, mcpJSON, mcpText := map[[2]string]*distillv1.FetchOptions{}, map[[2]string]map[string]json.RawMessage{}, map[[2]string]string{}
 	mc := connectMCP(t)
-	for tool, p := range params {
-		mcpOpts[tool], mcpJSON[tool] = callMCP(t, mc, tool, p)
+	for key, p := range params {
+		mcpOpts[key], mcpJSON[key], mcpText[key] = callMCP(t, mc, key[0], p)
 	}
 
 	for i := range fields.Len() {
@@ -131,20 +161,29 @@ func TestEveryFetchOptionReachesThePublicSurface(t *testing.T) {
 		if r.internal != "" || r.flag == "" || r.tool == "" || r.param == nil || !r.want.IsValid() {
 			continue
 		}
-		if got := cliOpts.ProtoReflect(); !got.Has(fd) || !got.Get(fd).Equal(r.want) {
+		key := [2]string{r.tool, r.group}
+		if got := cliOpts[r.group].ProtoReflect(); !got.Has(fd) || !got.Get(fd).Equal(r.want) {
 			t.Errorf("distill fetch %s: FetchOptions.%s = %v (set %t), want %v", r.flag, fd.Name(), got.Get(fd), got.Has(fd), r.want)
 		}
-		if got := mcpOpts[r.tool].ProtoReflect(); !got.Has(fd) || !got.Get(fd).Equal(r.want) {
+		if got := mcpOpts[key].ProtoReflect(); !got.Has(fd) || !got.Get(fd).Equal(r.want) {
 			t.Errorf("MCP %s {%q: %v}: FetchOptions.%s = %v (set %t), want %v", r.tool, fd.Name(), r.param, fd.Name(), got.Get(fd), got.Has(fd), r.want)
 		}
 		if r.json == "" {
 			continue
 		}
-		if _, ok := cliJSON[r.json]; !ok {
-			t.Errorf("distill fetch %s --format=json: no %q in the JSON %v", r.flag, r.json, slices.Sorted(maps.Keys(cliJSON)))
+		if _, ok := cliJSON[r.group][r.json]; !ok {
+			t.Errorf("distill fetch %s --format=json: no %q in the JSON %v", r.flag, r.json, slices.Sorted(maps.Keys(cliJSON[r.group])))
 		}
-		if _, ok := mcpJSON["fetch_url"][r.json]; !ok {
-			t.Errorf("MCP fetch_url {%q: %v, format: json}: no %q in the JSON %v", fd.Name(), r.param, r.json, slices.Sorted(maps.Keys(mcpJSON["fetch_url"])))
+		if r.tool == "select" {
+			// The select tool answers with what was picked, not the page.
+			want, err := output.MarshalPicked(wholePage().GetPicked())
+			if err != nil || mcpText[key] != string(want) {
+				t.Errorf("MCP select {%q: %v}: answered %q, want the picked %s", fd.Name(), r.param, mcpText[key], want)
+			}
+			continue
+		}
+		if _, ok := mcpJSON[[2]string{"fetch_url", ""}][r.json]; !ok {
+			t.Errorf("MCP fetch_url {%q: %v, format: json}: no %q in the JSON %v", fd.Name(), r.param, r.json, slices.Sorted(maps.Keys(mcpJSON[[2]string{"fetch_url", ""}])))
 		}
 	}
 }
@@ -159,6 +198,7 @@ func wholePage() *distillv1.Distilled {
 		Tables:      &distillv1.TableList{Items: []*distillv1.Table{{Headers: []string{"a"}, Rows: []*distillv1.TableRow{{Cells: []string{"1"}}}}}},
 		Actions:     &distillv1.Actions{Links: []*distillv1.LinkAction{{ActionId: "link_1", Href: page, Text: "Page"}}},
 		Diagnostics: &distillv1.Diagnostics{Profile: "full", RawBytes: 100, OutputChars: 7, OutputTokens: 4},
+		Picked:      &distillv1.Picked{Kind: distillv1.PickedKind_PICKED_KIND_VALUES, Values: []string{"Page"}},
 	}
 }
 
@@ -267,8 +307,9 @@ func connectMCP(t *testing.T) mcpClient {
 }
 
 // callMCP calls tool with the options in params and returns the options
-// the service received and, for a page's answer, its JSON.
-func callMCP(t *testing.T, c mcpClient, tool string, params map[string]any) (*distillv1.FetchOptions, map[string]json.RawMessage) {
+// the service received, for a page's answer its JSON, and the answer's
+// text.
+func callMCP(t *testing.T, c mcpClient, tool string, params map[string]any) (*distillv1.FetchOptions, map[string]json.RawMessage, string) {
 	t.Helper()
 	required, ok := toolArgs[tool]
 	if !ok {
@@ -298,5 +339,5 @@ func callMCP(t *testing.T, c mcpClient, tool string, params map[string]any) (*di
 	_ = json.Unmarshal([]byte(text), &page) // fetch_urls answers an array
 	c.svc.mu.Lock()
 	defer c.svc.mu.Unlock()
-	return proto.CloneOf(c.svc.opts), page
+	return proto.CloneOf(c.svc.opts), page, text
 }

@@ -14,6 +14,7 @@ import (
 	"distill.dev/gateway/output"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/pick"
 )
 
 // indexName is the file --output-dir lists its pages in.
@@ -40,7 +41,12 @@ func newDirSink(p *printer, dir string, urls []string) (*dirSink, error) {
 	if err != nil {
 		return nil, usagef("--output-dir: %v", err)
 	}
-	return &dirSink{p: p, dir: dir, names: fileNames(urls, extension(p.format)), index: index}, nil
+	ext := extension(p.format)
+	if pick.Asked(p.opts) {
+		// What was picked prints as JSON in every format.
+		ext = ".json"
+	}
+	return &dirSink{p: p, dir: dir, names: fileNames(urls, ext), index: index}, nil
 }
 
 type indexLine struct {

@@ -150,7 +150,7 @@ func runClient(t *testing.T, cfg clientConfig) report {
 
 // sitePages names the test site's pages for the client.
 func sitePages(base string) map[string]string {
-	return map[string]string{"article": base + "/article", "a": base + "/a", "b": base + "/b", "order": base + "/order"}
+	return map[string]string{"article": base + "/article", "a": base + "/a", "b": base + "/b", "order": base + "/order", "grid": base + "/grid"}
 }
 
 func stdioConfig(t *testing.T, base string) clientConfig {
@@ -248,6 +248,30 @@ func checkReport(t *testing.T, r report, base string) {
 	if m := r.Calls["map"]; m.IsError || len(m.Texts) != 2 || m.Texts[0] != base+"/article\n"+base+"/fog\n" ||
 		!strings.Contains(m.Texts[1], "The map stopped looking at map_limit=2 URLs") {
 		t.Errorf("map = %+v, want /article and /fog and a report that it stopped at map_limit", m)
+	}
+
+	// select: records from the product grid, every title like one found
+	// by its text, an XPath count, and an XPath that does not parse.
+	if got, want := text("select_records"), `[{"title":"Tide Pools of the North","price":"£51.77"},{"title":"Kelp Forests","price":"£23.10"},`+
+		`{"title":"Anemones, a Life in the Shallows","price":"£57.25"},{"title":"Shore Birds","price":"£9.99"}]`; got != want {
+		t.Errorf("select records = %s, want %s", got, want)
+	}
+	var similar struct {
+		Selector string `json:"selector"`
+		Matches  []struct {
+			Selector string `json:"selector"`
+			Text     string `json:"text"`
+		} `json:"matches"`
+	}
+	if err := json.Unmarshal([]byte(text("select_similar")), &similar); err != nil || similar.Selector != "h3 > a" || len(similar.Matches) != 4 ||
+		similar.Matches[1].Text != "Kelp Forests" || similar.Matches[1].Selector != "#catalogue > ol > li:nth-of-type(2) > article > h3 > a" {
+		t.Errorf("select similar = %+v (%v), want the four titles and h3 > a", similar, err)
+	}
+	if got := text("select_count"); got != "4" {
+		t.Errorf("select xpath count = %s, want 4", got)
+	}
+	if bad := r.Calls["select_bad"]; !bad.IsError || len(bad.Texts) != 1 || !strings.Contains(bad.Texts[0], `xpath: invalid XPath "//article["`) {
+		t.Errorf("select with a broken XPath = %+v, want a tool error naming it", bad)
 	}
 
 	if bad := r.Calls["bad_param"]; !bad.IsError || len(bad.Texts) != 1 || !strings.Contains(bad.Texts[0], "timeout_secs") {

@@ -89,8 +89,11 @@ var flagName = regexp.MustCompile(`--[a-z][a-z-]*`)
 func optionError(err error) error {
 	msg := flagName.ReplaceAllStringFunc(err.Error(), func(flag string) string {
 		name := strings.ReplaceAll(strings.TrimPrefix(flag, "--"), "-", "_")
-		if name == "timeout" {
+		switch name {
+		case "timeout":
 			return "timeout_secs"
+		case "field":
+			return "fields"
 		}
 		return name
 	})

@@ -97,6 +97,22 @@ var addedTools = map[string][]frozen{
 		{name: "allow_local", def: "false"},
 		{name: "timeout_secs", def: "20"},
 	},
+	"select": {
+		{name: "url", required: true},
+		{name: "select"},
+		{name: "xpath"},
+		{name: "fields"},
+		{name: "find_text"},
+		{name: "find_regex"},
+		{name: "exact", def: "false"},
+		{name: "case_sensitive", def: "false"},
+		{name: "similar", def: "false"},
+		{name: "tables", def: "false"},
+		{name: "max_matches", def: "200"},
+		{name: "js", def: `"auto"`},
+		{name: "timeout_secs", def: "20"},
+		{name: "allow_local", def: "false"},
+	},
 }
 
 // pinnedTools are the frozen tools and the added ones.

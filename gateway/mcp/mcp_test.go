@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,6 +72,9 @@ func pages(t *testing.T) *httptest.Server {
 		})
 	}
 	serve("/article", articleHTML)
+	for _, name := range []string{"grid", "docs", "wiki"} {
+		serve("/"+name, fixture(t, name+".html"))
+	}
 	serve("/fog", fogHTML)
 	for _, name := range []string{"a", "b"} {
 		serve("/"+name, fmt.Sprintf("<html><head><title>Page %s</title></head><body><main><h1>Page %s</h1>"+
@@ -95,6 +100,17 @@ func pages(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// fixture is one of the pick package's fixture pages: a product grid, a
+// docs page with code and tables, a wiki-like page with many links.
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "services", "extractor", "pick", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // newService is distill in one process, as `distill mcp` runs it.

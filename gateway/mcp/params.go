@@ -26,6 +26,7 @@ const (
 	kindNumber
 	kindStrings    // an array of strings
 	kindFormValues // an object of field name to value(s)
+	kindFields     // an object of record field name to selector, in order
 )
 
 // param is one tool parameter: its schema, and how its value is decoded.
@@ -62,6 +63,9 @@ func (p param) schema() *jsonschema.Schema {
 	case kindStrings:
 		s.Type = "array"
 		s.Items = &jsonschema.Schema{Type: "string"}
+	case kindFields:
+		s.Type = "object"
+		s.AdditionalProperties = &jsonschema.Schema{Type: "string"}
 	case kindFormValues:
 		s.Type = "object"
 		s.AdditionalProperties = &jsonschema.Schema{Types: []string{"string", "number", "boolean", "array"}, Items: &jsonschema.Schema{Type: "string"}}
@@ -182,6 +186,8 @@ func (p param) decode(v json.RawMessage) (any, error) {
 		return ss, nil
 	case kindFormValues:
 		return formValues(p.name, v)
+	case kindFields:
+		return decodeFields(p.name, v)
 	}
 	return nil, fmt.Errorf("%s: no decoder for its kind", p.name)
 }
@@ -303,6 +309,11 @@ func (a args) int64p(name string) *int64 {
 		return &n
 	}
 	return nil
+}
+
+func (a args) fields(name string) []*distillv1.PickField {
+	v, _ := a[name].([]*distillv1.PickField)
+	return v
 }
 
 func (a args) formValues(name string) map[string]*distillv1.FieldValues {

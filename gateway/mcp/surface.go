@@ -246,6 +246,14 @@ func tools(svc Service) []tool {
 				"or fetch_urls.",
 		},
 		{
+			name: "select", params: selectParams, readOnly: true, run: h.selectPage,
+			desc: "Pick data out of one web page as JSON instead of reading it: the values a CSS selector " +
+				"(select) or XPath (xpath) matches, records with fields, the elements whose text contains " +
+				"find_text (or matches find_regex) with a selector for each, every item like the first match " +
+				"with similar, or the page's tables. Use it to extract lists, prices, links or table rows, or to " +
+				"find a selector you can reuse. Give exactly one of select, xpath, find_text, find_regex or tables.",
+		},
+		{
 			name: "session_start", params: sessionStartParams, run: h.sessionStart,
 			desc: "Open url in a new browsing session that keeps cookies, the current URL, redirect history and " +
 				"the last page between calls. Returns the session view as JSON: {session_id, current_url, " +

@@ -27,6 +27,7 @@ type distilledJSON struct {
 	Tables      *[]tableJSON     `json:"tables,omitempty"`
 	Actions     *actionsJSON     `json:"actions,omitempty"`
 	Diagnostics *diagnosticsJSON `json:"diagnostics,omitempty"`
+	Picked      *pickedJSON      `json:"picked,omitempty"`
 }
 
 type statsJSON struct {
@@ -225,6 +226,9 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 	if a := d.GetActions(); a != nil {
 		out.Actions = toActionsJSON(a)
 	}
+	if p := d.GetPicked(); p != nil {
+		out.Picked = toPickedJSON(p)
+	}
 	if g := d.GetDiagnostics(); g != nil {
 		out.Diagnostics = &diagnosticsJSON{
 			Profile:         g.GetProfile(),
@@ -302,4 +306,14 @@ func WriteBatchLine(w io.Writer, it BatchItem) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// MarshalTables returns tables as a compact JSON array of {headers, rows,
+// caption}, for callers that embed them (the MCP select tool).
+func MarshalTables(t *distillv1.TableList) ([]byte, error) {
+	tables := make([]tableJSON, 0, len(t.GetItems()))
+	for _, it := range t.GetItems() {
+		tables = append(tables, toTableJSON(it))
+	}
+	return marshal(tables)
 }

@@ -9,8 +9,12 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
-// Content returns what the markdown and text formats print for a page.
+// Content returns what the markdown and text formats print for a page:
+// its content, or, when a picker was asked for, what it picked, as JSON.
 func Content(d *distillv1.Distilled, format distillv1.Format) string {
+	if p := d.GetPicked(); p != nil {
+		return pickedText(p)
+	}
 	if format == distillv1.Format_FORMAT_TEXT {
 		return d.GetText()
 	}

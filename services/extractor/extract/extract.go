@@ -21,6 +21,7 @@ import (
 	"distill.dev/services/extractor/actions"
 	"distill.dev/services/extractor/markdown"
 	"distill.dev/services/extractor/pdf"
+	"distill.dev/services/extractor/pick"
 	"distill.dev/services/extractor/readable"
 	"distill.dev/services/extractor/tokens"
 	"distill.dev/services/platform/telemetry"
@@ -101,6 +102,8 @@ type page struct {
 	// cut is set when the content was cut short before the token budget
 	// was applied: pages of a PDF past the budget were not read.
 	cut bool
+	// picked is what a picker found; nil when none was asked for.
+	picked *distillv1.Picked
 }
 
 // emptyLists gives a page without markup the empty lists of links, tables
@@ -137,6 +140,10 @@ func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest)
 	if err != nil {
 		return nil, err
 	}
+	picker, err := pick.Compile(opts)
+	if err != nil {
+		return nil, err
+	}
 
 	release, err := e.admit(ctx, len(req.GetHtml()))
 	if err != nil {
@@ -167,13 +174,17 @@ func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest)
 		}
 		p.emptyLists(opts)
 	case kindHTML:
-		p, err = e.fromHTML(ctx, req, body, u, sel)
+		p, err = e.fromHTML(ctx, req, body, u, sel, picker)
 		if err != nil {
 			return nil, err
 		}
 	default:
 		p = fromText(kind, body, u)
 		p.emptyLists(opts)
+	}
+	if picker != nil && p.picked == nil {
+		// A PDF or a text file has no elements to pick.
+		p.picked = picker.Empty()
 	}
 
 	d := finish(req, body, p)
@@ -218,6 +229,7 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 		d.Tables = &distillv1.TableList{Items: p.tables}
 	}
 	d.Actions = p.actions
+	d.Picked = p.picked
 
 	rawBytes := int64(len(req.GetHtml()))
 	// Counting builds the tokenizer's vocabulary on first use, so a

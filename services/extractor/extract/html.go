@@ -17,6 +17,7 @@ import (
 	"distill.dev/services/extractor/internal/weburl"
 	"distill.dev/services/extractor/markdown"
 	"distill.dev/services/extractor/metadata"
+	"distill.dev/services/extractor/pick"
 	"distill.dev/services/extractor/plaintext"
 	"distill.dev/services/extractor/readable"
 	"distill.dev/services/extractor/tables"
@@ -26,7 +27,7 @@ import (
 // reads the whole page runs before the content is chosen, because choosing
 // it edits the tree; the Markdown conversion, which edits the content, runs
 // last.
-func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest, body []byte, u *url.URL, sel cascadia.Selector) (page, error) {
+func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest, body []byte, u *url.URL, sel cascadia.Selector, picker *pick.Picker) (page, error) {
 	opts := req.GetOptions()
 	doc, err := parseHTML(ctx, body)
 	if err != nil {
@@ -45,6 +46,12 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 	}
 
 	p := page{title: meta.Title, byline: meta.Byline, excerpt: meta.Description}
+	if picker != nil {
+		// Picking reads the whole page, before choosing the content edits it.
+		if p.picked, err = picker.Run(ctx, doc, base); err != nil {
+			return page{}, err
+		}
+	}
 	if opts.GetExtractActions() {
 		if err := stopped(ctx, "reading the page"); err != nil {
 			return page{}, err

@@ -2,56 +2,25 @@ package extract
 
 import (
 	"context"
-	"errors"
 
-	"distill.dev/proto/failure"
+	"distill.dev/services/extractor/internal/halt"
 )
 
-// tickEvery is how many steps of a loop pass between two looks at the
-// context: often enough that a cancelled extraction stops within
-// milliseconds, rarely enough that looking costs nothing measurable.
-const tickEvery = 256
+// The context checks live in halt, which the pick package shares; these
+// names keep the extractor's loops as they were.
 
-// ticker lets a long loop over a page notice that its context has ended.
-type ticker struct {
-	ctx     context.Context
-	n       int
-	stopped bool
-}
+// tickEvery is how many steps pass between two looks at the context.
+const tickEvery = halt.Every
 
-func newTicker(ctx context.Context) *ticker { return &ticker{ctx: ctx} }
+type ticker struct{ *halt.Ticker }
 
-// stop reports whether the loop should stop; once true it stays true.
-func (t *ticker) stop() bool {
-	if t.stopped {
-		return true
-	}
-	t.n++
-	if t.n%tickEvery == 0 && t.ctx.Err() != nil {
-		t.stopped = true
-	}
-	return t.stopped
-}
+func newTicker(ctx context.Context) *ticker { return &ticker{halt.NewTicker(ctx)} }
 
-// err is the typed error for a loop that stopped while doing what, or nil.
-func (t *ticker) err(what string) error {
-	if !t.stopped {
-		return nil
-	}
-	return stopped(t.ctx, what)
-}
+func (t *ticker) stop() bool { return t.Stop() }
+
+func (t *ticker) err(what string) error { return t.Err(what) }
 
 // stopped turns an ended context into the failure callers branch on:
 // Timeout when its deadline passed, Canceled otherwise. It returns nil
 // while ctx is live.
-func stopped(ctx context.Context, what string) error {
-	err := ctx.Err()
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, context.DeadlineExceeded):
-		return failure.Wrap(failure.Timeout, err, "extract: deadline passed while %s", what)
-	default:
-		return failure.Wrap(failure.Canceled, err, "extract: canceled while %s", what)
-	}
-}
+func stopped(ctx context.Context, what string) error { return halt.Stopped(ctx, what) }

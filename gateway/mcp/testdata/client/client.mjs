@@ -2,7 +2,7 @@
 // gateway/mcp's Go tests. It takes one JSON argument:
 //
 //   {"transport": "stdio", "command": "/path/distill", "args": ["mcp", ...],
-//    "pages": {"article": URL, "a": URL, "b": URL, "order": URL}, "sessions": false}
+//    "pages": {"article": URL, "a": URL, "b": URL, "order": URL, "grid": URL}, "sessions": false}
 //   {"transport": "http", "url": "http://127.0.0.1:PORT/mcp", "token": "...", ...}
 //
 // lists the tools, makes a fixed set of calls, and prints one JSON report on
@@ -56,6 +56,15 @@ calls.observe = await call(client, "observe_url", { url: article, allow_local: t
 calls.batch = await call(client, "fetch_urls", { urls: [a, "http://10.0.0.1/", b], allow_local: true, concurrency: "2" });
 calls.map = await call(client, "map", { url: article, allow_local: true, map_limit: "2" });
 calls.bad_param = await call(client, "fetch_url", { url: article, timeout_secs: "abc" });
+if (config.pages.grid) {
+  const grid = config.pages.grid;
+  calls.select_records = await call(client, "select", {
+    url: grid, allow_local: true, select: "article.product_pod", fields: { title: "h3 a::attr(title)", price: ".price_color" },
+  });
+  calls.select_similar = await call(client, "select", { url: grid, allow_local: true, find_text: "kelp forests", similar: "true" });
+  calls.select_count = await call(client, "select", { url: grid, allow_local: true, xpath: "count(//article)" });
+  calls.select_bad = await call(client, "select", { url: grid, allow_local: true, xpath: "//article[" });
+}
 calls.unknown_tool = await call(client, "no_such_tool", {});
 
 if (config.sessions) {

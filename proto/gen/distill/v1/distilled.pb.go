@@ -21,6 +21,66 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// PickedKind names the part of Picked that holds the result.
+type PickedKind int32
+
+const (
+	PickedKind_PICKED_KIND_UNSPECIFIED PickedKind = 0
+	// Picked.values.
+	PickedKind_PICKED_KIND_VALUES PickedKind = 1
+	// Picked.records.
+	PickedKind_PICKED_KIND_RECORDS PickedKind = 2
+	// Picked.elements.
+	PickedKind_PICKED_KIND_ELEMENTS PickedKind = 3
+	// Picked.number, Picked.string or Picked.boolean.
+	PickedKind_PICKED_KIND_SCALAR PickedKind = 4
+)
+
+// Enum value maps for PickedKind.
+var (
+	PickedKind_name = map[int32]string{
+		0: "PICKED_KIND_UNSPECIFIED",
+		1: "PICKED_KIND_VALUES",
+		2: "PICKED_KIND_RECORDS",
+		3: "PICKED_KIND_ELEMENTS",
+		4: "PICKED_KIND_SCALAR",
+	}
+	PickedKind_value = map[string]int32{
+		"PICKED_KIND_UNSPECIFIED": 0,
+		"PICKED_KIND_VALUES":      1,
+		"PICKED_KIND_RECORDS":     2,
+		"PICKED_KIND_ELEMENTS":    3,
+		"PICKED_KIND_SCALAR":      4,
+	}
+)
+
+func (x PickedKind) Enum() *PickedKind {
+	p := new(PickedKind)
+	*p = x
+	return p
+}
+
+func (x PickedKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PickedKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_distill_v1_distilled_proto_enumTypes[0].Descriptor()
+}
+
+func (PickedKind) Type() protoreflect.EnumType {
+	return &file_distill_v1_distilled_proto_enumTypes[0]
+}
+
+func (x PickedKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PickedKind.Descriptor instead.
+func (PickedKind) EnumDescriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{0}
+}
+
 // Distilled is one page turned into bounded, LLM-ready content. Its JSON form
 // (`--format json`, MCP `format=json`) uses these field names; parts that were
 // not asked for are absent, never null or empty.
@@ -50,7 +110,10 @@ type Distilled struct {
 	Diagnostics *Diagnostics `protobuf:"bytes,11,opt,name=diagnostics,proto3" json:"diagnostics,omitempty"`
 	// Plain-text rendering of the content, set when the text format was asked
 	// for. It is what `--format text` prints and is not part of the JSON form.
-	Text          string `protobuf:"bytes,12,opt,name=text,proto3" json:"text,omitempty"`
+	Text string `protobuf:"bytes,12,opt,name=text,proto3" json:"text,omitempty"`
+	// What a picker (select, xpath, find_text, find_regex, similar) picked;
+	// present only when one was asked for.
+	Picked        *Picked `protobuf:"bytes,13,opt,name=picked,proto3" json:"picked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -169,6 +232,336 @@ func (x *Distilled) GetText() string {
 	return ""
 }
 
+func (x *Distilled) GetPicked() *Picked {
+	if x != nil {
+		return x.Picked
+	}
+	return nil
+}
+
+// Picked is what a picker found on the page. Which of its parts is set
+// follows from the options: values for select and xpath, records with
+// fields, elements for find_text, find_regex and similar, scalar for an
+// XPath expression that yields a number, string or boolean.
+type Picked struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Each match's value, in document order.
+	Values []string `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"`
+	// Each match as a record, with fields.
+	Records []*PickedRecord `protobuf:"bytes,2,rep,name=records,proto3" json:"records,omitempty"`
+	// Each match as an element, with a CSS selector that picks it alone.
+	Elements []*PickedElement `protobuf:"bytes,3,rep,name=elements,proto3" json:"elements,omitempty"`
+	// The one value of an XPath expression that yields no nodes.
+	//
+	// Types that are valid to be assigned to Scalar:
+	//
+	//	*Picked_Number
+	//	*Picked_String_
+	//	*Picked_Boolean
+	Scalar isPicked_Scalar `protobuf_oneof:"scalar"`
+	// With similar: one CSS selector that picks every match.
+	Selector *string `protobuf:"bytes,7,opt,name=selector,proto3,oneof" json:"selector,omitempty"`
+	// Matches left out past max_matches.
+	Omitted int32 `protobuf:"varint,8,opt,name=omitted,proto3" json:"omitted,omitempty"`
+	// Which part holds the result, so that an empty result keeps its shape.
+	Kind PickedKind `protobuf:"varint,9,opt,name=kind,proto3,enum=distill.v1.PickedKind" json:"kind,omitempty"`
+	// The matches are the elements like the picker's first match (similar).
+	Similar       bool `protobuf:"varint,10,opt,name=similar,proto3" json:"similar,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Picked) Reset() {
+	*x = Picked{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Picked) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Picked) ProtoMessage() {}
+
+func (x *Picked) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Picked.ProtoReflect.Descriptor instead.
+func (*Picked) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Picked) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *Picked) GetRecords() []*PickedRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+func (x *Picked) GetElements() []*PickedElement {
+	if x != nil {
+		return x.Elements
+	}
+	return nil
+}
+
+func (x *Picked) GetScalar() isPicked_Scalar {
+	if x != nil {
+		return x.Scalar
+	}
+	return nil
+}
+
+func (x *Picked) GetNumber() float64 {
+	if x != nil {
+		if x, ok := x.Scalar.(*Picked_Number); ok {
+			return x.Number
+		}
+	}
+	return 0
+}
+
+func (x *Picked) GetString_() string {
+	if x != nil {
+		if x, ok := x.Scalar.(*Picked_String_); ok {
+			return x.String_
+		}
+	}
+	return ""
+}
+
+func (x *Picked) GetBoolean() bool {
+	if x != nil {
+		if x, ok := x.Scalar.(*Picked_Boolean); ok {
+			return x.Boolean
+		}
+	}
+	return false
+}
+
+func (x *Picked) GetSelector() string {
+	if x != nil && x.Selector != nil {
+		return *x.Selector
+	}
+	return ""
+}
+
+func (x *Picked) GetOmitted() int32 {
+	if x != nil {
+		return x.Omitted
+	}
+	return 0
+}
+
+func (x *Picked) GetKind() PickedKind {
+	if x != nil {
+		return x.Kind
+	}
+	return PickedKind_PICKED_KIND_UNSPECIFIED
+}
+
+func (x *Picked) GetSimilar() bool {
+	if x != nil {
+		return x.Similar
+	}
+	return false
+}
+
+type isPicked_Scalar interface {
+	isPicked_Scalar()
+}
+
+type Picked_Number struct {
+	Number float64 `protobuf:"fixed64,4,opt,name=number,proto3,oneof"`
+}
+
+type Picked_String_ struct {
+	String_ string `protobuf:"bytes,5,opt,name=string,proto3,oneof"`
+}
+
+type Picked_Boolean struct {
+	Boolean bool `protobuf:"varint,6,opt,name=boolean,proto3,oneof"`
+}
+
+func (*Picked_Number) isPicked_Scalar() {}
+
+func (*Picked_String_) isPicked_Scalar() {}
+
+func (*Picked_Boolean) isPicked_Scalar() {}
+
+// PickedRecord is one match turned into a record, its fields in the order
+// they were asked for.
+type PickedRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Fields        []*PickedField         `protobuf:"bytes,1,rep,name=fields,proto3" json:"fields,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PickedRecord) Reset() {
+	*x = PickedRecord{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PickedRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PickedRecord) ProtoMessage() {}
+
+func (x *PickedRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PickedRecord.ProtoReflect.Descriptor instead.
+func (*PickedRecord) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PickedRecord) GetFields() []*PickedField {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+// PickedField is a record's value for one field; absent when the field
+// found nothing in the match.
+type PickedField struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         *string                `protobuf:"bytes,2,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PickedField) Reset() {
+	*x = PickedField{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PickedField) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PickedField) ProtoMessage() {}
+
+func (x *PickedField) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PickedField.ProtoReflect.Descriptor instead.
+func (*PickedField) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *PickedField) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PickedField) GetValue() string {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return ""
+}
+
+// PickedElement is an element found on the page.
+type PickedElement struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A CSS selector that picks this element alone: its path from the
+	// nearest ancestor with a unique id, or from the root.
+	Selector string `protobuf:"bytes,1,opt,name=selector,proto3" json:"selector,omitempty"`
+	// Its visible text, whitespace collapsed.
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PickedElement) Reset() {
+	*x = PickedElement{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PickedElement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PickedElement) ProtoMessage() {}
+
+func (x *PickedElement) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PickedElement.ProtoReflect.Descriptor instead.
+func (*PickedElement) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PickedElement) GetSelector() string {
+	if x != nil {
+		return x.Selector
+	}
+	return ""
+}
+
+func (x *PickedElement) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 // Stats compares the raw page with the distilled output, in tokens.
 type Stats struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -184,7 +577,7 @@ type Stats struct {
 
 func (x *Stats) Reset() {
 	*x = Stats{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	mi := &file_distill_v1_distilled_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -196,7 +589,7 @@ func (x *Stats) String() string {
 func (*Stats) ProtoMessage() {}
 
 func (x *Stats) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	mi := &file_distill_v1_distilled_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -209,7 +602,7 @@ func (x *Stats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stats.ProtoReflect.Descriptor instead.
 func (*Stats) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{1}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Stats) GetRawBytes() int64 {
@@ -258,7 +651,7 @@ type Link struct {
 
 func (x *Link) Reset() {
 	*x = Link{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	mi := &file_distill_v1_distilled_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -270,7 +663,7 @@ func (x *Link) String() string {
 func (*Link) ProtoMessage() {}
 
 func (x *Link) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	mi := &file_distill_v1_distilled_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -283,7 +676,7 @@ func (x *Link) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Link.ProtoReflect.Descriptor instead.
 func (*Link) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{2}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Link) GetHref() string {
@@ -311,7 +704,7 @@ type LinkList struct {
 
 func (x *LinkList) Reset() {
 	*x = LinkList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	mi := &file_distill_v1_distilled_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -323,7 +716,7 @@ func (x *LinkList) String() string {
 func (*LinkList) ProtoMessage() {}
 
 func (x *LinkList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	mi := &file_distill_v1_distilled_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -336,7 +729,7 @@ func (x *LinkList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkList.ProtoReflect.Descriptor instead.
 func (*LinkList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{3}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *LinkList) GetItems() []*Link {
@@ -360,7 +753,7 @@ type Table struct {
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	mi := &file_distill_v1_distilled_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -372,7 +765,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	mi := &file_distill_v1_distilled_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -385,7 +778,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{4}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Table) GetHeaders() []string {
@@ -419,7 +812,7 @@ type TableRow struct {
 
 func (x *TableRow) Reset() {
 	*x = TableRow{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -431,7 +824,7 @@ func (x *TableRow) String() string {
 func (*TableRow) ProtoMessage() {}
 
 func (x *TableRow) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -444,7 +837,7 @@ func (x *TableRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableRow.ProtoReflect.Descriptor instead.
 func (*TableRow) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{5}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TableRow) GetCells() []string {
@@ -464,7 +857,7 @@ type TableList struct {
 
 func (x *TableList) Reset() {
 	*x = TableList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +869,7 @@ func (x *TableList) String() string {
 func (*TableList) ProtoMessage() {}
 
 func (x *TableList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +882,7 @@ func (x *TableList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableList.ProtoReflect.Descriptor instead.
 func (*TableList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{6}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TableList) GetItems() []*Table {
@@ -515,7 +908,7 @@ type Actions struct {
 
 func (x *Actions) Reset() {
 	*x = Actions{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -527,7 +920,7 @@ func (x *Actions) String() string {
 func (*Actions) ProtoMessage() {}
 
 func (x *Actions) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -540,7 +933,7 @@ func (x *Actions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actions.ProtoReflect.Descriptor instead.
 func (*Actions) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{7}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Actions) GetLinks() []*LinkAction {
@@ -583,7 +976,7 @@ type LinkAction struct {
 
 func (x *LinkAction) Reset() {
 	*x = LinkAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[8]
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -595,7 +988,7 @@ func (x *LinkAction) String() string {
 func (*LinkAction) ProtoMessage() {}
 
 func (x *LinkAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[8]
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -608,7 +1001,7 @@ func (x *LinkAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkAction.ProtoReflect.Descriptor instead.
 func (*LinkAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{8}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *LinkAction) GetActionId() string {
@@ -647,7 +1040,7 @@ type DownloadAction struct {
 
 func (x *DownloadAction) Reset() {
 	*x = DownloadAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -659,7 +1052,7 @@ func (x *DownloadAction) String() string {
 func (*DownloadAction) ProtoMessage() {}
 
 func (x *DownloadAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -672,7 +1065,7 @@ func (x *DownloadAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadAction.ProtoReflect.Descriptor instead.
 func (*DownloadAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DownloadAction) GetActionId() string {
@@ -717,7 +1110,7 @@ type ButtonAction struct {
 
 func (x *ButtonAction) Reset() {
 	*x = ButtonAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -729,7 +1122,7 @@ func (x *ButtonAction) String() string {
 func (*ButtonAction) ProtoMessage() {}
 
 func (x *ButtonAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -742,7 +1135,7 @@ func (x *ButtonAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ButtonAction.ProtoReflect.Descriptor instead.
 func (*ButtonAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ButtonAction) GetActionId() string {
@@ -783,7 +1176,7 @@ type FormAction struct {
 
 func (x *FormAction) Reset() {
 	*x = FormAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +1188,7 @@ func (x *FormAction) String() string {
 func (*FormAction) ProtoMessage() {}
 
 func (x *FormAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +1201,7 @@ func (x *FormAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormAction.ProtoReflect.Descriptor instead.
 func (*FormAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FormAction) GetActionId() string {
@@ -866,7 +1259,7 @@ type FormField struct {
 
 func (x *FormField) Reset() {
 	*x = FormField{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -878,7 +1271,7 @@ func (x *FormField) String() string {
 func (*FormField) ProtoMessage() {}
 
 func (x *FormField) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -891,7 +1284,7 @@ func (x *FormField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormField.ProtoReflect.Descriptor instead.
 func (*FormField) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FormField) GetName() string {
@@ -948,7 +1341,7 @@ type SelectOption struct {
 
 func (x *SelectOption) Reset() {
 	*x = SelectOption{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -960,7 +1353,7 @@ func (x *SelectOption) String() string {
 func (*SelectOption) ProtoMessage() {}
 
 func (x *SelectOption) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -973,7 +1366,7 @@ func (x *SelectOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SelectOption.ProtoReflect.Descriptor instead.
 func (*SelectOption) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SelectOption) GetValue() string {
@@ -1028,7 +1421,7 @@ type Diagnostics struct {
 
 func (x *Diagnostics) Reset() {
 	*x = Diagnostics{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1433,7 @@ func (x *Diagnostics) String() string {
 func (*Diagnostics) ProtoMessage() {}
 
 func (x *Diagnostics) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1446,7 @@ func (x *Diagnostics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostics.ProtoReflect.Descriptor instead.
 func (*Diagnostics) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Diagnostics) GetProfile() string {
@@ -1152,7 +1545,7 @@ var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\n" +
 	"\x1adistill/v1/distilled.proto\x12\n" +
-	"distill.v1\"\xc7\x03\n" +
+	"distill.v1\"\xf3\x03\n" +
 	"\tDistilled\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x14\n" +
@@ -1166,10 +1559,34 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\aactions\x18\n" +
 	" \x01(\v2\x13.distill.v1.ActionsR\aactions\x129\n" +
 	"\vdiagnostics\x18\v \x01(\v2\x17.distill.v1.DiagnosticsR\vdiagnostics\x12\x12\n" +
-	"\x04text\x18\f \x01(\tR\x04textB\t\n" +
+	"\x04text\x18\f \x01(\tR\x04text\x12*\n" +
+	"\x06picked\x18\r \x01(\v2\x12.distill.v1.PickedR\x06pickedB\t\n" +
 	"\a_bylineB\n" +
 	"\n" +
-	"\b_excerpt\"\xac\x01\n" +
+	"\b_excerpt\"\xf3\x02\n" +
+	"\x06Picked\x12\x16\n" +
+	"\x06values\x18\x01 \x03(\tR\x06values\x122\n" +
+	"\arecords\x18\x02 \x03(\v2\x18.distill.v1.PickedRecordR\arecords\x125\n" +
+	"\belements\x18\x03 \x03(\v2\x19.distill.v1.PickedElementR\belements\x12\x18\n" +
+	"\x06number\x18\x04 \x01(\x01H\x00R\x06number\x12\x18\n" +
+	"\x06string\x18\x05 \x01(\tH\x00R\x06string\x12\x1a\n" +
+	"\aboolean\x18\x06 \x01(\bH\x00R\aboolean\x12\x1f\n" +
+	"\bselector\x18\a \x01(\tH\x01R\bselector\x88\x01\x01\x12\x18\n" +
+	"\aomitted\x18\b \x01(\x05R\aomitted\x12*\n" +
+	"\x04kind\x18\t \x01(\x0e2\x16.distill.v1.PickedKindR\x04kind\x12\x18\n" +
+	"\asimilar\x18\n" +
+	" \x01(\bR\asimilarB\b\n" +
+	"\x06scalarB\v\n" +
+	"\t_selector\"?\n" +
+	"\fPickedRecord\x12/\n" +
+	"\x06fields\x18\x01 \x03(\v2\x17.distill.v1.PickedFieldR\x06fields\"F\n" +
+	"\vPickedField\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
+	"\x05value\x18\x02 \x01(\tH\x00R\x05value\x88\x01\x01B\b\n" +
+	"\x06_value\"?\n" +
+	"\rPickedElement\x12\x1a\n" +
+	"\bselector\x18\x01 \x01(\tR\bselector\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"\xac\x01\n" +
 	"\x05Stats\x12\x1b\n" +
 	"\traw_bytes\x18\x01 \x01(\x03R\brawBytes\x12\x1d\n" +
 	"\n" +
@@ -1252,7 +1669,14 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\x0etruncated_body\x18\f \x01(\bR\rtruncatedBody\x12\"\n" +
 	"\n" +
 	"page_count\x18\r \x01(\x05H\x00R\tpageCount\x88\x01\x01B\r\n" +
-	"\v_page_countB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\v_page_count*\x8c\x01\n" +
+	"\n" +
+	"PickedKind\x12\x1b\n" +
+	"\x17PICKED_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12PICKED_KIND_VALUES\x10\x01\x12\x17\n" +
+	"\x13PICKED_KIND_RECORDS\x10\x02\x12\x18\n" +
+	"\x14PICKED_KIND_ELEMENTS\x10\x03\x12\x16\n" +
+	"\x12PICKED_KIND_SCALAR\x10\x04B,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_distilled_proto_rawDescOnce sync.Once
@@ -1266,44 +1690,55 @@ func file_distill_v1_distilled_proto_rawDescGZIP() []byte {
 	return file_distill_v1_distilled_proto_rawDescData
 }
 
-var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_distill_v1_distilled_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_distill_v1_distilled_proto_goTypes = []any{
-	(*Distilled)(nil),      // 0: distill.v1.Distilled
-	(*Stats)(nil),          // 1: distill.v1.Stats
-	(*Link)(nil),           // 2: distill.v1.Link
-	(*LinkList)(nil),       // 3: distill.v1.LinkList
-	(*Table)(nil),          // 4: distill.v1.Table
-	(*TableRow)(nil),       // 5: distill.v1.TableRow
-	(*TableList)(nil),      // 6: distill.v1.TableList
-	(*Actions)(nil),        // 7: distill.v1.Actions
-	(*LinkAction)(nil),     // 8: distill.v1.LinkAction
-	(*DownloadAction)(nil), // 9: distill.v1.DownloadAction
-	(*ButtonAction)(nil),   // 10: distill.v1.ButtonAction
-	(*FormAction)(nil),     // 11: distill.v1.FormAction
-	(*FormField)(nil),      // 12: distill.v1.FormField
-	(*SelectOption)(nil),   // 13: distill.v1.SelectOption
-	(*Diagnostics)(nil),    // 14: distill.v1.Diagnostics
+	(PickedKind)(0),        // 0: distill.v1.PickedKind
+	(*Distilled)(nil),      // 1: distill.v1.Distilled
+	(*Picked)(nil),         // 2: distill.v1.Picked
+	(*PickedRecord)(nil),   // 3: distill.v1.PickedRecord
+	(*PickedField)(nil),    // 4: distill.v1.PickedField
+	(*PickedElement)(nil),  // 5: distill.v1.PickedElement
+	(*Stats)(nil),          // 6: distill.v1.Stats
+	(*Link)(nil),           // 7: distill.v1.Link
+	(*LinkList)(nil),       // 8: distill.v1.LinkList
+	(*Table)(nil),          // 9: distill.v1.Table
+	(*TableRow)(nil),       // 10: distill.v1.TableRow
+	(*TableList)(nil),      // 11: distill.v1.TableList
+	(*Actions)(nil),        // 12: distill.v1.Actions
+	(*LinkAction)(nil),     // 13: distill.v1.LinkAction
+	(*DownloadAction)(nil), // 14: distill.v1.DownloadAction
+	(*ButtonAction)(nil),   // 15: distill.v1.ButtonAction
+	(*FormAction)(nil),     // 16: distill.v1.FormAction
+	(*FormField)(nil),      // 17: distill.v1.FormField
+	(*SelectOption)(nil),   // 18: distill.v1.SelectOption
+	(*Diagnostics)(nil),    // 19: distill.v1.Diagnostics
 }
 var file_distill_v1_distilled_proto_depIdxs = []int32{
-	1,  // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
-	3,  // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
-	6,  // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
-	7,  // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
-	14, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
-	2,  // 5: distill.v1.LinkList.items:type_name -> distill.v1.Link
-	5,  // 6: distill.v1.Table.rows:type_name -> distill.v1.TableRow
-	4,  // 7: distill.v1.TableList.items:type_name -> distill.v1.Table
-	8,  // 8: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
-	11, // 9: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
-	10, // 10: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
-	9,  // 11: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
-	12, // 12: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
-	13, // 13: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	6,  // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
+	8,  // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
+	11, // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
+	12, // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
+	19, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
+	2,  // 5: distill.v1.Distilled.picked:type_name -> distill.v1.Picked
+	3,  // 6: distill.v1.Picked.records:type_name -> distill.v1.PickedRecord
+	5,  // 7: distill.v1.Picked.elements:type_name -> distill.v1.PickedElement
+	0,  // 8: distill.v1.Picked.kind:type_name -> distill.v1.PickedKind
+	4,  // 9: distill.v1.PickedRecord.fields:type_name -> distill.v1.PickedField
+	7,  // 10: distill.v1.LinkList.items:type_name -> distill.v1.Link
+	10, // 11: distill.v1.Table.rows:type_name -> distill.v1.TableRow
+	9,  // 12: distill.v1.TableList.items:type_name -> distill.v1.Table
+	13, // 13: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
+	16, // 14: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
+	15, // 15: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
+	14, // 16: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
+	17, // 17: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
+	18, // 18: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_distilled_proto_init() }
@@ -1312,22 +1747,29 @@ func file_distill_v1_distilled_proto_init() {
 		return
 	}
 	file_distill_v1_distilled_proto_msgTypes[0].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[4].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[9].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[12].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[14].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[1].OneofWrappers = []any{
+		(*Picked_Number)(nil),
+		(*Picked_String_)(nil),
+		(*Picked_Boolean)(nil),
+	}
+	file_distill_v1_distilled_proto_msgTypes[3].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[8].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[13].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[16].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[18].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_distilled_proto_rawDesc), len(file_distill_v1_distilled_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   15,
+			NumEnums:      1,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_distill_v1_distilled_proto_goTypes,
 		DependencyIndexes: file_distill_v1_distilled_proto_depIdxs,
+		EnumInfos:         file_distill_v1_distilled_proto_enumTypes,
 		MessageInfos:      file_distill_v1_distilled_proto_msgTypes,
 	}.Build()
 	File_distill_v1_distilled_proto = out.File

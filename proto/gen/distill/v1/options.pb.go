@@ -244,7 +244,34 @@ type FetchOptions struct {
 	// --max-actions: cap each action category, form fields and select options.
 	MaxActions *int32 `protobuf:"varint,23,opt,name=max_actions,json=maxActions,proto3,oneof" json:"max_actions,omitempty"`
 	// --concurrency: concurrent requests of a multi-URL batch; default 8.
-	Concurrency   *int32 `protobuf:"varint,24,opt,name=concurrency,proto3,oneof" json:"concurrency,omitempty"`
+	Concurrency *int32 `protobuf:"varint,24,opt,name=concurrency,proto3,oneof" json:"concurrency,omitempty"`
+	// --select: CSS selector whose matches are picked as values: each
+	// element's visible text, or, when it ends in ::attr(NAME), ::text or
+	// ::html, that attribute, the element's own text or its HTML.
+	Select string `protobuf:"bytes,30,opt,name=select,proto3" json:"select,omitempty"`
+	// --xpath: XPath 1.0 expression whose nodes are picked as values (an
+	// element's or text node's text, an attribute's value), or whose number,
+	// string or boolean (count(), string(), ...) is the one value.
+	Xpath string `protobuf:"bytes,31,opt,name=xpath,proto3" json:"xpath,omitempty"`
+	// --field name=SELECTOR: turn each match of select, xpath or similar into
+	// a record of these fields, each run inside the match (CSS, or XPath with
+	// xpath) and taking its first value or none.
+	Fields []*PickField `protobuf:"bytes,32,rep,name=fields,proto3" json:"fields,omitempty"`
+	// --find-text: the deepest elements whose visible text contains this
+	// text (any case unless case_sensitive; the whole text with exact).
+	FindText string `protobuf:"bytes,33,opt,name=find_text,json=findText,proto3" json:"find_text,omitempty"`
+	// --find-regex: as find_text, with an RE2 regular expression.
+	FindRegex string `protobuf:"bytes,34,opt,name=find_regex,json=findRegex,proto3" json:"find_regex,omitempty"`
+	// --exact: find_text / find_regex match the whole visible text.
+	Exact bool `protobuf:"varint,35,opt,name=exact,proto3" json:"exact,omitempty"`
+	// --case-sensitive: find_text / find_regex match letter case.
+	CaseSensitive bool `protobuf:"varint,36,opt,name=case_sensitive,json=caseSensitive,proto3" json:"case_sensitive,omitempty"`
+	// --similar: from the picker's first match, every element like it on the
+	// page, with one CSS selector that picks them all.
+	Similar bool `protobuf:"varint,37,opt,name=similar,proto3" json:"similar,omitempty"`
+	// --max-matches: keep at most this many matches; unset or 0: no cap
+	// below the extractor's own.
+	MaxMatches    *int32 `protobuf:"varint,38,opt,name=max_matches,json=maxMatches,proto3,oneof" json:"max_matches,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -447,12 +474,132 @@ func (x *FetchOptions) GetConcurrency() int32 {
 	return 0
 }
 
+func (x *FetchOptions) GetSelect() string {
+	if x != nil {
+		return x.Select
+	}
+	return ""
+}
+
+func (x *FetchOptions) GetXpath() string {
+	if x != nil {
+		return x.Xpath
+	}
+	return ""
+}
+
+func (x *FetchOptions) GetFields() []*PickField {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+func (x *FetchOptions) GetFindText() string {
+	if x != nil {
+		return x.FindText
+	}
+	return ""
+}
+
+func (x *FetchOptions) GetFindRegex() string {
+	if x != nil {
+		return x.FindRegex
+	}
+	return ""
+}
+
+func (x *FetchOptions) GetExact() bool {
+	if x != nil {
+		return x.Exact
+	}
+	return false
+}
+
+func (x *FetchOptions) GetCaseSensitive() bool {
+	if x != nil {
+		return x.CaseSensitive
+	}
+	return false
+}
+
+func (x *FetchOptions) GetSimilar() bool {
+	if x != nil {
+		return x.Similar
+	}
+	return false
+}
+
+func (x *FetchOptions) GetMaxMatches() int32 {
+	if x != nil && x.MaxMatches != nil {
+		return *x.MaxMatches
+	}
+	return 0
+}
+
+// PickField is one field of a picked record.
+type PickField struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The record key.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// CSS (with ::attr(NAME), ::text, ::html) run inside the match, or an
+	// XPath expression evaluated from it when the picker is xpath.
+	Selector      string `protobuf:"bytes,2,opt,name=selector,proto3" json:"selector,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PickField) Reset() {
+	*x = PickField{}
+	mi := &file_distill_v1_options_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PickField) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PickField) ProtoMessage() {}
+
+func (x *PickField) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_options_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PickField.ProtoReflect.Descriptor instead.
+func (*PickField) Descriptor() ([]byte, []int) {
+	return file_distill_v1_options_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PickField) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PickField) GetSelector() string {
+	if x != nil {
+		return x.Selector
+	}
+	return ""
+}
+
 var File_distill_v1_options_proto protoreflect.FileDescriptor
 
 const file_distill_v1_options_proto_rawDesc = "" +
 	"\n" +
 	"\x18distill/v1/options.proto\x12\n" +
-	"distill.v1\"\x94\b\n" +
+	"distill.v1\"\xba\n" +
+	"\n" +
 	"\fFetchOptions\x12*\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x12.distill.v1.FormatR\x06format\x12\x1a\n" +
 	"\bselector\x18\x02 \x01(\tR\bselector\x12-\n" +
@@ -483,7 +630,18 @@ const file_distill_v1_options_proto_rawDesc = "" +
 	"\x0fextract_actions\x18\x16 \x01(\bR\x0eextractActions\x12$\n" +
 	"\vmax_actions\x18\x17 \x01(\x05H\aR\n" +
 	"maxActions\x88\x01\x01\x12%\n" +
-	"\vconcurrency\x18\x18 \x01(\x05H\bR\vconcurrency\x88\x01\x01B\x14\n" +
+	"\vconcurrency\x18\x18 \x01(\x05H\bR\vconcurrency\x88\x01\x01\x12\x16\n" +
+	"\x06select\x18\x1e \x01(\tR\x06select\x12\x14\n" +
+	"\x05xpath\x18\x1f \x01(\tR\x05xpath\x12-\n" +
+	"\x06fields\x18  \x03(\v2\x15.distill.v1.PickFieldR\x06fields\x12\x1b\n" +
+	"\tfind_text\x18! \x01(\tR\bfindText\x12\x1d\n" +
+	"\n" +
+	"find_regex\x18\" \x01(\tR\tfindRegex\x12\x14\n" +
+	"\x05exact\x18# \x01(\bR\x05exact\x12%\n" +
+	"\x0ecase_sensitive\x18$ \x01(\bR\rcaseSensitive\x12\x18\n" +
+	"\asimilar\x18% \x01(\bR\asimilar\x12$\n" +
+	"\vmax_matches\x18& \x01(\x05H\tR\n" +
+	"maxMatches\x88\x01\x01B\x14\n" +
 	"\x12_max_output_tokensB\x0f\n" +
 	"\r_timeout_secsB\f\n" +
 	"\n" +
@@ -495,7 +653,11 @@ const file_distill_v1_options_proto_rawDesc = "" +
 	"\f_max_retriesB\x17\n" +
 	"\x15_per_host_concurrencyB\x0e\n" +
 	"\f_max_actionsB\x0e\n" +
-	"\f_concurrency*W\n" +
+	"\f_concurrencyB\x0e\n" +
+	"\f_max_matches\";\n" +
+	"\tPickField\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\bselector\x18\x02 \x01(\tR\bselector*W\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fFORMAT_MARKDOWN\x10\x01\x12\x0f\n" +
@@ -525,22 +687,24 @@ func file_distill_v1_options_proto_rawDescGZIP() []byte {
 }
 
 var file_distill_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_distill_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_distill_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_distill_v1_options_proto_goTypes = []any{
 	(Format)(0),          // 0: distill.v1.Format
 	(Profile)(0),         // 1: distill.v1.Profile
 	(JsMode)(0),          // 2: distill.v1.JsMode
 	(*FetchOptions)(nil), // 3: distill.v1.FetchOptions
+	(*PickField)(nil),    // 4: distill.v1.PickField
 }
 var file_distill_v1_options_proto_depIdxs = []int32{
 	0, // 0: distill.v1.FetchOptions.format:type_name -> distill.v1.Format
 	1, // 1: distill.v1.FetchOptions.profile:type_name -> distill.v1.Profile
 	2, // 2: distill.v1.FetchOptions.js:type_name -> distill.v1.JsMode
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	4, // 3: distill.v1.FetchOptions.fields:type_name -> distill.v1.PickField
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_options_proto_init() }
@@ -555,7 +719,7 @@ func file_distill_v1_options_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_options_proto_rawDesc), len(file_distill_v1_options_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   1,
+			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
