@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-rod/rod"
@@ -24,6 +26,15 @@ import (
 type tab struct {
 	page   *rod.Page
 	egress *egress
+	// browser, context and target name the page to the browser, for what
+	// is asked of the browser about it (its popups).
+	browser *rod.Browser
+	context proto.BrowserBrowserContextID
+	target  proto.TargetTargetID
+	// block is the resource types the render skips (options.block);
+	// blocked counts the requests it failed for it.
+	block   []proto.NetworkResourceType
+	blocked atomic.Int32
 	// undo takes down what openPage opened, last opened first.
 	undo []func()
 
@@ -39,6 +50,9 @@ type tab struct {
 	// better than the browser's error does.
 	refusedDocs map[string]error
 	blockedNav  error
+	// mainRefused is the first document the guard refused the main frame,
+	// load or later: a step that navigated there failed.
+	mainRefused error
 	// unreachable is the URL the main frame failed to load, once it shows
 	// Chromium's error page in place of a document.
 	unreachable string
@@ -88,6 +102,7 @@ func (r *Renderer) openPage(ctx context.Context, inst *instance, policy netpolic
 	if err != nil {
 		return nil, fmt.Errorf("open page: %w", err)
 	}
+	t.browser, t.context, t.target = conn.browser, bc.BrowserContextID, created.TargetID
 	page, err := conn.browser.PageFromTarget(created.TargetID)
 	if err != nil {
 		return nil, fmt.Errorf("attach to page: %w", err)
@@ -172,6 +187,11 @@ func (r *Renderer) judge(ctx context.Context, t *tab, g *guard, e *proto.FetchRe
 		_ = fail.Call(t.page)
 		return
 	}
+	if slices.Contains(t.block, e.ResourceType) {
+		t.blocked.Add(1)
+		_ = fail.Call(t.page)
+		return
+	}
 	if err := g.check(ctx, u); err != nil {
 		if e.ResourceType == proto.NetworkResourceTypeDocument {
 			t.mu.Lock()
@@ -179,6 +199,9 @@ func (r *Renderer) judge(ctx context.Context, t *tab, g *guard, e *proto.FetchRe
 				t.blockedNav = err
 			}
 			t.refusedDocs[u] = err
+			if e.FrameID == t.page.FrameID && t.mainRefused == nil {
+				t.mainRefused = err
+			}
 			t.mu.Unlock()
 		}
 		r.logger.Debug("render request refused", "url", u, "err", err.Error())
@@ -272,8 +295,12 @@ func (t *tab) watchIdle() idleWatch {
 // navigate loads target up to its load event. A navigation that fails
 // because the guard or the egress proxy refused it is Blocked, naming the
 // refusal, rather than the network error the browser reports for it.
-func (t *tab) navigate(target string) error {
-	if err := t.page.Navigate(target); err != nil {
+func (t *tab) navigate(target string) error { return t.navigateIn(t.page, target) }
+
+// navigateIn navigates with page, the tab's page under a context of the
+// caller's.
+func (t *tab) navigateIn(page *rod.Page, target string) error {
+	if err := page.Navigate(target); err != nil {
 		t.mu.Lock()
 		blocked := t.blockedNav
 		t.mu.Unlock()
@@ -292,7 +319,7 @@ func (t *tab) navigate(target string) error {
 		}
 		return fmt.Errorf("navigate: %w", err)
 	}
-	if err := t.page.WaitLoad(); err != nil {
+	if err := page.WaitLoad(); err != nil {
 		if left := t.left(target); left != nil {
 			return left
 		}
@@ -329,6 +356,48 @@ func (t *tab) left(target string) error {
 		return failure.Wrap(failure.Blocked, refused, "render %s: the page went on to %s", target, unreachable)
 	}
 	return failure.New(failure.Network, "render %s: the page went on to %s, which failed to load", target, unreachable)
+}
+
+// refusedNav is why the main frame's last refused navigation was refused,
+// or nil when none was.
+func (t *tab) refusedNav() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mainRefused
+}
+
+// quietAfter starts counting the page's requests; the func it returns
+// waits, at most budget, until they have been quiet for stepQuiet. It
+// starts before what it waits after, or it would miss the requests made at
+// once.
+func (t *tab) quietAfter(ctx context.Context) func(budget time.Duration) {
+	qctx, cancel := context.WithCancel(ctx)
+	wait := t.page.Context(qctx).WaitRequestIdle(stepQuiet, nil, nil, nil)
+	return func(budget time.Duration) {
+		defer cancel()
+		if budget <= 0 {
+			return
+		}
+		timer := time.AfterFunc(budget, cancel)
+		defer timer.Stop()
+		wait()
+	}
+}
+
+// closePopups closes every page the render's page opens (window.open, a
+// link to a new window) as soon as it opens: nothing reads it, and it
+// would go on loading in the render's context.
+func (t *tab) closePopups() error {
+	if err := (proto.TargetSetDiscoverTargets{Discover: true}).Call(t.browser); err != nil {
+		return fmt.Errorf("watch for popups: %w", err)
+	}
+	go t.browser.Context(t.page.GetContext()).EachEvent(func(e *proto.TargetTargetCreated) {
+		info := e.TargetInfo
+		if info.BrowserContextID == t.context && info.TargetID != t.target && info.Type == proto.TargetTargetInfoTypePage {
+			_, _ = proto.TargetCloseTarget{TargetID: info.TargetID}.Call(t.browser)
+		}
+	})()
+	return nil
 }
 
 // settle waits, after the load event, until the page's scripts have built

@@ -50,7 +50,19 @@ type Distilled struct {
 	Diagnostics *Diagnostics `protobuf:"bytes,11,opt,name=diagnostics,proto3" json:"diagnostics,omitempty"`
 	// Plain-text rendering of the content, set when the text format was asked
 	// for. It is what `--format text` prints and is not part of the JSON form.
-	Text          string `protobuf:"bytes,12,opt,name=text,proto3" json:"text,omitempty"`
+	Text string `protobuf:"bytes,12,opt,name=text,proto3" json:"text,omitempty"`
+	// Browser work, present when asked for (see FetchOptions 50-59).
+	//
+	// The rendered page as a picture, in the format asked for.
+	Screenshot []byte `protobuf:"bytes,20,opt,name=screenshot,proto3,oneof" json:"screenshot,omitempty"`
+	// The rendered page printed to PDF.
+	Pdf []byte `protobuf:"bytes,21,opt,name=pdf,proto3,oneof" json:"pdf,omitempty"`
+	// The rendered page as one MHTML file.
+	Mhtml []byte `protobuf:"bytes,22,opt,name=mhtml,proto3,oneof" json:"mhtml,omitempty"`
+	// The responses the page loaded that capture_network asked for.
+	Network *NetworkCapture `protobuf:"bytes,23,opt,name=network,proto3" json:"network,omitempty"`
+	// What the steps returned: executeJavascript values and screenshots.
+	Steps         *StepResults `protobuf:"bytes,24,opt,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -169,6 +181,318 @@ func (x *Distilled) GetText() string {
 	return ""
 }
 
+func (x *Distilled) GetScreenshot() []byte {
+	if x != nil {
+		return x.Screenshot
+	}
+	return nil
+}
+
+func (x *Distilled) GetPdf() []byte {
+	if x != nil {
+		return x.Pdf
+	}
+	return nil
+}
+
+func (x *Distilled) GetMhtml() []byte {
+	if x != nil {
+		return x.Mhtml
+	}
+	return nil
+}
+
+func (x *Distilled) GetNetwork() *NetworkCapture {
+	if x != nil {
+		return x.Network
+	}
+	return nil
+}
+
+func (x *Distilled) GetSteps() *StepResults {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+// NetworkCapture is what a render captured of the page's own responses.
+type NetworkCapture struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Responses []*CapturedResponse    `protobuf:"bytes,1,rep,name=responses,proto3" json:"responses,omitempty"`
+	// Responses or bodies were left out or cut at the capture's limits.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NetworkCapture) Reset() {
+	*x = NetworkCapture{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NetworkCapture) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NetworkCapture) ProtoMessage() {}
+
+func (x *NetworkCapture) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NetworkCapture.ProtoReflect.Descriptor instead.
+func (*NetworkCapture) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *NetworkCapture) GetResponses() []*CapturedResponse {
+	if x != nil {
+		return x.Responses
+	}
+	return nil
+}
+
+func (x *NetworkCapture) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+// CapturedResponse is one response the page received.
+type CapturedResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Url    string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Method string                 `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	Status int32                  `protobuf:"varint,3,opt,name=status,proto3" json:"status,omitempty"`
+	// xhr, fetch, document, script, ...
+	ResourceType string `protobuf:"bytes,4,opt,name=resource_type,json=resourceType,proto3" json:"resource_type,omitempty"`
+	MimeType     string `protobuf:"bytes,5,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// The request's headers, credential-like values redacted unless
+	// capture_credentials was given.
+	RequestHeaders map[string]string `protobuf:"bytes,6,rep,name=request_headers,json=requestHeaders,proto3" json:"request_headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The body, for text responses only.
+	Body *string `protobuf:"bytes,7,opt,name=body,proto3,oneof" json:"body,omitempty"`
+	// The body was cut at the capture's limits, or left out for them.
+	Truncated     bool `protobuf:"varint,8,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CapturedResponse) Reset() {
+	*x = CapturedResponse{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CapturedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CapturedResponse) ProtoMessage() {}
+
+func (x *CapturedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CapturedResponse.ProtoReflect.Descriptor instead.
+func (*CapturedResponse) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CapturedResponse) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *CapturedResponse) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *CapturedResponse) GetStatus() int32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
+}
+
+func (x *CapturedResponse) GetResourceType() string {
+	if x != nil {
+		return x.ResourceType
+	}
+	return ""
+}
+
+func (x *CapturedResponse) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *CapturedResponse) GetRequestHeaders() map[string]string {
+	if x != nil {
+		return x.RequestHeaders
+	}
+	return nil
+}
+
+func (x *CapturedResponse) GetBody() string {
+	if x != nil && x.Body != nil {
+		return *x.Body
+	}
+	return ""
+}
+
+func (x *CapturedResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+// StepResults are the results of the steps that return something.
+type StepResults struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []*StepResult          `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepResults) Reset() {
+	*x = StepResults{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepResults) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepResults) ProtoMessage() {}
+
+func (x *StepResults) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepResults.ProtoReflect.Descriptor instead.
+func (*StepResults) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *StepResults) GetItems() []*StepResult {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// StepResult is what one step returned.
+type StepResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The step's position in the list, from 0.
+	Index int32  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Type  string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	// executeJavascript: the script's value as JSON.
+	Value *string `protobuf:"bytes,3,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	// screenshot: the picture, PNG.
+	Screenshot    []byte `protobuf:"bytes,4,opt,name=screenshot,proto3,oneof" json:"screenshot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepResult) Reset() {
+	*x = StepResult{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepResult) ProtoMessage() {}
+
+func (x *StepResult) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepResult.ProtoReflect.Descriptor instead.
+func (*StepResult) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *StepResult) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *StepResult) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *StepResult) GetValue() string {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return ""
+}
+
+func (x *StepResult) GetScreenshot() []byte {
+	if x != nil {
+		return x.Screenshot
+	}
+	return nil
+}
+
 // Stats compares the raw page with the distilled output, in tokens.
 type Stats struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -184,7 +508,7 @@ type Stats struct {
 
 func (x *Stats) Reset() {
 	*x = Stats{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	mi := &file_distill_v1_distilled_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -196,7 +520,7 @@ func (x *Stats) String() string {
 func (*Stats) ProtoMessage() {}
 
 func (x *Stats) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	mi := &file_distill_v1_distilled_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -209,7 +533,7 @@ func (x *Stats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stats.ProtoReflect.Descriptor instead.
 func (*Stats) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{1}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Stats) GetRawBytes() int64 {
@@ -258,7 +582,7 @@ type Link struct {
 
 func (x *Link) Reset() {
 	*x = Link{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	mi := &file_distill_v1_distilled_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -270,7 +594,7 @@ func (x *Link) String() string {
 func (*Link) ProtoMessage() {}
 
 func (x *Link) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	mi := &file_distill_v1_distilled_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -283,7 +607,7 @@ func (x *Link) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Link.ProtoReflect.Descriptor instead.
 func (*Link) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{2}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Link) GetHref() string {
@@ -311,7 +635,7 @@ type LinkList struct {
 
 func (x *LinkList) Reset() {
 	*x = LinkList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	mi := &file_distill_v1_distilled_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -323,7 +647,7 @@ func (x *LinkList) String() string {
 func (*LinkList) ProtoMessage() {}
 
 func (x *LinkList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	mi := &file_distill_v1_distilled_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -336,7 +660,7 @@ func (x *LinkList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkList.ProtoReflect.Descriptor instead.
 func (*LinkList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{3}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *LinkList) GetItems() []*Link {
@@ -360,7 +684,7 @@ type Table struct {
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	mi := &file_distill_v1_distilled_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -372,7 +696,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	mi := &file_distill_v1_distilled_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -385,7 +709,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{4}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Table) GetHeaders() []string {
@@ -419,7 +743,7 @@ type TableRow struct {
 
 func (x *TableRow) Reset() {
 	*x = TableRow{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -431,7 +755,7 @@ func (x *TableRow) String() string {
 func (*TableRow) ProtoMessage() {}
 
 func (x *TableRow) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -444,7 +768,7 @@ func (x *TableRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableRow.ProtoReflect.Descriptor instead.
 func (*TableRow) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{5}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TableRow) GetCells() []string {
@@ -464,7 +788,7 @@ type TableList struct {
 
 func (x *TableList) Reset() {
 	*x = TableList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +800,7 @@ func (x *TableList) String() string {
 func (*TableList) ProtoMessage() {}
 
 func (x *TableList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +813,7 @@ func (x *TableList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableList.ProtoReflect.Descriptor instead.
 func (*TableList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{6}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TableList) GetItems() []*Table {
@@ -515,7 +839,7 @@ type Actions struct {
 
 func (x *Actions) Reset() {
 	*x = Actions{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -527,7 +851,7 @@ func (x *Actions) String() string {
 func (*Actions) ProtoMessage() {}
 
 func (x *Actions) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -540,7 +864,7 @@ func (x *Actions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actions.ProtoReflect.Descriptor instead.
 func (*Actions) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{7}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Actions) GetLinks() []*LinkAction {
@@ -583,7 +907,7 @@ type LinkAction struct {
 
 func (x *LinkAction) Reset() {
 	*x = LinkAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[8]
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -595,7 +919,7 @@ func (x *LinkAction) String() string {
 func (*LinkAction) ProtoMessage() {}
 
 func (x *LinkAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[8]
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -608,7 +932,7 @@ func (x *LinkAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkAction.ProtoReflect.Descriptor instead.
 func (*LinkAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{8}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *LinkAction) GetActionId() string {
@@ -647,7 +971,7 @@ type DownloadAction struct {
 
 func (x *DownloadAction) Reset() {
 	*x = DownloadAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -659,7 +983,7 @@ func (x *DownloadAction) String() string {
 func (*DownloadAction) ProtoMessage() {}
 
 func (x *DownloadAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -672,7 +996,7 @@ func (x *DownloadAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadAction.ProtoReflect.Descriptor instead.
 func (*DownloadAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DownloadAction) GetActionId() string {
@@ -717,7 +1041,7 @@ type ButtonAction struct {
 
 func (x *ButtonAction) Reset() {
 	*x = ButtonAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -729,7 +1053,7 @@ func (x *ButtonAction) String() string {
 func (*ButtonAction) ProtoMessage() {}
 
 func (x *ButtonAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -742,7 +1066,7 @@ func (x *ButtonAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ButtonAction.ProtoReflect.Descriptor instead.
 func (*ButtonAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ButtonAction) GetActionId() string {
@@ -783,7 +1107,7 @@ type FormAction struct {
 
 func (x *FormAction) Reset() {
 	*x = FormAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +1119,7 @@ func (x *FormAction) String() string {
 func (*FormAction) ProtoMessage() {}
 
 func (x *FormAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +1132,7 @@ func (x *FormAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormAction.ProtoReflect.Descriptor instead.
 func (*FormAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FormAction) GetActionId() string {
@@ -866,7 +1190,7 @@ type FormField struct {
 
 func (x *FormField) Reset() {
 	*x = FormField{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -878,7 +1202,7 @@ func (x *FormField) String() string {
 func (*FormField) ProtoMessage() {}
 
 func (x *FormField) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -891,7 +1215,7 @@ func (x *FormField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormField.ProtoReflect.Descriptor instead.
 func (*FormField) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FormField) GetName() string {
@@ -948,7 +1272,7 @@ type SelectOption struct {
 
 func (x *SelectOption) Reset() {
 	*x = SelectOption{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -960,7 +1284,7 @@ func (x *SelectOption) String() string {
 func (*SelectOption) ProtoMessage() {}
 
 func (x *SelectOption) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -973,7 +1297,7 @@ func (x *SelectOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SelectOption.ProtoReflect.Descriptor instead.
 func (*SelectOption) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SelectOption) GetValue() string {
@@ -1021,14 +1345,18 @@ type Diagnostics struct {
 	// decoded bytes were read and distilled.
 	TruncatedBody bool `protobuf:"varint,12,opt,name=truncated_body,json=truncatedBody,proto3" json:"truncated_body,omitempty"`
 	// Pages of a PDF document; absent for other content.
-	PageCount     *int32 `protobuf:"varint,13,opt,name=page_count,json=pageCount,proto3,oneof" json:"page_count,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageCount *int32 `protobuf:"varint,13,opt,name=page_count,json=pageCount,proto3,oneof" json:"page_count,omitempty"`
+	// Steps (and scrolls) run in the rendered page; absent when none ran.
+	StepsRun *int32 `protobuf:"varint,18,opt,name=steps_run,json=stepsRun,proto3,oneof" json:"steps_run,omitempty"`
+	// Requests the render skipped because block asked it to.
+	BlockedResources *int32 `protobuf:"varint,19,opt,name=blocked_resources,json=blockedResources,proto3,oneof" json:"blocked_resources,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Diagnostics) Reset() {
 	*x = Diagnostics{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1368,7 @@ func (x *Diagnostics) String() string {
 func (*Diagnostics) ProtoMessage() {}
 
 func (x *Diagnostics) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1381,7 @@ func (x *Diagnostics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostics.ProtoReflect.Descriptor instead.
 func (*Diagnostics) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Diagnostics) GetProfile() string {
@@ -1147,12 +1475,26 @@ func (x *Diagnostics) GetPageCount() int32 {
 	return 0
 }
 
+func (x *Diagnostics) GetStepsRun() int32 {
+	if x != nil && x.StepsRun != nil {
+		return *x.StepsRun
+	}
+	return 0
+}
+
+func (x *Diagnostics) GetBlockedResources() int32 {
+	if x != nil && x.BlockedResources != nil {
+		return *x.BlockedResources
+	}
+	return 0
+}
+
 var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 
 const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\n" +
 	"\x1adistill/v1/distilled.proto\x12\n" +
-	"distill.v1\"\xc7\x03\n" +
+	"distill.v1\"\xa4\x05\n" +
 	"\tDistilled\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x14\n" +
@@ -1166,10 +1508,48 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\aactions\x18\n" +
 	" \x01(\v2\x13.distill.v1.ActionsR\aactions\x129\n" +
 	"\vdiagnostics\x18\v \x01(\v2\x17.distill.v1.DiagnosticsR\vdiagnostics\x12\x12\n" +
-	"\x04text\x18\f \x01(\tR\x04textB\t\n" +
+	"\x04text\x18\f \x01(\tR\x04text\x12#\n" +
+	"\n" +
+	"screenshot\x18\x14 \x01(\fH\x02R\n" +
+	"screenshot\x88\x01\x01\x12\x15\n" +
+	"\x03pdf\x18\x15 \x01(\fH\x03R\x03pdf\x88\x01\x01\x12\x19\n" +
+	"\x05mhtml\x18\x16 \x01(\fH\x04R\x05mhtml\x88\x01\x01\x124\n" +
+	"\anetwork\x18\x17 \x01(\v2\x1a.distill.v1.NetworkCaptureR\anetwork\x12-\n" +
+	"\x05steps\x18\x18 \x01(\v2\x17.distill.v1.StepResultsR\x05stepsB\t\n" +
 	"\a_bylineB\n" +
 	"\n" +
-	"\b_excerpt\"\xac\x01\n" +
+	"\b_excerptB\r\n" +
+	"\v_screenshotB\x06\n" +
+	"\x04_pdfB\b\n" +
+	"\x06_mhtml\"j\n" +
+	"\x0eNetworkCapture\x12:\n" +
+	"\tresponses\x18\x01 \x03(\v2\x1c.distill.v1.CapturedResponseR\tresponses\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xf4\x02\n" +
+	"\x10CapturedResponse\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
+	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\x05R\x06status\x12#\n" +
+	"\rresource_type\x18\x04 \x01(\tR\fresourceType\x12\x1b\n" +
+	"\tmime_type\x18\x05 \x01(\tR\bmimeType\x12Y\n" +
+	"\x0frequest_headers\x18\x06 \x03(\v20.distill.v1.CapturedResponse.RequestHeadersEntryR\x0erequestHeaders\x12\x17\n" +
+	"\x04body\x18\a \x01(\tH\x00R\x04body\x88\x01\x01\x12\x1c\n" +
+	"\ttruncated\x18\b \x01(\bR\ttruncated\x1aA\n" +
+	"\x13RequestHeadersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\a\n" +
+	"\x05_body\";\n" +
+	"\vStepResults\x12,\n" +
+	"\x05items\x18\x01 \x03(\v2\x16.distill.v1.StepResultR\x05items\"\x8f\x01\n" +
+	"\n" +
+	"StepResult\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x19\n" +
+	"\x05value\x18\x03 \x01(\tH\x00R\x05value\x88\x01\x01\x12#\n" +
+	"\n" +
+	"screenshot\x18\x04 \x01(\fH\x01R\n" +
+	"screenshot\x88\x01\x01B\b\n" +
+	"\x06_valueB\r\n" +
+	"\v_screenshot\"\xac\x01\n" +
 	"\x05Stats\x12\x1b\n" +
 	"\traw_bytes\x18\x01 \x01(\x03R\brawBytes\x12\x1d\n" +
 	"\n" +
@@ -1232,7 +1612,7 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\fSelectOption\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\tR\x05value\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x1a\n" +
-	"\bselected\x18\x03 \x01(\bR\bselected\"\xd8\x03\n" +
+	"\bselected\x18\x03 \x01(\bR\bselected\"\xd0\x04\n" +
 	"\vDiagnostics\x12\x18\n" +
 	"\aprofile\x18\x01 \x01(\tR\aprofile\x12\x1b\n" +
 	"\traw_bytes\x18\x02 \x01(\x03R\brawBytes\x12!\n" +
@@ -1251,8 +1631,13 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"lowContent\x12%\n" +
 	"\x0etruncated_body\x18\f \x01(\bR\rtruncatedBody\x12\"\n" +
 	"\n" +
-	"page_count\x18\r \x01(\x05H\x00R\tpageCount\x88\x01\x01B\r\n" +
-	"\v_page_countB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"page_count\x18\r \x01(\x05H\x00R\tpageCount\x88\x01\x01\x12 \n" +
+	"\tsteps_run\x18\x12 \x01(\x05H\x01R\bstepsRun\x88\x01\x01\x120\n" +
+	"\x11blocked_resources\x18\x13 \x01(\x05H\x02R\x10blockedResources\x88\x01\x01B\r\n" +
+	"\v_page_countB\f\n" +
+	"\n" +
+	"_steps_runB\x14\n" +
+	"\x12_blocked_resourcesB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_distilled_proto_rawDescOnce sync.Once
@@ -1266,44 +1651,54 @@ func file_distill_v1_distilled_proto_rawDescGZIP() []byte {
 	return file_distill_v1_distilled_proto_rawDescData
 }
 
-var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_distill_v1_distilled_proto_goTypes = []any{
-	(*Distilled)(nil),      // 0: distill.v1.Distilled
-	(*Stats)(nil),          // 1: distill.v1.Stats
-	(*Link)(nil),           // 2: distill.v1.Link
-	(*LinkList)(nil),       // 3: distill.v1.LinkList
-	(*Table)(nil),          // 4: distill.v1.Table
-	(*TableRow)(nil),       // 5: distill.v1.TableRow
-	(*TableList)(nil),      // 6: distill.v1.TableList
-	(*Actions)(nil),        // 7: distill.v1.Actions
-	(*LinkAction)(nil),     // 8: distill.v1.LinkAction
-	(*DownloadAction)(nil), // 9: distill.v1.DownloadAction
-	(*ButtonAction)(nil),   // 10: distill.v1.ButtonAction
-	(*FormAction)(nil),     // 11: distill.v1.FormAction
-	(*FormField)(nil),      // 12: distill.v1.FormField
-	(*SelectOption)(nil),   // 13: distill.v1.SelectOption
-	(*Diagnostics)(nil),    // 14: distill.v1.Diagnostics
+	(*Distilled)(nil),        // 0: distill.v1.Distilled
+	(*NetworkCapture)(nil),   // 1: distill.v1.NetworkCapture
+	(*CapturedResponse)(nil), // 2: distill.v1.CapturedResponse
+	(*StepResults)(nil),      // 3: distill.v1.StepResults
+	(*StepResult)(nil),       // 4: distill.v1.StepResult
+	(*Stats)(nil),            // 5: distill.v1.Stats
+	(*Link)(nil),             // 6: distill.v1.Link
+	(*LinkList)(nil),         // 7: distill.v1.LinkList
+	(*Table)(nil),            // 8: distill.v1.Table
+	(*TableRow)(nil),         // 9: distill.v1.TableRow
+	(*TableList)(nil),        // 10: distill.v1.TableList
+	(*Actions)(nil),          // 11: distill.v1.Actions
+	(*LinkAction)(nil),       // 12: distill.v1.LinkAction
+	(*DownloadAction)(nil),   // 13: distill.v1.DownloadAction
+	(*ButtonAction)(nil),     // 14: distill.v1.ButtonAction
+	(*FormAction)(nil),       // 15: distill.v1.FormAction
+	(*FormField)(nil),        // 16: distill.v1.FormField
+	(*SelectOption)(nil),     // 17: distill.v1.SelectOption
+	(*Diagnostics)(nil),      // 18: distill.v1.Diagnostics
+	nil,                      // 19: distill.v1.CapturedResponse.RequestHeadersEntry
 }
 var file_distill_v1_distilled_proto_depIdxs = []int32{
-	1,  // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
-	3,  // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
-	6,  // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
-	7,  // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
-	14, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
-	2,  // 5: distill.v1.LinkList.items:type_name -> distill.v1.Link
-	5,  // 6: distill.v1.Table.rows:type_name -> distill.v1.TableRow
-	4,  // 7: distill.v1.TableList.items:type_name -> distill.v1.Table
-	8,  // 8: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
-	11, // 9: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
-	10, // 10: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
-	9,  // 11: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
-	12, // 12: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
-	13, // 13: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	5,  // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
+	7,  // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
+	10, // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
+	11, // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
+	18, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
+	1,  // 5: distill.v1.Distilled.network:type_name -> distill.v1.NetworkCapture
+	3,  // 6: distill.v1.Distilled.steps:type_name -> distill.v1.StepResults
+	2,  // 7: distill.v1.NetworkCapture.responses:type_name -> distill.v1.CapturedResponse
+	19, // 8: distill.v1.CapturedResponse.request_headers:type_name -> distill.v1.CapturedResponse.RequestHeadersEntry
+	4,  // 9: distill.v1.StepResults.items:type_name -> distill.v1.StepResult
+	6,  // 10: distill.v1.LinkList.items:type_name -> distill.v1.Link
+	9,  // 11: distill.v1.Table.rows:type_name -> distill.v1.TableRow
+	8,  // 12: distill.v1.TableList.items:type_name -> distill.v1.Table
+	12, // 13: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
+	15, // 14: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
+	14, // 15: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
+	13, // 16: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
+	16, // 17: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
+	17, // 18: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_distilled_proto_init() }
@@ -1312,17 +1707,19 @@ func file_distill_v1_distilled_proto_init() {
 		return
 	}
 	file_distill_v1_distilled_proto_msgTypes[0].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[2].OneofWrappers = []any{}
 	file_distill_v1_distilled_proto_msgTypes[4].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[9].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[12].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[14].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[8].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[13].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[16].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[18].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_distilled_proto_rawDesc), len(file_distill_v1_distilled_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
