@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-rod/rod"
@@ -313,7 +314,7 @@ func (r *stepRun) scrollToEnd(ctx context.Context, most int) (int, error) {
 // executeJavascriptTail runs the step's script (run, an async function)
 // and returns its value as JSON, or only the JSON's length when that is
 // over what the render's steps may still return.
-const executeJavascriptTail = `;
+const executeJavascriptTail = `
 	const v = await run();
 	let s;
 	try { s = JSON.stringify(v === undefined ? null : v); } catch (e) { s = JSON.stringify(String(v)); }
@@ -324,15 +325,18 @@ const executeJavascriptTail = `;
 // executeJavascript runs the step's script: an expression, whose value is
 // returned, or statements, whose return is.
 func (r *stepRun) executeJavascript(page *rod.Page, s fetchopts.Step) error {
-	fn := "async () => (" + s.Script + "\n)"
-	compiled, err := proto.RuntimeCompileScript{Expression: fn}.Call(page)
+	// Made, not run: a syntax error here means the script is statements.
+	mk := func(fn string) (*proto.RuntimeRemoteObject, error) {
+		return page.Evaluate(rod.Eval("() => " + fn).ByObject())
+	}
+	run, err := mk("async () => (" + s.Script + "\n)")
+	if err != nil && strings.Contains(err.Error(), "SyntaxError") {
+		run, err = mk("async () => {" + s.Script + "\n}")
+	}
 	if err != nil {
-		return fmt.Errorf("compile script: %w", err)
+		return fmt.Errorf("script: %w", err)
 	}
-	if compiled.ExceptionDetails != nil {
-		fn = "async () => {" + s.Script + "\n}"
-	}
-	res, err := page.Evaluate(rod.Eval("async (left) => { const run = "+fn+executeJavascriptTail, r.jsLeft).ByPromise())
+	res, err := page.Evaluate(rod.Eval("async (run, left) => {"+executeJavascriptTail, run, r.jsLeft).ByPromise())
 	if err != nil {
 		return fmt.Errorf("script: %w", err)
 	}
