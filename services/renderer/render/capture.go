@@ -18,9 +18,9 @@ import (
 
 // Limits of a network capture.
 const (
-	MaxCaptured        = 100
-	MaxCapturedBody    = 1 << 20
-	MaxCapturedTotal   = 5 << 20
+	MaxCaptured      = 100
+	MaxCapturedBody  = 1 << 20
+	MaxCapturedTotal = 5 << 20
 	// maxBodyFetch is the largest body a capture asks the browser for;
 	// beyond it the body is left out rather than copied over the pipe to
 	// keep its first MaxCapturedBody bytes.
