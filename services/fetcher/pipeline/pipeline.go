@@ -102,7 +102,7 @@ const extractMargin = 15 * time.Second
 func Budget(opts *distillv1.FetchOptions) time.Duration {
 	b := fetchopts.Timeout(opts) + extractMargin
 	if fetchopts.JS(opts) != distillv1.JsMode_JS_MODE_OFF {
-		b += fetchopts.Timeout(opts) + fetchopts.JSWait(opts)
+		b += fetchopts.Timeout(opts) + fetchopts.JSWait(opts) + fetchopts.StepsBudget(opts)
 	}
 	return b
 }
@@ -188,6 +188,10 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 	extractOpts.Diagnostics = true
 
 	js := fetchopts.JS(opts)
+	if fetchopts.Browser(opts) {
+		// Steps, pictures, captures and blocking are a browser's work.
+		js = distillv1.JsMode_JS_MODE_ALWAYS
+	}
 	res := &Result{RedirectHistory: fetched.GetRedirectHistory(), RetryAfter: time.Duration(fetched.GetRetryAfterSecs()) * time.Second}
 	var reason string
 	// A browser has nothing to add to a PDF: its viewer's page holds none
@@ -303,7 +307,21 @@ func (p *Pipeline) render(ctx context.Context, finalURL string, opts, extractOpt
 	if err != nil {
 		return nil, err
 	}
-	return page.GetDistilled(), nil
+	d := page.GetDistilled()
+	withBrowserWork(d, out)
+	return d, nil
+}
+
+// withBrowserWork copies into d what the render's browser work produced.
+func withBrowserWork(d *distillv1.Distilled, out *internalv1.RenderResponse) {
+	d.Screenshot, d.Pdf, d.Mhtml = out.Screenshot, out.Pdf, out.Mhtml
+	d.Network, d.Steps = out.GetNetwork(), out.GetSteps()
+	if out.StepsRun != nil || out.BlockedResources != nil {
+		if d.Diagnostics == nil {
+			d.Diagnostics = &distillv1.Diagnostics{}
+		}
+		d.Diagnostics.StepsRun, d.Diagnostics.BlockedResources = out.StepsRun, out.BlockedResources
+	}
 }
 
 // contentType rebuilds the header the extractor reads the charset from.
