@@ -20,7 +20,7 @@ var fetchGroups = []struct {
 	{"Output", []string{"format", "stats", "diagnostics", "max-output-tokens", "fail-on-http-error"}},
 	{"Content", []string{"selector", "profile", "links", "links-all", "tables", "actions", "max-actions"}},
 	{"Network", []string{"timeout", "max-bytes", "allow-local", "max-retries", "per-host-concurrency", "rate-limit", "respect-robots", "server"}},
-	{"Rendering", []string{"js", "js-wait", "js-wait-for"}},
+	{"Rendering", []string{"js", "js-wait", "js-wait-for", "steps", "scroll", "screenshot", "screenshot-format", "pdf", "mhtml", "output", "capture-network", "capture-types", "capture-credentials", "block"}},
 	{"Batch", []string{"concurrency", "input", "output-dir"}},
 	{"Cache", []string{"no-cache", "cache-ttl"}},
 }
