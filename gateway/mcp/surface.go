@@ -7,6 +7,7 @@ import (
 
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/renderer/render"
 )
 
 // The tools' parameters, named and defaulted as in the public surface.
@@ -33,7 +34,30 @@ var (
 		desc: "Obey each site's robots.txt; a disallowed URL fails."}
 	maxActionsParam = param{name: "max_actions", kind: kindInt32,
 		desc: "Keep at most this many entries per action category, form fields and select options."}
+	stepsParam = param{name: "steps", kind: kindJSONArray,
+		desc: `Steps run in the rendered page after it loads and before it is read, in Firecrawl's action format, e.g. ` +
+			`[{"type":"click","selector":"#load-more","repeat":5},{"type":"type","selector":"#q","value":"tides"},{"type":"press","key":"Enter"},` +
+			`{"type":"scroll","direction":"down"},{"type":"wait","milliseconds":500},{"type":"waitForSelector","selector":".results"},` +
+			`{"type":"executeJavascript","script":"document.title"},{"type":"screenshot"}]. The page is rendered headless; ` +
+			`the first step that fails fails the call, naming it. executeJavascript values come back under steps in format json.`}
+	scrollParam = param{name: "scroll", kind: kindInt32,
+		desc: fmt.Sprintf("Scroll to the end until the page stops growing, at most this many times (an infinite feed); 0 = %d.", fetchopts.DefaultScrolls)}
+	blockParam = param{name: "block", kind: kindStrings,
+		desc: `Resources the headless render skips: any of "images", "fonts", "media". Stylesheets always load.`}
 )
+
+// browserParams are the browser-work knobs of the reading tools.
+var browserParams = []param{
+	stepsParam,
+	scrollParam,
+	{name: "capture_network", kind: kindString,
+		desc: "Return the page's XHR and fetch responses (url, method, status, request headers, text body) whose URL matches this regular expression; \"\" for all. At most 100 responses, 1 MB each, 5 MB in all. Comes back under network in format json, or as a second block."},
+	{name: "capture_types", kind: kindStrings,
+		desc: `Resource types to capture instead of xhr and fetch: document, script, stylesheet, image, font, media, xhr, fetch, websocket, other.`},
+	{name: "capture_credentials", kind: kindBool, def: defFalse,
+		desc: "Keep credential-like request headers (Authorization, cookies, tokens) and query values in captured responses; redacted otherwise."},
+	blockParam,
+}
 
 // optionParams are the fetch knobs fetch_url, observe_url and fetch_urls
 // share.
@@ -77,17 +101,35 @@ var optionParams = []param{
 	maxActionsParam,
 }
 
+// screenshotParams are the screenshot tool's.
+var screenshotParams = []param{
+	{name: "url", kind: kindString, required: true,
+		desc: "Absolute http or https URL of the page."},
+	{name: "full_page", kind: kindBool, def: defFalse,
+		desc: fmt.Sprintf("Picture the whole page (down to %d px) instead of the %dx%d viewport.", render.MaxShotHeight, render.ViewportWidth, render.ViewportHeight)},
+	{name: "format", kind: kindString, def: quoted("png"),
+		desc: "png or jpeg for a picture; pdf to print the page, mhtml to archive it as one file (both returned as a resource)."},
+	stepsParam,
+	scrollParam,
+	blockParam,
+	jsWaitParam,
+	{name: "js_wait_for", kind: kindString,
+		desc: "CSS selector to wait for before the picture is taken."},
+	timeoutParam,
+	allowLocalParam,
+}
+
 var (
 	fetchParams = concat([]param{
 		{name: "url", kind: kindString, required: true,
 			desc: "Absolute http or https URL of the page."},
 		{name: "selector", kind: kindString,
 			desc: "CSS selector: return only the matching elements; profile is then ignored."},
-	}, optionParams)
+	}, optionParams, browserParams)
 	batchParams = concat([]param{
 		{name: "urls", kind: kindStrings, required: true,
 			desc: "Absolute http or https URLs to fetch; results come back in this order."},
-	}, optionParams, []param{
+	}, optionParams, browserParams, []param{
 		{name: "concurrency", kind: kindInt32, def: def(fetchopts.DefaultConcurrency),
 			desc: "How many of the URLs are fetched at once."},
 	})
@@ -196,6 +238,14 @@ func fetchOptions(a args) *distillv1.FetchOptions {
 		ExtractActions:     a.flag("extract_actions"),
 		MaxActions:         a.int32p("max_actions"),
 		Concurrency:        a.int32p("concurrency"),
+		Steps:              a.str("steps"),
+		Scroll:             a.int32p("scroll"),
+		CaptureTypes:       a.strs("capture_types"),
+		CaptureCredentials: a.flag("capture_credentials"),
+		Block:              a.strs("block"),
+	}
+	if c, ok := a["capture_network"].(string); ok {
+		o.CaptureNetwork = &c
 	}
 	if o.MaxOutputTokens == nil {
 		budget := int64(fetchopts.DefaultMCPMaxOutputTokens)
@@ -244,6 +294,14 @@ func tools(svc Service) []tool {
 				"it, and query ranks the URLs by the words of their paths. Use it to find the page that " +
 				"answers a question on a site you know, or to choose which pages to read with fetch_url " +
 				"or fetch_urls.",
+		},
+		{
+			name: "screenshot", params: screenshotParams, readOnly: true, runContent: h.screenshot,
+			desc: "Render a page in a headless browser and return a picture of it: the viewport (1280x800) or, " +
+				"with full_page, the whole page, as a PNG or JPEG image; or, with format pdf or mhtml, the page " +
+				"printed to PDF or archived as one MHTML file. steps, scroll and js_wait_for bring the page to the " +
+				"state to picture first (close a banner, load more). Use it to see a page's layout, charts or " +
+				"anything its text does not carry.",
 		},
 		{
 			name: "session_start", params: sessionStartParams, run: h.sessionStart,

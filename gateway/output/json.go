@@ -362,3 +362,18 @@ func WriteBatchLine(w io.Writer, it BatchItem) error {
 	_, err = w.Write(append(b, '\n'))
 	return err
 }
+
+// MarshalBrowserWork returns, as compact JSON, what a render's steps and
+// network capture returned ({steps, network}, each absent when there is
+// none), for callers that print the page itself as Markdown or text; nil
+// when there is neither.
+func MarshalBrowserWork(d *distillv1.Distilled) ([]byte, error) {
+	full := toJSON(d)
+	if full.Steps == nil && full.Network == nil {
+		return nil, nil
+	}
+	return marshal(struct {
+		Steps   *[]stepResultJSON `json:"steps,omitempty"`
+		Network *networkJSON      `json:"network,omitempty"`
+	}{full.Steps, full.Network})
+}
