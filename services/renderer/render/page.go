@@ -35,6 +35,11 @@ type tab struct {
 	// blocked counts the requests it failed for it.
 	block   []proto.NetworkResourceType
 	blocked atomic.Int32
+	// holdUnsafe, once the steps of a request with withhold_unsafe begin,
+	// fails every request other than GET, HEAD or OPTIONS, and withheld
+	// records the first, with current, the step running then.
+	holdUnsafe atomic.Bool
+	current    atomic.Pointer[stepRef]
 	// undo takes down what openPage opened, last opened first.
 	undo []func()
 
@@ -56,6 +61,13 @@ type tab struct {
 	// unreachable is the URL the main frame failed to load, once it shows
 	// Chromium's error page in place of a document.
 	unreachable string
+	withheld    *distillv1.WithheldRequest
+}
+
+// stepRef names the step running, for what it caused.
+type stepRef struct {
+	index         int
+	typ, selector string
 }
 
 // errLeft is why a page's waits end when its main frame fails to load.
@@ -187,6 +199,11 @@ func (r *Renderer) judge(ctx context.Context, t *tab, g *guard, e *proto.FetchRe
 		_ = fail.Call(t.page)
 		return
 	}
+	if t.holdUnsafe.Load() && unsafeMethod(e.Request.Method) {
+		t.withhold(e)
+		_ = fail.Call(t.page)
+		return
+	}
 	if slices.Contains(t.block, e.ResourceType) {
 		t.blocked.Add(1)
 		_ = fail.Call(t.page)
@@ -209,6 +226,48 @@ func (r *Renderer) judge(ctx context.Context, t *tab, g *guard, e *proto.FetchRe
 		return
 	}
 	_ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(t.page)
+}
+
+// unsafeMethod reports whether a request may change something on the
+// server: any method but GET, HEAD and OPTIONS (a CORS preflight, which
+// only asks).
+func unsafeMethod(m string) bool {
+	switch strings.ToUpper(m) {
+	case "GET", "HEAD", "OPTIONS":
+		return false
+	}
+	return true
+}
+
+// maxWithheldBody bounds the body a withheld request reports.
+const maxWithheldBody = 4 << 10
+
+// withhold records the first request withheld, and the step that caused
+// it.
+func (t *tab) withhold(e *proto.FetchRequestPaused) {
+	w := &distillv1.WithheldRequest{Method: e.Request.Method, Url: e.Request.URL}
+	if ref := t.current.Load(); ref != nil {
+		w.StepIndex, w.StepType, w.Selector = int32(ref.index), ref.typ, ref.selector
+	}
+	if e.Request.HasPostData {
+		body := e.Request.PostData
+		if len(body) > maxWithheldBody {
+			body = body[:maxWithheldBody]
+		}
+		w.Body = &body
+	}
+	t.mu.Lock()
+	if t.withheld == nil {
+		t.withheld = w
+	}
+	t.mu.Unlock()
+}
+
+// withheldRequest is the request withhold recorded, or nil.
+func (t *tab) withheldRequest() *distillv1.WithheldRequest {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.withheld
 }
 
 // chromiumsOwn reports whether a request is Chromium's own, made in the
@@ -423,6 +482,16 @@ func settle(ctx context.Context, page *rod.Page, opts *distillv1.FetchOptions, i
 		timer.Stop()
 	}
 	return nil
+}
+
+// mainStatus is the main document's status, 200 when none was seen.
+func (t *tab) mainStatus() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.status == 0 {
+		return 200
+	}
+	return t.status
 }
 
 // snapshot reads the settled page: the URL it ended at, its main

@@ -327,13 +327,26 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *in
 
 	var run *stepRun
 	if len(steps) > 0 || fetchopts.Scrolls(opts) > 0 {
-		if run, err = runSteps(t.page.GetContext(), t, target, steps, fetchopts.Scrolls(opts), fetchopts.StepsBudget(opts)); err != nil {
+		t.holdUnsafe.Store(req.GetWithholdUnsafe())
+		run, err = runSteps(t.page.GetContext(), t, target, steps, fetchopts.Scrolls(opts), fetchopts.StepsBudget(opts))
+		if errors.Is(err, errWithheld) {
+			// Nothing was sent: what the page shows now is not an answer
+			// to read, and the session it is for stays where it was.
+			return &internalv1.RenderResponse{FinalUrl: target, Status: int32(t.mainStatus()),
+				Withheld: t.withheldRequest(), StepsRun: proto.Int32(int32(run.ran))}, nil
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
 	res, err := t.snapshot(target)
 	if err != nil {
 		return nil, err
+	}
+	if len(req.GetCookies()) > 0 || len(steps) > 0 {
+		if res.CookiesAfter, err = r.cookiesAfter(t); err != nil {
+			return nil, err
+		}
 	}
 	if err := t.artifacts(opts, res); err != nil {
 		return nil, failure.Wrap(failure.CodeOf(err), err, "render %s", target)
@@ -391,6 +404,28 @@ func blockTypes(kinds []string) []rodproto.NetworkResourceType {
 		}
 	}
 	return out
+}
+
+// cookiesAfter are the render's cookies once its steps ran, for the
+// session that sent them: a step may have logged in. None when the
+// renderer renders anonymously.
+func (r *Renderer) cookiesAfter(t *tab) ([]*internalv1.Cookie, error) {
+	if r.noCookies {
+		return nil, nil
+	}
+	res, err := rodproto.StorageGetCookies{BrowserContextID: t.context}.Call(t.browser)
+	if err != nil {
+		return nil, fmt.Errorf("read cookies: %w", err)
+	}
+	out := make([]*internalv1.Cookie, 0, len(res.Cookies))
+	for _, c := range res.Cookies {
+		ck := &internalv1.Cookie{Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path, Secure: c.Secure, HttpOnly: c.HTTPOnly}
+		if !c.Session {
+			ck.Expires = int64(c.Expires)
+		}
+		out = append(out, ck)
+	}
+	return out, nil
 }
 
 // cookies are the request's cookies unless the renderer renders without.

@@ -39,6 +39,10 @@ const (
 // errStepsTimeout is the cause the steps' own deadline carries.
 var errStepsTimeout = errors.New("steps timeout")
 
+// errWithheld ends the steps once one of them caused a request that
+// withhold_unsafe keeps from being sent.
+var errWithheld = errors.New("a step's request was withheld")
+
 // stepRun is the state of one render's steps: what they returned so far
 // and what is left of their allowances.
 type stepRun struct {
@@ -58,12 +62,14 @@ func runSteps(ctx context.Context, t *tab, target string, steps []fetchopts.Step
 	defer cancel()
 	r := &stepRun{t: t, target: target, jsLeft: MaxJSValueBytes, shotLeft: MaxStepShotBytes}
 	for i, s := range steps {
+		t.current.Store(&stepRef{index: i, typ: s.Type, selector: s.Selector})
 		if err := r.step(ctx, s); err != nil {
 			return r, r.fail(ctx, i, s, budget, err)
 		}
 		r.ran++
 	}
 	if scrolls > 0 {
+		t.current.Store(&stepRef{index: len(steps), typ: "scroll to end"})
 		grew, err := r.scrollToEnd(ctx, scrolls)
 		r.ran += grew
 		if err != nil {
@@ -82,6 +88,10 @@ func (r *stepRun) fail(ctx context.Context, i int, s fetchopts.Step, budget time
 		name += fmt.Sprintf(" %q", s.Selector)
 	}
 	name += ")"
+	// A withheld request fails its navigation too: it comes first.
+	if r.t.withheldRequest() != nil {
+		return errWithheld
+	}
 	if left := r.t.left(r.target); left != nil {
 		return failure.Wrap(failure.CodeOf(left), left, "%s", name)
 	}
@@ -143,6 +153,9 @@ func (r *stepRun) step(ctx context.Context, s fetchopts.Step) error {
 		return err
 	}
 	quiet(stepQuietBudget)
+	if r.t.withheldRequest() != nil {
+		return errWithheld
+	}
 	if left := r.t.left(r.target); left != nil {
 		return left
 	}
@@ -203,6 +216,9 @@ func (r *stepRun) click(ctx context.Context, page *rod.Page, s fetchopts.Step) e
 	for i := range times {
 		if i > 0 {
 			r.t.quietAfter(ctx)(stepQuietBudget)
+			if r.t.withheldRequest() != nil {
+				return errWithheld
+			}
 			res, err := page.Eval(clickableScript, s.Selector)
 			if err != nil {
 				return err

@@ -29,9 +29,13 @@ type RenderRequest struct {
 	Options *v1.FetchOptions `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
 	// Cookies for this URL only, set in the render's isolated context and
 	// dropped with it.
-	Cookies       []*Cookie `protobuf:"bytes,3,rep,name=cookies,proto3" json:"cookies,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Cookies []*Cookie `protobuf:"bytes,3,rep,name=cookies,proto3" json:"cookies,omitempty"`
+	// A session's steps without confirm: the first request other than GET
+	// (HEAD and OPTIONS pass) the steps cause is not sent, and the render
+	// stops there and says what it was.
+	WithholdUnsafe bool `protobuf:"varint,4,opt,name=withhold_unsafe,json=withholdUnsafe,proto3" json:"withhold_unsafe,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *RenderRequest) Reset() {
@@ -85,6 +89,13 @@ func (x *RenderRequest) GetCookies() []*Cookie {
 	return nil
 }
 
+func (x *RenderRequest) GetWithholdUnsafe() bool {
+	if x != nil {
+		return x.WithholdUnsafe
+	}
+	return false
+}
+
 type RenderResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	FinalUrl string                 `protobuf:"bytes,1,opt,name=final_url,json=finalUrl,proto3" json:"final_url,omitempty"`
@@ -100,8 +111,13 @@ type RenderResponse struct {
 	Steps            *v1.StepResults    `protobuf:"bytes,8,opt,name=steps,proto3" json:"steps,omitempty"`
 	StepsRun         *int32             `protobuf:"varint,9,opt,name=steps_run,json=stepsRun,proto3,oneof" json:"steps_run,omitempty"`
 	BlockedResources *int32             `protobuf:"varint,10,opt,name=blocked_resources,json=blockedResources,proto3,oneof" json:"blocked_resources,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Set when withhold_unsafe stopped the steps; html is then empty.
+	Withheld *v1.WithheldRequest `protobuf:"bytes,11,opt,name=withheld,proto3" json:"withheld,omitempty"`
+	// The browser context's cookies once the steps ran, for a session's jar;
+	// only when the request carried cookies or steps.
+	CookiesAfter  []*Cookie `protobuf:"bytes,12,rep,name=cookies_after,json=cookiesAfter,proto3" json:"cookies_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RenderResponse) Reset() {
@@ -204,6 +220,20 @@ func (x *RenderResponse) GetBlockedResources() int32 {
 	return 0
 }
 
+func (x *RenderResponse) GetWithheld() *v1.WithheldRequest {
+	if x != nil {
+		return x.Withheld
+	}
+	return nil
+}
+
+func (x *RenderResponse) GetCookiesAfter() []*Cookie {
+	if x != nil {
+		return x.CookiesAfter
+	}
+	return nil
+}
+
 // Cookie is one cookie of a session's jar.
 type Cookie struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -302,11 +332,12 @@ var File_distill_internal_v1_renderer_proto protoreflect.FileDescriptor
 
 const file_distill_internal_v1_renderer_proto_rawDesc = "" +
 	"\n" +
-	"\"distill/internal/v1/renderer.proto\x12\x13distill.internal.v1\x1a\x1adistill/v1/distilled.proto\x1a\x18distill/v1/options.proto\"\x8c\x01\n" +
+	"\"distill/internal/v1/renderer.proto\x12\x13distill.internal.v1\x1a\x1adistill/v1/distilled.proto\x1a\x18distill/v1/options.proto\x1a\x18distill/v1/session.proto\"\xb5\x01\n" +
 	"\rRenderRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
 	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\x125\n" +
-	"\acookies\x18\x03 \x03(\v2\x1b.distill.internal.v1.CookieR\acookies\"\xae\x03\n" +
+	"\acookies\x18\x03 \x03(\v2\x1b.distill.internal.v1.CookieR\acookies\x12'\n" +
+	"\x0fwithhold_unsafe\x18\x04 \x01(\bR\x0ewithholdUnsafe\"\xa9\x04\n" +
 	"\x0eRenderResponse\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x12\n" +
@@ -320,7 +351,9 @@ const file_distill_internal_v1_renderer_proto_rawDesc = "" +
 	"\x05steps\x18\b \x01(\v2\x17.distill.v1.StepResultsR\x05steps\x12 \n" +
 	"\tsteps_run\x18\t \x01(\x05H\x03R\bstepsRun\x88\x01\x01\x120\n" +
 	"\x11blocked_resources\x18\n" +
-	" \x01(\x05H\x04R\x10blockedResources\x88\x01\x01B\r\n" +
+	" \x01(\x05H\x04R\x10blockedResources\x88\x01\x01\x127\n" +
+	"\bwithheld\x18\v \x01(\v2\x1b.distill.v1.WithheldRequestR\bwithheld\x12@\n" +
+	"\rcookies_after\x18\f \x03(\v2\x1b.distill.internal.v1.CookieR\fcookiesAfterB\r\n" +
 	"\v_screenshotB\x06\n" +
 	"\x04_pdfB\b\n" +
 	"\x06_mhtmlB\f\n" +
@@ -352,25 +385,28 @@ func file_distill_internal_v1_renderer_proto_rawDescGZIP() []byte {
 
 var file_distill_internal_v1_renderer_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_distill_internal_v1_renderer_proto_goTypes = []any{
-	(*RenderRequest)(nil),     // 0: distill.internal.v1.RenderRequest
-	(*RenderResponse)(nil),    // 1: distill.internal.v1.RenderResponse
-	(*Cookie)(nil),            // 2: distill.internal.v1.Cookie
-	(*v1.FetchOptions)(nil),   // 3: distill.v1.FetchOptions
-	(*v1.NetworkCapture)(nil), // 4: distill.v1.NetworkCapture
-	(*v1.StepResults)(nil),    // 5: distill.v1.StepResults
+	(*RenderRequest)(nil),      // 0: distill.internal.v1.RenderRequest
+	(*RenderResponse)(nil),     // 1: distill.internal.v1.RenderResponse
+	(*Cookie)(nil),             // 2: distill.internal.v1.Cookie
+	(*v1.FetchOptions)(nil),    // 3: distill.v1.FetchOptions
+	(*v1.NetworkCapture)(nil),  // 4: distill.v1.NetworkCapture
+	(*v1.StepResults)(nil),     // 5: distill.v1.StepResults
+	(*v1.WithheldRequest)(nil), // 6: distill.v1.WithheldRequest
 }
 var file_distill_internal_v1_renderer_proto_depIdxs = []int32{
 	3, // 0: distill.internal.v1.RenderRequest.options:type_name -> distill.v1.FetchOptions
 	2, // 1: distill.internal.v1.RenderRequest.cookies:type_name -> distill.internal.v1.Cookie
 	4, // 2: distill.internal.v1.RenderResponse.network:type_name -> distill.v1.NetworkCapture
 	5, // 3: distill.internal.v1.RenderResponse.steps:type_name -> distill.v1.StepResults
-	0, // 4: distill.internal.v1.RendererService.Render:input_type -> distill.internal.v1.RenderRequest
-	1, // 5: distill.internal.v1.RendererService.Render:output_type -> distill.internal.v1.RenderResponse
-	5, // [5:6] is the sub-list for method output_type
-	4, // [4:5] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	6, // 4: distill.internal.v1.RenderResponse.withheld:type_name -> distill.v1.WithheldRequest
+	2, // 5: distill.internal.v1.RenderResponse.cookies_after:type_name -> distill.internal.v1.Cookie
+	0, // 6: distill.internal.v1.RendererService.Render:input_type -> distill.internal.v1.RenderRequest
+	1, // 7: distill.internal.v1.RendererService.Render:output_type -> distill.internal.v1.RenderResponse
+	7, // [7:8] is the sub-list for method output_type
+	6, // [6:7] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_distill_internal_v1_renderer_proto_init() }
