@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"distill.dev/services/renderer/render"
@@ -36,10 +37,38 @@ more.onclick = () => fetch('/items?n=' + n).then(r => r.json()).then(rows => {
 		n := r.URL.Query().Get("n")
 		fmt.Fprintf(w, `["Entry %s: the ferry left on the morning tide with forty passengers aboard.", "Entry %s+1: a fishing boat came in with the catch of the night."]`, n, n)
 	})
+	mux.HandleFunc("GET /login", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><html><head><title>Sign in</title></head><body><main><h1>Sign in</h1>
+<p>Members of the harbour club sign in here to see the mooring list.</p>
+<form method="post" action="/login"><input id="user" name="user"><button id="go">Sign in</button></form></main></body></html>`)
+	})
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		logins.Add(1)
+		if r.FormValue("user") != "alice" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: "club", Value: "alice-in", Path: "/", HttpOnly: true})
+		http.Redirect(w, r, "/members", http.StatusSeeOther)
+	})
+	mux.HandleFunc("/members", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if c, err := r.Cookie("club"); err != nil || c.Value != "alice-in" {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `<!doctype html><title>Members only</title><p>Sign in first.</p>`)
+			return
+		}
+		fmt.Fprint(w, `<!doctype html><html><head><title>Mooring list</title></head><body><main><h1>Mooring list</h1>
+<p>Welcome back, alice. Your mooring is number twelve on the north pontoon, paid up until spring.</p></main></body></html>`)
+	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// logins counts the sign-in posts the site received.
+var logins atomic.Int32
 
 // The screenshot tool and the reading tools' steps, through the official
 // TypeScript client, in real Chromium.
@@ -49,6 +78,8 @@ func TestMCPBrowserToolsWithTypeScriptClient(t *testing.T) {
 	site := moreSite(t)
 	cfg := stdioConfig(t, site.URL)
 	cfg.Pages["more"] = site.URL + "/more"
+	cfg.Pages["login"] = site.URL + "/login"
+	cfg.Pages["members"] = site.URL + "/members"
 	cfg.Browser = true
 	r := runClient(t, cfg)
 
@@ -119,5 +150,53 @@ func TestMCPBrowserToolsWithTypeScriptClient(t *testing.T) {
 
 	if o := r.Calls["fetch_step_fails"]; !o.IsError || len(o.Texts) != 1 || !strings.Contains(o.Texts[0], `step 0 (waitForSelector "#never")`) {
 		t.Errorf("a failing step = %+v, want a tool error naming step 0", o)
+	}
+
+	checkAct(t, r, site.URL)
+}
+
+// checkAct judges the session_act calls: sign in by steps, withheld
+// without confirm and sent once with it, the session keeping the cookie
+// the sign-in set; then steps on another page of the session.
+func checkAct(t *testing.T, r report, base string) {
+	t.Helper()
+	decode := func(label string) map[string]any {
+		t.Helper()
+		o := r.Calls[label]
+		if o.IsError || o.ProtocolError != "" || len(o.Texts) != 1 {
+			t.Fatalf("%s failed: %+v", label, o)
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(o.Texts[0]), &v); err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		return v
+	}
+	withheld := decode("act_withheld")
+	ws, _ := withheld["would_send"].(map[string]any)
+	if withheld["needs_confirmation"] != true || ws["method"] != "POST" || ws["url"] != base+"/login" ||
+		ws["body"] != "user=alice" || ws["step_index"] != float64(1) || ws["selector"] != "#go" {
+		t.Errorf("act without confirm = %v, want the sign-in POST of step 1 withheld", withheld)
+	}
+	if withheld["current_url"] != base+"/login" {
+		t.Errorf("withheld act moved the session to %v", withheld["current_url"])
+	}
+	confirmed := decode("act_confirmed")
+	if confirmed["current_url"] != base+"/members" || confirmed["needs_confirmation"] != nil {
+		t.Errorf("confirmed act = %v, want the session on /members", confirmed)
+	}
+	if n := logins.Load(); n != 1 {
+		t.Errorf("the site got %d sign-in posts, want exactly the confirmed one", n)
+	}
+	members := decode("act_members")
+	snap, _ := members["snapshot"].(map[string]any)
+	if snap["status"] != float64(200) || !strings.Contains(fmt.Sprint(snap["markdown"]), "north pontoon") {
+		t.Errorf("members after the act = %v, want the page the sign-in cookie opens", snap)
+	}
+	clicks := decode("act_clicks")
+	steps, _ := clicks["steps"].([]any)
+	snap, _ = clicks["snapshot"].(map[string]any)
+	if len(steps) != 1 || steps[0].(map[string]any)["value"] != float64(6) || !strings.Contains(fmt.Sprint(snap["markdown"]), "Entry 4") {
+		t.Errorf("act clicking more = steps %v, markdown %v", steps, snap["markdown"])
 	}
 }

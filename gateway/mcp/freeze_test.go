@@ -85,6 +85,7 @@ var frozenTools = map[string][]frozen{
 // ones are so that they stay what clients were told. A tool in neither map
 // fails the test: an addition is deliberate, not a side effect.
 var addedTools = map[string][]frozen{
+	"session_act": {{name: "session_id", required: true}, {name: "steps", required: true}, {name: "confirm", def: "false"}},
 	"screenshot": {
 		{name: "url", required: true},
 		{name: "full_page", def: "false"},

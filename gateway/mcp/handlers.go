@@ -227,6 +227,16 @@ func (h handlers) sessionSubmitForm(ctx context.Context, a args) ([]string, erro
 	return jsonText(output.MarshalSubmitForm(res))
 }
 
+func (h handlers) sessionAct(ctx context.Context, a args) ([]string, error) {
+	res, err := h.svc.SessionAct(ctx, &distillv1.SessionActRequest{
+		SessionId: a.str("session_id"), Steps: a.str("steps"), Confirm: a.flag("confirm"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return jsonText(output.MarshalAct(res))
+}
+
 func (h handlers) sessionClose(ctx context.Context, a args) ([]string, error) {
 	res, err := h.svc.SessionClose(ctx, &distillv1.SessionCloseRequest{SessionId: a.str("session_id")})
 	if err != nil {

@@ -26,6 +26,7 @@ type Service interface {
 	SessionFollow(ctx context.Context, req *distillv1.SessionFollowRequest) (*distillv1.SessionFollowResponse, error)
 	SessionSubmitForm(ctx context.Context, req *distillv1.SessionSubmitFormRequest) (*distillv1.SessionSubmitFormResponse, error)
 	SessionClose(ctx context.Context, req *distillv1.SessionCloseRequest) (*distillv1.SessionCloseResponse, error)
+	SessionAct(ctx context.Context, req *distillv1.SessionActRequest) (*distillv1.SessionActResponse, error)
 	MapSite(ctx context.Context, req *distillv1.MapRequest, deliver func(*distillv1.MapResponse) error) error
 }
 

@@ -166,6 +166,11 @@ var (
 		{name: "confirm", kind: kindBool, def: defFalse,
 			desc: "Send a form that is not a GET. Without it such a form is withheld and you get back what would be sent."}}
 	sessionCloseParams = []param{sessionIDParam}
+	sessionActParams   = []param{sessionIDParam,
+		{name: "steps", kind: kindJSONArray, required: true,
+			desc: `Steps to run in the session's current page, in fetch_url's steps format, e.g. [{"type":"click","selector":"#load-more"}].`},
+		{name: "confirm", kind: kindBool, def: defFalse,
+			desc: "Let the steps send requests other than GET (a form post, a script's POST). Without it the first such request is withheld and you get back what would be sent."}}
 )
 
 // The map tool's bounds: a model gets a list it can read, not the
@@ -335,6 +340,16 @@ func tools(svc Service) []tool {
 				"again with confirm=true to send it. If the server answers it with an HTTP error, the snapshot " +
 				"shows that answer (often what to correct) while the session stays on the form's page, whose " +
 				"actions you can still use.",
+		},
+		{
+			name: "session_act", params: sessionActParams, destructive: true, run: h.sessionAct,
+			desc: "Run steps (click, type, press, scroll, wait, waitForSelector, executeJavascript, screenshot) " +
+				"in the session's current page, rendered headless with the session's cookies, then read it: " +
+				"returns the session view JSON for the page as the steps left it, with steps holding what " +
+				"executeJavascript returned. A step that would send anything but a GET (submit a POST form, a " +
+				"script's POST) is not sent without confirm=true: you get needs_confirmation=true and would_send " +
+				"{step_index, step_type, method, url, body}, and the session is unchanged; check it, then call " +
+				"again with confirm=true. Confirmed steps are run once and never retried.",
 		},
 		{
 			name: "session_close", params: sessionCloseParams, run: h.sessionClose,

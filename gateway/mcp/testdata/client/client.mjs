@@ -105,6 +105,21 @@ if (config.browser) {
   calls.fetch_step_fails = await call(client, "fetch_url", {
     url: more, allow_local: true, steps: [{ type: "waitForSelector", selector: "#never", milliseconds: 200 }],
   });
+
+  // A session signs in by steps: withheld, then confirmed.
+  calls.act_start = await call(client, "session_start", { url: config.pages.login, allow_local: true, js: "off" });
+  let id = "";
+  try {
+    id = JSON.parse(calls.act_start.texts[0]).session_id;
+  } catch {
+    // Left empty: the Go test reports the failed start.
+  }
+  const signIn = [{ type: "type", selector: "#user", value: "alice" }, { type: "click", selector: "#go" }];
+  calls.act_withheld = await call(client, "session_act", { session_id: id, steps: signIn });
+  calls.act_confirmed = await call(client, "session_act", { session_id: id, steps: signIn, confirm: true });
+  calls.act_members = await call(client, "session_observe", { session_id: id, url: config.pages.members });
+  calls.act_more = await call(client, "session_observe", { session_id: id, url: more });
+  calls.act_clicks = await call(client, "session_act", { session_id: id, steps });
 }
 
 await client.close();
