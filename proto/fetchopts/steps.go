@@ -210,7 +210,7 @@ func Scrolls(o *distillv1.FetchOptions) int {
 
 // Capturing reports whether network capture was asked for.
 func Capturing(o *distillv1.FetchOptions) bool {
-	return o.CaptureNetwork != nil || len(o.GetCaptureTypes()) > 0
+	return o != nil && (o.CaptureNetwork != nil || len(o.GetCaptureTypes()) > 0)
 }
 
 // CaptureTypes returns the resource types captured: xhr and fetch unless
@@ -231,6 +231,9 @@ var (
 // Browser reports whether the options ask for work only a browser does,
 // which renders the page whatever js says.
 func Browser(o *distillv1.FetchOptions) bool {
+	if o == nil {
+		return false
+	}
 	return o.GetSteps() != "" || o.Scroll != nil || o.GetScreenshot() != "" || o.GetPdf() || o.GetMhtml() ||
 		Capturing(o) || len(o.GetBlock()) > 0
 }
@@ -273,7 +276,7 @@ func validateBrowser(o *distillv1.FetchOptions) error {
 // StepsBudget is the time the steps and --scroll have after the page
 // loaded, on top of its timeout: the timeout again. 0 when there are none.
 func StepsBudget(o *distillv1.FetchOptions) time.Duration {
-	if o.GetSteps() == "" && o.Scroll == nil {
+	if o == nil || (o.GetSteps() == "" && o.Scroll == nil) {
 		return 0
 	}
 	return Timeout(o)
