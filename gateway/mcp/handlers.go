@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -78,6 +79,10 @@ func options(a args) (*distillv1.FetchOptions, error) {
 	opts := fetchOptions(a)
 	if err := fetchopts.Validate(opts); err != nil {
 		return nil, optionError(err)
+	}
+	// Pictures and archives travel as base64 in the JSON alone.
+	if (opts.GetScreenshot() != "" || opts.GetPdf() || opts.GetMhtml()) && fetchopts.Format(opts) != distillv1.Format_FORMAT_JSON {
+		return nil, argError{errors.New("screenshot, pdf and mhtml come back in format json; for a picture alone use the screenshot tool")}
 	}
 	// A selector that cannot run is refused before anything is fetched.
 	if err := extract.CheckSelector(opts.GetSelector()); err != nil {

@@ -50,6 +50,14 @@ var (
 var browserParams = []param{
 	stepsParam,
 	scrollParam,
+	{name: "screenshot", kind: kindString,
+		desc: "viewport or full: add a picture of the rendered page, base64, to the JSON (format json only); the screenshot tool returns it as an image."},
+	{name: "screenshot_format", kind: kindString, def: quoted("png"),
+		desc: "png or jpeg, for screenshot."},
+	{name: "pdf", kind: kindBool, def: defFalse,
+		desc: "Add the rendered page printed to PDF, base64, to the JSON (format json only)."},
+	{name: "mhtml", kind: kindBool, def: defFalse,
+		desc: "Add the rendered page as one MHTML file, base64, to the JSON (format json only)."},
 	{name: "capture_network", kind: kindString,
 		desc: "Return the page's XHR and fetch responses (url, method, status, request headers, text body) whose URL matches this regular expression; \"\" for all. At most 100 responses, 1 MB each, 5 MB in all. Comes back under network in format json, or as a second block."},
 	{name: "capture_types", kind: kindStrings,
@@ -248,6 +256,10 @@ func fetchOptions(a args) *distillv1.FetchOptions {
 		CaptureTypes:       a.strs("capture_types"),
 		CaptureCredentials: a.flag("capture_credentials"),
 		Block:              a.strs("block"),
+		Screenshot:         a.str("screenshot"),
+		ScreenshotFormat:   a.str("screenshot_format"),
+		Pdf:                a.flag("pdf"),
+		Mhtml:              a.flag("mhtml"),
 	}
 	if c, ok := a["capture_network"].(string); ok {
 		o.CaptureNetwork = &c
