@@ -163,6 +163,11 @@ func TestStepsFailNamingTheStep(t *testing.T) {
 			failure.TooLarge, "step 1 (executeJavascript)"},
 		{"a step navigates where the policy refuses", "/away", `[{"type":"click","selector":"#go"}]`,
 			failure.Blocked, `step 0 (click "#go")`},
+		{"a script sends the page where the policy refuses", "/form", `[{"type":"wait","milliseconds":1},{"type":"executeJavascript","script":"location = 'http://10.0.0.1/'"}]`,
+			failure.Blocked, "step 1 (executeJavascript)"},
+		// The steps' budget is the render's timeout again, 10 s here.
+		{"the steps outrun their budget", "/form", `[{"type":"wait","milliseconds":6000},{"type":"wait","milliseconds":6000}]`,
+			failure.Timeout, "step 1 (wait): the steps did not finish within their 10s budget"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
