@@ -210,12 +210,13 @@ const clickableScript = `(s) => {
 }`
 
 // click clicks the element, and clicks it again, up to repeat times in
-// all, for as long as it is there; only the first click needs it.
+// all, for as long as it is there; only the first click needs it. Between
+// clicks the page's requests go quiet; after the last, step waits for
+// them, as after any step.
 func (r *stepRun) click(ctx context.Context, page *rod.Page, s fetchopts.Step) error {
 	times := max(s.Repeat, 1)
 	for i := range times {
 		if i > 0 {
-			r.t.quietAfter(ctx)(stepQuietBudget)
 			if r.t.withheldRequest() != nil {
 				return errWithheld
 			}
@@ -231,14 +232,21 @@ func (r *stepRun) click(ctx context.Context, page *rod.Page, s fetchopts.Step) e
 		if err != nil {
 			return err
 		}
+		quiet := r.t.quietAfter(ctx)
 		ectx, cancel := context.WithTimeout(ctx, elementWait)
 		err = el.Context(ectx).Click(proto.InputMouseButtonLeft, 1)
 		cancel()
 		if err != nil {
+			quiet(0)
 			if ectx.Err() != nil && ctx.Err() == nil {
 				return failure.New(failure.Timeout, "the element did not become clickable within %s", elementWait)
 			}
 			return fmt.Errorf("click: %w", err)
+		}
+		if i < times-1 {
+			quiet(stepQuietBudget)
+		} else {
+			quiet(0)
 		}
 	}
 	return nil
