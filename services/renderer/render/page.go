@@ -263,6 +263,32 @@ func (t *tab) withhold(e *proto.FetchRequestPaused) {
 	t.mu.Unlock()
 }
 
+// sameWindowScript keeps a form that posts to another window in this one:
+// the request of a new window is not the page's to hold, and would be sent
+// before the window could be closed.
+const sameWindowScript = `() => {
+	const here = f => { if (f && f.target && f.target !== '_self' && (f.method || '').toLowerCase() !== 'get') f.target = '_self'; };
+	addEventListener('submit', e => here(e.target), true);
+	const submit = HTMLFormElement.prototype.submit;
+	HTMLFormElement.prototype.submit = function () { here(this); return submit.call(this); };
+	const requestSubmit = HTMLFormElement.prototype.requestSubmit;
+	if (requestSubmit) HTMLFormElement.prototype.requestSubmit = function (b) { here(this); return requestSubmit.call(this, b); };
+}`
+
+// holdUnsafeRequests starts withholding the requests other than GET the
+// page sends, keeping its forms' posts in its own window where they are
+// held.
+func (t *tab) holdUnsafeRequests() error {
+	if _, err := t.page.EvalOnNewDocument("(" + sameWindowScript + ")()"); err != nil {
+		return fmt.Errorf("install same-window forms: %w", err)
+	}
+	if _, err := t.page.Eval(sameWindowScript); err != nil {
+		return fmt.Errorf("install same-window forms: %w", err)
+	}
+	t.holdUnsafe.Store(true)
+	return nil
+}
+
 // withheldRequest is the request withhold recorded, or nil.
 func (t *tab) withheldRequest() *distillv1.WithheldRequest {
 	t.mu.Lock()

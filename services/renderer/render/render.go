@@ -327,7 +327,11 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *in
 
 	var run *stepRun
 	if len(steps) > 0 || fetchopts.Scrolls(opts) > 0 {
-		t.holdUnsafe.Store(req.GetWithholdUnsafe())
+		if req.GetWithholdUnsafe() {
+			if err := t.holdUnsafeRequests(); err != nil {
+				return nil, err
+			}
+		}
 		run, err = runSteps(t.page.GetContext(), t, target, steps, fetchopts.Scrolls(opts), fetchopts.StepsBudget(opts))
 		if errors.Is(err, errWithheld) {
 			// Nothing was sent: what the page shows now is not an answer

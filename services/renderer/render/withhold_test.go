@@ -25,6 +25,8 @@ func TestStepsWithholdUnsafeRequests(t *testing.T) {
 		page(`<p>sent</p>`)(w, r)
 	})
 	mux.HandleFunc("GET /search", page(`<p id="found">found rocks</p>`))
+	mux.HandleFunc("GET /elsewhere", page(`<form method="post" action="/send" target="_blank"><input name="q" value="gulls"><button id="send">send</button></form>
+		<form method="post" action="/send" target="other" id="scripted"><input name="q" value="terns"></form>`))
 	mux.HandleFunc("POST /api", func(w http.ResponseWriter, r *http.Request) {
 		posts.Add(1)
 		_, _ = io.WriteString(w, "ok")
@@ -57,6 +59,24 @@ func TestStepsWithholdUnsafeRequests(t *testing.T) {
 		w := render(t, `[{"type":"executeJavascript","script":"fetch('/api', {method: 'POST', body: 'x'}).catch(() => 0)"}]`, true).GetWithheld()
 		if w == nil || w.GetMethod() != "POST" || w.GetUrl() != srv.URL+"/api" || w.GetStepType() != "executeJavascript" {
 			t.Fatalf("withheld = %v, want the script's POST", w)
+		}
+	})
+	// A form posting to another window would be sent by that window,
+	// whose requests the page does not hold: it posts in the page's own.
+	t.Run("a post to another window", func(t *testing.T) {
+		for _, tt := range []struct{ steps, body string }{
+			{`[{"type":"click","selector":"#send"}]`, "q=gulls"},
+			{`[{"type":"executeJavascript","script":"document.getElementById('scripted').submit()"}]`, "q=terns"},
+		} {
+			req := stepsReq(srv.URL+"/elsewhere", tt.steps, nil)
+			req.WithholdUnsafe = true
+			res, err := shared.Render(context.Background(), req)
+			if err != nil {
+				t.Fatalf("render: %v", err)
+			}
+			if w := res.GetWithheld(); w == nil || w.GetBody() != tt.body {
+				t.Errorf("%s: withheld = %v, want the post of %s", tt.steps, w, tt.body)
+			}
 		}
 	})
 	t.Run("a GET form goes", func(t *testing.T) {
