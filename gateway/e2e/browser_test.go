@@ -42,3 +42,54 @@ func TestBrowserWorkThroughTheCluster(t *testing.T) {
 		t.Errorf("diagnostics = %v", g)
 	}
 }
+
+// A session's steps through a cluster gateway: the renderer service
+// withholds the sign-in post without confirm, sends it with confirm, and
+// the cookie it set comes back into the session's jar.
+func TestSessionActThroughTheCluster(t *testing.T) {
+	t.Parallel()
+	skipShort(t)
+	c := startCluster(t, clusterOpts{})
+	site := newPages(t, 0)
+	client := c.client(0)
+	started, err := client.SessionStart(t.Context(), &distillv1.SessionStartRequest{Url: site.URL + "/login", AllowLocal: true, Js: distillv1.JsMode_JS_MODE_OFF})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := started.GetView().GetSessionId()
+	steps := `[{"type":"type","selector":"input[name=user]","value":"alice"},{"type":"click","selector":"button"}]`
+	logins := func() int {
+		site.mu.Lock()
+		defer site.mu.Unlock()
+		return site.hits["/login"]
+	}
+	before := logins()
+	held, err := client.SessionAct(t.Context(), &distillv1.SessionActRequest{SessionId: id, Steps: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := held.GetWouldSend(); !held.GetNeedsConfirmation() || w.GetMethod() != "POST" || w.GetBody() != "user=alice" || w.GetStepIndex() != 1 {
+		t.Fatalf("act without confirm = %v, want the sign-in withheld", held)
+	}
+	loads := logins() - before
+
+	before = logins()
+	done, err := client.SessionAct(t.Context(), &distillv1.SessionActRequest{SessionId: id, Steps: steps, Confirm: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.GetView().GetCurrentUrl() != site.URL+"/members" || !strings.Contains(done.GetView().GetSnapshot().GetMarkdown(), "Welcome back, alice") {
+		t.Fatalf("confirmed act = %v", done.GetView())
+	}
+	// The same loads of the page, and the post the withheld act did not send.
+	if got := logins() - before; got != loads+1 {
+		t.Errorf("%d requests for /login during the confirmed act, %d during the withheld one: want exactly one post more", got, loads)
+	}
+	obs, err := client.SessionObserve(t.Context(), &distillv1.SessionObserveRequest{SessionId: id, Url: site.URL + "/members"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(obs.GetView().GetSnapshot().GetMarkdown(), "Welcome back, alice") {
+		t.Errorf("the session lost the cookie the act's sign-in set: %v", obs.GetView().GetSnapshot())
+	}
+}
