@@ -312,16 +312,24 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *in
 	// own budget.
 	lctx, lcancel := context.WithTimeoutCause(t.page.GetContext(), fetchopts.Timeout(opts), errTimeout)
 	defer lcancel()
+	// Past the load's own deadline the render's may not have passed: say
+	// Timeout all the same, as classify does for the render's.
+	loadErr := func(err error) error {
+		if left := t.left(target); left != nil {
+			return left
+		}
+		if _, ok := errors.AsType[*failure.Error](err); !ok && errors.Is(context.Cause(lctx), errTimeout) {
+			return failure.Wrap(failure.Timeout, err, "render %s: not loaded within the %s timeout", target, fetchopts.Timeout(opts))
+		}
+		return err
+	}
 	idle := t.watchIdle()
 	defer idle.cancel()
 	if err := t.navigateIn(t.page.Context(lctx), target); err != nil {
-		return nil, err
+		return nil, loadErr(err)
 	}
 	if err := settle(lctx, t.page.Context(lctx), opts, idle); err != nil {
-		if left := t.left(target); left != nil {
-			return nil, left
-		}
-		return nil, err
+		return nil, loadErr(err)
 	}
 	lcancel()
 

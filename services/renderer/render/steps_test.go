@@ -238,3 +238,25 @@ func TestScrollUntilThePageStopsGrowing(t *testing.T) {
 		t.Errorf("%d feed pages after 2 scrolls, want 3", n)
 	}
 }
+
+// The load keeps the render's timeout when steps give the render a budget
+// beyond it: a page that never loads is a Timeout, not a failed render.
+func TestStepsLeaveTheLoadItsTimeout(t *testing.T) {
+	t.Parallel()
+	requireChromium(t)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	_, err := shared.Render(context.Background(), stepsReq(srv.URL, `[{"type":"wait","milliseconds":1}]`, func(o *distillv1.FetchOptions) {
+		o.TimeoutSecs = proto.Int32(2)
+	}))
+	if failure.CodeOf(err) != failure.Timeout || !strings.Contains(err.Error(), "not loaded within the 2s timeout") {
+		t.Fatalf("err = %v (%v), want a Timeout of the load", err, failure.CodeOf(err))
+	}
+}
