@@ -38,7 +38,7 @@ func (f *browserFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.steps, "steps", "", "run these steps in the rendered page before reading it: a JSON array of Firecrawl actions (click, type, press, scroll, wait, waitForSelector, executeJavascript, screenshot), or @FILE")
 	fs.Int32Var(&f.scroll, "scroll", 0, "scroll to the end until the page stops growing, at most N times: --scroll or --scroll=N")
 	fs.Lookup("scroll").NoOptDefVal = strconv.Itoa(fetchopts.DefaultScrolls)
-	fs.Var(f.screenshot, "screenshot", "picture the rendered page: --screenshot (the viewport) or --screenshot=full; written with -o FILE, or base64 in JSON")
+	fs.Var(f.screenshot, "screenshot", "picture the rendered page: --screenshot [viewport|full] (the viewport by default); written with -o FILE, or base64 in JSON")
 	fs.Lookup("screenshot").NoOptDefVal = fetchopts.ScreenshotViewport
 	fs.Var(f.screenshotFormat, "screenshot-format", "screenshot format: png or jpeg")
 	fs.BoolVar(&f.pdf, "pdf", false, "print the rendered page to PDF; written with -o FILE, or base64 in JSON")
@@ -49,6 +49,24 @@ func (f *browserFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.captureTypes, "capture-types", nil, "capture these resource types instead: document, script, stylesheet, image, font, media, xhr, fetch, websocket, other")
 	fs.BoolVar(&f.captureCredentials, "capture-credentials", false, "keep credential-like request headers and query values in captured responses (redacted by default)")
 	fs.StringSliceVar(&f.block, "block", nil, "skip these resources while rendering: images, fonts, media (stylesheets always load)")
+}
+
+// screenshotKind takes the kind of a bare --screenshot from the
+// arguments, as in `--screenshot full URL`: pflag gives a flag whose value
+// is optional only the --screenshot=full form. Neither kind is a URL, so
+// the argument is unambiguous.
+func (f *browserFlags) screenshotKind(fs *pflag.FlagSet, args []string) []string {
+	// A bare --screenshot reads as its default, viewport.
+	if !fs.Changed("screenshot") || f.screenshot.value != fetchopts.ScreenshotViewport {
+		return args
+	}
+	for i, a := range args {
+		if a == fetchopts.ScreenshotViewport || a == fetchopts.ScreenshotFull {
+			f.screenshot.value = a
+			return append(args[:i:i], args[i+1:]...)
+		}
+	}
+	return args
 }
 
 // load reads --steps @FILE.

@@ -50,6 +50,33 @@ func TestBrowserFlagsMapToOptions(t *testing.T) {
 	}
 }
 
+// --screenshot takes its kind as the next argument too, as in
+// `--screenshot full URL`, though pflag's optional values need `=`.
+func TestScreenshotKindAsAnArgument(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		kind string
+		rest []string
+	}{
+		{[]string{"--screenshot", "full", "https://a.example/"}, "full", []string{"https://a.example/"}},
+		{[]string{"https://a.example/", "--screenshot", "viewport"}, "viewport", []string{"https://a.example/"}},
+		{[]string{"--screenshot", "https://a.example/"}, "viewport", []string{"https://a.example/"}},
+		{[]string{"--screenshot=full", "https://a.example/"}, "full", []string{"https://a.example/"}},
+		{[]string{"https://a.example/"}, "", []string{"https://a.example/"}},
+	} {
+		f := &fetchFlags{}
+		fs := pflag.NewFlagSet("fetch", pflag.ContinueOnError)
+		f.register(fs)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		rest := f.browser.screenshotKind(fs, fs.Args())
+		if got := f.options(fs).GetScreenshot(); got != tt.kind || strings.Join(rest, " ") != strings.Join(tt.rest, " ") {
+			t.Errorf("%v: screenshot %q, args %v; want %q, %v", tt.args, got, rest, tt.kind, tt.rest)
+		}
+	}
+}
+
 func TestBrowserFlagsRefusedBeforeFetching(t *testing.T) {
 	for _, tt := range []struct {
 		args []string

@@ -183,6 +183,7 @@ func newFetchCmd(g *globals) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args = f.browser.screenshotKind(cmd.Flags(), args)
 			if err := checkMaxBytes(cmd.Flags(), f.maxBytes); err != nil {
 				return err
 			}
