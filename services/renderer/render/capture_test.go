@@ -126,6 +126,8 @@ func TestCaptureNetwork(t *testing.T) {
 		c := render(t, "/many", func(o *distillv1.FetchOptions) {
 			o.CaptureNetwork = proto.String("/api/")
 			o.JsWaitFor = "#done"
+			// 117 requests and 10 MB: room for a slow, shared machine.
+			o.TimeoutSecs = proto.Int32(40)
 		})
 		if len(c.GetResponses()) != MaxCaptured || !c.GetTruncated() {
 			t.Fatalf("%d responses, truncated %v; want %d and truncated", len(c.GetResponses()), c.GetTruncated(), MaxCaptured)
