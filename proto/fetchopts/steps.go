@@ -273,10 +273,11 @@ func validateBrowser(o *distillv1.FetchOptions) error {
 	return nil
 }
 
-// StepsBudget is the time the steps and --scroll have after the page
-// loaded, on top of its timeout: the timeout again. 0 when there are none.
+// StepsBudget is the time the steps, --scroll and the pictures and
+// archives have after the page loaded, on top of its timeout: the timeout
+// again. 0 when none was asked for.
 func StepsBudget(o *distillv1.FetchOptions) time.Duration {
-	if o == nil || (o.GetSteps() == "" && o.Scroll == nil) {
+	if o == nil || (o.GetSteps() == "" && o.Scroll == nil && o.GetScreenshot() == "" && !o.GetPdf() && !o.GetMhtml()) {
 		return 0
 	}
 	return Timeout(o)

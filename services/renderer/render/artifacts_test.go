@@ -17,6 +17,9 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -39,6 +42,13 @@ func decodeImage(t *testing.T, b []byte, format string) (w, h int) {
 func TestPicturesAndArchives(t *testing.T) {
 	t.Parallel()
 	requireChromium(t)
+	// Printing and picturing a tall page is slow on a loaded machine.
+	localReq := func(u string, mod func(*distillv1.FetchOptions)) *internalv1.RenderRequest {
+		return localReq(u, func(o *distillv1.FetchOptions) {
+			o.TimeoutSecs = proto.Int32(30)
+			mod(o)
+		})
+	}
 	srv := httptest.NewServer(page(`<h1>Archived heading</h1><div style="height:3000px;background:#39f">tall</div>`))
 	t.Cleanup(srv.Close)
 
