@@ -190,7 +190,7 @@ bench-cluster: ## Batch URLs/s with 1, 2 and 4 fetcher processes over NATS again
 	cd gateway && go run ./cmd/bench-cluster -root $(CURDIR) $(BENCH_ARGS)
 
 .PHONY: bench-render
-bench-render: ## Renders/min, p50 and p95 of the warm renderer pool vs a chromium --dump-dom per page, on loopback: make bench-render [BENCH_ARGS="-renders 200 -concurrency 4 -dump-renders 50"].
+bench-render: ## Renders/min, p50 and p95 of the warm renderer pool vs a chromium --dump-dom per page, steps and scrolling vs go-rod with a browser per page, and what --block saves, on loopback: make bench-render [BENCH_ARGS="-renders 200 -concurrency 4 -dump-renders 50 -actions 40 -block 40"].
 	go run ./services/renderer/cmd/bench-render $(BENCH_ARGS)
 
 .PHONY: tools

@@ -97,6 +97,11 @@ func (s *Server) SessionSubmitForm(ctx context.Context, req *distillv1.SessionSu
 	return s.sessions.SubmitForm(ctx, req)
 }
 
+// SessionAct runs steps in the session's page.
+func (s *Server) SessionAct(ctx context.Context, req *distillv1.SessionActRequest) (*distillv1.SessionActResponse, error) {
+	return s.sessions.Act(ctx, req)
+}
+
 // SessionClose forgets a session.
 func (s *Server) SessionClose(ctx context.Context, req *distillv1.SessionCloseRequest) (*distillv1.SessionCloseResponse, error) {
 	return s.sessions.Close(ctx, req)

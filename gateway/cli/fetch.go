@@ -124,6 +124,7 @@ type fetchFlags struct {
 	cacheTTL           int64
 	jsWait             int32
 	jsWaitFor          string
+	browser            browserFlags
 }
 
 func (f *fetchFlags) register(fs *pflag.FlagSet) {
@@ -142,6 +143,7 @@ func (f *fetchFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.respectRobots, "respect-robots", false, "obey each site's robots.txt (RFC 9309) and its Crawl-delay; a disallowed URL fails")
 	fs.BoolVar(&f.noCache, "no-cache", false, "neither read nor write the on-disk fetch cache")
 	fs.Int64Var(&f.cacheTTL, "cache-ttl", fetchopts.DefaultCacheTTLSecs, "cache freshness window in seconds (0 = always refetch)")
+	f.browser.register(fs)
 }
 
 // options turns the flags into FetchOptions. Flags left at their default are
@@ -163,6 +165,7 @@ func (f *fetchFlags) options(fs *pflag.FlagSet) *distillv1.FetchOptions {
 	setIfChanged(fs, "per-host-concurrency", &o.PerHostConcurrency, &f.perHostConcurrency)
 	setIfChanged(fs, "cache-ttl", &o.CacheTtl, &f.cacheTTL)
 	setIfChanged(fs, "js-wait", &o.JsWait, &f.jsWait)
+	f.browser.apply(fs, o)
 	return o
 }
 
@@ -225,8 +228,12 @@ func newFetchCmd(g *globals) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args = f.browser.screenshotKind(cmd.Flags(), args)
 			if err := checkMaxBytes(cmd.Flags(), f.maxBytes); err != nil {
 				return err
+			}
+			if err := f.browser.load(); err != nil {
+				return usageError{err}
 			}
 			opts := f.options(cmd.Flags())
 			if err := fetchopts.Validate(opts); err != nil {
@@ -234,6 +241,9 @@ func newFetchCmd(g *globals) *cobra.Command {
 			}
 			if err := archive.check(opts.GetJs(), server); err != nil {
 				return err
+			}
+			if err := f.browser.check(opts, f.format.value, len(args)+boolInt(cmd.Flags().Changed("input"))); err != nil {
+				return usageError{err}
 			}
 			// A selector that cannot run is refused before anything is
 			// fetched.
@@ -248,7 +258,7 @@ func newFetchCmd(g *globals) *cobra.Command {
 				return usageError{err}
 			}
 			r := &fetchRun{
-				printer: printer{g: g, format: f.format.value, opts: opts, failOnHTTP: failOnHTTP, server: server, allowLocal: f.allowLocal},
+				printer: printer{g: g, format: f.format.value, opts: opts, failOnHTTP: failOnHTTP, server: server, allowLocal: f.allowLocal, artifactFile: f.browser.outFile},
 				outDir:  outDir,
 				warc:    archive,
 			}
@@ -354,6 +364,8 @@ type printer struct {
 	// server and allowLocal shape the hints failures get.
 	server     string
 	allowLocal bool
+	// artifactFile is -o: where the screenshot, PDF or MHTML goes.
+	artifactFile string
 }
 
 // judge turns an HTTP error page into a failure when asked to, and gives
@@ -362,6 +374,12 @@ func (p *printer) judge(it *output.BatchItem) {
 	if it.Err != nil {
 		it.Err = p.explain(it.Err, it.URL)
 		return
+	}
+	if p.artifactFile != "" {
+		if err := writeArtifact(p.artifactFile, it.Result); err != nil {
+			it.Err, it.Result = err, nil
+			return
+		}
 	}
 	it.Truncated = it.Result.GetDiagnostics().GetTruncatedBody()
 	if !p.opts.GetDiagnostics() {

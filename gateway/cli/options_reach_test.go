@@ -87,12 +87,36 @@ var fetchOptionsReach = map[protoreflect.Name]reach{
 	"exact":          {flag: "--exact", tool: "select", param: true, want: protoreflect.ValueOfBool(true), json: "picked", group: "find"},
 	"case_sensitive": {flag: "--case-sensitive", tool: "select", param: true, want: protoreflect.ValueOfBool(true), json: "picked", group: "find"},
 	"find_regex":     {flag: "--find-regex=^P", tool: "select", param: "^P", want: protoreflect.ValueOfString("^P"), json: "picked", group: "regex"},
+	// Browser work: the JSON carries what it produced.
+	"steps":               {flag: "--steps=" + waitStep, tool: "fetch_url", param: waitStep, want: protoreflect.ValueOfString(waitStep), json: "steps"},
+	"scroll":              {flag: "--scroll=5", tool: "fetch_url", param: 5, want: protoreflect.ValueOfInt32(5)},
+	"screenshot":          {flag: "--screenshot=full", tool: "fetch_url", param: "full", want: protoreflect.ValueOfString("full"), json: "screenshot"},
+	"screenshot_format":   {flag: "--screenshot-format=jpeg", tool: "fetch_url", param: "jpeg", want: protoreflect.ValueOfString("jpeg")},
+	"pdf":                 {flag: "--pdf", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true), json: "pdf"},
+	"mhtml":               {flag: "--mhtml", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true), json: "mhtml"},
+	"capture_network":     {flag: "--capture-network=api", tool: "fetch_url", param: "api", want: protoreflect.ValueOfString("api"), json: "network"},
+	"capture_types":       {flag: "--capture-types=xhr,document", tool: "fetch_url", param: []string{"xhr", "document"}, want: list("capture_types", "xhr", "document")},
+	"capture_credentials": {flag: "--capture-credentials", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true)},
+	"block":               {flag: "--block=images,fonts", tool: "fetch_url", param: []string{"images", "fonts"}, want: list("block", "images", "fonts")},
 }
 
 // fieldsValue is FetchOptions.fields holding fs, as reflection reads it.
 func fieldsValue(fs ...*distillv1.PickField) protoreflect.Value {
 	o := &distillv1.FetchOptions{Fields: fs}
 	return o.ProtoReflect().Get(o.ProtoReflect().Descriptor().Fields().ByName("fields"))
+}
+
+const waitStep = `[{"type":"wait","milliseconds":5}]`
+
+// list is a repeated string field of FetchOptions holding values.
+func list(field protoreflect.Name, values ...string) protoreflect.Value {
+	m := (&distillv1.FetchOptions{}).ProtoReflect()
+	fd := m.Descriptor().Fields().ByName(field)
+	l := m.Mutable(fd).List()
+	for _, v := range values {
+		l.Append(protoreflect.ValueOfString(v))
+	}
+	return m.Get(fd)
 }
 
 func enum(e protoreflect.Enum) protoreflect.Value { return protoreflect.ValueOfEnum(e.Number()) }
@@ -199,6 +223,9 @@ func wholePage() *distillv1.Distilled {
 		Actions:     &distillv1.Actions{Links: []*distillv1.LinkAction{{ActionId: "link_1", Href: page, Text: "Page"}}},
 		Diagnostics: &distillv1.Diagnostics{Profile: "full", RawBytes: 100, OutputChars: 7, OutputTokens: 4},
 		Picked:      &distillv1.Picked{Kind: distillv1.PickedKind_PICKED_KIND_VALUES, Values: []string{"Page"}},
+		Screenshot:  []byte("png"), Pdf: []byte("%PDF-"), Mhtml: []byte("MIME-Version: 1.0"),
+		Network: &distillv1.NetworkCapture{Responses: []*distillv1.CapturedResponse{{Url: page, Method: "GET", Status: 200}}},
+		Steps:   &distillv1.StepResults{Items: []*distillv1.StepResult{{Index: 0, Type: "executeJavascript", Value: proto.String("1")}}},
 	}
 }
 

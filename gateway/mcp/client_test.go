@@ -106,12 +106,19 @@ type clientConfig struct {
 	Token     string            `json:"token,omitempty"`
 	Pages     map[string]string `json:"pages"`
 	Sessions  bool              `json:"sessions"`
+	Browser   bool              `json:"browser"`
 }
 
 type outcome struct {
 	IsError       bool     `json:"isError"`
 	Texts         []string `json:"texts"`
 	ProtocolError string   `json:"protocolError"`
+	// Blocks are every content block: type, MIME type and base64 data.
+	Blocks []struct {
+		Type     string `json:"type"`
+		MimeType string `json:"mimeType"`
+		Data     string `json:"data"`
+	} `json:"blocks"`
 }
 
 type report struct {

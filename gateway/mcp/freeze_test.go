@@ -85,6 +85,19 @@ var frozenTools = map[string][]frozen{
 // ones are so that they stay what clients were told. A tool in neither map
 // fails the test: an addition is deliberate, not a side effect.
 var addedTools = map[string][]frozen{
+	"session_act": {{name: "session_id", required: true}, {name: "steps", required: true}, {name: "confirm", def: "false"}},
+	"screenshot": {
+		{name: "url", required: true},
+		{name: "full_page", def: "false"},
+		{name: "format", def: `"png"`},
+		{name: "steps"},
+		{name: "scroll"},
+		{name: "block"},
+		{name: "js_wait"},
+		{name: "js_wait_for"},
+		{name: "timeout_secs", def: "20"},
+		{name: "allow_local", def: "false"},
+	},
 	"map": {
 		{name: "url", required: true},
 		{name: "path_prefix"},

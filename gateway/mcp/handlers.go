@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -25,6 +26,9 @@ type tool struct {
 	// decide what to confirm with their user.
 	readOnly, destructive bool
 	run                   func(ctx context.Context, a args) ([]string, error)
+	// runContent, when set, answers instead of run with content blocks of
+	// any kind (an image).
+	runContent func(ctx context.Context, a args) ([]mcpsdk.Content, error)
 }
 
 func (t tool) spec() *mcpsdk.Tool {
@@ -43,10 +47,14 @@ func (t tool) spec() *mcpsdk.Tool {
 func (t tool) handler(logger *slog.Logger) mcpsdk.ToolHandler {
 	return func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 		var texts []string
+		var blocks []mcpsdk.Content
 		a, err := decodeArgs(req.Params.Arguments, t.params)
-		if err != nil {
+		switch {
+		case err != nil:
 			err = argError{err}
-		} else {
+		case t.runContent != nil:
+			blocks, err = t.runContent(ctx, a)
+		default:
 			texts, err = t.run(ctx, a)
 		}
 		if err != nil {
@@ -54,9 +62,9 @@ func (t tool) handler(logger *slog.Logger) mcpsdk.ToolHandler {
 			logger.Info("mcp tool failed", "tool", t.name, "err", msg)
 			return &mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: msg}}}, nil
 		}
-		content := make([]mcpsdk.Content, len(texts))
-		for i, text := range texts {
-			content[i] = &mcpsdk.TextContent{Text: text}
+		content := blocks
+		for _, text := range texts {
+			content = append(content, &mcpsdk.TextContent{Text: text})
 		}
 		return &mcpsdk.CallToolResult{Content: content}, nil
 	}
@@ -71,6 +79,10 @@ func options(a args) (*distillv1.FetchOptions, error) {
 	opts := fetchOptions(a)
 	if err := fetchopts.Validate(opts); err != nil {
 		return nil, optionError(err)
+	}
+	// Pictures and archives travel as base64 in the JSON alone.
+	if (opts.GetScreenshot() != "" || opts.GetPdf() || opts.GetMhtml()) && fetchopts.Format(opts) != distillv1.Format_FORMAT_JSON {
+		return nil, argError{errors.New("screenshot, pdf and mhtml come back in format json; for a picture alone use the screenshot tool")}
 	}
 	// A selector that cannot run is refused before anything is fetched.
 	if err := extract.CheckSelector(opts.GetSelector()); err != nil {
@@ -114,6 +126,13 @@ func (h handlers) fetchURL(ctx context.Context, a args) ([]string, error) {
 		content = output.HTTPStatus(d.GetStatus()) + "\n\n" + content
 	}
 	texts := []string{content}
+	// What steps and a capture returned has no place in Markdown: it
+	// follows as JSON of its own.
+	if work, err := output.MarshalBrowserWork(d); err != nil {
+		return nil, err
+	} else if work != nil {
+		texts = append(texts, string(work))
+	}
 	var report []string
 	if truncated {
 		report = append(report, note)
@@ -211,6 +230,16 @@ func (h handlers) sessionSubmitForm(ctx context.Context, a args) ([]string, erro
 		return nil, err
 	}
 	return jsonText(output.MarshalSubmitForm(res))
+}
+
+func (h handlers) sessionAct(ctx context.Context, a args) ([]string, error) {
+	res, err := h.svc.SessionAct(ctx, &distillv1.SessionActRequest{
+		SessionId: a.str("session_id"), Steps: a.str("steps"), Confirm: a.flag("confirm"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return jsonText(output.MarshalAct(res))
 }
 
 func (h handlers) sessionClose(ctx context.Context, a args) ([]string, error) {

@@ -27,6 +27,7 @@ const (
 	kindStrings    // an array of strings
 	kindFormValues // an object of field name to value(s)
 	kindFields     // an object of record field name to selector, in order
+	kindJSONArray  // a JSON array, or a string holding one; kept as its JSON text
 )
 
 // param is one tool parameter: its schema, and how its value is decoded.
@@ -69,6 +70,9 @@ func (p param) schema() *jsonschema.Schema {
 	case kindFormValues:
 		s.Type = "object"
 		s.AdditionalProperties = &jsonschema.Schema{Types: []string{"string", "number", "boolean", "array"}, Items: &jsonschema.Schema{Type: "string"}}
+	case kindJSONArray:
+		s.Types = []string{"array", "string"}
+		s.Items = &jsonschema.Schema{Type: "object"}
 	}
 	return s
 }
@@ -188,6 +192,20 @@ func (p param) decode(v json.RawMessage) (any, error) {
 		return formValues(p.name, v)
 	case kindFields:
 		return decodeFields(p.name, v)
+	case kindJSONArray:
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s, nil
+		}
+		var list []json.RawMessage
+		if json.Unmarshal(v, &list) != nil {
+			return nil, fmt.Errorf("%s must be a JSON array, got %s", p.name, v)
+		}
+		var b bytes.Buffer
+		if err := json.Compact(&b, v); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.name, err)
+		}
+		return b.String(), nil
 	}
 	return nil, fmt.Errorf("%s: no decoder for its kind", p.name)
 }

@@ -7,6 +7,7 @@ import (
 
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/renderer/render"
 )
 
 // The tools' parameters, named and defaulted as in the public surface.
@@ -33,7 +34,38 @@ var (
 		desc: "Obey each site's robots.txt; a disallowed URL fails."}
 	maxActionsParam = param{name: "max_actions", kind: kindInt32,
 		desc: "Keep at most this many entries per action category, form fields and select options."}
+	stepsParam = param{name: "steps", kind: kindJSONArray,
+		desc: `Steps run in the rendered page after it loads and before it is read, in Firecrawl's action format, e.g. ` +
+			`[{"type":"click","selector":"#load-more","repeat":5},{"type":"type","selector":"#q","value":"tides"},{"type":"press","key":"Enter"},` +
+			`{"type":"scroll","direction":"down"},{"type":"wait","milliseconds":500},{"type":"waitForSelector","selector":".results"},` +
+			`{"type":"executeJavascript","script":"document.title"},{"type":"screenshot"}]. The page is rendered headless; ` +
+			`the first step that fails fails the call, naming it. executeJavascript values come back under steps in format json.`}
+	scrollParam = param{name: "scroll", kind: kindInt32,
+		desc: fmt.Sprintf("Scroll to the end until the page stops growing, at most this many times (an infinite feed); 0 = %d.", fetchopts.DefaultScrolls)}
+	blockParam = param{name: "block", kind: kindStrings,
+		desc: `Resources the headless render skips: any of "images", "fonts", "media". Stylesheets always load.`}
 )
+
+// browserParams are the browser-work knobs of the reading tools.
+var browserParams = []param{
+	stepsParam,
+	scrollParam,
+	{name: "screenshot", kind: kindString,
+		desc: "viewport or full: add a picture of the rendered page, base64, to the JSON (format json only); the screenshot tool returns it as an image."},
+	{name: "screenshot_format", kind: kindString, def: quoted("png"),
+		desc: "png or jpeg, for screenshot."},
+	{name: "pdf", kind: kindBool, def: defFalse,
+		desc: "Add the rendered page printed to PDF, base64, to the JSON (format json only)."},
+	{name: "mhtml", kind: kindBool, def: defFalse,
+		desc: "Add the rendered page as one MHTML file, base64, to the JSON (format json only)."},
+	{name: "capture_network", kind: kindString,
+		desc: "Return the page's XHR and fetch responses (url, method, status, request headers, text body) whose URL matches this regular expression; \"\" for all. At most 100 responses, 1 MB each, 5 MB in all. Comes back under network in format json, or as a second block."},
+	{name: "capture_types", kind: kindStrings,
+		desc: `Resource types to capture instead of xhr and fetch: document, script, stylesheet, image, font, media, xhr, fetch, websocket, other.`},
+	{name: "capture_credentials", kind: kindBool, def: defFalse,
+		desc: "Keep credential-like request headers (Authorization, cookies, tokens) and query values in captured responses; redacted otherwise."},
+	blockParam,
+}
 
 // optionParams are the fetch knobs fetch_url, observe_url and fetch_urls
 // share.
@@ -77,17 +109,35 @@ var optionParams = []param{
 	maxActionsParam,
 }
 
+// screenshotParams are the screenshot tool's.
+var screenshotParams = []param{
+	{name: "url", kind: kindString, required: true,
+		desc: "Absolute http or https URL of the page."},
+	{name: "full_page", kind: kindBool, def: defFalse,
+		desc: fmt.Sprintf("Picture the whole page (down to %d px) instead of the %dx%d viewport.", render.MaxShotHeight, render.ViewportWidth, render.ViewportHeight)},
+	{name: "format", kind: kindString, def: quoted("png"),
+		desc: "png or jpeg for a picture; pdf to print the page, mhtml to archive it as one file (both returned as a resource)."},
+	stepsParam,
+	scrollParam,
+	blockParam,
+	jsWaitParam,
+	{name: "js_wait_for", kind: kindString,
+		desc: "CSS selector to wait for before the picture is taken."},
+	timeoutParam,
+	allowLocalParam,
+}
+
 var (
 	fetchParams = concat([]param{
 		{name: "url", kind: kindString, required: true,
 			desc: "Absolute http or https URL of the page."},
 		{name: "selector", kind: kindString,
 			desc: "CSS selector: return only the matching elements; profile is then ignored."},
-	}, optionParams)
+	}, optionParams, browserParams)
 	batchParams = concat([]param{
 		{name: "urls", kind: kindStrings, required: true,
 			desc: "Absolute http or https URLs to fetch; results come back in this order."},
-	}, optionParams, []param{
+	}, optionParams, browserParams, []param{
 		{name: "concurrency", kind: kindInt32, def: def(fetchopts.DefaultConcurrency),
 			desc: "How many of the URLs are fetched at once."},
 	})
@@ -124,6 +174,11 @@ var (
 		{name: "confirm", kind: kindBool, def: defFalse,
 			desc: "Send a form that is not a GET. Without it such a form is withheld and you get back what would be sent."}}
 	sessionCloseParams = []param{sessionIDParam}
+	sessionActParams   = []param{sessionIDParam,
+		{name: "steps", kind: kindJSONArray, required: true,
+			desc: `Steps to run in the session's current page, in fetch_url's steps format, e.g. [{"type":"click","selector":"#load-more"}].`},
+		{name: "confirm", kind: kindBool, def: defFalse,
+			desc: "Let the steps send requests other than GET (a form post, a script's POST). Without it the first such request is withheld and you get back what would be sent."}}
 )
 
 // The map tool's bounds: a model gets a list it can read, not the
@@ -196,6 +251,18 @@ func fetchOptions(a args) *distillv1.FetchOptions {
 		ExtractActions:     a.flag("extract_actions"),
 		MaxActions:         a.int32p("max_actions"),
 		Concurrency:        a.int32p("concurrency"),
+		Steps:              a.str("steps"),
+		Scroll:             a.int32p("scroll"),
+		CaptureTypes:       a.strs("capture_types"),
+		CaptureCredentials: a.flag("capture_credentials"),
+		Block:              a.strs("block"),
+		Screenshot:         a.str("screenshot"),
+		ScreenshotFormat:   a.str("screenshot_format"),
+		Pdf:                a.flag("pdf"),
+		Mhtml:              a.flag("mhtml"),
+	}
+	if c, ok := a["capture_network"].(string); ok {
+		o.CaptureNetwork = &c
 	}
 	if o.MaxOutputTokens == nil {
 		budget := int64(fetchopts.DefaultMCPMaxOutputTokens)
@@ -254,6 +321,14 @@ func tools(svc Service) []tool {
 				"find a selector you can reuse. Give exactly one of select, xpath, find_text, find_regex or tables.",
 		},
 		{
+			name: "screenshot", params: screenshotParams, readOnly: true, runContent: h.screenshot,
+			desc: "Render a page in a headless browser and return a picture of it: the viewport (1280x800) or, " +
+				"with full_page, the whole page, as a PNG or JPEG image; or, with format pdf or mhtml, the page " +
+				"printed to PDF or archived as one MHTML file. steps, scroll and js_wait_for bring the page to the " +
+				"state to picture first (close a banner, load more). Use it to see a page's layout, charts or " +
+				"anything its text does not carry.",
+		},
+		{
 			name: "session_start", params: sessionStartParams, run: h.sessionStart,
 			desc: "Open url in a new browsing session that keeps cookies, the current URL, redirect history and " +
 				"the last page between calls. Returns the session view as JSON: {session_id, current_url, " +
@@ -285,6 +360,16 @@ func tools(svc Service) []tool {
 				"again with confirm=true to send it. If the server answers it with an HTTP error, the snapshot " +
 				"shows that answer (often what to correct) while the session stays on the form's page, whose " +
 				"actions you can still use.",
+		},
+		{
+			name: "session_act", params: sessionActParams, destructive: true, run: h.sessionAct,
+			desc: "Run steps (click, type, press, scroll, wait, waitForSelector, executeJavascript, screenshot) " +
+				"in the session's current page, rendered headless with the session's cookies, then read it: " +
+				"returns the session view JSON for the page as the steps left it, with steps holding what " +
+				"executeJavascript returned. A step that would send anything but a GET (submit a POST form, a " +
+				"script's POST) is not sent without confirm=true: you get needs_confirmation=true and would_send " +
+				"{step_index, step_type, method, url, body}, and the session is unchanged; check it, then call " +
+				"again with confirm=true. Confirmed steps are run once and never retried.",
 		},
 		{
 			name: "session_close", params: sessionCloseParams, run: h.sessionClose,

@@ -28,6 +28,36 @@ type distilledJSON struct {
 	Actions     *actionsJSON     `json:"actions,omitempty"`
 	Diagnostics *diagnosticsJSON `json:"diagnostics,omitempty"`
 	Picked      *pickedJSON      `json:"picked,omitempty"`
+	// Browser work, each present only when asked for; bytes are base64.
+	Screenshot []byte            `json:"screenshot,omitempty"`
+	PDF        []byte            `json:"pdf,omitempty"`
+	MHTML      []byte            `json:"mhtml,omitempty"`
+	Network    *networkJSON      `json:"network,omitempty"`
+	Steps      *[]stepResultJSON `json:"steps,omitempty"`
+}
+
+type networkJSON struct {
+	Responses []capturedJSON `json:"responses"`
+	Truncated bool           `json:"truncated"`
+}
+
+type capturedJSON struct {
+	URL            string            `json:"url"`
+	Method         string            `json:"method"`
+	Status         int32             `json:"status"`
+	ResourceType   string            `json:"resource_type"`
+	MimeType       string            `json:"mime_type"`
+	RequestHeaders map[string]string `json:"request_headers"`
+	Body           *string           `json:"body,omitempty"`
+	Truncated      bool              `json:"truncated,omitempty"`
+}
+
+type stepResultJSON struct {
+	Index int32  `json:"index"`
+	Type  string `json:"type"`
+	// Value is the script's value as it returned it, JSON inside JSON.
+	Value      json.RawMessage `json:"value,omitempty"`
+	Screenshot []byte          `json:"screenshot,omitempty"`
 }
 
 type statsJSON struct {
@@ -115,6 +145,9 @@ type diagnosticsJSON struct {
 	TruncatedBody bool `json:"truncated_body,omitempty"`
 	// PageCount is a PDF's; absent for other content.
 	PageCount *int32 `json:"page_count,omitempty"`
+	// StepsRun and BlockedResources are a render's with browser work.
+	StepsRun         *int32 `json:"steps_run,omitempty"`
+	BlockedResources *int32 `json:"blocked_resources,omitempty"`
 }
 
 // BatchItem is one URL of a batch and its outcome: a page or an error.
@@ -248,6 +281,32 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 			n := g.GetPageCount()
 			out.Diagnostics.PageCount = &n
 		}
+		out.Diagnostics.StepsRun, out.Diagnostics.BlockedResources = g.StepsRun, g.BlockedResources
+	}
+	out.Screenshot, out.PDF, out.MHTML = d.Screenshot, d.Pdf, d.Mhtml
+	if n := d.GetNetwork(); n != nil {
+		out.Network = &networkJSON{Responses: make([]capturedJSON, 0, len(n.GetResponses())), Truncated: n.GetTruncated()}
+		for _, r := range n.GetResponses() {
+			h := r.GetRequestHeaders()
+			if h == nil {
+				h = map[string]string{}
+			}
+			out.Network.Responses = append(out.Network.Responses, capturedJSON{
+				URL: r.GetUrl(), Method: r.GetMethod(), Status: r.GetStatus(), ResourceType: r.GetResourceType(),
+				MimeType: r.GetMimeType(), RequestHeaders: h, Body: r.Body, Truncated: r.GetTruncated(),
+			})
+		}
+	}
+	if st := d.GetSteps(); st != nil {
+		steps := make([]stepResultJSON, 0, len(st.GetItems()))
+		for _, it := range st.GetItems() {
+			r := stepResultJSON{Index: it.GetIndex(), Type: it.GetType(), Screenshot: it.Screenshot}
+			if it.Value != nil && json.Valid([]byte(it.GetValue())) {
+				r.Value = json.RawMessage(it.GetValue())
+			}
+			steps = append(steps, r)
+		}
+		out.Steps = &steps
 	}
 	return out
 }
@@ -316,4 +375,19 @@ func MarshalTables(t *distillv1.TableList) ([]byte, error) {
 		tables = append(tables, toTableJSON(it))
 	}
 	return marshal(tables)
+}
+
+// MarshalBrowserWork returns, as compact JSON, what a render's steps and
+// network capture returned ({steps, network}, each absent when there is
+// none), for callers that print the page itself as Markdown or text; nil
+// when there is neither.
+func MarshalBrowserWork(d *distillv1.Distilled) ([]byte, error) {
+	full := toJSON(d)
+	if full.Steps == nil && full.Network == nil {
+		return nil, nil
+	}
+	return marshal(struct {
+		Steps   *[]stepResultJSON `json:"steps,omitempty"`
+		Network *networkJSON      `json:"network,omitempty"`
+	}{full.Steps, full.Network})
 }

@@ -113,6 +113,40 @@ func MarshalSubmitForm(r *distillv1.SessionSubmitFormResponse) ([]byte, error) {
 	return marshal(out)
 }
 
+type actJSON struct {
+	sessionViewJSON
+	NeedsConfirmation *bool             `json:"needs_confirmation,omitempty"`
+	WouldSend         *wouldSendJSON    `json:"would_send,omitempty"`
+	Steps             *[]stepResultJSON `json:"steps,omitempty"`
+}
+
+type wouldSendJSON struct {
+	StepIndex int32   `json:"step_index"`
+	StepType  string  `json:"step_type"`
+	Selector  string  `json:"selector,omitempty"`
+	Method    string  `json:"method"`
+	URL       string  `json:"url"`
+	Body      *string `json:"body,omitempty"`
+}
+
+// MarshalAct returns a session_act answer's compact JSON: the session view,
+// with needs_confirmation and would_send when the steps were withheld, and
+// what the steps returned.
+func MarshalAct(r *distillv1.SessionActResponse) ([]byte, error) {
+	out := actJSON{sessionViewJSON: viewToJSON(r.GetView())}
+	if r.GetNeedsConfirmation() {
+		t := true
+		out.NeedsConfirmation = &t
+		w := r.GetWouldSend()
+		out.WouldSend = &wouldSendJSON{StepIndex: w.GetStepIndex(), StepType: w.GetStepType(), Selector: w.GetSelector(),
+			Method: w.GetMethod(), URL: w.GetUrl(), Body: w.Body}
+	}
+	if st := r.GetSteps(); st != nil {
+		out.Steps = toJSON(&distillv1.Distilled{Steps: st}).Steps
+	}
+	return marshal(out)
+}
+
 // pairs are a submission's fields in form order. A server older than
 // field_pairs sends only the map, whose order is lost: its names are
 // sorted then.

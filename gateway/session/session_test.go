@@ -603,7 +603,7 @@ func TestRenderedStepCarriesOnlyThatURLsCookies(t *testing.T) {
 	}
 	ls := obs.GetView().GetLoop().GetState()
 	if ls.GetFallbackReason() != "js_app" || !ls.GetUsedHeadless() {
-		t.Fatalf("loop state = %v", ls)
+		t.Fatalf("loop state = %v\nlog %v", ls, obs.GetView().GetOperationLog())
 	}
 	if md := obs.GetView().GetSnapshot().GetMarkdown(); !strings.Contains(md, "Signed in as alice.") {
 		t.Fatalf("the render was not signed in:\n%s", md)

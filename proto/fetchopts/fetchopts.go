@@ -146,5 +146,5 @@ func Validate(o *distillv1.FetchOptions) error {
 	case o.JsWait != nil && o.GetJsWait() < 0:
 		return fmt.Errorf("--js-wait must not be negative, got %d", o.GetJsWait())
 	}
-	return nil
+	return validateBrowser(o)
 }

@@ -89,3 +89,45 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		})
 	}
 }
+
+// The browser options' readers take a nil FetchOptions, as every reader
+// here does.
+func TestBrowserOptionsOfNil(t *testing.T) {
+	if Browser(nil) || Capturing(nil) || StepsBudget(nil) != 0 || Scrolls(nil) != 0 || ScreenshotFormat(nil) != FormatPNG {
+		t.Fatal("nil options ask for browser work")
+	}
+}
+
+func TestValidateBrowserOptions(t *testing.T) {
+	i32 := func(v int32) *int32 { return &v }
+	str := func(v string) *string { return &v }
+	for _, tt := range []struct {
+		name string
+		o    *distillv1.FetchOptions
+		flag string
+	}{
+		{"not an array", &distillv1.FetchOptions{Steps: `{"type":"click"}`}, "--steps"},
+		{"unknown field", &distillv1.FetchOptions{Steps: `[{"type":"click","selector":"a","sleep":1}]`}, "--steps"},
+		{"click without selector", &distillv1.FetchOptions{Steps: `[{"type":"click"}]`}, "--steps"},
+		{"repeat too high", &distillv1.FetchOptions{Steps: `[{"type":"click","selector":"a","repeat":1000}]`}, "--steps"},
+		{"too many steps", &distillv1.FetchOptions{Steps: "[" + strings.Repeat(`{"type":"screenshot"},`, MaxSteps) + `{"type":"screenshot"}]`}, "--steps"},
+		{"scroll too far", &distillv1.FetchOptions{Scroll: i32(MaxScrolls + 1)}, "--scroll"},
+		{"screenshot kind", &distillv1.FetchOptions{Screenshot: "page"}, "--screenshot"},
+		{"screenshot format", &distillv1.FetchOptions{ScreenshotFormat: "gif"}, "--screenshot-format"},
+		{"capture regex", &distillv1.FetchOptions{CaptureNetwork: str("(")}, "--capture-network"},
+		{"capture type", &distillv1.FetchOptions{CaptureTypes: []string{"beacon"}}, "--capture-types:"},
+		{"block kind", &distillv1.FetchOptions{Block: []string{"stylesheets"}}, "--block:"},
+		{"js off", &distillv1.FetchOptions{Pdf: true, Js: distillv1.JsMode_JS_MODE_OFF}, "--js"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Validate(tt.o)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.flag) {
+				t.Fatalf("Validate = %v, want an error naming %s", err, tt.flag)
+			}
+		})
+	}
+	steps, err := ParseSteps(`[{"type":"write","selector":"#q","text":"x"},{"type":"wait","selector":"#r"},{"type":"executeJavaScript","script":"1"}]`)
+	if err != nil || steps[0].Type != StepType || steps[0].Input() != "x" || steps[1].Type != StepWaitForSelector || steps[2].Type != StepExecuteJavascript {
+		t.Fatalf("Firecrawl's names: %v, %v", steps, err)
+	}
+}

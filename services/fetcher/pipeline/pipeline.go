@@ -58,6 +58,9 @@ type Result struct {
 	// RenderErr is why that render failed; nil when it did not fail or
 	// none was tried.
 	RenderErr error
+	// Withheld is the request the render's steps would have sent, had
+	// Request.WithholdUnsafe not kept it back; Distilled is then nil.
+	Withheld *distillv1.WithheldRequest
 }
 
 // Pipeline runs the stages for one URL.
@@ -102,7 +105,7 @@ const extractMargin = 15 * time.Second
 func Budget(opts *distillv1.FetchOptions) time.Duration {
 	b := fetchopts.Timeout(opts) + extractMargin
 	if fetchopts.JS(opts) != distillv1.JsMode_JS_MODE_OFF {
-		b += fetchopts.Timeout(opts) + fetchopts.JSWait(opts)
+		b += fetchopts.Timeout(opts) + fetchopts.JSWait(opts) + fetchopts.StepsBudget(opts)
 	}
 	return b
 }
@@ -117,6 +120,9 @@ type Request struct {
 	Method          string
 	Body            []byte
 	BodyContentType string
+	// WithholdUnsafe keeps the render's steps from sending any request
+	// other than GET: the first is withheld and named in Result.Withheld.
+	WithholdUnsafe bool
 	// Jar holds a session's cookies; nil for a stateless fetch. The fetch
 	// sends them and stores what the server sets in it. A headless render
 	// gets only the cookies the jar holds for the URL it renders, unless
@@ -188,6 +194,10 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 	extractOpts.Diagnostics = true
 
 	js := fetchopts.JS(opts)
+	if fetchopts.Browser(opts) {
+		// Steps, pictures, captures and blocking are a browser's work.
+		js = distillv1.JsMode_JS_MODE_ALWAYS
+	}
 	res := &Result{RedirectHistory: fetched.GetRedirectHistory(), RetryAfter: time.Duration(fetched.GetRetryAfterSecs()) * time.Second}
 	var reason string
 	// A browser has nothing to add to a PDF: its viewer's page holds none
@@ -214,7 +224,11 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 	}
 
 	if reason != "" {
-		rendered, err := p.render(ctx, fetched.GetFinalUrl(), opts, extractOpts, p.renderCookies(req.Jar, fetched.GetFinalUrl()))
+		rendered, withheld, err := p.render(ctx, req, fetched.GetFinalUrl(), opts, extractOpts)
+		if withheld != nil {
+			res.Distilled, res.Withheld = nil, withheld
+			return res, nil
+		}
 		kept := err == nil && (reason == ReasonForced || better(rendered, res.Distilled, reason))
 		res.Escalated, res.RenderErr = reason, err
 		telemetry.CountFallback(ctx, reason, kept)
@@ -293,17 +307,70 @@ func (p *Pipeline) extract(ctx context.Context, body []byte, finalURL string, st
 	return out, nil
 }
 
-func (p *Pipeline) render(ctx context.Context, finalURL string, opts, extractOpts *distillv1.FetchOptions, cookies []*internalv1.Cookie) (*distillv1.Distilled, error) {
-	out, err := p.renderer.Render(ctx, &internalv1.RenderRequest{Url: finalURL, Options: opts, Cookies: cookies})
+func (p *Pipeline) render(ctx context.Context, req Request, finalURL string, opts, extractOpts *distillv1.FetchOptions) (*distillv1.Distilled, *distillv1.WithheldRequest, error) {
+	out, err := p.renderer.Render(ctx, &internalv1.RenderRequest{
+		Url: finalURL, Options: opts, Cookies: p.renderCookies(req.Jar, finalURL), WithholdUnsafe: req.WithholdUnsafe,
+	})
 	if err != nil {
-		return nil, failure.FromRemote(err)
+		return nil, nil, failure.FromRemote(err)
+	}
+	if w := out.GetWithheld(); w != nil {
+		return nil, w, nil
 	}
 	// The browser hands back its DOM serialised as UTF-8.
 	page, err := p.extract(ctx, out.GetHtml(), out.GetFinalUrl(), out.GetStatus(), "text/html; charset=utf-8", extractOpts, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return page.GetDistilled(), nil
+	d := page.GetDistilled()
+	withBrowserWork(d, out)
+	if req.Jar != nil && !p.anonymousRenders {
+		keepCookies(req.Jar, out)
+	}
+	return d, nil, nil
+}
+
+// keepCookies puts into a session's jar the cookies the render's steps
+// left, as a browser keeps what a page's scripts set. Only a render with
+// steps may change what the jar holds: a plain render hands back the
+// cookies it was given.
+func keepCookies(jar *cookies.Jar, out *internalv1.RenderResponse) {
+	if out.StepsRun == nil {
+		return
+	}
+	u, err := url.Parse(out.GetFinalUrl())
+	if err != nil {
+		return
+	}
+	var cs []*http.Cookie
+	for _, c := range out.GetCookiesAfter() {
+		hc := &http.Cookie{Name: c.GetName(), Value: c.GetValue(), Path: c.GetPath(), Secure: c.GetSecure(), HttpOnly: c.GetHttpOnly()}
+		// A host-only cookie has no Domain attribute; a domain cookie's
+		// leading dot is how the browser marks it.
+		if d, ok := strings.CutPrefix(c.GetDomain(), "."); ok {
+			hc.Domain = d
+		} else if c.GetDomain() != "" && c.GetDomain() != u.Hostname() {
+			// Another host's: the jar would take it for this one's.
+			continue
+		}
+		if c.GetExpires() > 0 {
+			hc.Expires = time.Unix(c.GetExpires(), 0)
+		}
+		cs = append(cs, hc)
+	}
+	jar.SetCookies(u, cs)
+}
+
+// withBrowserWork copies into d what the render's browser work produced.
+func withBrowserWork(d *distillv1.Distilled, out *internalv1.RenderResponse) {
+	d.Screenshot, d.Pdf, d.Mhtml = out.Screenshot, out.Pdf, out.Mhtml
+	d.Network, d.Steps = out.GetNetwork(), out.GetSteps()
+	if out.StepsRun != nil || out.BlockedResources != nil {
+		if d.Diagnostics == nil {
+			d.Diagnostics = &distillv1.Diagnostics{}
+		}
+		d.Diagnostics.StepsRun, d.Diagnostics.BlockedResources = out.StepsRun, out.BlockedResources
+	}
 }
 
 // contentType rebuilds the header the extractor reads the charset from.

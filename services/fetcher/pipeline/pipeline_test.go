@@ -293,3 +293,33 @@ func TestTruncatedBodyIsReported(t *testing.T) {
 		})
 	}
 }
+
+// Browser work renders the page whatever js says, and what it produced
+// reaches the Distilled page.
+func TestBrowserWorkRendersAndIsKept(t *testing.T) {
+	var got *internalv1.RenderRequest
+	r := renderFunc(func(_ context.Context, req *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
+		got = req
+		n := int32(2)
+		return &internalv1.RenderResponse{FinalUrl: req.GetUrl(), Status: 200, Html: []byte("<p>a rendered page, long enough</p>"),
+			Screenshot: []byte("png"), Pdf: []byte("%PDF"), StepsRun: &n,
+			Network: &distillv1.NetworkCapture{Truncated: true},
+			Steps:   &distillv1.StepResults{Items: []*distillv1.StepResult{{Index: 0, Type: "executeJavascript"}}}}, nil
+	})
+	p := New(quiet, page("<p>a page that needs no browser at all</p>"), &charsExtractor{}, r)
+	opts := &distillv1.FetchOptions{Steps: `[{"type":"wait","milliseconds":1}]`, Screenshot: "viewport", Pdf: true, Diagnostics: true}
+	d, err := p.Distill(context.Background(), "http://example.com/", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.GetOptions().GetSteps() == "" {
+		t.Fatalf("the page was not rendered with its steps: %v", got)
+	}
+	if string(d.GetScreenshot()) != "png" || string(d.GetPdf()) != "%PDF" || !d.GetNetwork().GetTruncated() ||
+		len(d.GetSteps().GetItems()) != 1 || d.GetDiagnostics().GetStepsRun() != 2 {
+		t.Fatalf("browser work lost: %v", d)
+	}
+	if _, err := p.Distill(context.Background(), "http://example.com/", &distillv1.FetchOptions{Pdf: true, Js: distillv1.JsMode_JS_MODE_OFF}); failure.CodeOf(err) != failure.InvalidArgument {
+		t.Fatalf("--pdf with --js off: err = %v, want InvalidArgument", err)
+	}
+}

@@ -119,9 +119,10 @@ func newArticle() article {
 }
 
 // serve starts a loopback server answering the shell at / and its article
-// at /api/article, both encoded once up front. It returns the sizes of the
-// two bodies.
-func serve() (srv *httptest.Server, shellSize, apiSize int, err error) {
+// at /api/article, both encoded once up front, and the pages of the actions
+// and block workloads, counting what it writes in counted. It returns the
+// sizes of the shell and the article.
+func serve(counted *served) (srv *httptest.Server, shellSize, apiSize int, err error) {
 	api, err := json.Marshal(newArticle())
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("encode article: %w", err)
@@ -137,7 +138,9 @@ func serve() (srv *httptest.Server, shellSize, apiSize int, err error) {
 		w.Header().Set("Cache-Control", "no-store")
 		_, _ = w.Write(api)
 	})
-	return httptest.NewServer(mux), len(shell), len(api), nil
+	serveActions(mux)
+	serveMedia(mux)
+	return httptest.NewServer(counted.wrap(mux)), len(shell), len(api), nil
 }
 
 // checkDOM fails unless html is the page after its app ran to the end.

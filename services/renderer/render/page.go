@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-rod/rod"
@@ -24,6 +26,20 @@ import (
 type tab struct {
 	page   *rod.Page
 	egress *egress
+	// browser, context and target name the page to the browser, for what
+	// is asked of the browser about it (its popups).
+	browser *rod.Browser
+	context proto.BrowserBrowserContextID
+	target  proto.TargetTargetID
+	// block is the resource types the render skips (options.block);
+	// blocked counts the requests it failed for it.
+	block   []proto.NetworkResourceType
+	blocked atomic.Int32
+	// holdUnsafe, once the steps of a request with withhold_unsafe begin,
+	// fails every request other than GET, HEAD or OPTIONS, and withheld
+	// records the first, with current, the step running then.
+	holdUnsafe atomic.Bool
+	current    atomic.Pointer[stepRef]
 	// undo takes down what openPage opened, last opened first.
 	undo []func()
 
@@ -39,9 +55,19 @@ type tab struct {
 	// better than the browser's error does.
 	refusedDocs map[string]error
 	blockedNav  error
+	// mainRefused is the first document the guard refused the main frame,
+	// load or later: a step that navigated there failed.
+	mainRefused error
 	// unreachable is the URL the main frame failed to load, once it shows
 	// Chromium's error page in place of a document.
 	unreachable string
+	withheld    *distillv1.WithheldRequest
+}
+
+// stepRef names the step running, for what it caused.
+type stepRef struct {
+	index         int
+	typ, selector string
 }
 
 // errLeft is why a page's waits end when its main frame fails to load.
@@ -88,6 +114,7 @@ func (r *Renderer) openPage(ctx context.Context, inst *instance, policy netpolic
 	if err != nil {
 		return nil, fmt.Errorf("open page: %w", err)
 	}
+	t.browser, t.context, t.target = conn.browser, bc.BrowserContextID, created.TargetID
 	page, err := conn.browser.PageFromTarget(created.TargetID)
 	if err != nil {
 		return nil, fmt.Errorf("attach to page: %w", err)
@@ -172,6 +199,16 @@ func (r *Renderer) judge(ctx context.Context, t *tab, g *guard, e *proto.FetchRe
 		_ = fail.Call(t.page)
 		return
 	}
+	if t.holdUnsafe.Load() && unsafeMethod(e.Request.Method) {
+		t.withhold(e)
+		_ = fail.Call(t.page)
+		return
+	}
+	if slices.Contains(t.block, e.ResourceType) {
+		t.blocked.Add(1)
+		_ = fail.Call(t.page)
+		return
+	}
 	if err := g.check(ctx, u); err != nil {
 		if e.ResourceType == proto.NetworkResourceTypeDocument {
 			t.mu.Lock()
@@ -179,6 +216,9 @@ func (r *Renderer) judge(ctx context.Context, t *tab, g *guard, e *proto.FetchRe
 				t.blockedNav = err
 			}
 			t.refusedDocs[u] = err
+			if e.FrameID == t.page.FrameID && t.mainRefused == nil {
+				t.mainRefused = err
+			}
 			t.mu.Unlock()
 		}
 		r.logger.Debug("render request refused", "url", u, "err", err.Error())
@@ -186,6 +226,74 @@ func (r *Renderer) judge(ctx context.Context, t *tab, g *guard, e *proto.FetchRe
 		return
 	}
 	_ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(t.page)
+}
+
+// unsafeMethod reports whether a request may change something on the
+// server: any method but GET, HEAD and OPTIONS (a CORS preflight, which
+// only asks).
+func unsafeMethod(m string) bool {
+	switch strings.ToUpper(m) {
+	case "GET", "HEAD", "OPTIONS":
+		return false
+	}
+	return true
+}
+
+// maxWithheldBody bounds the body a withheld request reports.
+const maxWithheldBody = 4 << 10
+
+// withhold records the first request withheld, and the step that caused
+// it.
+func (t *tab) withhold(e *proto.FetchRequestPaused) {
+	w := &distillv1.WithheldRequest{Method: e.Request.Method, Url: e.Request.URL}
+	if ref := t.current.Load(); ref != nil {
+		w.StepIndex, w.StepType, w.Selector = int32(ref.index), ref.typ, ref.selector
+	}
+	if e.Request.HasPostData {
+		body := e.Request.PostData
+		if len(body) > maxWithheldBody {
+			body = body[:maxWithheldBody]
+		}
+		w.Body = &body
+	}
+	t.mu.Lock()
+	if t.withheld == nil {
+		t.withheld = w
+	}
+	t.mu.Unlock()
+}
+
+// sameWindowScript keeps a form that posts to another window in this one:
+// the request of a new window is not the page's to hold, and would be sent
+// before the window could be closed.
+const sameWindowScript = `() => {
+	const here = f => { if (f && f.target && f.target !== '_self' && (f.method || '').toLowerCase() !== 'get') f.target = '_self'; };
+	addEventListener('submit', e => here(e.target), true);
+	const submit = HTMLFormElement.prototype.submit;
+	HTMLFormElement.prototype.submit = function () { here(this); return submit.call(this); };
+	const requestSubmit = HTMLFormElement.prototype.requestSubmit;
+	if (requestSubmit) HTMLFormElement.prototype.requestSubmit = function (b) { here(this); return requestSubmit.call(this, b); };
+}`
+
+// holdUnsafeRequests starts withholding the requests other than GET the
+// page sends, keeping its forms' posts in its own window where they are
+// held.
+func (t *tab) holdUnsafeRequests() error {
+	if _, err := t.page.EvalOnNewDocument("(" + sameWindowScript + ")()"); err != nil {
+		return fmt.Errorf("install same-window forms: %w", err)
+	}
+	if _, err := t.page.Eval(sameWindowScript); err != nil {
+		return fmt.Errorf("install same-window forms: %w", err)
+	}
+	t.holdUnsafe.Store(true)
+	return nil
+}
+
+// withheldRequest is the request withhold recorded, or nil.
+func (t *tab) withheldRequest() *distillv1.WithheldRequest {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.withheld
 }
 
 // chromiumsOwn reports whether a request is Chromium's own, made in the
@@ -272,8 +380,12 @@ func (t *tab) watchIdle() idleWatch {
 // navigate loads target up to its load event. A navigation that fails
 // because the guard or the egress proxy refused it is Blocked, naming the
 // refusal, rather than the network error the browser reports for it.
-func (t *tab) navigate(target string) error {
-	if err := t.page.Navigate(target); err != nil {
+func (t *tab) navigate(target string) error { return t.navigateIn(t.page, target) }
+
+// navigateIn navigates with page, the tab's page under a context of the
+// caller's.
+func (t *tab) navigateIn(page *rod.Page, target string) error {
+	if err := page.Navigate(target); err != nil {
 		t.mu.Lock()
 		blocked := t.blockedNav
 		t.mu.Unlock()
@@ -292,7 +404,7 @@ func (t *tab) navigate(target string) error {
 		}
 		return fmt.Errorf("navigate: %w", err)
 	}
-	if err := t.page.WaitLoad(); err != nil {
+	if err := page.WaitLoad(); err != nil {
 		if left := t.left(target); left != nil {
 			return left
 		}
@@ -331,6 +443,48 @@ func (t *tab) left(target string) error {
 	return failure.New(failure.Network, "render %s: the page went on to %s, which failed to load", target, unreachable)
 }
 
+// refusedNav is why the main frame's last refused navigation was refused,
+// or nil when none was.
+func (t *tab) refusedNav() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mainRefused
+}
+
+// quietAfter starts counting the page's requests; the func it returns
+// waits, at most budget, until they have been quiet for stepQuiet. It
+// starts before what it waits after, or it would miss the requests made at
+// once.
+func (t *tab) quietAfter(ctx context.Context) func(budget time.Duration) {
+	qctx, cancel := context.WithCancel(ctx)
+	wait := t.page.Context(qctx).WaitRequestIdle(stepQuiet, nil, nil, nil)
+	return func(budget time.Duration) {
+		defer cancel()
+		if budget <= 0 {
+			return
+		}
+		timer := time.AfterFunc(budget, cancel)
+		defer timer.Stop()
+		wait()
+	}
+}
+
+// closePopups closes every page the render's page opens (window.open, a
+// link to a new window) as soon as it opens: nothing reads it, and it
+// would go on loading in the render's context.
+func (t *tab) closePopups() error {
+	if err := (proto.TargetSetDiscoverTargets{Discover: true}).Call(t.browser); err != nil {
+		return fmt.Errorf("watch for popups: %w", err)
+	}
+	go t.browser.Context(t.page.GetContext()).EachEvent(func(e *proto.TargetTargetCreated) {
+		info := e.TargetInfo
+		if info.BrowserContextID == t.context && info.TargetID != t.target && info.Type == proto.TargetTargetInfoTypePage {
+			_, _ = proto.TargetCloseTarget{TargetID: info.TargetID}.Call(t.browser)
+		}
+	})()
+	return nil
+}
+
 // settle waits, after the load event, until the page's scripts have built
 // what there is to read. A selector says when the page is ready: wait for
 // it alone, and for network quiet too only when js_wait asks for it.
@@ -354,6 +508,16 @@ func settle(ctx context.Context, page *rod.Page, opts *distillv1.FetchOptions, i
 		timer.Stop()
 	}
 	return nil
+}
+
+// mainStatus is the main document's status, 200 when none was seen.
+func (t *tab) mainStatus() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.status == 0 {
+		return 200
+	}
+	return t.status
 }
 
 // snapshot reads the settled page: the URL it ended at, its main

@@ -19,9 +19,13 @@ import (
 	"sync"
 	"time"
 
+	rodproto "github.com/go-rod/rod/lib/proto"
+	"google.golang.org/protobuf/proto"
+
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/netpolicy"
 	"distill.dev/services/platform/telemetry"
 )
@@ -184,8 +188,12 @@ func (r *Renderer) Render(ctx context.Context, req *internalv1.RenderRequest) (_
 		return nil, err
 	}
 	opts := req.GetOptions()
+	if err := fetchopts.Validate(opts); err != nil {
+		return nil, failure.Wrap(failure.InvalidArgument, err, "invalid options")
+	}
 	timeout := fetchopts.Timeout(opts)
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
+	// The steps have a budget of their own after the load's.
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout+fetchopts.StepsBudget(opts), errTimeout)
 	defer cancel()
 	target := req.GetUrl()
 
@@ -267,12 +275,17 @@ func (r *Renderer) drop(inst *instance) {
 // request interception stops, and the page is closed (see tab.close).
 func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
 	target := req.GetUrl()
+	opts := req.GetOptions()
+	// Validate has read them already.
+	steps, _ := fetchopts.ParseSteps(opts.GetSteps())
+	browserWork := fetchopts.Browser(opts)
 
 	t, err := r.openPage(ctx, inst, g.policy)
 	if err != nil {
 		return nil, err
 	}
 	defer t.close()
+	t.block = blockTypes(opts.GetBlock())
 	stopGuard, err := r.guardPage(ctx, t, g)
 	if err != nil {
 		return nil, err
@@ -281,18 +294,150 @@ func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *in
 	if err := setCookies(t.page, target, r.cookies(req)); err != nil {
 		return nil, err
 	}
+	if browserWork {
+		if err := setViewport(t.page); err != nil {
+			return nil, err
+		}
+	}
+	var capt *capture
+	if fetchopts.Capturing(opts) {
+		capt = startCapture(ctx, t, g, opts)
+	}
+	if len(steps) > 0 {
+		if err := t.closePopups(); err != nil {
+			return nil, err
+		}
+	}
+	// The load has the render's timeout; the steps, run after it, their
+	// own budget.
+	lctx, lcancel := context.WithTimeoutCause(t.page.GetContext(), fetchopts.Timeout(opts), errTimeout)
+	defer lcancel()
+	// Past the load's own deadline the render's may not have passed: say
+	// Timeout all the same, as classify does for the render's.
+	loadErr := func(err error) error {
+		if left := t.left(target); left != nil {
+			return left
+		}
+		if _, ok := errors.AsType[*failure.Error](err); !ok && errors.Is(context.Cause(lctx), errTimeout) {
+			return failure.Wrap(failure.Timeout, err, "render %s: not loaded within the %s timeout", target, fetchopts.Timeout(opts))
+		}
+		return err
+	}
 	idle := t.watchIdle()
 	defer idle.cancel()
-	if err := t.navigate(target); err != nil {
-		return nil, err
+	if err := t.navigateIn(t.page.Context(lctx), target); err != nil {
+		return nil, loadErr(err)
 	}
-	if err := settle(ctx, t.page, req.GetOptions(), idle); err != nil {
-		if left := t.left(target); left != nil {
-			return nil, left
+	if err := settle(lctx, t.page.Context(lctx), opts, idle); err != nil {
+		return nil, loadErr(err)
+	}
+	lcancel()
+
+	var run *stepRun
+	if len(steps) > 0 || fetchopts.Scrolls(opts) > 0 {
+		if req.GetWithholdUnsafe() {
+			if err := t.holdUnsafeRequests(); err != nil {
+				return nil, err
+			}
 		}
+		run, err = runSteps(t.page.GetContext(), t, target, steps, fetchopts.Scrolls(opts), fetchopts.StepsBudget(opts))
+		if errors.Is(err, errWithheld) {
+			// Nothing was sent: what the page shows now is not an answer
+			// to read, and the session it is for stays where it was.
+			return &internalv1.RenderResponse{FinalUrl: target, Status: int32(t.mainStatus()),
+				Withheld: t.withheldRequest(), StepsRun: proto.Int32(int32(run.ran))}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	res, err := t.snapshot(target)
+	if err != nil {
 		return nil, err
 	}
-	return t.snapshot(target)
+	if len(req.GetCookies()) > 0 || len(steps) > 0 {
+		if res.CookiesAfter, err = r.cookiesAfter(t); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.artifacts(opts, res); err != nil {
+		return nil, failure.Wrap(failure.CodeOf(err), err, "render %s", target)
+	}
+	if run != nil {
+		res.StepsRun = proto.Int32(int32(run.ran))
+		if len(run.results) > 0 {
+			res.Steps = &distillv1.StepResults{Items: run.results}
+		}
+	}
+	if capt != nil {
+		res.Network = capt.result()
+	}
+	if len(t.block) > 0 {
+		res.BlockedResources = proto.Int32(t.blocked.Load())
+	}
+	return res, nil
+}
+
+// artifacts takes what the options ask of the rendered page besides its
+// DOM: a screenshot, a PDF, an MHTML archive.
+func (t *tab) artifacts(opts *distillv1.FetchOptions, res *internalv1.RenderResponse) error {
+	var err error
+	if kind := opts.GetScreenshot(); kind != "" {
+		if res.Screenshot, err = screenshot(t.page, kind == fetchopts.ScreenshotFull, fetchopts.ScreenshotFormat(opts), MaxScreenshotBytes); err != nil {
+			return err
+		}
+	}
+	if opts.GetPdf() {
+		if res.Pdf, err = printPDF(t.page); err != nil {
+			return err
+		}
+	}
+	if opts.GetMhtml() {
+		if res.Mhtml, err = archiveMHTML(t.page); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// blockTypes are the resource types the render skips for options.block.
+// Stylesheets are never among them: the layout, and with it what is
+// visible and clickable, depends on them.
+func blockTypes(kinds []string) []rodproto.NetworkResourceType {
+	var out []rodproto.NetworkResourceType
+	for _, k := range kinds {
+		switch k {
+		case "images":
+			out = append(out, rodproto.NetworkResourceTypeImage)
+		case "fonts":
+			out = append(out, rodproto.NetworkResourceTypeFont)
+		case "media":
+			out = append(out, rodproto.NetworkResourceTypeMedia)
+		}
+	}
+	return out
+}
+
+// cookiesAfter are the render's cookies once its steps ran, for the
+// session that sent them: a step may have logged in. None when the
+// renderer renders anonymously.
+func (r *Renderer) cookiesAfter(t *tab) ([]*internalv1.Cookie, error) {
+	if r.noCookies {
+		return nil, nil
+	}
+	res, err := rodproto.StorageGetCookies{BrowserContextID: t.context}.Call(t.browser)
+	if err != nil {
+		return nil, fmt.Errorf("read cookies: %w", err)
+	}
+	out := make([]*internalv1.Cookie, 0, len(res.Cookies))
+	for _, c := range res.Cookies {
+		ck := &internalv1.Cookie{Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path, Secure: c.Secure, HttpOnly: c.HTTPOnly}
+		if !c.Session {
+			ck.Expires = int64(c.Expires)
+		}
+		out = append(out, ck)
+	}
+	return out, nil
 }
 
 // cookies are the request's cookies unless the renderer renders without.

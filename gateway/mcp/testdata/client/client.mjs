@@ -2,12 +2,14 @@
 // gateway/mcp's Go tests. It takes one JSON argument:
 //
 //   {"transport": "stdio", "command": "/path/distill", "args": ["mcp", ...],
-//    "pages": {"article": URL, "a": URL, "b": URL, "order": URL, "grid": URL}, "sessions": false}
+//    "pages": {"article": URL, "a": URL, "b": URL, "order": URL, "grid": URL, "more": URL},
+//    "sessions": false, "browser": false}
 //   {"transport": "http", "url": "http://127.0.0.1:PORT/mcp", "token": "...", ...}
 //
 // lists the tools, makes a fixed set of calls, and prints one JSON report on
 // stdout: {"tools": [{name, params, required}], "calls": {label: outcome}},
-// where an outcome is {isError, texts} or {protocolError}. The Go test
+// where an outcome is {isError, texts, blocks} or {protocolError}; blocks
+// describe every content block, images and resources included. The Go test
 // judges the report; this script only records what the server said.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -27,7 +29,15 @@ function transport() {
 async function call(client, name, args) {
   try {
     const res = await client.callTool({ name, arguments: args });
-    return { isError: res.isError === true, texts: res.content.map((c) => c.text) };
+    return {
+      isError: res.isError === true,
+      texts: res.content.filter((c) => c.type === "text").map((c) => c.text),
+      blocks: res.content.map((c) => ({
+        type: c.type,
+        mimeType: c.mimeType ?? c.resource?.mimeType ?? "",
+        data: c.data ?? c.resource?.blob ?? "",
+      })),
+    };
   } catch (err) {
     return { protocolError: String(err.message ?? err) };
   }
@@ -92,6 +102,33 @@ if (config.sessions) {
   calls.order_withheld = await submit("2", false);
   calls.order_rejected = await submit("0", true);
   calls.order_placed = await submit("2", true);
+}
+
+if (config.browser) {
+  const more = config.pages.more;
+  const steps = [{ type: "click", selector: "#more", repeat: 3 }, { type: "executeJavascript", script: "document.querySelectorAll('li').length" }];
+  calls.screenshot_png = await call(client, "screenshot", { url: more, allow_local: true, steps });
+  calls.screenshot_full_jpeg = await call(client, "screenshot", { url: more, allow_local: true, full_page: "true", format: "jpeg" });
+  calls.screenshot_pdf = await call(client, "screenshot", { url: more, allow_local: true, format: "pdf" });
+  calls.fetch_steps = await call(client, "fetch_url", { url: more, allow_local: true, steps: JSON.stringify(steps), capture_network: "items" });
+  calls.fetch_step_fails = await call(client, "fetch_url", {
+    url: more, allow_local: true, steps: [{ type: "waitForSelector", selector: "#never", milliseconds: 200 }],
+  });
+
+  // A session signs in by steps: withheld, then confirmed.
+  calls.act_start = await call(client, "session_start", { url: config.pages.login, allow_local: true, js: "off" });
+  let id = "";
+  try {
+    id = JSON.parse(calls.act_start.texts[0]).session_id;
+  } catch {
+    // Left empty: the Go test reports the failed start.
+  }
+  const signIn = [{ type: "type", selector: "#user", value: "alice" }, { type: "click", selector: "#go" }];
+  calls.act_withheld = await call(client, "session_act", { session_id: id, steps: signIn });
+  calls.act_confirmed = await call(client, "session_act", { session_id: id, steps: signIn, confirm: true });
+  calls.act_members = await call(client, "session_observe", { session_id: id, url: config.pages.members });
+  calls.act_more = await call(client, "session_observe", { session_id: id, url: more });
+  calls.act_clicks = await call(client, "session_act", { session_id: id, steps });
 }
 
 await client.close();

@@ -29,9 +29,13 @@ type RenderRequest struct {
 	Options *v1.FetchOptions `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
 	// Cookies for this URL only, set in the render's isolated context and
 	// dropped with it.
-	Cookies       []*Cookie `protobuf:"bytes,3,rep,name=cookies,proto3" json:"cookies,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Cookies []*Cookie `protobuf:"bytes,3,rep,name=cookies,proto3" json:"cookies,omitempty"`
+	// A session's steps without confirm: the first request other than GET
+	// (HEAD and OPTIONS pass) the steps cause is not sent, and the render
+	// stops there and says what it was.
+	WithholdUnsafe bool `protobuf:"varint,4,opt,name=withhold_unsafe,json=withholdUnsafe,proto3" json:"withhold_unsafe,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *RenderRequest) Reset() {
@@ -85,12 +89,33 @@ func (x *RenderRequest) GetCookies() []*Cookie {
 	return nil
 }
 
+func (x *RenderRequest) GetWithholdUnsafe() bool {
+	if x != nil {
+		return x.WithholdUnsafe
+	}
+	return false
+}
+
 type RenderResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	FinalUrl string                 `protobuf:"bytes,1,opt,name=final_url,json=finalUrl,proto3" json:"final_url,omitempty"`
 	Status   int32                  `protobuf:"varint,2,opt,name=status,proto3" json:"status,omitempty"`
 	// The rendered DOM, serialized as HTML.
-	Html          []byte `protobuf:"bytes,3,opt,name=html,proto3" json:"html,omitempty"`
+	Html []byte `protobuf:"bytes,3,opt,name=html,proto3" json:"html,omitempty"`
+	// What the options' browser work produced (FetchOptions 50-59), each
+	// set only when asked for; the pipeline copies them into Distilled.
+	Screenshot       []byte             `protobuf:"bytes,4,opt,name=screenshot,proto3,oneof" json:"screenshot,omitempty"`
+	Pdf              []byte             `protobuf:"bytes,5,opt,name=pdf,proto3,oneof" json:"pdf,omitempty"`
+	Mhtml            []byte             `protobuf:"bytes,6,opt,name=mhtml,proto3,oneof" json:"mhtml,omitempty"`
+	Network          *v1.NetworkCapture `protobuf:"bytes,7,opt,name=network,proto3" json:"network,omitempty"`
+	Steps            *v1.StepResults    `protobuf:"bytes,8,opt,name=steps,proto3" json:"steps,omitempty"`
+	StepsRun         *int32             `protobuf:"varint,9,opt,name=steps_run,json=stepsRun,proto3,oneof" json:"steps_run,omitempty"`
+	BlockedResources *int32             `protobuf:"varint,10,opt,name=blocked_resources,json=blockedResources,proto3,oneof" json:"blocked_resources,omitempty"`
+	// Set when withhold_unsafe stopped the steps; html is then empty.
+	Withheld *v1.WithheldRequest `protobuf:"bytes,11,opt,name=withheld,proto3" json:"withheld,omitempty"`
+	// The browser context's cookies once the steps ran, for a session's jar;
+	// only when the request carried cookies or steps.
+	CookiesAfter  []*Cookie `protobuf:"bytes,12,rep,name=cookies_after,json=cookiesAfter,proto3" json:"cookies_after,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -142,6 +167,69 @@ func (x *RenderResponse) GetStatus() int32 {
 func (x *RenderResponse) GetHtml() []byte {
 	if x != nil {
 		return x.Html
+	}
+	return nil
+}
+
+func (x *RenderResponse) GetScreenshot() []byte {
+	if x != nil {
+		return x.Screenshot
+	}
+	return nil
+}
+
+func (x *RenderResponse) GetPdf() []byte {
+	if x != nil {
+		return x.Pdf
+	}
+	return nil
+}
+
+func (x *RenderResponse) GetMhtml() []byte {
+	if x != nil {
+		return x.Mhtml
+	}
+	return nil
+}
+
+func (x *RenderResponse) GetNetwork() *v1.NetworkCapture {
+	if x != nil {
+		return x.Network
+	}
+	return nil
+}
+
+func (x *RenderResponse) GetSteps() *v1.StepResults {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+func (x *RenderResponse) GetStepsRun() int32 {
+	if x != nil && x.StepsRun != nil {
+		return *x.StepsRun
+	}
+	return 0
+}
+
+func (x *RenderResponse) GetBlockedResources() int32 {
+	if x != nil && x.BlockedResources != nil {
+		return *x.BlockedResources
+	}
+	return 0
+}
+
+func (x *RenderResponse) GetWithheld() *v1.WithheldRequest {
+	if x != nil {
+		return x.Withheld
+	}
+	return nil
+}
+
+func (x *RenderResponse) GetCookiesAfter() []*Cookie {
+	if x != nil {
+		return x.CookiesAfter
 	}
 	return nil
 }
@@ -244,15 +332,34 @@ var File_distill_internal_v1_renderer_proto protoreflect.FileDescriptor
 
 const file_distill_internal_v1_renderer_proto_rawDesc = "" +
 	"\n" +
-	"\"distill/internal/v1/renderer.proto\x12\x13distill.internal.v1\x1a\x18distill/v1/options.proto\"\x8c\x01\n" +
+	"\"distill/internal/v1/renderer.proto\x12\x13distill.internal.v1\x1a\x1adistill/v1/distilled.proto\x1a\x18distill/v1/options.proto\x1a\x18distill/v1/session.proto\"\xb5\x01\n" +
 	"\rRenderRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
 	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\x125\n" +
-	"\acookies\x18\x03 \x03(\v2\x1b.distill.internal.v1.CookieR\acookies\"Y\n" +
+	"\acookies\x18\x03 \x03(\v2\x1b.distill.internal.v1.CookieR\acookies\x12'\n" +
+	"\x0fwithhold_unsafe\x18\x04 \x01(\bR\x0ewithholdUnsafe\"\xa9\x04\n" +
 	"\x0eRenderResponse\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x12\n" +
-	"\x04html\x18\x03 \x01(\fR\x04html\"\xad\x01\n" +
+	"\x04html\x18\x03 \x01(\fR\x04html\x12#\n" +
+	"\n" +
+	"screenshot\x18\x04 \x01(\fH\x00R\n" +
+	"screenshot\x88\x01\x01\x12\x15\n" +
+	"\x03pdf\x18\x05 \x01(\fH\x01R\x03pdf\x88\x01\x01\x12\x19\n" +
+	"\x05mhtml\x18\x06 \x01(\fH\x02R\x05mhtml\x88\x01\x01\x124\n" +
+	"\anetwork\x18\a \x01(\v2\x1a.distill.v1.NetworkCaptureR\anetwork\x12-\n" +
+	"\x05steps\x18\b \x01(\v2\x17.distill.v1.StepResultsR\x05steps\x12 \n" +
+	"\tsteps_run\x18\t \x01(\x05H\x03R\bstepsRun\x88\x01\x01\x120\n" +
+	"\x11blocked_resources\x18\n" +
+	" \x01(\x05H\x04R\x10blockedResources\x88\x01\x01\x127\n" +
+	"\bwithheld\x18\v \x01(\v2\x1b.distill.v1.WithheldRequestR\bwithheld\x12@\n" +
+	"\rcookies_after\x18\f \x03(\v2\x1b.distill.internal.v1.CookieR\fcookiesAfterB\r\n" +
+	"\v_screenshotB\x06\n" +
+	"\x04_pdfB\b\n" +
+	"\x06_mhtmlB\f\n" +
+	"\n" +
+	"_steps_runB\x14\n" +
+	"\x12_blocked_resources\"\xad\x01\n" +
 	"\x06Cookie\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x12\x16\n" +
@@ -278,21 +385,28 @@ func file_distill_internal_v1_renderer_proto_rawDescGZIP() []byte {
 
 var file_distill_internal_v1_renderer_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_distill_internal_v1_renderer_proto_goTypes = []any{
-	(*RenderRequest)(nil),   // 0: distill.internal.v1.RenderRequest
-	(*RenderResponse)(nil),  // 1: distill.internal.v1.RenderResponse
-	(*Cookie)(nil),          // 2: distill.internal.v1.Cookie
-	(*v1.FetchOptions)(nil), // 3: distill.v1.FetchOptions
+	(*RenderRequest)(nil),      // 0: distill.internal.v1.RenderRequest
+	(*RenderResponse)(nil),     // 1: distill.internal.v1.RenderResponse
+	(*Cookie)(nil),             // 2: distill.internal.v1.Cookie
+	(*v1.FetchOptions)(nil),    // 3: distill.v1.FetchOptions
+	(*v1.NetworkCapture)(nil),  // 4: distill.v1.NetworkCapture
+	(*v1.StepResults)(nil),     // 5: distill.v1.StepResults
+	(*v1.WithheldRequest)(nil), // 6: distill.v1.WithheldRequest
 }
 var file_distill_internal_v1_renderer_proto_depIdxs = []int32{
 	3, // 0: distill.internal.v1.RenderRequest.options:type_name -> distill.v1.FetchOptions
 	2, // 1: distill.internal.v1.RenderRequest.cookies:type_name -> distill.internal.v1.Cookie
-	0, // 2: distill.internal.v1.RendererService.Render:input_type -> distill.internal.v1.RenderRequest
-	1, // 3: distill.internal.v1.RendererService.Render:output_type -> distill.internal.v1.RenderResponse
-	3, // [3:4] is the sub-list for method output_type
-	2, // [2:3] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	4, // 2: distill.internal.v1.RenderResponse.network:type_name -> distill.v1.NetworkCapture
+	5, // 3: distill.internal.v1.RenderResponse.steps:type_name -> distill.v1.StepResults
+	6, // 4: distill.internal.v1.RenderResponse.withheld:type_name -> distill.v1.WithheldRequest
+	2, // 5: distill.internal.v1.RenderResponse.cookies_after:type_name -> distill.internal.v1.Cookie
+	0, // 6: distill.internal.v1.RendererService.Render:input_type -> distill.internal.v1.RenderRequest
+	1, // 7: distill.internal.v1.RendererService.Render:output_type -> distill.internal.v1.RenderResponse
+	7, // [7:8] is the sub-list for method output_type
+	6, // [6:7] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_distill_internal_v1_renderer_proto_init() }
@@ -300,6 +414,7 @@ func file_distill_internal_v1_renderer_proto_init() {
 	if File_distill_internal_v1_renderer_proto != nil {
 		return
 	}
+	file_distill_internal_v1_renderer_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -1106,6 +1106,142 @@ func (x *SessionSubmitFormResponse) GetWouldSubmit() *FormSubmission {
 	return nil
 }
 
+type SessionActRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The steps, a JSON array in FetchOptions.steps' format.
+	Steps string `protobuf:"bytes,2,opt,name=steps,proto3" json:"steps,omitempty"`
+	// Required to let the steps send a request other than GET. Without it
+	// the first such request is withheld, nothing is sent, and the session
+	// is left as it was.
+	Confirm       bool `protobuf:"varint,3,opt,name=confirm,proto3" json:"confirm,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionActRequest) Reset() {
+	*x = SessionActRequest{}
+	mi := &file_distill_v1_distill_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionActRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionActRequest) ProtoMessage() {}
+
+func (x *SessionActRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distill_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionActRequest.ProtoReflect.Descriptor instead.
+func (*SessionActRequest) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SessionActRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SessionActRequest) GetSteps() string {
+	if x != nil {
+		return x.Steps
+	}
+	return ""
+}
+
+func (x *SessionActRequest) GetConfirm() bool {
+	if x != nil {
+		return x.Confirm
+	}
+	return false
+}
+
+type SessionActResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	View  *SessionView           `protobuf:"bytes,1,opt,name=view,proto3" json:"view,omitempty"`
+	// The steps were withheld: one of them would have sent a request other
+	// than GET, and confirm was not set.
+	NeedsConfirmation bool `protobuf:"varint,2,opt,name=needs_confirmation,json=needsConfirmation,proto3" json:"needs_confirmation,omitempty"`
+	// The request that was withheld; set with needs_confirmation.
+	WouldSend *WithheldRequest `protobuf:"bytes,3,opt,name=would_send,json=wouldSend,proto3" json:"would_send,omitempty"`
+	// What the steps returned: executeJavascript values and screenshots.
+	Steps         *StepResults `protobuf:"bytes,4,opt,name=steps,proto3" json:"steps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionActResponse) Reset() {
+	*x = SessionActResponse{}
+	mi := &file_distill_v1_distill_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionActResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionActResponse) ProtoMessage() {}
+
+func (x *SessionActResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distill_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionActResponse.ProtoReflect.Descriptor instead.
+func (*SessionActResponse) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SessionActResponse) GetView() *SessionView {
+	if x != nil {
+		return x.View
+	}
+	return nil
+}
+
+func (x *SessionActResponse) GetNeedsConfirmation() bool {
+	if x != nil {
+		return x.NeedsConfirmation
+	}
+	return false
+}
+
+func (x *SessionActResponse) GetWouldSend() *WithheldRequest {
+	if x != nil {
+		return x.WouldSend
+	}
+	return nil
+}
+
+func (x *SessionActResponse) GetSteps() *StepResults {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
 type SessionCloseRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -1115,7 +1251,7 @@ type SessionCloseRequest struct {
 
 func (x *SessionCloseRequest) Reset() {
 	*x = SessionCloseRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[16]
+	mi := &file_distill_v1_distill_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1263,7 @@ func (x *SessionCloseRequest) String() string {
 func (*SessionCloseRequest) ProtoMessage() {}
 
 func (x *SessionCloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[16]
+	mi := &file_distill_v1_distill_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1276,7 @@ func (x *SessionCloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCloseRequest.ProtoReflect.Descriptor instead.
 func (*SessionCloseRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{16}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SessionCloseRequest) GetSessionId() string {
@@ -1160,7 +1296,7 @@ type SessionCloseResponse struct {
 
 func (x *SessionCloseResponse) Reset() {
 	*x = SessionCloseResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[17]
+	mi := &file_distill_v1_distill_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1308,7 @@ func (x *SessionCloseResponse) String() string {
 func (*SessionCloseResponse) ProtoMessage() {}
 
 func (x *SessionCloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[17]
+	mi := &file_distill_v1_distill_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1321,7 @@ func (x *SessionCloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCloseResponse.ProtoReflect.Descriptor instead.
 func (*SessionCloseResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{17}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SessionCloseResponse) GetSessionId() string {
@@ -1210,7 +1346,7 @@ type CacheInfoRequest struct {
 
 func (x *CacheInfoRequest) Reset() {
 	*x = CacheInfoRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[18]
+	mi := &file_distill_v1_distill_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1222,7 +1358,7 @@ func (x *CacheInfoRequest) String() string {
 func (*CacheInfoRequest) ProtoMessage() {}
 
 func (x *CacheInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[18]
+	mi := &file_distill_v1_distill_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1235,7 +1371,7 @@ func (x *CacheInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheInfoRequest.ProtoReflect.Descriptor instead.
 func (*CacheInfoRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{18}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{20}
 }
 
 type CacheInfoResponse struct {
@@ -1251,7 +1387,7 @@ type CacheInfoResponse struct {
 
 func (x *CacheInfoResponse) Reset() {
 	*x = CacheInfoResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[19]
+	mi := &file_distill_v1_distill_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1263,7 +1399,7 @@ func (x *CacheInfoResponse) String() string {
 func (*CacheInfoResponse) ProtoMessage() {}
 
 func (x *CacheInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[19]
+	mi := &file_distill_v1_distill_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1276,7 +1412,7 @@ func (x *CacheInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheInfoResponse.ProtoReflect.Descriptor instead.
 func (*CacheInfoResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{19}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CacheInfoResponse) GetEntries() int64 {
@@ -1310,7 +1446,7 @@ type CachePruneRequest struct {
 
 func (x *CachePruneRequest) Reset() {
 	*x = CachePruneRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[20]
+	mi := &file_distill_v1_distill_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1322,7 +1458,7 @@ func (x *CachePruneRequest) String() string {
 func (*CachePruneRequest) ProtoMessage() {}
 
 func (x *CachePruneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[20]
+	mi := &file_distill_v1_distill_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1335,7 +1471,7 @@ func (x *CachePruneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePruneRequest.ProtoReflect.Descriptor instead.
 func (*CachePruneRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{20}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CachePruneRequest) GetOlderThanSecs() int64 {
@@ -1355,7 +1491,7 @@ type CachePruneResponse struct {
 
 func (x *CachePruneResponse) Reset() {
 	*x = CachePruneResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[21]
+	mi := &file_distill_v1_distill_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1367,7 +1503,7 @@ func (x *CachePruneResponse) String() string {
 func (*CachePruneResponse) ProtoMessage() {}
 
 func (x *CachePruneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[21]
+	mi := &file_distill_v1_distill_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1380,7 +1516,7 @@ func (x *CachePruneResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePruneResponse.ProtoReflect.Descriptor instead.
 func (*CachePruneResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{21}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CachePruneResponse) GetRemoved() int64 {
@@ -1405,7 +1541,7 @@ type CacheClearRequest struct {
 
 func (x *CacheClearRequest) Reset() {
 	*x = CacheClearRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[22]
+	mi := &file_distill_v1_distill_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1417,7 +1553,7 @@ func (x *CacheClearRequest) String() string {
 func (*CacheClearRequest) ProtoMessage() {}
 
 func (x *CacheClearRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[22]
+	mi := &file_distill_v1_distill_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1430,7 +1566,7 @@ func (x *CacheClearRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheClearRequest.ProtoReflect.Descriptor instead.
 func (*CacheClearRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{22}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{24}
 }
 
 type CacheClearResponse struct {
@@ -1443,7 +1579,7 @@ type CacheClearResponse struct {
 
 func (x *CacheClearResponse) Reset() {
 	*x = CacheClearResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[23]
+	mi := &file_distill_v1_distill_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1455,7 +1591,7 @@ func (x *CacheClearResponse) String() string {
 func (*CacheClearResponse) ProtoMessage() {}
 
 func (x *CacheClearResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[23]
+	mi := &file_distill_v1_distill_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1468,7 +1604,7 @@ func (x *CacheClearResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheClearResponse.ProtoReflect.Descriptor instead.
 func (*CacheClearResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{23}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CacheClearResponse) GetRemoved() int64 {
@@ -1588,7 +1724,18 @@ const file_distill_v1_distill_proto_rawDesc = "" +
 	"\x19SessionSubmitFormResponse\x12+\n" +
 	"\x04view\x18\x01 \x01(\v2\x17.distill.v1.SessionViewR\x04view\x12-\n" +
 	"\x12needs_confirmation\x18\x02 \x01(\bR\x11needsConfirmation\x12=\n" +
-	"\fwould_submit\x18\x03 \x01(\v2\x1a.distill.v1.FormSubmissionR\vwouldSubmit\"4\n" +
+	"\fwould_submit\x18\x03 \x01(\v2\x1a.distill.v1.FormSubmissionR\vwouldSubmit\"b\n" +
+	"\x11SessionActRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
+	"\x05steps\x18\x02 \x01(\tR\x05steps\x12\x18\n" +
+	"\aconfirm\x18\x03 \x01(\bR\aconfirm\"\xdb\x01\n" +
+	"\x12SessionActResponse\x12+\n" +
+	"\x04view\x18\x01 \x01(\v2\x17.distill.v1.SessionViewR\x04view\x12-\n" +
+	"\x12needs_confirmation\x18\x02 \x01(\bR\x11needsConfirmation\x12:\n" +
+	"\n" +
+	"would_send\x18\x03 \x01(\v2\x1b.distill.v1.WithheldRequestR\twouldSend\x12-\n" +
+	"\x05steps\x18\x04 \x01(\v2\x17.distill.v1.StepResultsR\x05steps\"4\n" +
 	"\x13SessionCloseRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"M\n" +
@@ -1613,7 +1760,7 @@ const file_distill_v1_distill_proto_rawDesc = "" +
 	"\x12CacheClearResponse\x12\x18\n" +
 	"\aremoved\x18\x01 \x01(\x03R\aremoved\x12\x1f\n" +
 	"\vfreed_bytes\x18\x02 \x01(\x03R\n" +
-	"freedBytes2\xb6\a\n" +
+	"freedBytes2\x83\b\n" +
 	"\x0eDistillService\x12<\n" +
 	"\x05Fetch\x12\x18.distill.v1.FetchRequest\x1a\x19.distill.v1.FetchResponse\x12M\n" +
 	"\n" +
@@ -1624,7 +1771,9 @@ const file_distill_v1_distill_proto_rawDesc = "" +
 	"\x0eSessionObserve\x12!.distill.v1.SessionObserveRequest\x1a\".distill.v1.SessionObserveResponse\x12T\n" +
 	"\rSessionFollow\x12 .distill.v1.SessionFollowRequest\x1a!.distill.v1.SessionFollowResponse\x12`\n" +
 	"\x11SessionSubmitForm\x12$.distill.v1.SessionSubmitFormRequest\x1a%.distill.v1.SessionSubmitFormResponse\x12Q\n" +
-	"\fSessionClose\x12\x1f.distill.v1.SessionCloseRequest\x1a .distill.v1.SessionCloseResponse\x12H\n" +
+	"\fSessionClose\x12\x1f.distill.v1.SessionCloseRequest\x1a .distill.v1.SessionCloseResponse\x12K\n" +
+	"\n" +
+	"SessionAct\x12\x1d.distill.v1.SessionActRequest\x1a\x1e.distill.v1.SessionActResponse\x12H\n" +
 	"\tCacheInfo\x12\x1c.distill.v1.CacheInfoRequest\x1a\x1d.distill.v1.CacheInfoResponse\x12K\n" +
 	"\n" +
 	"CachePrune\x12\x1d.distill.v1.CachePruneRequest\x1a\x1e.distill.v1.CachePruneResponse\x12K\n" +
@@ -1643,7 +1792,7 @@ func file_distill_v1_distill_proto_rawDescGZIP() []byte {
 	return file_distill_v1_distill_proto_rawDescData
 }
 
-var file_distill_v1_distill_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_distill_v1_distill_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_distill_v1_distill_proto_goTypes = []any{
 	(*FetchRequest)(nil),              // 0: distill.v1.FetchRequest
 	(*FetchResponse)(nil),             // 1: distill.v1.FetchResponse
@@ -1661,70 +1810,79 @@ var file_distill_v1_distill_proto_goTypes = []any{
 	(*SessionFollowResponse)(nil),     // 13: distill.v1.SessionFollowResponse
 	(*SessionSubmitFormRequest)(nil),  // 14: distill.v1.SessionSubmitFormRequest
 	(*SessionSubmitFormResponse)(nil), // 15: distill.v1.SessionSubmitFormResponse
-	(*SessionCloseRequest)(nil),       // 16: distill.v1.SessionCloseRequest
-	(*SessionCloseResponse)(nil),      // 17: distill.v1.SessionCloseResponse
-	(*CacheInfoRequest)(nil),          // 18: distill.v1.CacheInfoRequest
-	(*CacheInfoResponse)(nil),         // 19: distill.v1.CacheInfoResponse
-	(*CachePruneRequest)(nil),         // 20: distill.v1.CachePruneRequest
-	(*CachePruneResponse)(nil),        // 21: distill.v1.CachePruneResponse
-	(*CacheClearRequest)(nil),         // 22: distill.v1.CacheClearRequest
-	(*CacheClearResponse)(nil),        // 23: distill.v1.CacheClearResponse
-	nil,                               // 24: distill.v1.SessionSubmitFormRequest.ValuesEntry
-	(*FetchOptions)(nil),              // 25: distill.v1.FetchOptions
-	(*Distilled)(nil),                 // 26: distill.v1.Distilled
-	(*Error)(nil),                     // 27: distill.v1.Error
-	(Profile)(0),                      // 28: distill.v1.Profile
-	(JsMode)(0),                       // 29: distill.v1.JsMode
-	(*SessionView)(nil),               // 30: distill.v1.SessionView
-	(*FormSubmission)(nil),            // 31: distill.v1.FormSubmission
-	(*FieldValues)(nil),               // 32: distill.v1.FieldValues
+	(*SessionActRequest)(nil),         // 16: distill.v1.SessionActRequest
+	(*SessionActResponse)(nil),        // 17: distill.v1.SessionActResponse
+	(*SessionCloseRequest)(nil),       // 18: distill.v1.SessionCloseRequest
+	(*SessionCloseResponse)(nil),      // 19: distill.v1.SessionCloseResponse
+	(*CacheInfoRequest)(nil),          // 20: distill.v1.CacheInfoRequest
+	(*CacheInfoResponse)(nil),         // 21: distill.v1.CacheInfoResponse
+	(*CachePruneRequest)(nil),         // 22: distill.v1.CachePruneRequest
+	(*CachePruneResponse)(nil),        // 23: distill.v1.CachePruneResponse
+	(*CacheClearRequest)(nil),         // 24: distill.v1.CacheClearRequest
+	(*CacheClearResponse)(nil),        // 25: distill.v1.CacheClearResponse
+	nil,                               // 26: distill.v1.SessionSubmitFormRequest.ValuesEntry
+	(*FetchOptions)(nil),              // 27: distill.v1.FetchOptions
+	(*Distilled)(nil),                 // 28: distill.v1.Distilled
+	(*Error)(nil),                     // 29: distill.v1.Error
+	(Profile)(0),                      // 30: distill.v1.Profile
+	(JsMode)(0),                       // 31: distill.v1.JsMode
+	(*SessionView)(nil),               // 32: distill.v1.SessionView
+	(*FormSubmission)(nil),            // 33: distill.v1.FormSubmission
+	(*WithheldRequest)(nil),           // 34: distill.v1.WithheldRequest
+	(*StepResults)(nil),               // 35: distill.v1.StepResults
+	(*FieldValues)(nil),               // 36: distill.v1.FieldValues
 }
 var file_distill_v1_distill_proto_depIdxs = []int32{
-	25, // 0: distill.v1.FetchRequest.options:type_name -> distill.v1.FetchOptions
-	26, // 1: distill.v1.FetchResponse.distilled:type_name -> distill.v1.Distilled
-	25, // 2: distill.v1.FetchBatchRequest.options:type_name -> distill.v1.FetchOptions
-	26, // 3: distill.v1.FetchBatchResponse.result:type_name -> distill.v1.Distilled
-	27, // 4: distill.v1.FetchBatchResponse.error:type_name -> distill.v1.Error
-	25, // 5: distill.v1.ObserveRequest.options:type_name -> distill.v1.FetchOptions
-	26, // 6: distill.v1.ObserveResponse.distilled:type_name -> distill.v1.Distilled
-	28, // 7: distill.v1.SessionStartRequest.profile:type_name -> distill.v1.Profile
-	29, // 8: distill.v1.SessionStartRequest.js:type_name -> distill.v1.JsMode
-	30, // 9: distill.v1.SessionStartResponse.view:type_name -> distill.v1.SessionView
-	30, // 10: distill.v1.SessionObserveResponse.view:type_name -> distill.v1.SessionView
-	30, // 11: distill.v1.SessionFollowResponse.view:type_name -> distill.v1.SessionView
-	24, // 12: distill.v1.SessionSubmitFormRequest.values:type_name -> distill.v1.SessionSubmitFormRequest.ValuesEntry
-	30, // 13: distill.v1.SessionSubmitFormResponse.view:type_name -> distill.v1.SessionView
-	31, // 14: distill.v1.SessionSubmitFormResponse.would_submit:type_name -> distill.v1.FormSubmission
-	32, // 15: distill.v1.SessionSubmitFormRequest.ValuesEntry.value:type_name -> distill.v1.FieldValues
-	0,  // 16: distill.v1.DistillService.Fetch:input_type -> distill.v1.FetchRequest
-	2,  // 17: distill.v1.DistillService.FetchBatch:input_type -> distill.v1.FetchBatchRequest
-	4,  // 18: distill.v1.DistillService.Observe:input_type -> distill.v1.ObserveRequest
-	6,  // 19: distill.v1.DistillService.Map:input_type -> distill.v1.MapRequest
-	8,  // 20: distill.v1.DistillService.SessionStart:input_type -> distill.v1.SessionStartRequest
-	10, // 21: distill.v1.DistillService.SessionObserve:input_type -> distill.v1.SessionObserveRequest
-	12, // 22: distill.v1.DistillService.SessionFollow:input_type -> distill.v1.SessionFollowRequest
-	14, // 23: distill.v1.DistillService.SessionSubmitForm:input_type -> distill.v1.SessionSubmitFormRequest
-	16, // 24: distill.v1.DistillService.SessionClose:input_type -> distill.v1.SessionCloseRequest
-	18, // 25: distill.v1.DistillService.CacheInfo:input_type -> distill.v1.CacheInfoRequest
-	20, // 26: distill.v1.DistillService.CachePrune:input_type -> distill.v1.CachePruneRequest
-	22, // 27: distill.v1.DistillService.CacheClear:input_type -> distill.v1.CacheClearRequest
-	1,  // 28: distill.v1.DistillService.Fetch:output_type -> distill.v1.FetchResponse
-	3,  // 29: distill.v1.DistillService.FetchBatch:output_type -> distill.v1.FetchBatchResponse
-	5,  // 30: distill.v1.DistillService.Observe:output_type -> distill.v1.ObserveResponse
-	7,  // 31: distill.v1.DistillService.Map:output_type -> distill.v1.MapResponse
-	9,  // 32: distill.v1.DistillService.SessionStart:output_type -> distill.v1.SessionStartResponse
-	11, // 33: distill.v1.DistillService.SessionObserve:output_type -> distill.v1.SessionObserveResponse
-	13, // 34: distill.v1.DistillService.SessionFollow:output_type -> distill.v1.SessionFollowResponse
-	15, // 35: distill.v1.DistillService.SessionSubmitForm:output_type -> distill.v1.SessionSubmitFormResponse
-	17, // 36: distill.v1.DistillService.SessionClose:output_type -> distill.v1.SessionCloseResponse
-	19, // 37: distill.v1.DistillService.CacheInfo:output_type -> distill.v1.CacheInfoResponse
-	21, // 38: distill.v1.DistillService.CachePrune:output_type -> distill.v1.CachePruneResponse
-	23, // 39: distill.v1.DistillService.CacheClear:output_type -> distill.v1.CacheClearResponse
-	28, // [28:40] is the sub-list for method output_type
-	16, // [16:28] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	27, // 0: distill.v1.FetchRequest.options:type_name -> distill.v1.FetchOptions
+	28, // 1: distill.v1.FetchResponse.distilled:type_name -> distill.v1.Distilled
+	27, // 2: distill.v1.FetchBatchRequest.options:type_name -> distill.v1.FetchOptions
+	28, // 3: distill.v1.FetchBatchResponse.result:type_name -> distill.v1.Distilled
+	29, // 4: distill.v1.FetchBatchResponse.error:type_name -> distill.v1.Error
+	27, // 5: distill.v1.ObserveRequest.options:type_name -> distill.v1.FetchOptions
+	28, // 6: distill.v1.ObserveResponse.distilled:type_name -> distill.v1.Distilled
+	30, // 7: distill.v1.SessionStartRequest.profile:type_name -> distill.v1.Profile
+	31, // 8: distill.v1.SessionStartRequest.js:type_name -> distill.v1.JsMode
+	32, // 9: distill.v1.SessionStartResponse.view:type_name -> distill.v1.SessionView
+	32, // 10: distill.v1.SessionObserveResponse.view:type_name -> distill.v1.SessionView
+	32, // 11: distill.v1.SessionFollowResponse.view:type_name -> distill.v1.SessionView
+	26, // 12: distill.v1.SessionSubmitFormRequest.values:type_name -> distill.v1.SessionSubmitFormRequest.ValuesEntry
+	32, // 13: distill.v1.SessionSubmitFormResponse.view:type_name -> distill.v1.SessionView
+	33, // 14: distill.v1.SessionSubmitFormResponse.would_submit:type_name -> distill.v1.FormSubmission
+	32, // 15: distill.v1.SessionActResponse.view:type_name -> distill.v1.SessionView
+	34, // 16: distill.v1.SessionActResponse.would_send:type_name -> distill.v1.WithheldRequest
+	35, // 17: distill.v1.SessionActResponse.steps:type_name -> distill.v1.StepResults
+	36, // 18: distill.v1.SessionSubmitFormRequest.ValuesEntry.value:type_name -> distill.v1.FieldValues
+	0,  // 19: distill.v1.DistillService.Fetch:input_type -> distill.v1.FetchRequest
+	2,  // 20: distill.v1.DistillService.FetchBatch:input_type -> distill.v1.FetchBatchRequest
+	4,  // 21: distill.v1.DistillService.Observe:input_type -> distill.v1.ObserveRequest
+	6,  // 22: distill.v1.DistillService.Map:input_type -> distill.v1.MapRequest
+	8,  // 23: distill.v1.DistillService.SessionStart:input_type -> distill.v1.SessionStartRequest
+	10, // 24: distill.v1.DistillService.SessionObserve:input_type -> distill.v1.SessionObserveRequest
+	12, // 25: distill.v1.DistillService.SessionFollow:input_type -> distill.v1.SessionFollowRequest
+	14, // 26: distill.v1.DistillService.SessionSubmitForm:input_type -> distill.v1.SessionSubmitFormRequest
+	18, // 27: distill.v1.DistillService.SessionClose:input_type -> distill.v1.SessionCloseRequest
+	16, // 28: distill.v1.DistillService.SessionAct:input_type -> distill.v1.SessionActRequest
+	20, // 29: distill.v1.DistillService.CacheInfo:input_type -> distill.v1.CacheInfoRequest
+	22, // 30: distill.v1.DistillService.CachePrune:input_type -> distill.v1.CachePruneRequest
+	24, // 31: distill.v1.DistillService.CacheClear:input_type -> distill.v1.CacheClearRequest
+	1,  // 32: distill.v1.DistillService.Fetch:output_type -> distill.v1.FetchResponse
+	3,  // 33: distill.v1.DistillService.FetchBatch:output_type -> distill.v1.FetchBatchResponse
+	5,  // 34: distill.v1.DistillService.Observe:output_type -> distill.v1.ObserveResponse
+	7,  // 35: distill.v1.DistillService.Map:output_type -> distill.v1.MapResponse
+	9,  // 36: distill.v1.DistillService.SessionStart:output_type -> distill.v1.SessionStartResponse
+	11, // 37: distill.v1.DistillService.SessionObserve:output_type -> distill.v1.SessionObserveResponse
+	13, // 38: distill.v1.DistillService.SessionFollow:output_type -> distill.v1.SessionFollowResponse
+	15, // 39: distill.v1.DistillService.SessionSubmitForm:output_type -> distill.v1.SessionSubmitFormResponse
+	19, // 40: distill.v1.DistillService.SessionClose:output_type -> distill.v1.SessionCloseResponse
+	17, // 41: distill.v1.DistillService.SessionAct:output_type -> distill.v1.SessionActResponse
+	21, // 42: distill.v1.DistillService.CacheInfo:output_type -> distill.v1.CacheInfoResponse
+	23, // 43: distill.v1.DistillService.CachePrune:output_type -> distill.v1.CachePruneResponse
+	25, // 44: distill.v1.DistillService.CacheClear:output_type -> distill.v1.CacheClearResponse
+	32, // [32:45] is the sub-list for method output_type
+	19, // [19:32] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_distill_proto_init() }
@@ -1742,14 +1900,14 @@ func file_distill_v1_distill_proto_init() {
 	}
 	file_distill_v1_distill_proto_msgTypes[6].OneofWrappers = []any{}
 	file_distill_v1_distill_proto_msgTypes[8].OneofWrappers = []any{}
-	file_distill_v1_distill_proto_msgTypes[20].OneofWrappers = []any{}
+	file_distill_v1_distill_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_distill_proto_rawDesc), len(file_distill_v1_distill_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	DistillService_SessionFollow_FullMethodName     = "/distill.v1.DistillService/SessionFollow"
 	DistillService_SessionSubmitForm_FullMethodName = "/distill.v1.DistillService/SessionSubmitForm"
 	DistillService_SessionClose_FullMethodName      = "/distill.v1.DistillService/SessionClose"
+	DistillService_SessionAct_FullMethodName        = "/distill.v1.DistillService/SessionAct"
 	DistillService_CacheInfo_FullMethodName         = "/distill.v1.DistillService/CacheInfo"
 	DistillService_CachePrune_FullMethodName        = "/distill.v1.DistillService/CachePrune"
 	DistillService_CacheClear_FullMethodName        = "/distill.v1.DistillService/CacheClear"
@@ -65,6 +66,10 @@ type DistillServiceClient interface {
 	SessionSubmitForm(ctx context.Context, in *SessionSubmitFormRequest, opts ...grpc.CallOption) (*SessionSubmitFormResponse, error)
 	// SessionClose forgets a session.
 	SessionClose(ctx context.Context, in *SessionCloseRequest, opts ...grpc.CallOption) (*SessionCloseResponse, error)
+	// SessionAct runs steps in the session's page, rendered with its cookies.
+	// Steps that would send a non-GET request (a form post, a script's POST)
+	// are withheld unless confirm is set.
+	SessionAct(ctx context.Context, in *SessionActRequest, opts ...grpc.CallOption) (*SessionActResponse, error)
 	// CacheInfo reports the on-disk cache's entry count and size.
 	CacheInfo(ctx context.Context, in *CacheInfoRequest, opts ...grpc.CallOption) (*CacheInfoResponse, error)
 	// CachePrune removes entries older than a given age.
@@ -189,6 +194,16 @@ func (c *distillServiceClient) SessionClose(ctx context.Context, in *SessionClos
 	return out, nil
 }
 
+func (c *distillServiceClient) SessionAct(ctx context.Context, in *SessionActRequest, opts ...grpc.CallOption) (*SessionActResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionActResponse)
+	err := c.cc.Invoke(ctx, DistillService_SessionAct_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *distillServiceClient) CacheInfo(ctx context.Context, in *CacheInfoRequest, opts ...grpc.CallOption) (*CacheInfoResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CacheInfoResponse)
@@ -251,6 +266,10 @@ type DistillServiceServer interface {
 	SessionSubmitForm(context.Context, *SessionSubmitFormRequest) (*SessionSubmitFormResponse, error)
 	// SessionClose forgets a session.
 	SessionClose(context.Context, *SessionCloseRequest) (*SessionCloseResponse, error)
+	// SessionAct runs steps in the session's page, rendered with its cookies.
+	// Steps that would send a non-GET request (a form post, a script's POST)
+	// are withheld unless confirm is set.
+	SessionAct(context.Context, *SessionActRequest) (*SessionActResponse, error)
 	// CacheInfo reports the on-disk cache's entry count and size.
 	CacheInfo(context.Context, *CacheInfoRequest) (*CacheInfoResponse, error)
 	// CachePrune removes entries older than a given age.
@@ -293,6 +312,9 @@ func (UnimplementedDistillServiceServer) SessionSubmitForm(context.Context, *Ses
 }
 func (UnimplementedDistillServiceServer) SessionClose(context.Context, *SessionCloseRequest) (*SessionCloseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SessionClose not implemented")
+}
+func (UnimplementedDistillServiceServer) SessionAct(context.Context, *SessionActRequest) (*SessionActResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SessionAct not implemented")
 }
 func (UnimplementedDistillServiceServer) CacheInfo(context.Context, *CacheInfoRequest) (*CacheInfoResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CacheInfo not implemented")
@@ -472,6 +494,24 @@ func _DistillService_SessionClose_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DistillService_SessionAct_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SessionActRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DistillServiceServer).SessionAct(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DistillService_SessionAct_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DistillServiceServer).SessionAct(ctx, req.(*SessionActRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _DistillService_CacheInfo_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CacheInfoRequest)
 	if err := dec(in); err != nil {
@@ -560,6 +600,10 @@ var DistillService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SessionClose",
 			Handler:    _DistillService_SessionClose_Handler,
+		},
+		{
+			MethodName: "SessionAct",
+			Handler:    _DistillService_SessionAct_Handler,
 		},
 		{
 			MethodName: "CacheInfo",

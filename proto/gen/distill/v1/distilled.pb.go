@@ -113,7 +113,19 @@ type Distilled struct {
 	Text string `protobuf:"bytes,12,opt,name=text,proto3" json:"text,omitempty"`
 	// What a picker (select, xpath, find_text, find_regex, similar) picked;
 	// present only when one was asked for.
-	Picked        *Picked `protobuf:"bytes,13,opt,name=picked,proto3" json:"picked,omitempty"`
+	Picked *Picked `protobuf:"bytes,13,opt,name=picked,proto3" json:"picked,omitempty"`
+	// Browser work, present when asked for (see FetchOptions 50-59).
+	//
+	// The rendered page as a picture, in the format asked for.
+	Screenshot []byte `protobuf:"bytes,20,opt,name=screenshot,proto3,oneof" json:"screenshot,omitempty"`
+	// The rendered page printed to PDF.
+	Pdf []byte `protobuf:"bytes,21,opt,name=pdf,proto3,oneof" json:"pdf,omitempty"`
+	// The rendered page as one MHTML file.
+	Mhtml []byte `protobuf:"bytes,22,opt,name=mhtml,proto3,oneof" json:"mhtml,omitempty"`
+	// The responses the page loaded that capture_network asked for.
+	Network *NetworkCapture `protobuf:"bytes,23,opt,name=network,proto3" json:"network,omitempty"`
+	// What the steps returned: executeJavascript values and screenshots.
+	Steps         *StepResults `protobuf:"bytes,24,opt,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -239,6 +251,318 @@ func (x *Distilled) GetPicked() *Picked {
 	return nil
 }
 
+func (x *Distilled) GetScreenshot() []byte {
+	if x != nil {
+		return x.Screenshot
+	}
+	return nil
+}
+
+func (x *Distilled) GetPdf() []byte {
+	if x != nil {
+		return x.Pdf
+	}
+	return nil
+}
+
+func (x *Distilled) GetMhtml() []byte {
+	if x != nil {
+		return x.Mhtml
+	}
+	return nil
+}
+
+func (x *Distilled) GetNetwork() *NetworkCapture {
+	if x != nil {
+		return x.Network
+	}
+	return nil
+}
+
+func (x *Distilled) GetSteps() *StepResults {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+// NetworkCapture is what a render captured of the page's own responses.
+type NetworkCapture struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Responses []*CapturedResponse    `protobuf:"bytes,1,rep,name=responses,proto3" json:"responses,omitempty"`
+	// Responses or bodies were left out or cut at the capture's limits.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NetworkCapture) Reset() {
+	*x = NetworkCapture{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NetworkCapture) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NetworkCapture) ProtoMessage() {}
+
+func (x *NetworkCapture) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NetworkCapture.ProtoReflect.Descriptor instead.
+func (*NetworkCapture) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *NetworkCapture) GetResponses() []*CapturedResponse {
+	if x != nil {
+		return x.Responses
+	}
+	return nil
+}
+
+func (x *NetworkCapture) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+// CapturedResponse is one response the page received.
+type CapturedResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Url    string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Method string                 `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	Status int32                  `protobuf:"varint,3,opt,name=status,proto3" json:"status,omitempty"`
+	// xhr, fetch, document, script, ...
+	ResourceType string `protobuf:"bytes,4,opt,name=resource_type,json=resourceType,proto3" json:"resource_type,omitempty"`
+	MimeType     string `protobuf:"bytes,5,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// The request's headers, credential-like values redacted unless
+	// capture_credentials was given.
+	RequestHeaders map[string]string `protobuf:"bytes,6,rep,name=request_headers,json=requestHeaders,proto3" json:"request_headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The body, for text responses only.
+	Body *string `protobuf:"bytes,7,opt,name=body,proto3,oneof" json:"body,omitempty"`
+	// The body was cut at the capture's limits, or left out for them.
+	Truncated     bool `protobuf:"varint,8,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CapturedResponse) Reset() {
+	*x = CapturedResponse{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CapturedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CapturedResponse) ProtoMessage() {}
+
+func (x *CapturedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CapturedResponse.ProtoReflect.Descriptor instead.
+func (*CapturedResponse) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CapturedResponse) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *CapturedResponse) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *CapturedResponse) GetStatus() int32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
+}
+
+func (x *CapturedResponse) GetResourceType() string {
+	if x != nil {
+		return x.ResourceType
+	}
+	return ""
+}
+
+func (x *CapturedResponse) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *CapturedResponse) GetRequestHeaders() map[string]string {
+	if x != nil {
+		return x.RequestHeaders
+	}
+	return nil
+}
+
+func (x *CapturedResponse) GetBody() string {
+	if x != nil && x.Body != nil {
+		return *x.Body
+	}
+	return ""
+}
+
+func (x *CapturedResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+// StepResults are the results of the steps that return something.
+type StepResults struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []*StepResult          `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepResults) Reset() {
+	*x = StepResults{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepResults) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepResults) ProtoMessage() {}
+
+func (x *StepResults) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepResults.ProtoReflect.Descriptor instead.
+func (*StepResults) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *StepResults) GetItems() []*StepResult {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// StepResult is what one step returned.
+type StepResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The step's position in the list, from 0.
+	Index int32  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Type  string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	// executeJavascript: the script's value as JSON.
+	Value *string `protobuf:"bytes,3,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	// screenshot: the picture, PNG.
+	Screenshot    []byte `protobuf:"bytes,4,opt,name=screenshot,proto3,oneof" json:"screenshot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepResult) Reset() {
+	*x = StepResult{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepResult) ProtoMessage() {}
+
+func (x *StepResult) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepResult.ProtoReflect.Descriptor instead.
+func (*StepResult) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *StepResult) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *StepResult) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *StepResult) GetValue() string {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return ""
+}
+
+func (x *StepResult) GetScreenshot() []byte {
+	if x != nil {
+		return x.Screenshot
+	}
+	return nil
+}
+
 // Picked is what a picker found on the page. Which of its parts is set
 // follows from the options: values for select and xpath, records with
 // fields, elements for find_text, find_regex and similar, scalar for an
@@ -273,7 +597,7 @@ type Picked struct {
 
 func (x *Picked) Reset() {
 	*x = Picked{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	mi := &file_distill_v1_distilled_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -285,7 +609,7 @@ func (x *Picked) String() string {
 func (*Picked) ProtoMessage() {}
 
 func (x *Picked) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	mi := &file_distill_v1_distilled_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -298,7 +622,7 @@ func (x *Picked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Picked.ProtoReflect.Descriptor instead.
 func (*Picked) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{1}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Picked) GetValues() []string {
@@ -417,7 +741,7 @@ type PickedRecord struct {
 
 func (x *PickedRecord) Reset() {
 	*x = PickedRecord{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	mi := &file_distill_v1_distilled_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -429,7 +753,7 @@ func (x *PickedRecord) String() string {
 func (*PickedRecord) ProtoMessage() {}
 
 func (x *PickedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	mi := &file_distill_v1_distilled_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -442,7 +766,7 @@ func (x *PickedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PickedRecord.ProtoReflect.Descriptor instead.
 func (*PickedRecord) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{2}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PickedRecord) GetFields() []*PickedField {
@@ -464,7 +788,7 @@ type PickedField struct {
 
 func (x *PickedField) Reset() {
 	*x = PickedField{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	mi := &file_distill_v1_distilled_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +800,7 @@ func (x *PickedField) String() string {
 func (*PickedField) ProtoMessage() {}
 
 func (x *PickedField) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	mi := &file_distill_v1_distilled_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +813,7 @@ func (x *PickedField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PickedField.ProtoReflect.Descriptor instead.
 func (*PickedField) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{3}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PickedField) GetName() string {
@@ -520,7 +844,7 @@ type PickedElement struct {
 
 func (x *PickedElement) Reset() {
 	*x = PickedElement{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	mi := &file_distill_v1_distilled_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -532,7 +856,7 @@ func (x *PickedElement) String() string {
 func (*PickedElement) ProtoMessage() {}
 
 func (x *PickedElement) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	mi := &file_distill_v1_distilled_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -545,7 +869,7 @@ func (x *PickedElement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PickedElement.ProtoReflect.Descriptor instead.
 func (*PickedElement) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{4}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PickedElement) GetSelector() string {
@@ -577,7 +901,7 @@ type Stats struct {
 
 func (x *Stats) Reset() {
 	*x = Stats{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -589,7 +913,7 @@ func (x *Stats) String() string {
 func (*Stats) ProtoMessage() {}
 
 func (x *Stats) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -602,7 +926,7 @@ func (x *Stats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stats.ProtoReflect.Descriptor instead.
 func (*Stats) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{5}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Stats) GetRawBytes() int64 {
@@ -651,7 +975,7 @@ type Link struct {
 
 func (x *Link) Reset() {
 	*x = Link{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -663,7 +987,7 @@ func (x *Link) String() string {
 func (*Link) ProtoMessage() {}
 
 func (x *Link) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -676,7 +1000,7 @@ func (x *Link) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Link.ProtoReflect.Descriptor instead.
 func (*Link) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{6}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Link) GetHref() string {
@@ -704,7 +1028,7 @@ type LinkList struct {
 
 func (x *LinkList) Reset() {
 	*x = LinkList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -716,7 +1040,7 @@ func (x *LinkList) String() string {
 func (*LinkList) ProtoMessage() {}
 
 func (x *LinkList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -729,7 +1053,7 @@ func (x *LinkList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkList.ProtoReflect.Descriptor instead.
 func (*LinkList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{7}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *LinkList) GetItems() []*Link {
@@ -753,7 +1077,7 @@ type Table struct {
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[8]
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -765,7 +1089,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[8]
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -778,7 +1102,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{8}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Table) GetHeaders() []string {
@@ -812,7 +1136,7 @@ type TableRow struct {
 
 func (x *TableRow) Reset() {
 	*x = TableRow{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -824,7 +1148,7 @@ func (x *TableRow) String() string {
 func (*TableRow) ProtoMessage() {}
 
 func (x *TableRow) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -837,7 +1161,7 @@ func (x *TableRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableRow.ProtoReflect.Descriptor instead.
 func (*TableRow) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TableRow) GetCells() []string {
@@ -857,7 +1181,7 @@ type TableList struct {
 
 func (x *TableList) Reset() {
 	*x = TableList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -869,7 +1193,7 @@ func (x *TableList) String() string {
 func (*TableList) ProtoMessage() {}
 
 func (x *TableList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -882,7 +1206,7 @@ func (x *TableList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableList.ProtoReflect.Descriptor instead.
 func (*TableList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TableList) GetItems() []*Table {
@@ -908,7 +1232,7 @@ type Actions struct {
 
 func (x *Actions) Reset() {
 	*x = Actions{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -920,7 +1244,7 @@ func (x *Actions) String() string {
 func (*Actions) ProtoMessage() {}
 
 func (x *Actions) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -933,7 +1257,7 @@ func (x *Actions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actions.ProtoReflect.Descriptor instead.
 func (*Actions) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Actions) GetLinks() []*LinkAction {
@@ -976,7 +1300,7 @@ type LinkAction struct {
 
 func (x *LinkAction) Reset() {
 	*x = LinkAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -988,7 +1312,7 @@ func (x *LinkAction) String() string {
 func (*LinkAction) ProtoMessage() {}
 
 func (x *LinkAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1001,7 +1325,7 @@ func (x *LinkAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkAction.ProtoReflect.Descriptor instead.
 func (*LinkAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *LinkAction) GetActionId() string {
@@ -1040,7 +1364,7 @@ type DownloadAction struct {
 
 func (x *DownloadAction) Reset() {
 	*x = DownloadAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1052,7 +1376,7 @@ func (x *DownloadAction) String() string {
 func (*DownloadAction) ProtoMessage() {}
 
 func (x *DownloadAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1065,7 +1389,7 @@ func (x *DownloadAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadAction.ProtoReflect.Descriptor instead.
 func (*DownloadAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DownloadAction) GetActionId() string {
@@ -1110,7 +1434,7 @@ type ButtonAction struct {
 
 func (x *ButtonAction) Reset() {
 	*x = ButtonAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1122,7 +1446,7 @@ func (x *ButtonAction) String() string {
 func (*ButtonAction) ProtoMessage() {}
 
 func (x *ButtonAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1135,7 +1459,7 @@ func (x *ButtonAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ButtonAction.ProtoReflect.Descriptor instead.
 func (*ButtonAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ButtonAction) GetActionId() string {
@@ -1176,7 +1500,7 @@ type FormAction struct {
 
 func (x *FormAction) Reset() {
 	*x = FormAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[15]
+	mi := &file_distill_v1_distilled_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1512,7 @@ func (x *FormAction) String() string {
 func (*FormAction) ProtoMessage() {}
 
 func (x *FormAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[15]
+	mi := &file_distill_v1_distilled_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1525,7 @@ func (x *FormAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormAction.ProtoReflect.Descriptor instead.
 func (*FormAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{15}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FormAction) GetActionId() string {
@@ -1259,7 +1583,7 @@ type FormField struct {
 
 func (x *FormField) Reset() {
 	*x = FormField{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[16]
+	mi := &file_distill_v1_distilled_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1271,7 +1595,7 @@ func (x *FormField) String() string {
 func (*FormField) ProtoMessage() {}
 
 func (x *FormField) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[16]
+	mi := &file_distill_v1_distilled_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1284,7 +1608,7 @@ func (x *FormField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormField.ProtoReflect.Descriptor instead.
 func (*FormField) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{16}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *FormField) GetName() string {
@@ -1341,7 +1665,7 @@ type SelectOption struct {
 
 func (x *SelectOption) Reset() {
 	*x = SelectOption{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[17]
+	mi := &file_distill_v1_distilled_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1353,7 +1677,7 @@ func (x *SelectOption) String() string {
 func (*SelectOption) ProtoMessage() {}
 
 func (x *SelectOption) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[17]
+	mi := &file_distill_v1_distilled_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1366,7 +1690,7 @@ func (x *SelectOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SelectOption.ProtoReflect.Descriptor instead.
 func (*SelectOption) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{17}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SelectOption) GetValue() string {
@@ -1414,14 +1738,18 @@ type Diagnostics struct {
 	// decoded bytes were read and distilled.
 	TruncatedBody bool `protobuf:"varint,12,opt,name=truncated_body,json=truncatedBody,proto3" json:"truncated_body,omitempty"`
 	// Pages of a PDF document; absent for other content.
-	PageCount     *int32 `protobuf:"varint,13,opt,name=page_count,json=pageCount,proto3,oneof" json:"page_count,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageCount *int32 `protobuf:"varint,13,opt,name=page_count,json=pageCount,proto3,oneof" json:"page_count,omitempty"`
+	// Steps (and scrolls) run in the rendered page; absent when none ran.
+	StepsRun *int32 `protobuf:"varint,18,opt,name=steps_run,json=stepsRun,proto3,oneof" json:"steps_run,omitempty"`
+	// Requests the render skipped because block asked it to.
+	BlockedResources *int32 `protobuf:"varint,19,opt,name=blocked_resources,json=blockedResources,proto3,oneof" json:"blocked_resources,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Diagnostics) Reset() {
 	*x = Diagnostics{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[18]
+	mi := &file_distill_v1_distilled_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1761,7 @@ func (x *Diagnostics) String() string {
 func (*Diagnostics) ProtoMessage() {}
 
 func (x *Diagnostics) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[18]
+	mi := &file_distill_v1_distilled_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1774,7 @@ func (x *Diagnostics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostics.ProtoReflect.Descriptor instead.
 func (*Diagnostics) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{18}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Diagnostics) GetProfile() string {
@@ -1540,12 +1868,26 @@ func (x *Diagnostics) GetPageCount() int32 {
 	return 0
 }
 
+func (x *Diagnostics) GetStepsRun() int32 {
+	if x != nil && x.StepsRun != nil {
+		return *x.StepsRun
+	}
+	return 0
+}
+
+func (x *Diagnostics) GetBlockedResources() int32 {
+	if x != nil && x.BlockedResources != nil {
+		return *x.BlockedResources
+	}
+	return 0
+}
+
 var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 
 const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\n" +
 	"\x1adistill/v1/distilled.proto\x12\n" +
-	"distill.v1\"\xf3\x03\n" +
+	"distill.v1\"\xd0\x05\n" +
 	"\tDistilled\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x14\n" +
@@ -1560,10 +1902,48 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	" \x01(\v2\x13.distill.v1.ActionsR\aactions\x129\n" +
 	"\vdiagnostics\x18\v \x01(\v2\x17.distill.v1.DiagnosticsR\vdiagnostics\x12\x12\n" +
 	"\x04text\x18\f \x01(\tR\x04text\x12*\n" +
-	"\x06picked\x18\r \x01(\v2\x12.distill.v1.PickedR\x06pickedB\t\n" +
+	"\x06picked\x18\r \x01(\v2\x12.distill.v1.PickedR\x06picked\x12#\n" +
+	"\n" +
+	"screenshot\x18\x14 \x01(\fH\x02R\n" +
+	"screenshot\x88\x01\x01\x12\x15\n" +
+	"\x03pdf\x18\x15 \x01(\fH\x03R\x03pdf\x88\x01\x01\x12\x19\n" +
+	"\x05mhtml\x18\x16 \x01(\fH\x04R\x05mhtml\x88\x01\x01\x124\n" +
+	"\anetwork\x18\x17 \x01(\v2\x1a.distill.v1.NetworkCaptureR\anetwork\x12-\n" +
+	"\x05steps\x18\x18 \x01(\v2\x17.distill.v1.StepResultsR\x05stepsB\t\n" +
 	"\a_bylineB\n" +
 	"\n" +
-	"\b_excerpt\"\xf3\x02\n" +
+	"\b_excerptB\r\n" +
+	"\v_screenshotB\x06\n" +
+	"\x04_pdfB\b\n" +
+	"\x06_mhtml\"j\n" +
+	"\x0eNetworkCapture\x12:\n" +
+	"\tresponses\x18\x01 \x03(\v2\x1c.distill.v1.CapturedResponseR\tresponses\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xf4\x02\n" +
+	"\x10CapturedResponse\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
+	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\x05R\x06status\x12#\n" +
+	"\rresource_type\x18\x04 \x01(\tR\fresourceType\x12\x1b\n" +
+	"\tmime_type\x18\x05 \x01(\tR\bmimeType\x12Y\n" +
+	"\x0frequest_headers\x18\x06 \x03(\v20.distill.v1.CapturedResponse.RequestHeadersEntryR\x0erequestHeaders\x12\x17\n" +
+	"\x04body\x18\a \x01(\tH\x00R\x04body\x88\x01\x01\x12\x1c\n" +
+	"\ttruncated\x18\b \x01(\bR\ttruncated\x1aA\n" +
+	"\x13RequestHeadersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\a\n" +
+	"\x05_body\";\n" +
+	"\vStepResults\x12,\n" +
+	"\x05items\x18\x01 \x03(\v2\x16.distill.v1.StepResultR\x05items\"\x8f\x01\n" +
+	"\n" +
+	"StepResult\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x19\n" +
+	"\x05value\x18\x03 \x01(\tH\x00R\x05value\x88\x01\x01\x12#\n" +
+	"\n" +
+	"screenshot\x18\x04 \x01(\fH\x01R\n" +
+	"screenshot\x88\x01\x01B\b\n" +
+	"\x06_valueB\r\n" +
+	"\v_screenshot\"\xf3\x02\n" +
 	"\x06Picked\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\x122\n" +
 	"\arecords\x18\x02 \x03(\v2\x18.distill.v1.PickedRecordR\arecords\x125\n" +
@@ -1649,7 +2029,7 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\fSelectOption\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\tR\x05value\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x1a\n" +
-	"\bselected\x18\x03 \x01(\bR\bselected\"\xd8\x03\n" +
+	"\bselected\x18\x03 \x01(\bR\bselected\"\xd0\x04\n" +
 	"\vDiagnostics\x12\x18\n" +
 	"\aprofile\x18\x01 \x01(\tR\aprofile\x12\x1b\n" +
 	"\traw_bytes\x18\x02 \x01(\x03R\brawBytes\x12!\n" +
@@ -1668,8 +2048,13 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"lowContent\x12%\n" +
 	"\x0etruncated_body\x18\f \x01(\bR\rtruncatedBody\x12\"\n" +
 	"\n" +
-	"page_count\x18\r \x01(\x05H\x00R\tpageCount\x88\x01\x01B\r\n" +
-	"\v_page_count*\x8c\x01\n" +
+	"page_count\x18\r \x01(\x05H\x00R\tpageCount\x88\x01\x01\x12 \n" +
+	"\tsteps_run\x18\x12 \x01(\x05H\x01R\bstepsRun\x88\x01\x01\x120\n" +
+	"\x11blocked_resources\x18\x13 \x01(\x05H\x02R\x10blockedResources\x88\x01\x01B\r\n" +
+	"\v_page_countB\f\n" +
+	"\n" +
+	"_steps_runB\x14\n" +
+	"\x12_blocked_resources*\x8c\x01\n" +
 	"\n" +
 	"PickedKind\x12\x1b\n" +
 	"\x17PICKED_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
@@ -1691,54 +2076,64 @@ func file_distill_v1_distilled_proto_rawDescGZIP() []byte {
 }
 
 var file_distill_v1_distilled_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_distill_v1_distilled_proto_goTypes = []any{
-	(PickedKind)(0),        // 0: distill.v1.PickedKind
-	(*Distilled)(nil),      // 1: distill.v1.Distilled
-	(*Picked)(nil),         // 2: distill.v1.Picked
-	(*PickedRecord)(nil),   // 3: distill.v1.PickedRecord
-	(*PickedField)(nil),    // 4: distill.v1.PickedField
-	(*PickedElement)(nil),  // 5: distill.v1.PickedElement
-	(*Stats)(nil),          // 6: distill.v1.Stats
-	(*Link)(nil),           // 7: distill.v1.Link
-	(*LinkList)(nil),       // 8: distill.v1.LinkList
-	(*Table)(nil),          // 9: distill.v1.Table
-	(*TableRow)(nil),       // 10: distill.v1.TableRow
-	(*TableList)(nil),      // 11: distill.v1.TableList
-	(*Actions)(nil),        // 12: distill.v1.Actions
-	(*LinkAction)(nil),     // 13: distill.v1.LinkAction
-	(*DownloadAction)(nil), // 14: distill.v1.DownloadAction
-	(*ButtonAction)(nil),   // 15: distill.v1.ButtonAction
-	(*FormAction)(nil),     // 16: distill.v1.FormAction
-	(*FormField)(nil),      // 17: distill.v1.FormField
-	(*SelectOption)(nil),   // 18: distill.v1.SelectOption
-	(*Diagnostics)(nil),    // 19: distill.v1.Diagnostics
+	(PickedKind)(0),          // 0: distill.v1.PickedKind
+	(*Distilled)(nil),        // 1: distill.v1.Distilled
+	(*NetworkCapture)(nil),   // 2: distill.v1.NetworkCapture
+	(*CapturedResponse)(nil), // 3: distill.v1.CapturedResponse
+	(*StepResults)(nil),      // 4: distill.v1.StepResults
+	(*StepResult)(nil),       // 5: distill.v1.StepResult
+	(*Picked)(nil),           // 6: distill.v1.Picked
+	(*PickedRecord)(nil),     // 7: distill.v1.PickedRecord
+	(*PickedField)(nil),      // 8: distill.v1.PickedField
+	(*PickedElement)(nil),    // 9: distill.v1.PickedElement
+	(*Stats)(nil),            // 10: distill.v1.Stats
+	(*Link)(nil),             // 11: distill.v1.Link
+	(*LinkList)(nil),         // 12: distill.v1.LinkList
+	(*Table)(nil),            // 13: distill.v1.Table
+	(*TableRow)(nil),         // 14: distill.v1.TableRow
+	(*TableList)(nil),        // 15: distill.v1.TableList
+	(*Actions)(nil),          // 16: distill.v1.Actions
+	(*LinkAction)(nil),       // 17: distill.v1.LinkAction
+	(*DownloadAction)(nil),   // 18: distill.v1.DownloadAction
+	(*ButtonAction)(nil),     // 19: distill.v1.ButtonAction
+	(*FormAction)(nil),       // 20: distill.v1.FormAction
+	(*FormField)(nil),        // 21: distill.v1.FormField
+	(*SelectOption)(nil),     // 22: distill.v1.SelectOption
+	(*Diagnostics)(nil),      // 23: distill.v1.Diagnostics
+	nil,                      // 24: distill.v1.CapturedResponse.RequestHeadersEntry
 }
 var file_distill_v1_distilled_proto_depIdxs = []int32{
-	6,  // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
-	8,  // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
-	11, // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
-	12, // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
-	19, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
-	2,  // 5: distill.v1.Distilled.picked:type_name -> distill.v1.Picked
-	3,  // 6: distill.v1.Picked.records:type_name -> distill.v1.PickedRecord
-	5,  // 7: distill.v1.Picked.elements:type_name -> distill.v1.PickedElement
-	0,  // 8: distill.v1.Picked.kind:type_name -> distill.v1.PickedKind
-	4,  // 9: distill.v1.PickedRecord.fields:type_name -> distill.v1.PickedField
-	7,  // 10: distill.v1.LinkList.items:type_name -> distill.v1.Link
-	10, // 11: distill.v1.Table.rows:type_name -> distill.v1.TableRow
-	9,  // 12: distill.v1.TableList.items:type_name -> distill.v1.Table
-	13, // 13: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
-	16, // 14: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
-	15, // 15: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
-	14, // 16: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
-	17, // 17: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
-	18, // 18: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	10, // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
+	12, // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
+	15, // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
+	16, // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
+	23, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
+	6,  // 5: distill.v1.Distilled.picked:type_name -> distill.v1.Picked
+	2,  // 6: distill.v1.Distilled.network:type_name -> distill.v1.NetworkCapture
+	4,  // 7: distill.v1.Distilled.steps:type_name -> distill.v1.StepResults
+	3,  // 8: distill.v1.NetworkCapture.responses:type_name -> distill.v1.CapturedResponse
+	24, // 9: distill.v1.CapturedResponse.request_headers:type_name -> distill.v1.CapturedResponse.RequestHeadersEntry
+	5,  // 10: distill.v1.StepResults.items:type_name -> distill.v1.StepResult
+	7,  // 11: distill.v1.Picked.records:type_name -> distill.v1.PickedRecord
+	9,  // 12: distill.v1.Picked.elements:type_name -> distill.v1.PickedElement
+	0,  // 13: distill.v1.Picked.kind:type_name -> distill.v1.PickedKind
+	8,  // 14: distill.v1.PickedRecord.fields:type_name -> distill.v1.PickedField
+	11, // 15: distill.v1.LinkList.items:type_name -> distill.v1.Link
+	14, // 16: distill.v1.Table.rows:type_name -> distill.v1.TableRow
+	13, // 17: distill.v1.TableList.items:type_name -> distill.v1.Table
+	17, // 18: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
+	20, // 19: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
+	19, // 20: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
+	18, // 21: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
+	21, // 22: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
+	22, // 23: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_distilled_proto_init() }
@@ -1747,23 +2142,25 @@ func file_distill_v1_distilled_proto_init() {
 		return
 	}
 	file_distill_v1_distilled_proto_msgTypes[0].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[1].OneofWrappers = []any{
+	file_distill_v1_distilled_proto_msgTypes[2].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[4].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[5].OneofWrappers = []any{
 		(*Picked_Number)(nil),
 		(*Picked_String_)(nil),
 		(*Picked_Boolean)(nil),
 	}
-	file_distill_v1_distilled_proto_msgTypes[3].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[8].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[13].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[16].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[18].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[7].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[12].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[17].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[20].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_distilled_proto_rawDesc), len(file_distill_v1_distilled_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

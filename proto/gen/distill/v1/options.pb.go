@@ -271,7 +271,35 @@ type FetchOptions struct {
 	Similar bool `protobuf:"varint,37,opt,name=similar,proto3" json:"similar,omitempty"`
 	// --max-matches: keep at most this many matches; unset or 0: no cap
 	// below the extractor's own.
-	MaxMatches    *int32 `protobuf:"varint,38,opt,name=max_matches,json=maxMatches,proto3,oneof" json:"max_matches,omitempty"`
+	MaxMatches *int32 `protobuf:"varint,38,opt,name=max_matches,json=maxMatches,proto3,oneof" json:"max_matches,omitempty"`
+	// Browser work: any of these renders the page headless whatever js says.
+	//
+	// --steps: steps run in the rendered page after it loads and before it is
+	// read, a JSON array in Firecrawl's action format (click, type, press,
+	// scroll, wait, waitForSelector, executeJavascript, screenshot).
+	Steps string `protobuf:"bytes,50,opt,name=steps,proto3" json:"steps,omitempty"`
+	// --scroll[=N]: scroll to the end until the page stops growing, at most N
+	// times (20 when N is not given).
+	Scroll *int32 `protobuf:"varint,51,opt,name=scroll,proto3,oneof" json:"scroll,omitempty"`
+	// --screenshot: "viewport" or "full"; empty for none.
+	Screenshot string `protobuf:"bytes,52,opt,name=screenshot,proto3" json:"screenshot,omitempty"`
+	// --screenshot-format: "png" (default) or "jpeg".
+	ScreenshotFormat string `protobuf:"bytes,53,opt,name=screenshot_format,json=screenshotFormat,proto3" json:"screenshot_format,omitempty"`
+	// --pdf: print the rendered page to PDF.
+	Pdf bool `protobuf:"varint,54,opt,name=pdf,proto3" json:"pdf,omitempty"`
+	// --mhtml: the rendered page and its resources as one MHTML file.
+	Mhtml bool `protobuf:"varint,55,opt,name=mhtml,proto3" json:"mhtml,omitempty"`
+	// --capture-network[=REGEX]: return the page's XHR and fetch responses
+	// whose URL matches REGEX (all when empty).
+	CaptureNetwork *string `protobuf:"bytes,56,opt,name=capture_network,json=captureNetwork,proto3,oneof" json:"capture_network,omitempty"`
+	// --capture-types: resource types to capture instead of xhr and fetch
+	// (document, script, stylesheet, image, font, media, xhr, fetch, other).
+	CaptureTypes []string `protobuf:"bytes,57,rep,name=capture_types,json=captureTypes,proto3" json:"capture_types,omitempty"`
+	// --capture-credentials: keep credential-like request headers and query
+	// values in captured responses instead of redacting them.
+	CaptureCredentials bool `protobuf:"varint,58,opt,name=capture_credentials,json=captureCredentials,proto3" json:"capture_credentials,omitempty"`
+	// --block: resource kinds the render skips: images, fonts, media.
+	Block         []string `protobuf:"bytes,59,rep,name=block,proto3" json:"block,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -537,6 +565,76 @@ func (x *FetchOptions) GetMaxMatches() int32 {
 	return 0
 }
 
+func (x *FetchOptions) GetSteps() string {
+	if x != nil {
+		return x.Steps
+	}
+	return ""
+}
+
+func (x *FetchOptions) GetScroll() int32 {
+	if x != nil && x.Scroll != nil {
+		return *x.Scroll
+	}
+	return 0
+}
+
+func (x *FetchOptions) GetScreenshot() string {
+	if x != nil {
+		return x.Screenshot
+	}
+	return ""
+}
+
+func (x *FetchOptions) GetScreenshotFormat() string {
+	if x != nil {
+		return x.ScreenshotFormat
+	}
+	return ""
+}
+
+func (x *FetchOptions) GetPdf() bool {
+	if x != nil {
+		return x.Pdf
+	}
+	return false
+}
+
+func (x *FetchOptions) GetMhtml() bool {
+	if x != nil {
+		return x.Mhtml
+	}
+	return false
+}
+
+func (x *FetchOptions) GetCaptureNetwork() string {
+	if x != nil && x.CaptureNetwork != nil {
+		return *x.CaptureNetwork
+	}
+	return ""
+}
+
+func (x *FetchOptions) GetCaptureTypes() []string {
+	if x != nil {
+		return x.CaptureTypes
+	}
+	return nil
+}
+
+func (x *FetchOptions) GetCaptureCredentials() bool {
+	if x != nil {
+		return x.CaptureCredentials
+	}
+	return false
+}
+
+func (x *FetchOptions) GetBlock() []string {
+	if x != nil {
+		return x.Block
+	}
+	return nil
+}
+
 // PickField is one field of a picked record.
 type PickField struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -598,8 +696,7 @@ var File_distill_v1_options_proto protoreflect.FileDescriptor
 const file_distill_v1_options_proto_rawDesc = "" +
 	"\n" +
 	"\x18distill/v1/options.proto\x12\n" +
-	"distill.v1\"\xba\n" +
-	"\n" +
+	"distill.v1\"\x9b\r\n" +
 	"\fFetchOptions\x12*\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x12.distill.v1.FormatR\x06format\x12\x1a\n" +
 	"\bselector\x18\x02 \x01(\tR\bselector\x12-\n" +
@@ -641,7 +738,20 @@ const file_distill_v1_options_proto_rawDesc = "" +
 	"\x0ecase_sensitive\x18$ \x01(\bR\rcaseSensitive\x12\x18\n" +
 	"\asimilar\x18% \x01(\bR\asimilar\x12$\n" +
 	"\vmax_matches\x18& \x01(\x05H\tR\n" +
-	"maxMatches\x88\x01\x01B\x14\n" +
+	"maxMatches\x88\x01\x01\x12\x14\n" +
+	"\x05steps\x182 \x01(\tR\x05steps\x12\x1b\n" +
+	"\x06scroll\x183 \x01(\x05H\n" +
+	"R\x06scroll\x88\x01\x01\x12\x1e\n" +
+	"\n" +
+	"screenshot\x184 \x01(\tR\n" +
+	"screenshot\x12+\n" +
+	"\x11screenshot_format\x185 \x01(\tR\x10screenshotFormat\x12\x10\n" +
+	"\x03pdf\x186 \x01(\bR\x03pdf\x12\x14\n" +
+	"\x05mhtml\x187 \x01(\bR\x05mhtml\x12,\n" +
+	"\x0fcapture_network\x188 \x01(\tH\vR\x0ecaptureNetwork\x88\x01\x01\x12#\n" +
+	"\rcapture_types\x189 \x03(\tR\fcaptureTypes\x12/\n" +
+	"\x13capture_credentials\x18: \x01(\bR\x12captureCredentials\x12\x14\n" +
+	"\x05block\x18; \x03(\tR\x05blockB\x14\n" +
 	"\x12_max_output_tokensB\x0f\n" +
 	"\r_timeout_secsB\f\n" +
 	"\n" +
@@ -654,7 +764,9 @@ const file_distill_v1_options_proto_rawDesc = "" +
 	"\x15_per_host_concurrencyB\x0e\n" +
 	"\f_max_actionsB\x0e\n" +
 	"\f_concurrencyB\x0e\n" +
-	"\f_max_matches\";\n" +
+	"\f_max_matchesB\t\n" +
+	"\a_scrollB\x12\n" +
+	"\x10_capture_network\";\n" +
 	"\tPickField\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bselector\x18\x02 \x01(\tR\bselector*W\n" +

@@ -779,6 +779,94 @@ func (x *FieldValues) GetValues() []string {
 	return nil
 }
 
+// WithheldRequest is a request a session's steps would have sent had
+// confirm been set.
+type WithheldRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The step that caused it, from 0, and its type and selector.
+	StepIndex int32  `protobuf:"varint,1,opt,name=step_index,json=stepIndex,proto3" json:"step_index,omitempty"`
+	StepType  string `protobuf:"bytes,2,opt,name=step_type,json=stepType,proto3" json:"step_type,omitempty"`
+	Selector  string `protobuf:"bytes,3,opt,name=selector,proto3" json:"selector,omitempty"`
+	Method    string `protobuf:"bytes,4,opt,name=method,proto3" json:"method,omitempty"`
+	Url       string `protobuf:"bytes,5,opt,name=url,proto3" json:"url,omitempty"`
+	// The request's body, its first 4 KiB, when it has one.
+	Body          *string `protobuf:"bytes,6,opt,name=body,proto3,oneof" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WithheldRequest) Reset() {
+	*x = WithheldRequest{}
+	mi := &file_distill_v1_session_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WithheldRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WithheldRequest) ProtoMessage() {}
+
+func (x *WithheldRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_session_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WithheldRequest.ProtoReflect.Descriptor instead.
+func (*WithheldRequest) Descriptor() ([]byte, []int) {
+	return file_distill_v1_session_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *WithheldRequest) GetStepIndex() int32 {
+	if x != nil {
+		return x.StepIndex
+	}
+	return 0
+}
+
+func (x *WithheldRequest) GetStepType() string {
+	if x != nil {
+		return x.StepType
+	}
+	return ""
+}
+
+func (x *WithheldRequest) GetSelector() string {
+	if x != nil {
+		return x.Selector
+	}
+	return ""
+}
+
+func (x *WithheldRequest) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *WithheldRequest) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *WithheldRequest) GetBody() string {
+	if x != nil && x.Body != nil {
+		return *x.Body
+	}
+	return ""
+}
+
 var File_distill_v1_session_proto protoreflect.FileDescriptor
 
 const file_distill_v1_session_proto_rawDesc = "" +
@@ -864,7 +952,16 @@ const file_distill_v1_session_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"%\n" +
 	"\vFieldValues\x12\x16\n" +
-	"\x06values\x18\x01 \x03(\tR\x06valuesB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\x06values\x18\x01 \x03(\tR\x06values\"\xb5\x01\n" +
+	"\x0fWithheldRequest\x12\x1d\n" +
+	"\n" +
+	"step_index\x18\x01 \x01(\x05R\tstepIndex\x12\x1b\n" +
+	"\tstep_type\x18\x02 \x01(\tR\bstepType\x12\x1a\n" +
+	"\bselector\x18\x03 \x01(\tR\bselector\x12\x16\n" +
+	"\x06method\x18\x04 \x01(\tR\x06method\x12\x10\n" +
+	"\x03url\x18\x05 \x01(\tR\x03url\x12\x17\n" +
+	"\x04body\x18\x06 \x01(\tH\x00R\x04body\x88\x01\x01B\a\n" +
+	"\x05_bodyB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_session_proto_rawDescOnce sync.Once
@@ -878,7 +975,7 @@ func file_distill_v1_session_proto_rawDescGZIP() []byte {
 	return file_distill_v1_session_proto_rawDescData
 }
 
-var file_distill_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_distill_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_distill_v1_session_proto_goTypes = []any{
 	(*SessionView)(nil),       // 0: distill.v1.SessionView
 	(*Loop)(nil),              // 1: distill.v1.Loop
@@ -889,17 +986,18 @@ var file_distill_v1_session_proto_goTypes = []any{
 	(*FormSubmission)(nil),    // 6: distill.v1.FormSubmission
 	(*FieldPair)(nil),         // 7: distill.v1.FieldPair
 	(*FieldValues)(nil),       // 8: distill.v1.FieldValues
-	nil,                       // 9: distill.v1.FormSubmission.FieldsEntry
-	(*Distilled)(nil),         // 10: distill.v1.Distilled
+	(*WithheldRequest)(nil),   // 9: distill.v1.WithheldRequest
+	nil,                       // 10: distill.v1.FormSubmission.FieldsEntry
+	(*Distilled)(nil),         // 11: distill.v1.Distilled
 }
 var file_distill_v1_session_proto_depIdxs = []int32{
-	10, // 0: distill.v1.SessionView.snapshot:type_name -> distill.v1.Distilled
+	11, // 0: distill.v1.SessionView.snapshot:type_name -> distill.v1.Distilled
 	1,  // 1: distill.v1.SessionView.loop:type_name -> distill.v1.Loop
 	5,  // 2: distill.v1.SessionView.operation_log:type_name -> distill.v1.Operation
 	2,  // 3: distill.v1.Loop.state:type_name -> distill.v1.LoopState
 	3,  // 4: distill.v1.Loop.available_actions:type_name -> distill.v1.AvailableAction
 	4,  // 5: distill.v1.Loop.recommended_next_actions:type_name -> distill.v1.RecommendedAction
-	9,  // 6: distill.v1.FormSubmission.fields:type_name -> distill.v1.FormSubmission.FieldsEntry
+	10, // 6: distill.v1.FormSubmission.fields:type_name -> distill.v1.FormSubmission.FieldsEntry
 	7,  // 7: distill.v1.FormSubmission.field_pairs:type_name -> distill.v1.FieldPair
 	8,  // 8: distill.v1.FormSubmission.FieldsEntry.value:type_name -> distill.v1.FieldValues
 	9,  // [9:9] is the sub-list for method output_type
@@ -919,13 +1017,14 @@ func file_distill_v1_session_proto_init() {
 	file_distill_v1_session_proto_msgTypes[2].OneofWrappers = []any{}
 	file_distill_v1_session_proto_msgTypes[3].OneofWrappers = []any{}
 	file_distill_v1_session_proto_msgTypes[5].OneofWrappers = []any{}
+	file_distill_v1_session_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_session_proto_rawDesc), len(file_distill_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -23,6 +23,8 @@ func main() {
 	flag.IntVar(&cfg.DumpRenders, "dump-renders", 0, "timed chromium --dump-dom renders, each a cold start (default a quarter of -renders)")
 	flag.IntVar(&cfg.Concurrency, "concurrency", render.DefaultMaxPages, "pages rendering at once: the pool's page limit and the parallel Chromium processes")
 	flag.IntVar(&cfg.WarmUp, "warmup", 4, "untimed renders each way before the timed ones")
+	flag.IntVar(&cfg.ActionRenders, "actions", 20, "timed renders of the actions workload each way (0 skips it)")
+	flag.IntVar(&cfg.BlockRenders, "block", 20, "timed renders of the media page with and without --block (0 skips it)")
 	flag.Parse()
 	if cfg.DumpRenders == 0 {
 		cfg.DumpRenders = max(cfg.Renders/4, 1)
