@@ -58,6 +58,11 @@ type Result struct {
 	// RenderErr is why that render failed; nil when it did not fail or
 	// none was tried.
 	RenderErr error
+	// Body is the page the content came from, with KeepBody: the body as
+	// fetched (decoded, at most max_bytes), or the rendered DOM when the
+	// render was kept. ContentType is its Content-Type, charset included.
+	Body        []byte
+	ContentType string
 }
 
 // Pipeline runs the stages for one URL.
@@ -122,6 +127,10 @@ type Request struct {
 	// gets only the cookies the jar holds for the URL it renders, unless
 	// the pipeline's renders are anonymous (WithAnonymousRenders).
 	Jar *cookies.Jar
+	// KeepBody hands the page's bytes back in Result.Body, for doors that
+	// answer with the page's HTML as well as its distillation (the
+	// Firecrawl API's rawHtml).
+	KeepBody bool
 }
 
 // Reasons for a headless render, as the session loop's fallback_reason
@@ -214,7 +223,7 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 	}
 
 	if reason != "" {
-		rendered, err := p.render(ctx, fetched.GetFinalUrl(), opts, extractOpts, p.renderCookies(req.Jar, fetched.GetFinalUrl()))
+		rendered, dom, err := p.render(ctx, fetched.GetFinalUrl(), opts, extractOpts, p.renderCookies(req.Jar, fetched.GetFinalUrl()))
 		kept := err == nil && (reason == ReasonForced || better(rendered, res.Distilled, reason))
 		res.Escalated, res.RenderErr = reason, err
 		telemetry.CountFallback(ctx, reason, kept)
@@ -228,7 +237,13 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 			p.logger.DebugContext(ctx, "render fallback failed", "url", fetched.GetFinalUrl(), "reason", reason, "err", err)
 		case kept:
 			res.Distilled, res.FallbackReason = rendered, reason
+			if req.KeepBody {
+				res.Body, res.ContentType = dom, renderedContentType
+			}
 		}
+	}
+	if req.KeepBody && res.Body == nil {
+		res.Body, res.ContentType = fetched.GetBody(), contentType(fetched)
 	}
 	if !opts.GetDiagnostics() {
 		res.Distilled.Diagnostics = nil
@@ -293,17 +308,22 @@ func (p *Pipeline) extract(ctx context.Context, body []byte, finalURL string, st
 	return out, nil
 }
 
-func (p *Pipeline) render(ctx context.Context, finalURL string, opts, extractOpts *distillv1.FetchOptions, cookies []*internalv1.Cookie) (*distillv1.Distilled, error) {
+// renderedContentType is the type of a render's DOM: the browser hands it
+// back serialised as UTF-8.
+const renderedContentType = "text/html; charset=utf-8"
+
+// render distills finalURL as headless Chromium shows it, and returns the
+// DOM it was distilled from.
+func (p *Pipeline) render(ctx context.Context, finalURL string, opts, extractOpts *distillv1.FetchOptions, cookies []*internalv1.Cookie) (*distillv1.Distilled, []byte, error) {
 	out, err := p.renderer.Render(ctx, &internalv1.RenderRequest{Url: finalURL, Options: opts, Cookies: cookies})
 	if err != nil {
-		return nil, failure.FromRemote(err)
+		return nil, nil, failure.FromRemote(err)
 	}
-	// The browser hands back its DOM serialised as UTF-8.
-	page, err := p.extract(ctx, out.GetHtml(), out.GetFinalUrl(), out.GetStatus(), "text/html; charset=utf-8", extractOpts, true)
+	page, err := p.extract(ctx, out.GetHtml(), out.GetFinalUrl(), out.GetStatus(), renderedContentType, extractOpts, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return page.GetDistilled(), nil
+	return page.GetDistilled(), out.GetHtml(), nil
 }
 
 // contentType rebuilds the header the extractor reads the charset from.
