@@ -14,8 +14,8 @@ import (
 	"distill.dev/gateway/app"
 	"distill.dev/gateway/firecrawl"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/services/platform/grpcauth"
 	"distill.dev/services/platform/envflag"
+	"distill.dev/services/platform/grpcauth"
 	"distill.dev/services/platform/grpcserve"
 	"distill.dev/services/platform/telemetry"
 )

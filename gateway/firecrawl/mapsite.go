@@ -11,20 +11,20 @@ import (
 
 // mapRequest is POST /v{1,2}/map, v1's keys included.
 type mapRequest struct {
-	URL                   string          `json:"url"`
-	Search                string          `json:"search"`
-	Sitemap               string          `json:"sitemap"`
-	IncludeSubdomains     *bool           `json:"includeSubdomains"`
-	IgnoreQueryParameters *bool           `json:"ignoreQueryParameters"`
-	Limit                 *int64          `json:"limit"`
-	Timeout               *int64          `json:"timeout"`
-	IncludePaths          []string        `json:"includePaths"`
-	ExcludePaths          []string        `json:"excludePaths"`
-	IgnoreRobotsTxt       *bool           `json:"ignoreRobotsTxt"`
-	Delay                 *float64        `json:"delay"`
-	Location              json.RawMessage `json:"location"`
+	URL                   string            `json:"url"`
+	Search                string            `json:"search"`
+	Sitemap               string            `json:"sitemap"`
+	IncludeSubdomains     *bool             `json:"includeSubdomains"`
+	IgnoreQueryParameters *bool             `json:"ignoreQueryParameters"`
+	Limit                 *int64            `json:"limit"`
+	Timeout               *int64            `json:"timeout"`
+	IncludePaths          []string          `json:"includePaths"`
+	ExcludePaths          []string          `json:"excludePaths"`
+	IgnoreRobotsTxt       *bool             `json:"ignoreRobotsTxt"`
+	Delay                 *float64          `json:"delay"`
+	Location              json.RawMessage   `json:"location"`
 	Headers               map[string]string `json:"headers"`
-	AllowExternalLinks    *bool `json:"allowExternalLinks"`
+	AllowExternalLinks    *bool             `json:"allowExternalLinks"`
 	// Choices of Firecrawl's index and crawler that change nothing here.
 	UseIndex               *bool           `json:"useIndex"`
 	IgnoreCache            *bool           `json:"ignoreCache"`
