@@ -60,6 +60,7 @@ func site(t *testing.T) *httptest.Server {
 		fmt.Fprintf(w, `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
 <url><loc>%[1]s/article</loc></url><url><loc>%[1]s/page/1</loc></url><url><loc>%[1]s/page/2</loc></url></urlset>`, base)
 	})
+	mux.HandleFunc("/hang", func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "User-agent: *\nAllow: /\n") })
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
