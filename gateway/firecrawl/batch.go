@@ -67,9 +67,9 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 	for _, f := range []struct {
 		name string
 		on   bool
-	}{{"html", p.want.html}, {"rawHtml", p.want.rawHTML}, {"images", p.want.images}} {
+	}{{"formats: html", p.want.html}, {"formats: rawHtml", p.want.rawHTML}, {"formats: images", p.want.images}, {"excludeTags", len(p.excludeTags) > 0}} {
 		if f.on {
-			writeError(w, notSupported("formats: "+f.name+" in a batch scrape", ""))
+			writeError(w, notSupported(f.name+" in a batch scrape", ""))
 			return
 		}
 	}

@@ -245,6 +245,18 @@ func TestScrapeContentChoices(t *testing.T) {
 		t.Errorf("includeTags #aside gave html:\n%s", html)
 	}
 
+	trimmed := call(t, "POST", api.URL+"/v2/scrape", "", map[string]any{"url": pages.URL + "/article", "onlyMainContent": false, "excludeTags": []string{"#aside", "nav"}, "formats": []string{"markdown", "html", "links"}}).data(t)
+	md, _ := trimmed["markdown"].(string)
+	if strings.Contains(md, "ASIDE-MARKER") || strings.Contains(md, "NAV-MARKER") || !strings.Contains(md, "Tide charts") || !strings.Contains(md, "FOOTER-MARKER") {
+		t.Errorf("excludeTags #aside, nav gave:\n%s", md)
+	}
+	if html, _ := trimmed["html"].(string); strings.Contains(html, "ASIDE-MARKER") || !strings.Contains(html, "FOOTER-MARKER") {
+		t.Errorf("excludeTags #aside, nav gave html:\n%s", html)
+	}
+	if links := strs(trimmed["links"]); slices.Contains(links, pages.URL+"/home") || !slices.Contains(links, pages.URL+"/charts?year=2026") {
+		t.Errorf("excludeTags nav left links %v", links)
+	}
+
 	warned := call(t, "POST", api.URL+"/v2/scrape", "", map[string]any{
 		"url": pages.URL + "/article", "location": map[string]any{"country": "DE"}, "maxAge": 0, "timeout": 15000, "waitFor": 500,
 	}).data(t)
@@ -270,7 +282,7 @@ func TestRefusals(t *testing.T) {
 		{"screenshot", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{"markdown", map[string]any{"type": "screenshot", "fullPage": true}}}, 400, "formats: screenshot: not supported yet"},
 		{"json", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{map[string]any{"type": "json", "prompt": "tides"}}}, 400, "formats: json: not supported yet"},
 		{"summary", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []string{"summary"}}, 400, "formats: summary: not supported yet"},
-		{"excludeTags", "POST", "/v2/scrape", map[string]any{"url": page, "excludeTags": []string{"nav"}}, 400, "excludeTags: not supported yet"},
+		{"batch excludeTags", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "excludeTags": []string{"nav"}}, 400, "excludeTags in a batch scrape: not supported yet"},
 		{"headers", "POST", "/v2/scrape", map[string]any{"url": page, "headers": map[string]string{"X-A": "b"}}, 400, "headers: not supported yet"},
 		{"mobile", "POST", "/v2/scrape", map[string]any{"url": page, "mobile": true}, 400, "mobile: not supported yet"},
 		{"image parser", "POST", "/v2/scrape", map[string]any{"url": page, "parsers": []string{"image"}}, 400, "parsers: image: not supported"},

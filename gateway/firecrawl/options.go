@@ -70,8 +70,9 @@ type plan struct {
 	want     formats
 	onlyMain bool
 	// includeTags selects what the html format keeps, as the selector
-	// does for the Markdown.
-	includeTags []string
+	// does for the Markdown; excludeTags are taken out of the page before
+	// either.
+	includeTags, excludeTags []string
 	// pdf is false when parsers leaves PDFs out: a PDF is then refused
 	// rather than read.
 	pdf      bool
@@ -113,7 +114,11 @@ func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
 		opts.Selector, p.includeTags = sel, o.IncludeTags
 	}
 	if len(o.ExcludeTags) > 0 {
-		return nil, notSupported("excludeTags", "")
+		sel := strings.Join(o.ExcludeTags, ", ")
+		if err := extract.CheckSelector(sel); err != nil {
+			return nil, badRequest("excludeTags: %v", err)
+		}
+		p.excludeTags = o.ExcludeTags
 	}
 	if o.WaitFor != nil {
 		switch {

@@ -207,6 +207,12 @@ func TestFirecrawlSDK(t *testing.T) {
 		t.Errorf("includeTags #aside gave %q", main.Markdown)
 	}
 
+	var trimmed sdkDocument
+	got["scrapeExclude"].decode(t, "scrape with excludeTags", &trimmed)
+	if strings.Contains(trimmed.Markdown, "ASIDE-MARKER") || strings.Contains(trimmed.Markdown, "NAV-MARKER") || !strings.Contains(trimmed.Markdown, "FOOTER-MARKER") {
+		t.Errorf("excludeTags nav, #aside gave %q", trimmed.Markdown)
+	}
+
 	var job struct {
 		Status    string        `json:"status"`
 		Completed int           `json:"completed"`
