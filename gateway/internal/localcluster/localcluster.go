@@ -59,7 +59,7 @@ type Proc struct {
 	// HTTPAddr is where a gateway serves the Firecrawl-compatible HTTP
 	// API, with Options.HTTP.
 	HTTPAddr string
-	Log         *Buffer
+	Log      *Buffer
 
 	bin string
 
