@@ -15,7 +15,6 @@ import (
 	"distill.dev/gateway/firecrawl"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/envflag"
-	"distill.dev/services/platform/grpcauth"
 	"distill.dev/services/platform/grpcserve"
 	"distill.dev/services/platform/telemetry"
 )
@@ -44,7 +43,8 @@ func newServeCmd(g *globals) *cobra.Command {
 			"--http ADDR serves Firecrawl's HTTP API (/v2/scrape, /v2/batch/scrape, /v2/map\n" +
 			"and the v1 endpoints the SDKs use) beside the gRPC API, with the same tokens\n" +
 			"as 'Authorization: Bearer <token>'; its requests reach loopback only with\n" +
-			"--allow-local.",
+			"--allow-local. Batch webhooks are signed with " + string(envflag.WebhookSecret) + "\n" +
+			"(refused without it) and delivered under the network policy.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			guard, err := af.guard(g.env)
@@ -86,7 +86,10 @@ func newServeCmd(g *globals) *cobra.Command {
 			}, append(telemetry.ServerOptions(), guard.ServerOptions()...)...)
 			srv.SetReadiness(sys.Ready)
 			if httpLis != nil {
-				stopHTTP := serveFirecrawl(cmd.Context(), logger, sys, guard, sf.allowLocal, httpLis)
+				secret, _ := g.env.Lookup(envflag.WebhookSecret)
+				stopHTTP := serveFirecrawl(cmd.Context(), logger, sys, firecrawl.Config{
+					AllowLocal: sf.allowLocal, Auth: guard, WebhookSecret: secret, Own: sf.own,
+				}, httpLis)
 				defer stopHTTP()
 			}
 			logger.Info("distill serve listening", "addr", lis.Addr().String(), "auth", guard.Enabled(), "cluster", sf.cluster.enabled)
@@ -106,8 +109,8 @@ const httpShutdown = 10 * time.Second
 
 // serveFirecrawl serves the Firecrawl-compatible API on lis until stop is
 // called, behind the gRPC API's tokens and the operator's --allow-local.
-func serveFirecrawl(ctx context.Context, logger *slog.Logger, sys *app.System, guard *grpcauth.Guard, allowLocal bool, lis net.Listener) (stop func()) {
-	fc := firecrawl.New(logger, sys, firecrawl.Config{AllowLocal: allowLocal, Auth: guard})
+func serveFirecrawl(ctx context.Context, logger *slog.Logger, sys *app.System, cfg firecrawl.Config, lis net.Listener) (stop func()) {
+	fc := firecrawl.New(logger, sys, cfg)
 	srv := &http.Server{
 		Handler:           fc.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -121,7 +124,7 @@ func serveFirecrawl(ctx context.Context, logger *slog.Logger, sys *app.System, g
 			logger.Error("Firecrawl HTTP API stopped", "err", err)
 		}
 	}()
-	logger.Info("distill serve: Firecrawl HTTP API listening", "addr", lis.Addr().String(), "auth", guard.Enabled())
+	logger.Info("distill serve: Firecrawl HTTP API listening", "addr", lis.Addr().String(), "webhooks", cfg.WebhookSecret != "")
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), httpShutdown)
 		defer cancel()

@@ -50,14 +50,16 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 	case len(req.URLs) > api.MaxBatchURLs:
 		writeError(w, badRequest("Bad Request: a batch holds at most %d urls, got %d", api.MaxBatchURLs, len(req.URLs)))
 		return
-	case !isNull(req.Webhook):
-		writeError(w, notSupported("webhook", ""))
-		return
 	case req.AppendToID != "":
 		writeError(w, notSupported("appendToId", ""))
 		return
 	}
 	p, err := req.plan(version, s.cfg.AllowLocal)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	hook, err := s.parseWebhook(req.Webhook)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -100,6 +102,9 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 		return
 	}
 	j.sources, j.plan = sources, p
+	if hook != nil {
+		j.hook = s.newWebhookSender(hook)
+	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	j.cancel = cancel
 	go s.runBatch(ctx, j, urls)
@@ -115,11 +120,13 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 func (s *Server) runBatch(ctx context.Context, j *job, urls []string) {
 	defer s.jobs.finished(j)
 	defer j.cancel()
+	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
 	err := s.backend.Batch(ctx, urls, j.plan.opts, func(r *internalv1.FetchJobResult) {
-		j.deliver(r)
+		if doc := j.deliver(r); doc != nil {
+			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []*document{doc}})
+		}
 	})
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	switch {
 	case j.status == stateCancelled:
 	case err != nil:
@@ -128,6 +135,15 @@ func (s *Server) runBatch(ctx context.Context, j *job, urls []string) {
 	default:
 		j.status = stateCompleted
 	}
+	status := j.status
+	j.mu.Unlock()
+	switch status {
+	case stateCompleted:
+		j.hook.send("completed", webhookEvent{Success: true, ID: j.id})
+	case stateFailed:
+		j.hook.send("failed", webhookEvent{ID: j.id, Error: err.Error()})
+	}
+	j.hook.close()
 }
 
 // validURL is raw as the batch fetches it, and whether it is a URL at all.
@@ -255,6 +271,8 @@ type job struct {
 	sources []string
 	plan    *plan
 	cancel  context.CancelFunc
+	// hook delivers the job's events; nil without a webhook.
+	hook *webhookSender
 
 	mu        sync.Mutex
 	status    string
@@ -265,11 +283,12 @@ type job struct {
 	failure   string
 }
 
-// deliver keeps one URL's answer.
-func (j *job) deliver(r *internalv1.FetchJobResult) {
+// deliver keeps one URL's answer, and returns its document when it has
+// one.
+func (j *job) deliver(r *internalv1.FetchJobResult) *document {
 	i := int(r.GetIndex())
 	if i < 0 || i >= len(j.sources) {
-		return
+		return nil
 	}
 	source := j.sources[i]
 	var doc *document
@@ -289,7 +308,9 @@ func (j *job) deliver(r *internalv1.FetchJobResult) {
 	default:
 		j.docs[i] = doc
 		j.succeeded++
+		return doc
 	}
+	return nil
 }
 
 // jobs are the batch jobs this server keeps, in memory: a status poll must

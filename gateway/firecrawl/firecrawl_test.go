@@ -2,6 +2,9 @@ package firecrawl_test
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -295,7 +298,7 @@ func TestRefusals(t *testing.T) {
 		{"search", "POST", "/v2/search", map[string]any{"query": "tides"}, 400, "not supported: distill does not search the web"},
 		{"crawl", "POST", "/v2/crawl", map[string]any{"url": page}, 400, "crawl: not supported yet"},
 		{"extract", "POST", "/v2/extract", map[string]any{"urls": []string{page}}, 400, "extract: not supported yet"},
-		{"webhook", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "webhook": "http://127.0.0.1:1/hook"}, 400, "webhook: not supported yet"},
+		{"webhook", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "webhook": "http://127.0.0.1:1/hook"}, 400, "webhook: not supported: this server signs webhooks with a secret"},
 		{"batch html", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "formats": []string{"html"}}, 400, "formats: html in a batch scrape: not supported yet"},
 		{"sitemap skip", "POST", "/v2/map", map[string]any{"url": pages.URL, "sitemap": "skip"}, 400, "sitemap: skip: not supported"},
 		{"unknown job", "GET", "/v2/batch/scrape/0000", nil, 404, "Job not found"},
@@ -513,6 +516,96 @@ func TestScrapeV1(t *testing.T) {
 	} {
 		if a := call(t, "POST", api.URL+"/v1/scrape", "", refused); a.status != http.StatusBadRequest {
 			t.Errorf("v1 %v answered %d %s", refused, a.status, a.raw)
+		}
+	}
+}
+
+// A batch's webhook gets started, each page and completed, in that
+// order, signed with the operator's secret, and a failed delivery is
+// tried again.
+func TestBatchWebhook(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	const secret = "webhook-secret-0123456789"
+	type event struct {
+		Type     string           `json:"type"`
+		ID       string           `json:"id"`
+		Success  bool             `json:"success"`
+		Data     []map[string]any `json:"data"`
+		Metadata map[string]any   `json:"metadata"`
+	}
+	var mu sync.Mutex
+	var events []event
+	var attempts int
+	completed := make(chan struct{})
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write(body)
+		if r.Header.Get("X-Firecrawl-Signature") != "sha256="+hex.EncodeToString(mac.Sum(nil)) || r.Header.Get("X-Team") != "tides" {
+			t.Errorf("a delivery came unsigned or without its headers: %v", r.Header)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		attempts++
+		if attempts == 2 {
+			// The first page's first delivery fails: it must come again.
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		var e event
+		if err := json.Unmarshal(body, &e); err != nil {
+			t.Errorf("delivery %s: %v", body, err)
+		}
+		events = append(events, e)
+		if e.Type == "batch_scrape.completed" {
+			close(completed)
+		}
+	}))
+	t.Cleanup(hook.Close)
+	api := serve(t, firecrawl.Config{AllowLocal: true, WebhookSecret: secret})
+	start := call(t, "POST", api.URL+"/v2/batch/scrape", "", map[string]any{
+		"urls":    []string{pages.URL + "/page/1", pages.URL + "/page/2"},
+		"webhook": map[string]any{"url": hook.URL + "/hook", "headers": map[string]string{"X-Team": "tides"}, "metadata": map[string]string{"run": "7"}},
+	})
+	if start.status != http.StatusOK {
+		t.Fatalf("start answered %s", start.raw)
+	}
+	select {
+	case <-completed:
+	case <-time.After(time.Minute):
+		t.Fatal("no completed event within a minute")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var types, titles []string
+	for _, e := range events {
+		types = append(types, e.Type)
+		if e.ID != start.body["id"] || e.Metadata["run"] != "7" {
+			t.Errorf("event %+v lacks the job's id or the webhook's metadata", e)
+		}
+		for _, d := range e.Data {
+			titles = append(titles, d["metadata"].(map[string]any)["title"].(string))
+		}
+	}
+	if want := []string{"batch_scrape.started", "batch_scrape.page", "batch_scrape.page", "batch_scrape.completed"}; !slices.Equal(types, want) {
+		t.Errorf("events %v, want %v", types, want)
+	}
+	slices.Sort(titles)
+	if !slices.Equal(titles, []string{"Page 1", "Page 2"}) {
+		t.Errorf("pages delivered: %v", titles)
+	}
+}
+
+// Webhooks go out under the network policy: loopback only with
+// --allow-local, metadata addresses never.
+func TestWebhookUnderThePolicy(t *testing.T) {
+	t.Parallel()
+	api := serve(t, firecrawl.Config{WebhookSecret: "webhook-secret-0123456789"})
+	for _, hook := range []string{"http://127.0.0.1:9/hook", "http://169.254.169.254/hook"} {
+		a := call(t, "POST", api.URL+"/v2/batch/scrape", "", map[string]any{"urls": []string{"https://example.com/"}, "webhook": hook})
+		if msg, _ := a.body["error"].(string); a.status != http.StatusBadRequest || !strings.HasPrefix(msg, "webhook: ") || a.body["code"] != "BLOCKED" {
+			t.Errorf("webhook %s answered %d %s", hook, a.status, a.raw)
 		}
 	}
 }

@@ -3,9 +3,15 @@ package firecrawl_test
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +30,10 @@ import (
 // firecrawl-sdk` installs the SDK, and the tests run `npm ci` themselves
 // when node_modules is missing.
 
-const sdkDir = "testdata/sdk"
+const (
+	sdkDir           = "testdata/sdk"
+	sdkWebhookSecret = "sdk-webhook-secret-0123456789"
+)
 
 // built is the folder of a distill built for this package's tests.
 var built string
@@ -97,7 +106,7 @@ func startDistill(t *testing.T) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--cache-dir", t.TempDir(), "serve", "--listen", grpcAddr, "--http", httpAddr, "--allow-local")
-	cmd.Env = append(os.Environ(), "DISTILL_API_TOKENS="+testToken)
+	cmd.Env = append(os.Environ(), "DISTILL_API_TOKENS="+testToken, "DISTILL_WEBHOOK_SECRET="+sdkWebhookSecret)
 	var stderr localcluster.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -182,8 +191,18 @@ func TestFirecrawlSDK(t *testing.T) {
 	needNode(t)
 	pages := site(t)
 	api := startDistill(t)
+	hooks := make(chan []byte, 4)
+	receiver := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mac := hmac.New(sha256.New, []byte(sdkWebhookSecret))
+		mac.Write(body)
+		if r.Header.Get("X-Firecrawl-Signature") == "sha256="+hex.EncodeToString(mac.Sum(nil)) {
+			hooks <- body
+		}
+	}))
+	t.Cleanup(receiver.Close)
 	var got map[string]sdkOutcome
-	runSDK(t, map[string]any{"mode": "check", "apiUrl": api, "token": testToken, "site": pages.URL}, &got)
+	runSDK(t, map[string]any{"mode": "check", "apiUrl": api, "token": testToken, "site": pages.URL, "webhook": receiver.URL + "/hook"}, &got)
 
 	var doc sdkDocument
 	got["scrape"].decode(t, "scrape", &doc)
@@ -226,6 +245,24 @@ func TestFirecrawlSDK(t *testing.T) {
 	}
 	if job.Status != "completed" || job.Completed != 3 || job.Total != 3 || !slices.Equal(titles, []string{"Page 1", "Page 2", "Page 3"}) {
 		t.Errorf("batchScrape = %s %d/%d %v", job.Status, job.Completed, job.Total, titles)
+	}
+
+	var started struct {
+		ID string `json:"id"`
+	}
+	got["webhookStart"].decode(t, "startBatchScrape with a webhook", &started)
+	select {
+	case body := <-hooks:
+		var e struct {
+			Type     string            `json:"type"`
+			ID       string            `json:"id"`
+			Metadata map[string]string `json:"metadata"`
+		}
+		if err := json.Unmarshal(body, &e); err != nil || e.Type != "batch_scrape.completed" || e.ID != started.ID || e.Metadata["from"] != "sdk" {
+			t.Errorf("webhook delivered %s (%v), want batch_scrape.completed of %s", body, err, started.ID)
+		}
+	case <-time.After(time.Minute):
+		t.Error("no signed webhook delivery within a minute")
 	}
 
 	var mapped struct {

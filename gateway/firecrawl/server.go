@@ -22,6 +22,7 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/platform/netpolicy"
 )
 
 // Backend is what the API maps onto: an *app.System is one.
@@ -66,6 +67,12 @@ type Config struct {
 	MaxBatches int
 	MaxJobs    int
 	JobTTL     time.Duration
+	// WebhookSecret signs every webhook delivery (HMAC-SHA256); without
+	// it, requests with a webhook are refused.
+	WebhookSecret string
+	// Own holds the process's listening addresses, which no webhook
+	// reaches, as no fetch does.
+	Own *netpolicy.Own
 }
 
 func (c *Config) defaults() {

@@ -26,13 +26,14 @@ async function outcome(fn) {
   }
 }
 
-async function check({ apiUrl, token, site }) {
+async function check({ apiUrl, token, site, webhook }) {
   const fc = new Firecrawl({ apiKey: token, apiUrl });
   const out = {};
   out.scrape = await outcome(() => fc.scrape(`${site}/article`, { formats: ["markdown", "html", "rawHtml", "links", "images"] }));
   out.scrapeMain = await outcome(() => fc.scrape(`${site}/article`, { formats: ["markdown"], onlyMainContent: false, includeTags: ["#aside"], maxAge: 0, timeout: 20000 }));
   out.scrapeExclude = await outcome(() => fc.scrape(`${site}/article`, { formats: ["markdown"], excludeTags: ["nav", "#aside"], onlyMainContent: false }));
   out.batch = await outcome(() => fc.batchScrape([`${site}/page/1`, `${site}/page/2`, `${site}/page/3`], { options: { formats: ["markdown", "links"] }, pollInterval: 1, timeout: 120 }));
+  out.webhookStart = await outcome(() => fc.startBatchScrape([`${site}/page/6`], { webhook: { url: webhook, events: ["completed"], metadata: { from: "sdk" } } }));
   out.map = await outcome(() => fc.map(site, { sitemap: "only", limit: 10 }));
   out.badToken = await outcome(() => new Firecrawl({ apiKey: "not-the-token-0123456789", apiUrl, maxRetries: 1 }).scrape(`${site}/article`));
   out.actions = await outcome(() => fc.scrape(`${site}/article`, { actions: [{ type: "click", selector: "a" }] }));
