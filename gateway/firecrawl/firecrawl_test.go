@@ -476,6 +476,11 @@ func TestBatchScrape(t *testing.T) {
 		t.Errorf("errors = %s", errs.raw)
 	}
 
+	// The v1 client asks for the errors with DELETE.
+	if v1errs := call(t, "DELETE", api.URL+"/v1/batch/scrape/"+id+"/errors", "", nil); len(v1errs.body["errors"].([]any)) != 1 {
+		t.Errorf("v1 errors = %s", v1errs.raw)
+	}
+
 	// The v1 client polls a batch at /v1/crawl/{id}.
 	v1 := call(t, "GET", api.URL+"/v1/crawl/"+id, "", nil)
 	if v1.status != http.StatusOK || v1.body["status"] != "completed" {

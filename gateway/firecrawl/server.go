@@ -134,6 +134,10 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("GET "+p+"/batch/scrape/{id}", s.batchStatus)
 		mux.HandleFunc("DELETE "+p+"/batch/scrape/{id}", s.cancelBatch)
 		mux.HandleFunc("GET "+p+"/batch/scrape/{id}/errors", s.batchErrors)
+		if v == 1 {
+			// The v1 client asks for a batch's errors with DELETE.
+			mux.HandleFunc("DELETE "+p+"/batch/scrape/{id}/errors", s.batchErrors)
+		}
 		mux.HandleFunc("POST "+p+"/map", s.limited(func(w http.ResponseWriter, r *http.Request) { s.mapSite(w, r, v) }))
 		mux.HandleFunc("POST "+p+"/search", func(w http.ResponseWriter, _ *http.Request) {
 			writeError(w, &apiError{status: http.StatusBadRequest, code: codeUnsupported, msg: "search: not supported: distill does not search the web (scrape or map the sites you know instead)"})
