@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -103,15 +104,16 @@ func jsonMessage(err error) string {
 	if key, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
 		return "Unrecognized key in body: " + strings.Trim(key, `"`)
 	}
-	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		if te.Field == "" {
+			return "the body must be a JSON object, got " + te.Value
+		}
 		return fmt.Sprintf("%s: expected %s, got %s", te.Field, te.Type, te.Value)
 	}
-	if errors.Is(err, errEmptyBody) || msg == "EOF" {
+	if errors.Is(err, io.EOF) {
 		return "the body must be a JSON object"
 	}
 	return strings.TrimPrefix(msg, "json: ")
 }
-
-var errEmptyBody = errors.New("empty body")
 
 func joinWarnings(w []string) string { return strings.Join(w, "; ") }
