@@ -93,7 +93,7 @@ test: check-generate lint go-test ## The whole test suite: generated code, lint,
 MCP_CLIENT := gateway/mcp/testdata/client
 
 .PHONY: go-test
-go-test: mcp-client warc-reader test-binaries ## Run every module's Go tests.
+go-test: mcp-client warc-reader firecrawl-sdk test-binaries ## Run every module's Go tests.
 	$(call go-tests,$(GOTEST_FLAGS))
 
 .PHONY: test-short
@@ -175,6 +175,17 @@ $(WARC_READER)/node_modules/.package-lock.json: $(WARC_READER)/package-lock.json
 	npm ci --no-audit --no-fund --prefix $(WARC_READER)
 	@touch $@
 
+# The Firecrawl-compatible API's tests and make bench-http drive distill
+# with the official Firecrawl JS SDK, pinned by its package-lock.json.
+FIRECRAWL_SDK := gateway/firecrawl/testdata/sdk
+
+.PHONY: firecrawl-sdk
+firecrawl-sdk: $(FIRECRAWL_SDK)/node_modules/.package-lock.json ## Install the official Firecrawl JS SDK the HTTP API's tests drive (npm ci).
+
+$(FIRECRAWL_SDK)/node_modules/.package-lock.json: $(FIRECRAWL_SDK)/package-lock.json
+	npm ci --no-audit --no-fund --prefix $(FIRECRAWL_SDK)
+	@touch $@
+
 CORPUS ?= ../shared/bench/scrapinghub
 
 .PHONY: bench-extract
@@ -188,6 +199,10 @@ bench-fetch: ## Batch throughput over the NATS fan-out vs the pipeline called di
 .PHONY: bench-cluster
 bench-cluster: ## Batch URLs/s with 1, 2 and 4 fetcher processes over NATS against the single binary, on loopback: make bench-cluster [BENCH_ARGS="-count 1000 -delay 50ms"].
 	cd gateway && go run ./cmd/bench-cluster -root $(CURDIR) $(BENCH_ARGS)
+
+.PHONY: bench-http
+bench-http: firecrawl-sdk ## Scrapes through the Firecrawl JS SDK against the Firecrawl-compatible HTTP API vs the same pages through the gRPC API, req/s and p95, on loopback: make bench-http [BENCH_ARGS="-count 1000 -concurrency 4"].
+	go run ./gateway/cmd/bench-http -sdk $(FIRECRAWL_SDK) $(BENCH_ARGS)
 
 .PHONY: bench-render
 bench-render: ## Renders/min, p50 and p95 of the warm renderer pool vs a chromium --dump-dom per page, steps and scrolling vs go-rod with a browser per page, and what --block saves, on loopback: make bench-render [BENCH_ARGS="-renders 200 -concurrency 4 -dump-renders 50 -actions 40 -block 40"].

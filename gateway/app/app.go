@@ -100,6 +100,9 @@ type backend interface {
 	api.Backend
 	// Map lists a site's URLs (distill map).
 	Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error)
+	// Extract distills HTML the caller already holds (a page the Firecrawl
+	// API trimmed by excludeTags): no network, no policy to pass.
+	Extract(ctx context.Context, req *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error)
 	ready(ctx context.Context) error
 	close() error
 }

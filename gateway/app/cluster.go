@@ -26,15 +26,16 @@ import (
 // single page goes through the pipeline with every stage reached over gRPC,
 // and a batch goes over the NATS job queue to the fetcher workers.
 type cluster struct {
-	logger   *slog.Logger
-	cfg      ClusterConfig
-	conns    []*remote.Conn
-	fetcher  *remote.Conn
-	extract  *remote.Conn
-	pipeline *pipeline.Pipeline
-	mapper   *mapsite.Mapper
-	nc       *nats.Conn
-	js       jetstream.JetStream
+	logger    *slog.Logger
+	cfg       ClusterConfig
+	conns     []*remote.Conn
+	fetcher   *remote.Conn
+	extract   *remote.Conn
+	extractor *remote.Extractor
+	pipeline  *pipeline.Pipeline
+	mapper    *mapsite.Mapper
+	nc        *nats.Conn
+	js        jetstream.JetStream
 
 	streamsOnce sync.Mutex
 	streamsMade bool
@@ -76,7 +77,8 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 		r = remote.NewRenderer(rc)
 	}
 	fetcher := remote.NewFetcher(c.fetcher)
-	c.pipeline = pipeline.New(logger, fetcher, remote.NewExtractor(c.extract), r, pipeline.WithAnonymousRenders(all.AnonymousRenders))
+	c.extractor = remote.NewExtractor(c.extract)
+	c.pipeline = pipeline.New(logger, fetcher, c.extractor, r, pipeline.WithAnonymousRenders(all.AnonymousRenders))
 	// The map's sitemaps, robots.txt and pages go to the same fetcher
 	// address, whose cache of robots.txt and per-host limits serve both.
 	c.mapper = mapsite.New(logger, mapFetcher{fetcher}, c.pipeline)
@@ -100,6 +102,11 @@ func (c *cluster) dial(name, addr string) (*remote.Conn, error) {
 	}
 	c.conns = append(c.conns, conn)
 	return conn, nil
+}
+
+// Extract distills HTML through the extractor service.
+func (c *cluster) Extract(ctx context.Context, req *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error) {
+	return c.extractor.Extract(ctx, req)
 }
 
 // Do distills one page through the remote stages.

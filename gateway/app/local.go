@@ -118,6 +118,11 @@ func (l *local) CacheClear(context.Context) (removed, freed int64, err error) {
 	return l.cache.Clear()
 }
 
+// Extract distills HTML in this process.
+func (l *local) Extract(ctx context.Context, req *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error) {
+	return l.extractor.Extract(ctx, req)
+}
+
 // Do distills one page.
 func (l *local) Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
 	return l.pipeline.Do(ctx, req)

@@ -1,9 +1,18 @@
 package cli
 
 import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 
+	"distill.dev/gateway/app"
+	"distill.dev/gateway/firecrawl"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/grpcserve"
@@ -14,7 +23,7 @@ import (
 const DefaultListen = envflag.DefaultGatewayAddr
 
 func newServeCmd(g *globals) *cobra.Command {
-	var listen string
+	var listen, httpAddr string
 	var sf serveFlags
 	var af authFlags
 	cmd := &cobra.Command{
@@ -30,7 +39,12 @@ func newServeCmd(g *globals) *cobra.Command {
 			"operator token may prune or clear the cache. Health and reflection stay open.\n" +
 			"Without tokens the API is open and served on a loopback address only, unless\n" +
 			"--no-auth. serve logs at info, where it listens first, unless --log-level says\n" +
-			"otherwise.",
+			"otherwise.\n\n" +
+			"--http ADDR serves Firecrawl's HTTP API (/v2/scrape, /v2/batch/scrape, /v2/map\n" +
+			"and the v1 endpoints the SDKs use) beside the gRPC API, with the same tokens\n" +
+			"as 'Authorization: Bearer <token>'; its requests reach loopback only with\n" +
+			"--allow-local. Batch webhooks are signed with " + string(envflag.WebhookSecret) + "\n" +
+			"(refused without it) and delivered under the network policy.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			guard, err := af.guard(g.env)
@@ -45,10 +59,25 @@ func newServeCmd(g *globals) *cobra.Command {
 				_ = lis.Close()
 				return err
 			}
+			var httpLis net.Listener
+			if httpAddr != "" {
+				if httpLis, err = sf.listen(httpAddr, "Firecrawl HTTP port"); err != nil {
+					_ = lis.Close()
+					return err
+				}
+				if err := af.exposed(guard, httpLis.Addr().String()); err != nil {
+					_ = lis.Close()
+					_ = httpLis.Close()
+					return err
+				}
+			}
 			logger := g.serverLogger(cmd)
 			sys, stop, err := sf.start(cmd.Context(), g, logger, "gateway")
 			if err != nil {
 				_ = lis.Close()
+				if httpLis != nil {
+					_ = httpLis.Close()
+				}
 				return err
 			}
 			defer stop()
@@ -56,12 +85,51 @@ func newServeCmd(g *globals) *cobra.Command {
 				distillv1.RegisterDistillServiceServer(s, serveAPI(logger, sys))
 			}, append(telemetry.ServerOptions(), guard.ServerOptions()...)...)
 			srv.SetReadiness(sys.Ready)
+			if httpLis != nil {
+				secret, _ := g.env.Lookup(envflag.WebhookSecret)
+				stopHTTP := serveFirecrawl(cmd.Context(), logger, sys, firecrawl.Config{
+					AllowLocal: sf.allowLocal, Auth: guard, WebhookSecret: secret, Own: sf.own,
+				}, httpLis)
+				defer stopHTTP()
+			}
 			logger.Info("distill serve listening", "addr", lis.Addr().String(), "auth", guard.Enabled(), "cluster", sf.cluster.enabled)
 			return srv.Serve(cmd.Context(), lis)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", g.env.String(envflag.Listen, DefaultListen), envflag.Usage("gRPC listen address, host:port", envflag.Listen))
+	cmd.Flags().StringVar(&httpAddr, "http", "", "also serve the Firecrawl-compatible HTTP API on this address, host:port (same tokens; none when empty)")
 	sf.register(cmd.Flags(), g.env)
 	af.register(cmd.Flags(), g.env)
 	return cmd
+}
+
+// httpShutdown is how long the HTTP API's requests in flight get to end
+// when serve stops.
+const httpShutdown = 10 * time.Second
+
+// serveFirecrawl serves the Firecrawl-compatible API on lis until stop is
+// called, behind the gRPC API's tokens and the operator's --allow-local.
+func serveFirecrawl(ctx context.Context, logger *slog.Logger, sys *app.System, cfg firecrawl.Config, lis net.Listener) (stop func()) {
+	fc := firecrawl.New(logger, sys, cfg)
+	srv := &http.Server{
+		Handler:           fc.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("Firecrawl HTTP API stopped", "err", err)
+		}
+	}()
+	logger.Info("distill serve: Firecrawl HTTP API listening", "addr", lis.Addr().String(), "webhooks", cfg.WebhookSecret != "")
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), httpShutdown)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		<-done
+		fc.Close()
+	}
 }

@@ -56,7 +56,10 @@ type Proc struct {
 	// MetricsAddr is where it serves Prometheus metrics, with
 	// Options.Metrics.
 	MetricsAddr string
-	Log         *Buffer
+	// HTTPAddr is where a gateway serves the Firecrawl-compatible HTTP
+	// API, with Options.HTTP.
+	HTTPAddr string
+	Log      *Buffer
 
 	bin string
 
@@ -156,6 +159,9 @@ type Options struct {
 	// Metrics makes every distill process serve Prometheus metrics on a
 	// port of its own.
 	Metrics bool
+	// HTTP makes every gateway serve the Firecrawl-compatible HTTP API
+	// (serve --http) on a port of its own.
+	HTTP bool
 	// Env is added to every distill process's environment.
 	Env []string
 	// LogLevel is the fetchers' log level; empty means debug, which logs
@@ -241,6 +247,10 @@ func Start(bin, natsDir string, o Options) (c *Cluster, err error) {
 		g := &Proc{Name: "distill", Addr: port(), Env: append([]string{"DISTILL_SESSION_KEY=" + SessionKey}, o.Env...), bin: bin}
 		g.Args = []string{"serve", "--cluster", "--listen", g.Addr, "--nats", natsURL, "--fetcher", c.Fetchers[0].Addr,
 			"--extractor", c.Extractor.Addr, "--renderer", rendererAddr, "--log-level", "info"}
+		if o.HTTP {
+			g.HTTPAddr = port()
+			g.Args = append(g.Args, "--http", g.HTTPAddr)
+		}
 		c.Gateways = append(c.Gateways, g)
 		starting = append(starting, g)
 	}

@@ -61,6 +61,11 @@ type Result struct {
 	// Withheld is the request the render's steps would have sent, had
 	// Request.WithholdUnsafe not kept it back; Distilled is then nil.
 	Withheld *distillv1.WithheldRequest
+	// Body is the page the content came from, with KeepBody: the body as
+	// fetched (decoded, at most max_bytes), or the rendered DOM when the
+	// render was kept. ContentType is its Content-Type, charset included.
+	Body        []byte
+	ContentType string
 }
 
 // Pipeline runs the stages for one URL.
@@ -128,6 +133,10 @@ type Request struct {
 	// gets only the cookies the jar holds for the URL it renders, unless
 	// the pipeline's renders are anonymous (WithAnonymousRenders).
 	Jar *cookies.Jar
+	// KeepBody hands the page's bytes back in Result.Body, for doors that
+	// answer with the page's HTML as well as its distillation (the
+	// Firecrawl API's rawHtml).
+	KeepBody bool
 }
 
 // Reasons for a headless render, as the session loop's fallback_reason
@@ -224,7 +233,7 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 	}
 
 	if reason != "" {
-		rendered, withheld, err := p.render(ctx, req, fetched.GetFinalUrl(), opts, extractOpts)
+		rendered, dom, withheld, err := p.render(ctx, req, fetched.GetFinalUrl(), opts, extractOpts)
 		if withheld != nil {
 			res.Distilled, res.Withheld = nil, withheld
 			return res, nil
@@ -242,7 +251,13 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 			p.logger.DebugContext(ctx, "render fallback failed", "url", fetched.GetFinalUrl(), "reason", reason, "err", err)
 		case kept:
 			res.Distilled, res.FallbackReason = rendered, reason
+			if req.KeepBody {
+				res.Body, res.ContentType = dom, renderedContentType
+			}
 		}
+	}
+	if req.KeepBody && res.Body == nil {
+		res.Body, res.ContentType = fetched.GetBody(), contentType(fetched)
 	}
 	if !opts.GetDiagnostics() {
 		res.Distilled.Diagnostics = nil
@@ -307,27 +322,33 @@ func (p *Pipeline) extract(ctx context.Context, body []byte, finalURL string, st
 	return out, nil
 }
 
-func (p *Pipeline) render(ctx context.Context, req Request, finalURL string, opts, extractOpts *distillv1.FetchOptions) (*distillv1.Distilled, *distillv1.WithheldRequest, error) {
+// renderedContentType is the type of a render's DOM: the browser hands it
+// back serialised as UTF-8.
+const renderedContentType = "text/html; charset=utf-8"
+
+// render distills finalURL as headless Chromium shows it, and returns the
+// DOM it was distilled from, or the request its steps would have sent had
+// req.WithholdUnsafe not kept it back.
+func (p *Pipeline) render(ctx context.Context, req Request, finalURL string, opts, extractOpts *distillv1.FetchOptions) (*distillv1.Distilled, []byte, *distillv1.WithheldRequest, error) {
 	out, err := p.renderer.Render(ctx, &internalv1.RenderRequest{
 		Url: finalURL, Options: opts, Cookies: p.renderCookies(req.Jar, finalURL), WithholdUnsafe: req.WithholdUnsafe,
 	})
 	if err != nil {
-		return nil, nil, failure.FromRemote(err)
+		return nil, nil, nil, failure.FromRemote(err)
 	}
 	if w := out.GetWithheld(); w != nil {
-		return nil, w, nil
+		return nil, nil, w, nil
 	}
-	// The browser hands back its DOM serialised as UTF-8.
-	page, err := p.extract(ctx, out.GetHtml(), out.GetFinalUrl(), out.GetStatus(), "text/html; charset=utf-8", extractOpts, true)
+	page, err := p.extract(ctx, out.GetHtml(), out.GetFinalUrl(), out.GetStatus(), renderedContentType, extractOpts, true)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	d := page.GetDistilled()
 	withBrowserWork(d, out)
 	if req.Jar != nil && !p.anonymousRenders {
 		keepCookies(req.Jar, out)
 	}
-	return d, nil, nil
+	return d, out.GetHtml(), nil, nil
 }
 
 // keepCookies puts into a session's jar the cookies the render's steps

@@ -323,3 +323,33 @@ func TestBrowserWorkRendersAndIsKept(t *testing.T) {
 		t.Fatalf("--pdf with --js off: err = %v, want InvalidArgument", err)
 	}
 }
+
+// KeepBody hands back the bytes the content came from: the page as
+// fetched, or the render's DOM when the render was kept; without it the
+// result holds no body.
+func TestKeepBody(t *testing.T) {
+	for _, tt := range []struct {
+		name, body, renderBody, wantBody, wantType string
+		keep                                       bool
+	}{
+		{name: "fetched page", body: "plenty of text here", renderBody: "rendered", keep: true, wantBody: "plenty of text here", wantType: "text/html"},
+		{name: "kept render", body: "<div/>", renderBody: "rendered app content", keep: true, wantBody: "rendered app content", wantType: "text/html; charset=utf-8"},
+		{name: "dropped render", body: "<div/>", renderBody: "<p/>", keep: true, wantBody: "<div/>", wantType: "text/html"},
+		{name: "not asked", body: "plenty of text here", renderBody: "rendered"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			renders := 0
+			p := New(quiet, page(tt.body), &charsExtractor{}, rendered(tt.renderBody, &renders))
+			res, err := p.Do(context.Background(), Request{URL: "http://127.0.0.1/", Options: &distillv1.FetchOptions{}, KeepBody: tt.keep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(res.Body) != tt.wantBody || res.ContentType != tt.wantType {
+				t.Errorf("body %q of type %q, want %q of type %q", res.Body, res.ContentType, tt.wantBody, tt.wantType)
+			}
+			if !tt.keep && res.Body != nil {
+				t.Errorf("a body came back unasked: %q", res.Body)
+			}
+		})
+	}
+}

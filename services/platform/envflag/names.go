@@ -37,8 +37,9 @@ const (
 	AllowLocal Var = "DISTILL_ALLOW_LOCAL" // 1: requests may ask for loopback (allow_local)
 
 	// Secrets.
-	SessionKey Var = "DISTILL_SESSION_KEY" // AES-256 key sealing sessions kept in NATS
-	MCPToken   Var = "DISTILL_MCP_TOKEN"   // bearer token of distill mcp --http
+	SessionKey    Var = "DISTILL_SESSION_KEY"    // AES-256 key sealing sessions kept in NATS
+	MCPToken      Var = "DISTILL_MCP_TOKEN"      // bearer token of distill mcp --http
+	WebhookSecret Var = "DISTILL_WEBHOOK_SECRET" // HMAC key signing the Firecrawl API's webhooks
 
 	// Who may call the gRPC API of distill serve: API tokens may make every
 	// call but the operator's (emptying the cache), operator tokens all;

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -131,15 +132,45 @@ func (g *Guard) authorize(ctx context.Context, method string) error {
 	if !ok {
 		return status.Error(codes.Unauthenticated, "this server needs a bearer token: send the metadata 'authorization: Bearer <token>'")
 	}
+	api, operator := g.admit(token)
+	switch {
+	case !api && !operator:
+		return status.Error(codes.Unauthenticated, ErrUnknownToken.Error())
+	case g.operatorMethods[method] && !operator:
+		return status.Errorf(codes.PermissionDenied, "%s is an operator call: it needs an operator token", method)
+	}
+	return nil
+}
+
+// admit says whether token is an API token, an operator token, or neither.
+func (g *Guard) admit(token string) (api, operator bool) {
 	d := sha256.Sum256([]byte(token))
 	// Every configured token is compared, whichever matches, so the time
 	// taken says nothing about which one, if any, was close.
-	api, operator := match(d, g.tokens), match(d, g.operators)
-	switch {
-	case !api && !operator:
-		return status.Error(codes.Unauthenticated, "the bearer token is not one this server accepts")
-	case g.operatorMethods[method] && !operator:
-		return status.Errorf(codes.PermissionDenied, "%s is an operator call: it needs an operator token", method)
+	return match(d, g.tokens), match(d, g.operators)
+}
+
+// Errors of CheckHeader, for the HTTP doors that share the gRPC API's
+// tokens.
+var (
+	ErrNoToken      = errors.New("this server needs a bearer token: send the header 'Authorization: Bearer <token>'")
+	ErrUnknownToken = errors.New("the bearer token is not one this server accepts")
+)
+
+// CheckHeader admits an HTTP request whose Authorization header carries an
+// API or operator token, in constant time, as the gRPC calls are; with no
+// tokens configured every request is admitted. It returns ErrNoToken or
+// ErrUnknownToken otherwise.
+func (g *Guard) CheckHeader(authorization string) error {
+	if !g.Enabled() {
+		return nil
+	}
+	token, ok := parseBearer(authorization)
+	if !ok {
+		return ErrNoToken
+	}
+	if api, operator := g.admit(token); !api && !operator {
+		return ErrUnknownToken
 	}
 	return nil
 }
@@ -156,10 +187,18 @@ func match(d [sha256.Size]byte, set [][sha256.Size]byte) bool {
 func bearer(ctx context.Context) (string, bool) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	for _, v := range md.Get("authorization") {
-		scheme, token, ok := strings.Cut(strings.TrimSpace(v), " ")
-		if ok && strings.EqualFold(scheme, "bearer") {
-			return strings.TrimSpace(token), true
+		if token, ok := parseBearer(v); ok {
+			return token, true
 		}
+	}
+	return "", false
+}
+
+// parseBearer is the token of "Bearer <token>".
+func parseBearer(v string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(v), " ")
+	if ok && strings.EqualFold(scheme, "bearer") {
+		return strings.TrimSpace(token), true
 	}
 	return "", false
 }

@@ -203,3 +203,33 @@ func TestLoopback(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckHeader(t *testing.T) {
+	g, err := grpcauth.New(guarded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, header string
+		want         error
+	}{
+		{"api token", "Bearer " + apiToken, nil},
+		{"operator token", "bearer " + operatorToken, nil},
+		{"none", "", grpcauth.ErrNoToken},
+		{"other scheme", "Basic " + apiToken, grpcauth.ErrNoToken},
+		{"unknown token", "Bearer " + apiToken + "x", grpcauth.ErrUnknownToken},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := g.CheckHeader(tc.header); err != tc.want {
+				t.Errorf("CheckHeader(%q) = %v, want %v", tc.header, err, tc.want)
+			}
+		})
+	}
+	open, err := grpcauth.New(grpcauth.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := open.CheckHeader(""); err != nil {
+		t.Errorf("a guard without tokens refused a request: %v", err)
+	}
+}

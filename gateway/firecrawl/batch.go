@@ -1,0 +1,390 @@
+package firecrawl
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"distill.dev/gateway/api"
+	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+)
+
+// batchRequest is POST /v{1,2}/batch/scrape: the URLs, and scrape options
+// beside them.
+type batchRequest struct {
+	URLs              []string        `json:"urls"`
+	Webhook           json.RawMessage `json:"webhook"`
+	AppendToID        string          `json:"appendToId"`
+	IgnoreInvalidURLs *bool           `json:"ignoreInvalidURLs"`
+	MaxConcurrency    *int32          `json:"maxConcurrency"`
+	scrapeOptions
+}
+
+// Job states, as Firecrawl names them.
+const (
+	stateScraping  = "scraping"
+	stateCompleted = "completed"
+	stateFailed    = "failed"
+	stateCancelled = "cancelled"
+)
+
+// pageBytes bounds one answer of a job's status, as Firecrawl pages its
+// results by 10 MB with next.
+const pageBytes = 10 << 20
+
+func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int) {
+	var req batchRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	switch {
+	case len(req.URLs) == 0:
+		writeError(w, badRequest("Bad Request: urls is required"))
+		return
+	case len(req.URLs) > api.MaxBatchURLs:
+		writeError(w, badRequest("Bad Request: a batch holds at most %d urls, got %d", api.MaxBatchURLs, len(req.URLs)))
+		return
+	case req.AppendToID != "":
+		writeError(w, notSupported("appendToId", ""))
+		return
+	}
+	p, err := req.plan(version, s.cfg.AllowLocal)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	hook, err := s.parseWebhook(req.Webhook)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	// The pages of a batch come back from the fetcher workers distilled;
+	// their HTML stays with the worker.
+	for _, f := range []struct {
+		name string
+		on   bool
+	}{{"formats: html", p.want.html}, {"formats: rawHtml", p.want.rawHTML}, {"formats: images", p.want.images}, {"excludeTags", len(p.excludeTags) > 0}} {
+		if f.on {
+			writeError(w, notSupported(f.name+" in a batch scrape", ""))
+			return
+		}
+	}
+	if req.MaxConcurrency != nil {
+		p.opts.Concurrency = req.MaxConcurrency
+	}
+	ignoreInvalid := version == 2 && (req.IgnoreInvalidURLs == nil || *req.IgnoreInvalidURLs) || version == 1 && req.IgnoreInvalidURLs != nil && *req.IgnoreInvalidURLs
+	var urls, sources, invalid []string
+	for _, raw := range req.URLs {
+		target, ok := validURL(raw)
+		if !ok {
+			if !ignoreInvalid {
+				writeError(w, badRequest("Bad Request: invalid URL %q (set ignoreInvalidURLs to skip it)", raw))
+				return
+			}
+			invalid = append(invalid, raw)
+			continue
+		}
+		urls, sources = append(urls, target), append(sources, raw)
+	}
+	if len(urls) == 0 {
+		writeError(w, badRequest("Bad Request: none of the urls is valid"))
+		return
+	}
+	j, aerr := s.jobs.start(len(urls))
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	j.sources, j.plan = sources, p
+	if hook != nil {
+		j.hook = s.newWebhookSender(hook)
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	j.cancel = cancel
+	go s.runBatch(ctx, j, urls)
+	out := map[string]any{"success": true, "id": j.id, "url": statusURL(r, "/v"+strconv.Itoa(version)+"/batch/scrape/"+j.id)}
+	if len(invalid) > 0 {
+		out["invalidURLs"] = invalid
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// runBatch sends the job's URLs over the batch path every door uses (the
+// job queue, fanned out to the fetcher workers) and keeps each answer.
+func (s *Server) runBatch(ctx context.Context, j *job, urls []string) {
+	defer s.jobs.finished(j)
+	defer j.cancel()
+	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
+	err := s.backend.Batch(ctx, urls, j.plan.opts, func(r *internalv1.FetchJobResult) {
+		if doc := j.deliver(r); doc != nil {
+			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []*document{doc}})
+		}
+	})
+	j.mu.Lock()
+	switch {
+	case j.status == stateCancelled:
+	case err != nil:
+		j.status, j.failure = stateFailed, err.Error()
+		s.logger.Warn("firecrawl batch failed", "id", j.id, "err", err)
+	default:
+		j.status = stateCompleted
+	}
+	status := j.status
+	j.mu.Unlock()
+	switch status {
+	case stateCompleted:
+		j.hook.send("completed", webhookEvent{Success: true, ID: j.id})
+	case stateFailed:
+		j.hook.send("failed", webhookEvent{ID: j.id, Error: err.Error()})
+	}
+	j.hook.close()
+}
+
+// validURL is raw as the batch fetches it, and whether it is a URL at all.
+func validURL(raw string) (string, bool) {
+	target, err := targetURL(raw)
+	if err != nil {
+		return "", false
+	}
+	u, perr := url.Parse(target)
+	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", false
+	}
+	return target, true
+}
+
+// statusURL is where a job's status is read, on the host the client
+// reached.
+func statusURL(r *http.Request, path string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + path
+}
+
+// batchStatusResponse is Firecrawl's job status. next is left out, not
+// null, when there is no next page: the v1 client follows any next key.
+type batchStatusResponse struct {
+	Success     bool        `json:"success"`
+	Status      string      `json:"status"`
+	Total       int         `json:"total"`
+	Completed   int         `json:"completed"`
+	CreditsUsed int         `json:"creditsUsed"`
+	ExpiresAt   string      `json:"expiresAt"`
+	Next        string      `json:"next,omitempty"`
+	Data        []*document `json:"data"`
+	Error       string      `json:"error,omitempty"`
+}
+
+func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
+	j := s.jobs.get(r.PathValue("id"))
+	if j == nil {
+		writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
+		return
+	}
+	skip := 0
+	if v := r.URL.Query().Get("skip"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, badRequest("Bad Request: skip must be a whole number, got %q", v))
+			return
+		}
+		skip = n
+	}
+	j.mu.Lock()
+	out := batchStatusResponse{
+		Success: true, Status: j.status, Total: len(j.docs), Completed: j.succeeded,
+		CreditsUsed: j.succeeded, ExpiresAt: j.expires.UTC().Format(time.RFC3339), Error: j.failure,
+		Data: []*document{},
+	}
+	// The documents done so far, in the order of the batch's URLs, at
+	// most pageBytes of them; next skips past them.
+	seen, size := 0, 0
+	for i, d := range j.docs {
+		if d == nil {
+			continue
+		}
+		seen++
+		if seen <= skip {
+			continue
+		}
+		b, _ := json.Marshal(d)
+		if size > 0 && size+len(b) > pageBytes {
+			out.Next = statusURL(r, r.URL.Path) + "?skip=" + strconv.Itoa(seen-1)
+			break
+		}
+		size += len(b)
+		out.Data = append(out.Data, j.docs[i])
+	}
+	j.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
+	j := s.jobs.get(r.PathValue("id"))
+	if j == nil {
+		writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
+		return
+	}
+	j.mu.Lock()
+	if j.status == stateScraping {
+		j.status = stateCancelled
+	}
+	status := j.status
+	j.mu.Unlock()
+	j.cancel()
+	writeJSON(w, http.StatusOK, map[string]any{"success": status == stateCancelled, "status": status})
+}
+
+// jobErrorEntry is one failed URL, as Firecrawl's errors endpoint lists it.
+type jobErrorEntry struct {
+	ID        string `json:"id"`
+	Timestamp string `json:"timestamp"`
+	URL       string `json:"url"`
+	Code      string `json:"code,omitempty"`
+	Error     string `json:"error"`
+}
+
+func (s *Server) batchErrors(w http.ResponseWriter, r *http.Request) {
+	j := s.jobs.get(r.PathValue("id"))
+	if j == nil {
+		writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
+		return
+	}
+	j.mu.Lock()
+	out := map[string]any{"errors": append([]jobErrorEntry{}, j.errors...), "robotsBlocked": append([]string{}, j.robots...)}
+	j.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// job is one batch scrape, kept until it expires.
+type job struct {
+	id      string
+	expires time.Time
+	sources []string
+	plan    *plan
+	cancel  context.CancelFunc
+	// hook delivers the job's events; nil without a webhook.
+	hook *webhookSender
+
+	mu        sync.Mutex
+	status    string
+	docs      []*document
+	succeeded int
+	errors    []jobErrorEntry
+	robots    []string
+	failure   string
+}
+
+// deliver keeps one URL's answer, and returns its document when it has
+// one.
+func (j *job) deliver(r *internalv1.FetchJobResult) *document {
+	i := int(r.GetIndex())
+	if i < 0 || i >= len(j.sources) {
+		return nil
+	}
+	source := j.sources[i]
+	var doc *document
+	var derr *apiError
+	if e := r.GetError(); e == nil {
+		doc, derr = j.plan.document(source, r.GetResult(), nil, "")
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch e := r.GetError(); {
+	case e != nil && e.GetCode() == failure.RobotsDisallowed:
+		j.robots = append(j.robots, source)
+	case e != nil:
+		j.errors = append(j.errors, jobErrorEntry{ID: newID(), Timestamp: time.Now().UTC().Format(time.RFC3339), URL: source, Code: codeOf(e.GetCode()), Error: e.GetMessage()})
+	case derr != nil:
+		j.errors = append(j.errors, jobErrorEntry{ID: newID(), Timestamp: time.Now().UTC().Format(time.RFC3339), URL: source, Code: derr.code, Error: derr.msg})
+	default:
+		j.docs[i] = doc
+		j.succeeded++
+		return doc
+	}
+	return nil
+}
+
+// jobs are the batch jobs this server keeps, in memory: a status poll must
+// reach the gateway that started the job.
+type jobs struct {
+	mu      sync.Mutex
+	byID    map[string]*job
+	order   []*job
+	running chan struct{}
+	wg      sync.WaitGroup
+	max     int
+	ttl     time.Duration
+}
+
+func newJobs(maxRunning, maxKept int, ttl time.Duration) *jobs {
+	return &jobs{byID: map[string]*job{}, running: make(chan struct{}, maxRunning), max: maxKept, ttl: ttl}
+}
+
+// start registers a job of n URLs, or refuses it with 429 while the
+// server runs as many batches as it may, or keeps as many as it may.
+func (js *jobs) start(n int) (*job, *apiError) {
+	select {
+	case js.running <- struct{}{}:
+	default:
+		return nil, &apiError{status: http.StatusTooManyRequests, retryAfter: 5 * time.Second,
+			msg: "Rate limit exceeded: this server runs " + strconv.Itoa(cap(js.running)) + " batch scrapes at once; retry after 5 seconds"}
+	}
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	js.evict(time.Now())
+	if len(js.order) >= js.max {
+		<-js.running
+		return nil, &apiError{status: http.StatusTooManyRequests, retryAfter: 5 * time.Second,
+			msg: "Rate limit exceeded: this server keeps " + strconv.Itoa(js.max) + " batch scrapes; retry after 5 seconds"}
+	}
+	j := &job{id: newID(), expires: time.Now().Add(js.ttl), status: stateScraping, docs: make([]*document, n)}
+	js.byID[j.id] = j
+	js.order = append(js.order, j)
+	js.wg.Add(1)
+	return j, nil
+}
+
+// evict forgets expired jobs, and finished ones beyond the limit, oldest
+// first.
+func (js *jobs) evict(now time.Time) {
+	keep := js.order[:0]
+	over := len(js.order) - js.max + 1
+	for _, j := range js.order {
+		j.mu.Lock()
+		finished := j.status != stateScraping
+		j.mu.Unlock()
+		if finished && (now.After(j.expires) || over > 0) {
+			delete(js.byID, j.id)
+			over--
+			continue
+		}
+		keep = append(keep, j)
+	}
+	js.order = keep
+}
+
+func (js *jobs) finished(*job) {
+	<-js.running
+	js.wg.Done()
+}
+
+func (js *jobs) get(id string) *job {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	j := js.byID[id]
+	if j != nil && time.Now().After(j.expires) {
+		return nil
+	}
+	return j
+}
+
+func (js *jobs) wait() { js.wg.Wait() }

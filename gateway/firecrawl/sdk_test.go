@@ -1,0 +1,321 @@
+package firecrawl_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"distill.dev/gateway/internal/localcluster"
+)
+
+// These tests drive `distill serve --http` with the official Firecrawl JS
+// SDK (testdata/sdk, pinned by its package-lock.json), a client nobody
+// here wrote. They need node and npm, and are skipped in short mode; `make
+// firecrawl-sdk` installs the SDK, and the tests run `npm ci` themselves
+// when node_modules is missing.
+
+const (
+	sdkDir           = "testdata/sdk"
+	sdkWebhookSecret = "sdk-webhook-secret-0123456789"
+)
+
+// built is the folder of a distill built for this package's tests.
+var built string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built != "" {
+		os.RemoveAll(built)
+	}
+	os.Exit(code)
+}
+
+var (
+	binaryOnce = sync.OnceValues(func() (string, error) {
+		if dir := os.Getenv(localcluster.BinEnv); dir != "" {
+			return filepath.Join(dir, "distill"), localcluster.Check(dir, "distill")
+		}
+		dir, err := os.MkdirTemp("", "distill-firecrawl-test")
+		if err != nil {
+			return "", err
+		}
+		built = dir
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(dir, "distill"), localcluster.Build(root, dir, "distill")
+	})
+	npmOnce = sync.OnceValue(func() error {
+		if _, err := os.Stat(filepath.Join(sdkDir, "node_modules")); err == nil {
+			return nil
+		}
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		cmd.Dir = sdkDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("npm ci in %s: %v\n%s", sdkDir, err, out)
+		}
+		return nil
+	})
+)
+
+func needNode(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the Firecrawl JS SDK under Node: make test runs it, make test-short does not")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is not installed: install nodejs and npm (.ci/run does), then run make firecrawl-sdk")
+	}
+	if err := npmOnce(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startDistill runs `distill serve --http` with testToken until the test
+// ends and returns the HTTP API's base URL.
+func startDistill(t *testing.T) string {
+	t.Helper()
+	bin, err := binaryOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcAddr, err := localcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpAddr, err := localcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "--cache-dir", t.TempDir(), "serve", "--listen", grpcAddr, "--http", httpAddr, "--allow-local")
+	cmd.Env = append(os.Environ(), "DISTILL_API_TOKENS="+testToken, "DISTILL_WEBHOOK_SECRET="+sdkWebhookSecret)
+	var stderr localcluster.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("distill serve's stderr:\n%s", stderr.String())
+		}
+	})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := net.Dial("tcp", httpAddr)
+		if err == nil {
+			c.Close()
+			return "http://" + httpAddr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("distill serve --http %s did not listen within a minute:\n%s", httpAddr, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// runSDK runs client.mjs with input and decodes what it prints into out.
+func runSDK(t *testing.T, input, out any) {
+	t.Helper()
+	in, err := json.Marshal(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "client.mjs")
+	cmd.Dir = sdkDir
+	cmd.Stdin = bytes.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node client.mjs: %v\n%s", err, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		t.Fatalf("client.mjs printed %q: %v\nstderr: %s", stdout.String(), err, stderr.String())
+	}
+}
+
+// sdkOutcome is what client.mjs reports of one SDK call.
+type sdkOutcome struct {
+	OK      bool            `json:"ok"`
+	Value   json.RawMessage `json:"value"`
+	Status  *int            `json:"status"`
+	Message string          `json:"message"`
+}
+
+func (o sdkOutcome) decode(t *testing.T, name string, v any) {
+	t.Helper()
+	if !o.OK {
+		t.Fatalf("%s failed in the SDK: status %v: %s", name, o.Status, o.Message)
+	}
+	if err := json.Unmarshal(o.Value, v); err != nil {
+		t.Fatalf("%s: %v: %s", name, err, o.Value)
+	}
+}
+
+type sdkDocument struct {
+	Markdown string   `json:"markdown"`
+	HTML     *string  `json:"html"`
+	RawHTML  *string  `json:"rawHtml"`
+	Links    []string `json:"links"`
+	Images   []string `json:"images"`
+	Metadata struct {
+		Title      string `json:"title"`
+		SourceURL  string `json:"sourceURL"`
+		StatusCode int    `json:"statusCode"`
+		Language   string `json:"language"`
+	} `json:"metadata"`
+}
+
+func TestFirecrawlSDK(t *testing.T) {
+	needNode(t)
+	pages := site(t)
+	api := startDistill(t)
+	hooks := make(chan []byte, 4)
+	receiver := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mac := hmac.New(sha256.New, []byte(sdkWebhookSecret))
+		mac.Write(body)
+		if r.Header.Get("X-Firecrawl-Signature") == "sha256="+hex.EncodeToString(mac.Sum(nil)) {
+			hooks <- body
+		}
+	}))
+	t.Cleanup(receiver.Close)
+	var got map[string]sdkOutcome
+	runSDK(t, map[string]any{"mode": "check", "apiUrl": api, "token": testToken, "site": pages.URL, "webhook": receiver.URL + "/hook"}, &got)
+
+	var doc sdkDocument
+	got["scrape"].decode(t, "scrape", &doc)
+	switch {
+	case !strings.Contains(doc.Markdown, "Tide tables tell the harbour"):
+		t.Errorf("scrape markdown = %q", doc.Markdown)
+	case doc.HTML == nil || strings.Contains(*doc.HTML, "SCRIPT-MARKER") || !strings.Contains(*doc.HTML, "Tide charts"):
+		t.Errorf("scrape html = %v", doc.HTML)
+	case doc.RawHTML == nil || !strings.Contains(*doc.RawHTML, "SCRIPT-MARKER"):
+		t.Errorf("scrape rawHtml = %v", doc.RawHTML)
+	case !slices.Contains(doc.Links, pages.URL+"/charts?year=2026"):
+		t.Errorf("scrape links = %v", doc.Links)
+	case !slices.Contains(doc.Images, pages.URL+"/img/high-tide.png"):
+		t.Errorf("scrape images = %v", doc.Images)
+	case doc.Metadata.Title != "Tides of the harbour" || doc.Metadata.StatusCode != 200 || doc.Metadata.Language != "en-GB" || doc.Metadata.SourceURL != pages.URL+"/article":
+		t.Errorf("scrape metadata = %+v", doc.Metadata)
+	}
+	var main sdkDocument
+	got["scrapeMain"].decode(t, "scrape with includeTags", &main)
+	if !strings.Contains(main.Markdown, "ASIDE-MARKER") || strings.Contains(main.Markdown, "Tide charts") {
+		t.Errorf("includeTags #aside gave %q", main.Markdown)
+	}
+
+	var trimmed sdkDocument
+	got["scrapeExclude"].decode(t, "scrape with excludeTags", &trimmed)
+	if strings.Contains(trimmed.Markdown, "ASIDE-MARKER") || strings.Contains(trimmed.Markdown, "NAV-MARKER") || !strings.Contains(trimmed.Markdown, "FOOTER-MARKER") {
+		t.Errorf("excludeTags nav, #aside gave %q", trimmed.Markdown)
+	}
+
+	var job struct {
+		Status    string        `json:"status"`
+		Completed int           `json:"completed"`
+		Total     int           `json:"total"`
+		Data      []sdkDocument `json:"data"`
+	}
+	got["batch"].decode(t, "batchScrape", &job)
+	var titles []string
+	for _, d := range job.Data {
+		titles = append(titles, d.Metadata.Title)
+	}
+	if job.Status != "completed" || job.Completed != 3 || job.Total != 3 || !slices.Equal(titles, []string{"Page 1", "Page 2", "Page 3"}) {
+		t.Errorf("batchScrape = %s %d/%d %v", job.Status, job.Completed, job.Total, titles)
+	}
+
+	var started struct {
+		ID string `json:"id"`
+	}
+	got["webhookStart"].decode(t, "startBatchScrape with a webhook", &started)
+	select {
+	case body := <-hooks:
+		var e struct {
+			Type     string            `json:"type"`
+			ID       string            `json:"id"`
+			Metadata map[string]string `json:"metadata"`
+		}
+		if err := json.Unmarshal(body, &e); err != nil || e.Type != "batch_scrape.completed" || e.ID != started.ID || e.Metadata["from"] != "sdk" {
+			t.Errorf("webhook delivered %s (%v), want batch_scrape.completed of %s", body, err, started.ID)
+		}
+	case <-time.After(time.Minute):
+		t.Error("no signed webhook delivery within a minute")
+	}
+
+	var mapped struct {
+		Links []struct {
+			URL string `json:"url"`
+		} `json:"links"`
+	}
+	got["map"].decode(t, "map", &mapped)
+	if len(mapped.Links) != 3 || mapped.Links[0].URL != pages.URL+"/article" {
+		t.Errorf("map = %+v", mapped)
+	}
+
+	for name, want := range map[string]struct {
+		status int
+		text   string
+	}{
+		"badToken":   {401, "Unauthorized"},
+		"actions":    {400, "actions: not supported yet by this server"},
+		"screenshot": {400, "formats: screenshot: not supported yet"},
+		"search":     {400, "distill does not search the web"},
+		"crawl":      {400, "crawl: not supported yet"},
+		"blocked":    {403, "Forbidden"},
+		"timeout":    {408, "Request Timeout"},
+	} {
+		o := got[name]
+		if o.OK || o.Status == nil || *o.Status != want.status || !strings.Contains(o.Message, want.text) {
+			t.Errorf("%s: the SDK got ok=%v status %v %q, want status %d and %q", name, o.OK, o.Status, o.Message, want.status, want.text)
+		}
+	}
+
+	var v1 struct {
+		Success  bool   `json:"success"`
+		Markdown string `json:"markdown"`
+		HTML     string `json:"html"`
+	}
+	got["v1Scrape"].decode(t, "v1 scrapeUrl", &v1)
+	if !v1.Success || !strings.Contains(v1.Markdown, "Tide tables") || !strings.Contains(v1.HTML, "Tide charts") {
+		t.Errorf("v1 scrapeUrl = %+v", v1)
+	}
+	var v1Map struct {
+		Success bool     `json:"success"`
+		Links   []string `json:"links"`
+	}
+	got["v1Map"].decode(t, "v1 mapUrl", &v1Map)
+	if !v1Map.Success || len(v1Map.Links) != 3 {
+		t.Errorf("v1 mapUrl = %+v", v1Map)
+	}
+	var v1Batch struct {
+		Status string        `json:"status"`
+		Data   []sdkDocument `json:"data"`
+	}
+	got["v1Batch"].decode(t, "v1 batchScrapeUrls", &v1Batch)
+	if v1Batch.Status != "completed" || len(v1Batch.Data) != 2 || v1Batch.Data[1].Metadata.Title != "Page 5" {
+		t.Errorf("v1 batchScrapeUrls = %+v", v1Batch)
+	}
+}

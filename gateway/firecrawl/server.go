@@ -1,0 +1,214 @@
+// Package firecrawl serves distill behind Firecrawl's HTTP API, so that the
+// tools that already speak it (the Firecrawl SDKs, CLI and MCP server, the
+// LangChain and LlamaIndex loaders, n8n, Dify) work against distill by
+// changing one base URL. Each endpoint maps onto the calls every other door
+// makes (a fetch through the pipeline, a batch over the job queue, a map);
+// a field distill cannot honour is refused with Firecrawl's error shape and
+// a message naming it, never silently dropped, and a few that change
+// nothing about the content (location, proxy) are ignored with a warning.
+package firecrawl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/mapsite"
+	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/platform/netpolicy"
+)
+
+// Backend is what the API maps onto: an *app.System is one.
+type Backend interface {
+	Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error)
+	Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error
+	Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error)
+	// Extract distills HTML already in hand: a page trimmed by excludeTags.
+	Extract(ctx context.Context, req *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error)
+}
+
+// Authorizer admits a request by its Authorization header; a
+// *grpcauth.Guard is one, so the HTTP door takes the gRPC API's tokens.
+type Authorizer interface {
+	CheckHeader(authorization string) error
+}
+
+// Defaults of Config's limits.
+const (
+	DefaultMaxBodyBytes = 10 << 20
+	DefaultMaxInFlight  = 64
+	DefaultMaxBatches   = 8
+	DefaultMaxJobs      = 256
+	DefaultJobTTL       = 24 * time.Hour
+)
+
+// Config is the operator's side of the API.
+type Config struct {
+	// AllowLocal lets requests reach loopback: Firecrawl's API has no
+	// allow_local of its own, so the operator's --allow-local decides for
+	// every request.
+	AllowLocal bool
+	// Auth checks every request's bearer token; nil admits every request.
+	Auth Authorizer
+	// MaxBodyBytes bounds a request body (413 beyond it).
+	MaxBodyBytes int64
+	// MaxInFlight bounds the scrapes and maps served at once; one more is
+	// answered 429 with Retry-After.
+	MaxInFlight int
+	// MaxBatches bounds the batch jobs running at once, MaxJobs the jobs
+	// kept (running or finished, until JobTTL after they started).
+	MaxBatches int
+	MaxJobs    int
+	JobTTL     time.Duration
+	// WebhookSecret signs every webhook delivery (HMAC-SHA256); without
+	// it, requests with a webhook are refused.
+	WebhookSecret string
+	// Own holds the process's listening addresses, which no webhook
+	// reaches, as no fetch does.
+	Own *netpolicy.Own
+}
+
+func (c *Config) defaults() {
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.MaxBatches <= 0 {
+		c.MaxBatches = DefaultMaxBatches
+	}
+	if c.MaxJobs <= 0 {
+		c.MaxJobs = DefaultMaxJobs
+	}
+	if c.JobTTL <= 0 {
+		c.JobTTL = DefaultJobTTL
+	}
+}
+
+// Server is the Firecrawl-compatible API over a Backend.
+type Server struct {
+	logger   *slog.Logger
+	backend  Backend
+	cfg      Config
+	inFlight chan struct{}
+	jobs     *jobs
+	// ctx outlives requests: batch jobs run under it until Close.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// New returns the API over backend.
+func New(logger *slog.Logger, backend Backend, cfg Config) *Server {
+	cfg.defaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		logger: logger, backend: backend, cfg: cfg,
+		inFlight: make(chan struct{}, cfg.MaxInFlight),
+		jobs:     newJobs(cfg.MaxBatches, cfg.MaxJobs, cfg.JobTTL),
+		ctx:      ctx, cancel: cancel,
+	}
+}
+
+// Close cancels the batch jobs still running and waits for them to end.
+func (s *Server) Close() {
+	s.cancel()
+	s.jobs.wait()
+}
+
+// Handler routes Firecrawl's v2 endpoints, and its v1 endpoints as far as
+// the SDKs' v1 clients use them.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, v := range []int{1, 2} {
+		p := "/v" + strconv.Itoa(v)
+		mux.HandleFunc("POST "+p+"/scrape", s.limited(func(w http.ResponseWriter, r *http.Request) { s.scrape(w, r, v) }))
+		mux.HandleFunc("POST "+p+"/batch/scrape", func(w http.ResponseWriter, r *http.Request) { s.startBatch(w, r, v) })
+		mux.HandleFunc("GET "+p+"/batch/scrape/{id}", s.batchStatus)
+		mux.HandleFunc("DELETE "+p+"/batch/scrape/{id}", s.cancelBatch)
+		mux.HandleFunc("GET "+p+"/batch/scrape/{id}/errors", s.batchErrors)
+		if v == 1 {
+			// The v1 client asks for a batch's errors with DELETE.
+			mux.HandleFunc("DELETE "+p+"/batch/scrape/{id}/errors", s.batchErrors)
+		}
+		mux.HandleFunc("POST "+p+"/map", s.limited(func(w http.ResponseWriter, r *http.Request) { s.mapSite(w, r, v) }))
+		mux.HandleFunc("POST "+p+"/search", func(w http.ResponseWriter, _ *http.Request) {
+			writeError(w, &apiError{status: http.StatusBadRequest, code: codeUnsupported, msg: "search: not supported: distill does not search the web (scrape or map the sites you know instead)"})
+		})
+		// Crawls (issue 14) and extract (issue 17) are distill's to add:
+		// until then they are refused by name. The v1 client polls a batch
+		// scrape at /v1/crawl/{id}, so a batch id is answered there.
+		mux.HandleFunc("POST "+p+"/crawl", unsupported("crawl"))
+		mux.HandleFunc("GET "+p+"/crawl/{id}", func(w http.ResponseWriter, r *http.Request) {
+			if s.jobs.get(r.PathValue("id")) != nil {
+				s.batchStatus(w, r)
+				return
+			}
+			unsupported("crawl")(w, r)
+		})
+		mux.HandleFunc("DELETE "+p+"/crawl/{id}", unsupported("crawl"))
+		mux.HandleFunc("GET "+p+"/crawl/{id}/errors", unsupported("crawl"))
+		mux.HandleFunc("POST "+p+"/extract", unsupported("extract"))
+		mux.HandleFunc("GET "+p+"/extract/{id}", unsupported("extract"))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("Not Found: no endpoint %s %s", r.Method, r.URL.Path)})
+	})
+	return s.guard(mux)
+}
+
+// guard checks the token and bounds the body of every request.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Auth != nil {
+			if err := s.cfg.Auth.CheckHeader(r.Header.Get("Authorization")); err != nil {
+				writeError(w, &apiError{status: http.StatusUnauthorized, msg: "Unauthorized: " + err.Error()})
+				return
+			}
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limited answers 429 when MaxInFlight requests are already being served,
+// rather than queueing work the client may have given up on.
+func (s *Server) limited(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case s.inFlight <- struct{}{}:
+			defer func() { <-s.inFlight }()
+			h(w, r)
+		default:
+			writeError(w, &apiError{status: http.StatusTooManyRequests, retryAfter: time.Second,
+				msg: fmt.Sprintf("Rate limit exceeded: this server serves %d scrapes and maps at once; retry after 1 second", s.cfg.MaxInFlight)})
+		}
+	}
+}
+
+// decode reads a JSON body into v, refusing keys v does not know as
+// Firecrawl's strict schemas do, and a body over the limit.
+func decode(r *http.Request, v any) *apiError {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return &apiError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("Payload Too Large: the request body exceeds %d bytes", mbe.Limit)}
+		}
+		return badRequest("Bad Request: %s", jsonMessage(err))
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,75 @@
+// Drives distill's Firecrawl-compatible API with the official Firecrawl JS
+// SDK, base URL set to distill. It reads one JSON object on stdin and
+// prints one JSON object on stdout:
+//
+//   {"mode": "check", "apiUrl", "token", "site"}  runs every call the Go
+//     test asserts on and reports what the SDK returned or threw;
+//   {"mode": "bench", "apiUrl", "token", "urls", "concurrency"}  scrapes
+//     each URL once, concurrency at a time, and reports each latency.
+import Firecrawl from "firecrawl";
+
+const input = JSON.parse(await new Promise((resolve, reject) => {
+  let s = "";
+  process.stdin.setEncoding("utf8");
+  process.stdin.on("data", (d) => (s += d));
+  process.stdin.on("end", () => resolve(s));
+  process.stdin.on("error", reject);
+}));
+
+// outcome runs fn and reports its value, or the SDK's error as the SDK
+// shapes it.
+async function outcome(fn) {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (err) {
+    return { ok: false, status: err.status ?? err.statusCode ?? null, code: err.code ?? null, message: String(err.message ?? err) };
+  }
+}
+
+async function check({ apiUrl, token, site, webhook }) {
+  const fc = new Firecrawl({ apiKey: token, apiUrl });
+  const out = {};
+  out.scrape = await outcome(() => fc.scrape(`${site}/article`, { formats: ["markdown", "html", "rawHtml", "links", "images"] }));
+  out.scrapeMain = await outcome(() => fc.scrape(`${site}/article`, { formats: ["markdown"], onlyMainContent: false, includeTags: ["#aside"], maxAge: 0, timeout: 20000 }));
+  out.scrapeExclude = await outcome(() => fc.scrape(`${site}/article`, { formats: ["markdown"], excludeTags: ["nav", "#aside"], onlyMainContent: false }));
+  out.batch = await outcome(() => fc.batchScrape([`${site}/page/1`, `${site}/page/2`, `${site}/page/3`], { options: { formats: ["markdown", "links"] }, pollInterval: 1, timeout: 120 }));
+  out.webhookStart = await outcome(() => fc.startBatchScrape([`${site}/page/6`], { webhook: { url: webhook, events: ["completed"], metadata: { from: "sdk" } } }));
+  out.map = await outcome(() => fc.map(site, { sitemap: "only", limit: 10 }));
+  out.badToken = await outcome(() => new Firecrawl({ apiKey: "not-the-token-0123456789", apiUrl, maxRetries: 1 }).scrape(`${site}/article`));
+  out.actions = await outcome(() => fc.scrape(`${site}/article`, { actions: [{ type: "click", selector: "a" }] }));
+  out.screenshot = await outcome(() => fc.scrape(`${site}/article`, { formats: ["screenshot"] }));
+  out.search = await outcome(() => fc.search("tides"));
+  out.crawl = await outcome(() => fc.startCrawl(site, { limit: 5 }));
+  out.blocked = await outcome(() => fc.scrape("http://169.254.169.254/latest/meta-data/"));
+  out.timeout = await outcome(() => fc.scrape(`${site}/hang`, { timeout: 1000, autoResume: false }));
+  // The v1 client, as LangChain's and older integrations use it.
+  out.v1Scrape = await outcome(() => fc.v1.scrapeUrl(`${site}/article`, { formats: ["markdown", "html"] }));
+  out.v1Map = await outcome(() => fc.v1.mapUrl(site, { sitemapOnly: true }));
+  out.v1Batch = await outcome(() => fc.v1.batchScrapeUrls([`${site}/page/4`, `${site}/page/5`], { formats: ["markdown"] }, 1));
+  return out;
+}
+
+async function bench({ apiUrl, token, urls, concurrency }) {
+  const fc = new Firecrawl({ apiKey: token, apiUrl });
+  const latencies = new Array(urls.length);
+  let next = 0, failed = 0, firstError = null;
+  const started = performance.now();
+  async function worker() {
+    while (next < urls.length) {
+      const i = next++;
+      const t0 = performance.now();
+      try {
+        await fc.scrape(urls[i], { formats: ["markdown"] });
+      } catch (err) {
+        failed++;
+        firstError ??= String(err.message ?? err);
+      }
+      latencies[i] = performance.now() - t0;
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { elapsedMs: performance.now() - started, latenciesMs: latencies, failed, firstError };
+}
+
+const result = input.mode === "bench" ? await bench(input) : await check(input);
+process.stdout.write(JSON.stringify(result));
