@@ -21,6 +21,7 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/fetcher/cache"
+	"distill.dev/services/fetcher/crawl"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/fetcher/siteurl"
@@ -43,6 +44,8 @@ type Backend interface {
 	CacheClear(ctx context.Context) (removed, freed int64, err error)
 	// Map lists a site's URLs.
 	Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error)
+	// BeginCrawl checks a crawl and opens its journal (nil keeps none).
+	BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Job, error)
 }
 
 // Server implements DistillService. It is the one implementation behind
@@ -53,6 +56,7 @@ type Server struct {
 	logger   *slog.Logger
 	backend  Backend
 	sessions *session.Manager
+	crawls   crawls
 }
 
 // Option configures a Server.

@@ -15,6 +15,7 @@ import (
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/crawl"
 	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
@@ -33,6 +34,7 @@ type cluster struct {
 	extract  *remote.Conn
 	pipeline *pipeline.Pipeline
 	mapper   *mapsite.Mapper
+	crawler  *crawl.Crawler
 	nc       *nats.Conn
 	js       jetstream.JetStream
 
@@ -80,6 +82,10 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 	// The map's sitemaps, robots.txt and pages go to the same fetcher
 	// address, whose cache of robots.txt and per-host limits serve both.
 	c.mapper = mapsite.New(logger, mapFetcher{fetcher}, c.pipeline)
+	// The gateway runs a crawl as it runs a map, its pages through the
+	// remote stages; a remote fetcher cannot be handed the crawl's judge of
+	// redirects, so the crawl judges them when the page is in.
+	c.crawler = crawl.New(logger, mapFetcher{fetcher}, crawl.PipelineReader{P: c.pipeline})
 	if c.nc, c.js, err = jobs.Connect(cfg.NATSURL, "distill-gateway", logger); err != nil {
 		c.close()
 		return nil, err
@@ -169,6 +175,11 @@ func (c *cluster) CacheClear(context.Context) (int64, int64, error) {
 // reads its sitemaps and robots.txt, and with the extractor its pages.
 func (c *cluster) Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error) {
 	return c.mapper.Map(ctx, req)
+}
+
+// BeginCrawl begins a crawl that this gateway runs.
+func (c *cluster) BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Job, error) {
+	return c.crawler.Begin(req, journal)
 }
 
 // mapFetcher is mapsite's Fetcher over FetcherService.

@@ -27,6 +27,7 @@ type distilledJSON struct {
 	Tables      *[]tableJSON     `json:"tables,omitempty"`
 	Actions     *actionsJSON     `json:"actions,omitempty"`
 	Diagnostics *diagnosticsJSON `json:"diagnostics,omitempty"`
+	Relevance   *float64         `json:"relevance,omitempty"`
 }
 
 type statsJSON struct {
@@ -198,6 +199,8 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 		Byline:   d.Byline,
 		Excerpt:  d.Excerpt,
 		Markdown: d.GetMarkdown(),
+		// Only a crawl with a query rates its pages.
+		Relevance: d.Relevance,
 	}
 	if s := d.GetStats(); s != nil {
 		out.Stats = &statsJSON{

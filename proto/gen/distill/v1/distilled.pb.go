@@ -50,7 +50,10 @@ type Distilled struct {
 	Diagnostics *Diagnostics `protobuf:"bytes,11,opt,name=diagnostics,proto3" json:"diagnostics,omitempty"`
 	// Plain-text rendering of the content, set when the text format was asked
 	// for. It is what `--format text` prints and is not part of the JSON form.
-	Text          string `protobuf:"bytes,12,opt,name=text,proto3" json:"text,omitempty"`
+	Text string `protobuf:"bytes,12,opt,name=text,proto3" json:"text,omitempty"`
+	// How well the page answers a crawl's query, 0 to 1; present only on the
+	// pages of a crawl that was given one.
+	Relevance     *float64 `protobuf:"fixed64,25,opt,name=relevance,proto3,oneof" json:"relevance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -167,6 +170,13 @@ func (x *Distilled) GetText() string {
 		return x.Text
 	}
 	return ""
+}
+
+func (x *Distilled) GetRelevance() float64 {
+	if x != nil && x.Relevance != nil {
+		return *x.Relevance
+	}
+	return 0
 }
 
 // Stats compares the raw page with the distilled output, in tokens.
@@ -1152,7 +1162,7 @@ var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\n" +
 	"\x1adistill/v1/distilled.proto\x12\n" +
-	"distill.v1\"\xc7\x03\n" +
+	"distill.v1\"\xf8\x03\n" +
 	"\tDistilled\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x14\n" +
@@ -1166,10 +1176,13 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\aactions\x18\n" +
 	" \x01(\v2\x13.distill.v1.ActionsR\aactions\x129\n" +
 	"\vdiagnostics\x18\v \x01(\v2\x17.distill.v1.DiagnosticsR\vdiagnostics\x12\x12\n" +
-	"\x04text\x18\f \x01(\tR\x04textB\t\n" +
+	"\x04text\x18\f \x01(\tR\x04text\x12!\n" +
+	"\trelevance\x18\x19 \x01(\x01H\x02R\trelevance\x88\x01\x01B\t\n" +
 	"\a_bylineB\n" +
 	"\n" +
-	"\b_excerpt\"\xac\x01\n" +
+	"\b_excerptB\f\n" +
+	"\n" +
+	"_relevance\"\xac\x01\n" +
 	"\x05Stats\x12\x1b\n" +
 	"\traw_bytes\x18\x01 \x01(\x03R\brawBytes\x12\x1d\n" +
 	"\n" +
