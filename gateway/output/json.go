@@ -296,6 +296,26 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// WriteCrawlLine writes one page of a crawl as a compact JSON line:
+// {url, depth, ok, result | error}.
+func WriteCrawlLine(w io.Writer, it BatchItem, depth int) error {
+	b := batchToJSON([]BatchItem{it})[0]
+	line, err := marshal(crawlItemJSON{URL: b.URL, Depth: depth, OK: b.OK, Result: b.Result, Error: b.Error})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(line, '\n'))
+	return err
+}
+
+type crawlItemJSON struct {
+	URL    string         `json:"url"`
+	Depth  int            `json:"depth"`
+	OK     bool           `json:"ok"`
+	Result *distilledJSON `json:"result,omitempty"`
+	Error  string         `json:"error,omitempty"`
+}
+
 // WriteBatchLine writes one URL's outcome as a line of JSON Lines:
 // {url, ok, result | error}, compact, then a newline.
 func WriteBatchLine(w io.Writer, it BatchItem) error {

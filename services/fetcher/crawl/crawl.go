@@ -34,7 +34,7 @@ const (
 	// DefaultMaxPages is how many pages a crawl reads unless told.
 	DefaultMaxPages = 50
 	// DefaultConcurrency is how many pages are read at once.
-	DefaultConcurrency = 4
+	DefaultConcurrency = fetchopts.DefaultConcurrency
 	// DefaultDelay is the shortest time between two requests to one host.
 	DefaultDelay = 100 * time.Millisecond
 )
