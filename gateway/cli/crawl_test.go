@@ -122,7 +122,9 @@ func TestCrawlRedirectsAreJudgedBeforeTheyAreFollowed(t *testing.T) {
 		"/new":        htmlPage("New home of moved"),
 	})
 	mux := http.NewServeMux()
-	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, other.URL+"/landing", http.StatusFound) })
+	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/landing", http.StatusFound)
+	})
 	mux.HandleFunc("/hidden", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/private/page", http.StatusFound) })
 	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/new", http.StatusMovedPermanently) })
 	mux.Handle("/", s.Config.Handler)
@@ -259,4 +261,3 @@ func TestCrawlUsageErrors(t *testing.T) {
 		}
 	}
 }
-
