@@ -530,13 +530,13 @@ func (j *Job) read(ctx context.Context, e Entry) (*Page, *Done) {
 		text := pageText(dist)
 		d.Present = j.rank.present(text)
 		j.mu.Lock()
-		rel = j.rank.relevance(words(dist.GetTitle()), text)
+		rel = j.rank.relevance(words(dist.GetTitle()), text, d.Present)
 		j.mu.Unlock()
 		d.Relevance = rel
 		dist.Relevance = &rel
 	}
 	if dist.GetStatus() < 400 && e.Depth < j.req.Depth {
-		d.Queued = j.links(ctx, dist, e.Depth+1, rel)
+		d.Queued = j.links(ctx, dist, e.Depth+1, rel, d.Present)
 	}
 	j.trimLinks(dist)
 	page := &Page{URL: e.URL, Depth: e.Depth, Result: dist}
@@ -638,7 +638,7 @@ func (j *Job) rebase(final *url.URL) {
 // links queues what a page links to that the crawl may read, scored when
 // it has a query. Links are read from the page's extracted links; their
 // paragraphs from its Markdown or text.
-func (j *Job) links(ctx context.Context, d *distillv1.Distilled, depth int, parent float64) []Entry {
+func (j *Job) links(ctx context.Context, d *distillv1.Distilled, depth int, parent float64, present []string) []Entry {
 	var paras []string
 	if j.rank != nil {
 		paras = paragraphs(d.GetMarkdown() + "\n\n" + d.GetText())
@@ -662,7 +662,7 @@ func (j *Job) links(ctx context.Context, d *distillv1.Distilled, depth int, pare
 		e := Entry{URL: lu.String(), Key: siteurl.KeyOf(lu), Depth: depth}
 		if j.rank != nil {
 			j.mu.Lock()
-			e.Score = j.rank.link(l.GetText(), lu.Path, contextOf(paras, l.GetHref(), l.GetText()), parent)
+			e.Score = j.rank.link(l.GetText(), lu.Path, contextOf(paras, l.GetHref(), l.GetText()), parent, present)
 			j.mu.Unlock()
 		}
 		if i, ok := seen[e.Key]; ok {

@@ -16,18 +16,40 @@ var stopWords = map[string]bool{
 	"which": true, "when": true, "where": true, "why": true, "it": true, "be": true, "at": true,
 }
 
-// words splits text into lower-case runs of letters and digits.
+// words splits text into lower-case runs of letters and digits, each cut
+// to its stem.
 func words(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+	ws := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
 	})
+	for i, w := range ws {
+		ws[i] = stem(w)
+	}
+	return ws
+}
+
+// stem takes the plural and verb endings off an English word, lightly:
+// enough that "retries" finds "retry" and "timeouts" "timeout", not a
+// full stemmer (matches also takes a word that begins with a query word).
+func stem(w string) string {
+	switch n := len(w); {
+	case n > 4 && strings.HasSuffix(w, "ies"):
+		return w[:n-3] + "y"
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		return w[:n-3]
+	case n > 4 && strings.HasSuffix(w, "ed"):
+		return w[:n-2]
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
+		return w[:n-1]
+	}
+	return w
 }
 
 // queryWords are the words of a question that can tell pages apart.
 func queryWords(q string) []string {
 	var out []string
 	for _, w := range words(q) {
-		if !stopWords[w] && !slices.Contains(out, w) {
+		if !stopWords[w] && w != "" && !slices.Contains(out, w) {
 			out = append(out, w)
 		}
 	}
@@ -77,11 +99,23 @@ func newRanker(query string) *ranker {
 }
 
 // weights are each query word's weight now, and their sum.
-func (r *ranker) weights() ([]float64, float64) {
+func (r *ranker) weights() ([]float64, float64) { return r.weightsWith(nil) }
+
+// weightsWith are the weights once a page holding the query words
+// present is counted too.
+func (r *ranker) weightsWith(present []string) ([]float64, float64) {
 	w := make([]float64, len(r.query))
 	var sum float64
+	pages := r.pages
+	if present != nil {
+		pages++
+	}
 	for i, q := range r.query {
-		w[i] = math.Log(1 + float64(r.pages+1)/float64(r.df[q]+1))
+		df := r.df[q]
+		if slices.Contains(present, q) {
+			df++
+		}
+		w[i] = math.Log(1 + float64(pages+1)/float64(df+1))
 		sum += w[i]
 	}
 	return w, sum
@@ -109,9 +143,11 @@ func (r *ranker) present(ws []string) []string {
 
 // relevance rates how well a page answers the question, 0 to 1: each
 // query word counts by its weight, fully when the title holds it or the
-// text holds it twice, half when the text holds it once.
-func (r *ranker) relevance(title, text []string) float64 {
-	w, sum := r.weights()
+// text holds it twice, half when the text holds it once. The page itself
+// (present: its query words) counts among the pages seen, so a word it
+// shares with every page read so far weighs as little there as on them.
+func (r *ranker) relevance(title, text, present []string) float64 {
+	w, sum := r.weightsWith(present)
 	if sum == 0 {
 		return 0
 	}
@@ -141,8 +177,8 @@ const (
 
 // link scores a link 0 to 1 from its anchor text, its URL path, the
 // paragraph it stands in and the relevance of the page it is on.
-func (r *ranker) link(anchor, path, context string, parent float64) float64 {
-	w, sum := r.weights()
+func (r *ranker) link(anchor, path, context string, parent float64, present []string) float64 {
+	w, sum := r.weightsWith(present)
 	if sum == 0 {
 		return parentShare * parent
 	}
