@@ -245,6 +245,7 @@ func tools(svc Service) []tool {
 				"answers a question on a site you know, or to choose which pages to read with fetch_url " +
 				"or fetch_urls.",
 		},
+		{name: "crawl", params: crawlParams, readOnly: true, run: h.crawlSite, desc: crawlDesc},
 		{
 			name: "session_start", params: sessionStartParams, run: h.sessionStart,
 			desc: "Open url in a new browsing session that keeps cookies, the current URL, redirect history and " +
