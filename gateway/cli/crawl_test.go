@@ -261,3 +261,31 @@ func TestCrawlUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// distill crawl --server asks a distill serve, over the API's Crawl, and
+// prints what a crawl in this process prints.
+func TestCrawlThroughServe(t *testing.T) {
+	s := linkedSite(t)
+	addr := startServeReady(t, "--allow-local")
+	args := []string{"--allow-local", "--no-cache", "--delay", "0", "--concurrency", "1", "--format", "jsonl", "--exclude-paths", "^/blog", s.URL + "/"}
+	localOut, localErr, localCode := run(t, append([]string{"crawl"}, args...)...)
+	out, errOut, code := run(t, append([]string{"crawl", "--server", addr}, args...)...)
+	if localCode != ExitOK || code != ExitOK {
+		t.Fatalf("exit %d here, %d through serve; stderr %q, %q", localCode, code, localErr, errOut)
+	}
+	if got, want := crawledURLs(crawlLines(t, out)), crawledURLs(crawlLines(t, localOut)); !slices.Equal(got, want) || errOut != localErr {
+		t.Errorf("through serve\n%q\n%s\nin process\n%q\n%s", got, errOut, want, localErr)
+	}
+	if strings.Contains(out, "/blog") || !strings.Contains(out, s.URL+"/docs/install") {
+		t.Errorf("%q", out)
+	}
+	// Loopback is the server operator's to open, and the API's bounds
+	// hold.
+	closed := startServeReady(t)
+	if out, errOut, code := run(t, "crawl", "--server", closed, "--allow-local", s.URL+"/"); code != ExitFailure || out != "" || !strings.Contains(errOut, "allow_local refused") {
+		t.Errorf("crawl --server on a server without --allow-local: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, errOut, code := run(t, "crawl", "--server", addr, "--allow-local", "--max-pages", "0", s.URL+"/"); code != ExitFailure || !strings.Contains(errOut, "max_pages is 1 to 10000") {
+		t.Errorf("crawl --server --max-pages 0: exit %d, stderr %q", code, errOut)
+	}
+}

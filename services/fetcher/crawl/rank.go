@@ -28,19 +28,23 @@ func words(text string) []string {
 	return ws
 }
 
-// stem takes the plural and verb endings off an English word, lightly:
-// enough that "retries" finds "retry" and "timeouts" "timeout", not a
-// full stemmer (matches also takes a word that begins with a query word).
+// stem takes the plural and verb endings off an English word, lightly,
+// and then a final e, so that "retries" finds "retry", "rotating" and
+// "rotates" find "rotate" and "timeouts" "timeout". It is not a full
+// stemmer: matches also takes a word that begins with a query word.
 func stem(w string) string {
 	switch n := len(w); {
 	case n > 4 && strings.HasSuffix(w, "ies"):
-		return w[:n-3] + "y"
+		w = w[:n-3] + "y"
 	case n > 5 && strings.HasSuffix(w, "ing"):
-		return w[:n-3]
+		w = w[:n-3]
 	case n > 4 && strings.HasSuffix(w, "ed"):
-		return w[:n-2]
+		w = w[:n-2]
 	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
-		return w[:n-1]
+		w = w[:n-1]
+	}
+	if len(w) > 4 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
 	}
 	return w
 }
