@@ -27,7 +27,7 @@ func TestMatches(t *testing.T) {
 		want        bool
 	}{
 		{"retry", "retry", true},
-		{"retrying", "retry", true},   // a word that begins with a long enough query word
+		{"retrying", "retry", true},    // a word that begins with a long enough query word
 		{"timeoutms", "timeout", true}, // run together in a path
 		{"key", "keys", false},         // the query word is the longer
 		{"api", "ap", false},           // too short to stand for a stem
