@@ -511,18 +511,22 @@ func (j *Job) read(ctx context.Context, e Entry) (*Page, *Done) {
 	if ferr != nil {
 		final = u
 	}
-	if fk := siteurl.KeyOf(final); fk != e.Key {
-		d.Final = fk
-	}
 	if isStart {
 		j.rebase(final)
 	}
+	// The page is claimed under the URL it ended at: a page reached again
+	// by a redirect from another URL is delivered once, and a link to it
+	// still waiting is not read.
+	fk := siteurl.KeyOf(final)
 	j.mu.Lock()
-	dup := j.finals[siteurl.KeyOf(final)]
+	dup := j.finals[fk]
+	j.finals[fk] = true
+	j.front.started(fk)
 	j.mu.Unlock()
+	if fk != e.Key {
+		d.Final = fk
+	}
 	if dup {
-		// Reached again by a redirect from another URL: read once,
-		// delivered once.
 		return nil, d
 	}
 	var rel float64

@@ -20,6 +20,7 @@ type LocalReader struct {
 	extractor pipeline.Extractor
 	renderer  pipeline.Renderer
 	opts      []pipeline.Option
+	calls     []fetch.CallOption
 }
 
 // NewLocalReader returns a LocalReader over the given stages.
@@ -27,24 +28,35 @@ func NewLocalReader(logger *slog.Logger, f *fetch.Fetcher, e pipeline.Extractor,
 	return &LocalReader{logger: logger, fetcher: f, extractor: e, renderer: r, opts: opts}
 }
 
+// WithCallOptions adds fetch.CallOptions to every page's fetch: the seam
+// for what must see each HTTP exchange of a crawl's pages as it happens
+// (a WARC recorder), besides the crawl's own judge of redirects.
+func (l *LocalReader) WithCallOptions(opts ...fetch.CallOption) *LocalReader {
+	l.calls = append(l.calls, opts...)
+	return l
+}
+
 // Read distils rawURL.
 func (l *LocalReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, follow func(*url.URL) error) (*pipeline.Result, error) {
 	// A pipeline is a few pointers: one per page carries that page's
 	// judge of redirects to the fetch.
-	p := pipeline.New(l.logger, judged{l.fetcher, follow}, l.extractor, l.renderer, l.opts...)
+	calls := l.calls
+	if follow != nil {
+		calls = append(calls[:len(calls):len(calls)], fetch.FollowIf(follow))
+	}
+	p := pipeline.New(l.logger, judged{l.fetcher, calls}, l.extractor, l.renderer, l.opts...)
 	return p.Do(ctx, pipeline.Request{URL: rawURL, Options: opts})
 }
 
+// judged is a pipeline fetch stage that hands its fetches the call
+// options of one page.
 type judged struct {
-	f      *fetch.Fetcher
-	follow func(*url.URL) error
+	f     *fetch.Fetcher
+	calls []fetch.CallOption
 }
 
 func (j judged) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error) {
-	if j.follow == nil {
-		return j.f.Fetch(ctx, req)
-	}
-	return j.f.FetchWith(ctx, req, fetch.FollowIf(j.follow))
+	return j.f.FetchWith(ctx, req, j.calls...)
 }
 
 // PipelineReader reads pages through any pipeline, a gateway's over
