@@ -186,6 +186,9 @@ func CrawlRequestOf(req *distillv1.CrawlRequest) (crawl.Request, error) {
 	case req.GetDelayMs() < 0:
 		return crawl.Request{}, failure.New(failure.InvalidArgument, "delay_ms cannot be negative, got %d", req.GetDelayMs())
 	}
+	if id := req.GetJobId(); id != "" && !crawl.ValidID(id) {
+		return crawl.Request{}, failure.New(failure.InvalidArgument, "job_id %q is not a crawl's job id (16 hex digits)", id)
+	}
 	if err := fetchopts.Validate(req.GetOptions()); err != nil {
 		return crawl.Request{}, failure.Wrap(failure.InvalidArgument, err, "invalid options")
 	}
@@ -202,6 +205,7 @@ func CrawlRequestOf(req *distillv1.CrawlRequest) (crawl.Request, error) {
 		Query:            req.GetQuery(),
 		StopWhenAnswered: req.GetStopWhenAnswered(),
 		Options:          req.GetOptions(),
+		JobID:            req.GetJobId(),
 		Scope: siteurl.ScopeOptions{
 			IncludeSubdomains: req.GetIncludeSubdomains(),
 			PathPrefix:        req.GetPathPrefix(),

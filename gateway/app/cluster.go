@@ -16,6 +16,7 @@ import (
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/crawl"
+	"distill.dev/services/fetcher/crawl/crawljs"
 	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
@@ -40,6 +41,7 @@ type cluster struct {
 
 	streamsOnce sync.Mutex
 	streamsMade bool
+	crawlStream bool
 	dispatcher  *jobs.Dispatcher
 }
 
@@ -82,15 +84,19 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 	// The map's sitemaps, robots.txt and pages go to the same fetcher
 	// address, whose cache of robots.txt and per-host limits serve both.
 	c.mapper = mapsite.New(logger, mapFetcher{fetcher}, c.pipeline)
-	// The gateway runs a crawl as it runs a map, its pages through the
-	// remote stages; a remote fetcher cannot be handed the crawl's judge of
-	// redirects, so the crawl judges them when the page is in.
-	c.crawler = crawl.New(logger, mapFetcher{fetcher}, crawl.PipelineReader{P: c.pipeline})
 	if c.nc, c.js, err = jobs.Connect(cfg.NATSURL, "distill-gateway", logger); err != nil {
 		c.close()
 		return nil, err
 	}
 	c.dispatcher = jobs.NewDispatcher(logger, c.js)
+	// The gateway runs a crawl as it runs a map, its pages through the
+	// remote stages; a remote fetcher cannot be handed the crawl's judge of
+	// redirects, so the crawl judges them when the page is in. Its journal
+	// and its hosts' turns are kept in JetStream, shared by every gateway:
+	// another gateway resumes a crawl whose gateway died, and two crawls of
+	// one site from two gateways keep to one pace.
+	c.crawler = crawl.New(logger, mapFetcher{fetcher}, crawl.PipelineReader{P: c.pipeline},
+		crawl.WithPacer(crawljs.NewPacer(c.js, crawljs.Config{Replicas: cfg.StreamReplicas})))
 	store, err := session.NewKVStore(c.js, cfg.SessionKey, session.DefaultMaxSessions, session.DefaultIdleTTL, cfg.StreamReplicas)
 	if err != nil {
 		c.close()
@@ -177,9 +183,50 @@ func (c *cluster) Map(ctx context.Context, req mapsite.Request) (*mapsite.Result
 	return c.mapper.Map(ctx, req)
 }
 
-// BeginCrawl begins a crawl that this gateway runs.
+// BeginCrawl begins a crawl that this gateway runs, or resumes one by its
+// job id, its journal in JetStream.
 func (c *cluster) BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Job, error) {
-	return c.crawler.Begin(req, journal)
+	if journal == nil {
+		if err := c.ensureCrawlStream(); err != nil {
+			return nil, err
+		}
+		id := req.JobID
+		if id == "" {
+			id = crawl.NewID()
+		}
+		j, err := crawljs.NewJournal(c.js, id)
+		if err != nil {
+			return nil, failure.Wrap(failure.InvalidArgument, err, "crawl")
+		}
+		journal = j
+	}
+	job, err := c.crawler.Begin(req, journal)
+	if err != nil {
+		if _, ok := errors.AsType[*failure.Error](err); !ok {
+			return nil, failure.Wrap(failure.Unavailable, err, "crawl journal")
+		}
+	}
+	return job, err
+}
+
+// ensureCrawlStream makes the crawl journals' stream on the first crawl
+// that finds NATS up.
+func (c *cluster) ensureCrawlStream() error {
+	c.streamsOnce.Lock()
+	defer c.streamsOnce.Unlock()
+	if c.crawlStream {
+		return nil
+	}
+	if err := jobs.Connected(c.nc); err != nil {
+		return failure.New(failure.Unavailable, "crawl journal: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := crawljs.EnsureStream(ctx, c.js, crawljs.Config{Replicas: c.cfg.StreamReplicas}); err != nil {
+		return failure.Wrap(failure.Unavailable, err, "crawl journal")
+	}
+	c.crawlStream = true
+	return nil
 }
 
 // mapFetcher is mapsite's Fetcher over FetcherService.

@@ -3,8 +3,11 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -14,6 +17,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
 // slowHub serves a hub linking to n pages, each answered after delay,
@@ -136,4 +145,98 @@ func TestCrawlResumesAfterSIGKILL(t *testing.T) {
 		t.Errorf("%d pages fetched or printed twice, want at most the one in flight", twice)
 	}
 	t.Logf("killed after %d pages; the resumed run printed %d", len(first), len(second))
+}
+
+// TestClusterCrawlResumesOnAnotherGateway: a gateway killed with SIGKILL
+// mid-crawl leaves the crawl's journal in JetStream; another gateway,
+// asked for the same crawl by its job id, goes on from where it stopped.
+// Every page reaches the client, and none is fetched or delivered twice
+// beyond the two in flight when the gateway died.
+func TestClusterCrawlResumesOnAnotherGateway(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, clusterOpts{Gateways: 2, NoRenderer: true})
+	const n = 30
+	site, hits := slowHub(t, n, 60*time.Millisecond)
+	req := &distillv1.CrawlRequest{
+		Url: site.URL + "/", DelayMs: proto.Int64(0), Concurrency: proto.Int32(2), MaxPages: proto.Int32(n + 1),
+		Options: &distillv1.FetchOptions{AllowLocal: true, NoCache: true, Js: distillv1.JsMode_JS_MODE_OFF, Format: distillv1.Format_FORMAT_TEXT},
+	}
+	printed := map[string]int{}
+	recv := func(stream distillv1.DistillService_CrawlClient, upTo int) (string, *distillv1.CrawlStatusResponse, error) {
+		var id string
+		var last *distillv1.CrawlStatusResponse
+		for got := 0; upTo == 0 || got < upTo; {
+			r, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				return id, last, nil
+			}
+			if err != nil {
+				return id, last, err
+			}
+			id = r.GetJobId()
+			if p := r.GetPage(); p != nil {
+				if p.GetError() != nil {
+					t.Errorf("%s failed: %v", p.GetUrl(), p.GetError())
+				}
+				printed[p.GetUrl()]++
+				got++
+			}
+			last = r.GetSummary()
+		}
+		return id, last, nil
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stream, err := c.client(0).Crawl(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := recv(stream, 10)
+	if err != nil || id == "" {
+		t.Fatalf("first gateway: job %q, %v", id, err)
+	}
+	c.signal(c.Gateways[0], syscall.SIGKILL)
+	// Whatever it sent before it died is still read.
+	if _, _, err := recv(stream, 0); err == nil {
+		t.Logf("the first gateway's stream ended cleanly")
+	}
+	first := len(printed)
+
+	resumed := proto.CloneOf(req)
+	resumed.JobId = id
+	stream, err = c.client(1).Crawl(ctx, resumed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotID, last, err := recv(stream, 0)
+	if err != nil {
+		t.Fatalf("second gateway: %v", err)
+	}
+	if gotID != id || last.GetState() != distillv1.CrawlState_CRAWL_STATE_DONE {
+		t.Errorf("resumed as job %q, summary %v; want job %q done", gotID, last, id)
+	}
+	twice := 0
+	for i := range n {
+		u := fmt.Sprintf("%s/p/%d", site.URL, i)
+		if printed[u] == 0 {
+			t.Errorf("%s was lost", u)
+		}
+		if printed[u] > 1 || hits(fmt.Sprintf("/p/%d", i)) > 1 {
+			twice++
+		}
+	}
+	if twice > 2 {
+		t.Errorf("%d pages fetched or delivered twice, want at most the two in flight", twice)
+	}
+	t.Logf("the first gateway delivered %d pages before it was killed; %d in all", first, len(printed))
+
+	// A job id no gateway has is refused.
+	stream, err = c.client(1).Crawl(ctx, &distillv1.CrawlRequest{Url: site.URL + "/", JobId: "0123456789abcdef", Options: req.Options})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if status.Code(err) != codes.NotFound {
+		t.Errorf("resuming an unknown job: %v, want NotFound", err)
+	}
 }

@@ -70,6 +70,9 @@ type Request struct {
 	// Options are what every page is distilled into (format, profile,
 	// links, tables, limits, rendering), as for a fetch.
 	Options *distillv1.FetchOptions `json:"-"`
+	// JobID asks to resume the crawl of this id from its journal; a
+	// journal that holds none is refused.
+	JobID string `json:"-"`
 }
 
 // Page is one page of a crawl: its Result, or the Err that kept it from
@@ -246,7 +249,13 @@ func (j *Job) load() error {
 	fp := Fingerprint(j.req)
 	first := Entry{URL: j.start.String(), Key: siteurl.KeyOf(j.start)}
 	if len(recs) == 0 {
+		if j.req.JobID != "" {
+			return failure.New(failure.NotFound, "no crawl with job id %q to resume", j.req.JobID)
+		}
 		j.id = NewID()
+		if named, ok := j.journal.(interface{ JobID() string }); ok {
+			j.id = named.JobID()
+		}
 		j.front.push(first)
 		return j.journal.Append(Record{Begin: &Begin{ID: j.id, Fingerprint: fp, URL: j.req.URL, Start: first}})
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
@@ -20,7 +21,9 @@ import (
 
 // Journal keeps what a crawl must not lose: the records Run writes as it
 // goes, from which Load rebuilds it after a crash. A file (StateFile) in
-// one process; JetStream across a cluster.
+// one process; JetStream across a cluster (crawljs). A journal kept
+// under a job id names it with a JobID() string method, and a new crawl
+// takes that id.
 type Journal interface {
 	// Load returns the records written so far, oldest first; none for a
 	// new crawl.
@@ -69,7 +72,7 @@ type Done struct {
 	Queued []Entry `json:"queued,omitempty"`
 }
 
-// NewID returns a new job id.
+// NewID returns a new job id: 16 hex digits.
 func NewID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -164,6 +167,16 @@ func (s *StateFile) Append(r Record) error {
 
 // Close closes the file.
 func (s *StateFile) Close() error { return s.f.Close() }
+
+// ValidID reports whether id is one NewID could have made, and so safe in
+// a NATS subject or a file name.
+func ValidID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil && strings.ToLower(id) == id
+}
 
 // memoryJournal keeps a crawl's records nowhere: a crawl without a state
 // file cannot be resumed.

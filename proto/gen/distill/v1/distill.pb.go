@@ -724,8 +724,13 @@ type CrawlRequest struct {
 	// With query: stop starting pages once a page rated 0.8 or more has been
 	// followed by 8 rated no higher.
 	StopWhenAnswered bool `protobuf:"varint,13,opt,name=stop_when_answered,json=stopWhenAnswered,proto3" json:"stop_when_answered,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Resume the crawl with this job id from its journal, with the request
+	// that began it: pages already delivered are not sent again. Only a
+	// server that keeps crawl journals (a cluster gateway, in JetStream)
+	// can; others answer NOT_FOUND.
+	JobId         string `protobuf:"bytes,14,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CrawlRequest) Reset() {
@@ -847,6 +852,13 @@ func (x *CrawlRequest) GetStopWhenAnswered() bool {
 		return x.StopWhenAnswered
 	}
 	return false
+}
+
+func (x *CrawlRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
 }
 
 // CrawlResponse is one event of a crawl's stream.
@@ -2219,7 +2231,7 @@ const file_distill_v1_distill_proto_rawDesc = "" +
 	"from_crawl\x18\x05 \x01(\x05R\tfromCrawl\x12\x1d\n" +
 	"\n" +
 	"pages_read\x18\x06 \x01(\x05R\tpagesRead\x12\x14\n" +
-	"\x05notes\x18\a \x03(\tR\x05notes\"\x90\x04\n" +
+	"\x05notes\x18\a \x03(\tR\x05notes\"\xa7\x04\n" +
 	"\fCrawlRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
 	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\x12\x19\n" +
@@ -2235,7 +2247,8 @@ const file_distill_v1_distill_proto_rawDesc = "" +
 	" \x03(\tR\fincludePaths\x12#\n" +
 	"\rexclude_paths\x18\v \x03(\tR\fexcludePaths\x12\x14\n" +
 	"\x05query\x18\f \x01(\tR\x05query\x12,\n" +
-	"\x12stop_when_answered\x18\r \x01(\bR\x10stopWhenAnsweredB\b\n" +
+	"\x12stop_when_answered\x18\r \x01(\bR\x10stopWhenAnswered\x12\x15\n" +
+	"\x06job_id\x18\x0e \x01(\tR\x05jobIdB\b\n" +
 	"\x06_depthB\f\n" +
 	"\n" +
 	"_max_pagesB\x0e\n" +
