@@ -16,10 +16,10 @@ type Pacer interface {
 	Turn(ctx context.Context, host string, interval time.Duration) error
 }
 
-// LocalPacer is a Pacer for the workers of one process. Turns are given
-// in the order they are asked for: each caller reserves the next free
-// start time under a lock and then sleeps until it, so two callers never
-// share a window however they are scheduled.
+// LocalPacer is a Pacer for the workers of one process. A turn is
+// claimed under a lock at the moment it is taken, never reserved ahead: a
+// worker whose timer fires late (a busy machine) finds the turn taken and
+// waits again, rather than starting close behind the one before it.
 type LocalPacer struct {
 	mu   sync.Mutex
 	next map[string]time.Time
@@ -30,18 +30,27 @@ func NewLocalPacer() *LocalPacer {
 	return &LocalPacer{next: map[string]time.Time{}}
 }
 
-// Turn waits host's next turn. A caller that gives up (ctx ends) leaves
-// its turn unused rather than moving the others up: a window that was
-// promised stays empty.
+// Turn waits host's next turn. Waiting callers are not served in order:
+// whoever wakes first once the host is free takes it.
 func (p *LocalPacer) Turn(ctx context.Context, host string, interval time.Duration) error {
-	p.mu.Lock()
-	now := time.Now()
-	at := now
-	if next := p.next[host]; next.After(now) {
-		at = next
+	for {
+		p.mu.Lock()
+		now := time.Now()
+		next := p.next[host]
+		if !next.After(now) {
+			p.next[host] = now.Add(interval)
+			p.mu.Unlock()
+			return ctx.Err()
+		}
+		p.mu.Unlock()
+		if err := sleepUntil(ctx, next); err != nil {
+			return err
+		}
 	}
-	p.next[host] = at.Add(interval)
-	p.mu.Unlock()
+}
+
+// sleepUntil waits until at or the end of ctx.
+func sleepUntil(ctx context.Context, at time.Time) error {
 	wait := time.Until(at)
 	if wait <= 0 {
 		return ctx.Err()

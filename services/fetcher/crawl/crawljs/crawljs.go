@@ -192,10 +192,11 @@ func key(host string) string {
 	return strings.NewReplacer(":", "_", "[", "", "]", "").Replace(strings.ToLower(host))
 }
 
-// Turn reserves host's next turn with compare and set, and waits for it.
-// A turn is reserved a little ahead (twice the last round trip to NATS):
-// a turn that had already begun by the time NATS confirmed it would start
-// the request late, closer to the next one than the interval.
+// Turn waits until host is free and claims it with compare and set. A
+// turn is claimed when it is taken, never reserved ahead, so a worker
+// whose timer fires late finds it taken and waits again. The next turn is
+// set a little past the interval (twice the last round trip to NATS), for
+// the request starts only once the claim is confirmed.
 func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) error {
 	kv, err := p.bucket(ctx)
 	if err != nil {
@@ -217,33 +218,36 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 				next = time.Unix(0, ns)
 			}
 		}
-		p.mu.Lock()
-		lead := min(2*p.rtt+time.Millisecond, interval)
-		p.mu.Unlock()
-		at := time.Now().Add(lead)
-		if next.After(at) {
-			at = next
+		now := time.Now()
+		if next.After(now) {
+			if err := sleepUntil(ctx, next); err != nil {
+				return err
+			}
+			continue
 		}
-		val := []byte(strconv.FormatInt(at.Add(interval).UnixNano(), 10))
+		p.mu.Lock()
+		pad := 2 * p.rtt
+		p.mu.Unlock()
+		val := []byte(strconv.FormatInt(now.Add(interval+pad).UnixNano(), 10))
 		if rev == 0 {
 			_, err = kv.Create(ctx, k, val)
 		} else {
 			_, err = kv.Update(ctx, k, val, rev)
 		}
 		p.mu.Lock()
-		p.rtt = time.Since(began)
+		p.rtt = min(time.Since(began), interval)
 		p.mu.Unlock()
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if isConflict(err) {
-				// Another worker took this turn: take the next.
-				continue
-			}
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case isConflict(err):
+			// Another worker took the turn: wait for the next.
+			continue
+		default:
 			return fmt.Errorf("crawl pace of %s: %w", host, err)
 		}
-		return sleepUntil(ctx, at)
 	}
 }
 
