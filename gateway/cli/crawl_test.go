@@ -289,3 +289,18 @@ func TestCrawlThroughServe(t *testing.T) {
 		t.Errorf("crawl --server --max-pages 0: exit %d, stderr %q", code, errOut)
 	}
 }
+
+func TestCrawlJSONIsOneArray(t *testing.T) {
+	s := linkedSite(t)
+	out, errOut, code := run(t, "crawl", "--allow-local", "--no-cache", "--delay", "0", "--depth", "1", "--format", "json", s.URL+"/")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var pages []crawlLine
+	if err := json.Unmarshal([]byte(out), &pages); err != nil {
+		t.Fatalf("not one JSON array: %v\n%s", err, out)
+	}
+	if len(pages) != 4 || pages[0].URL != s.URL+"/" || !pages[0].OK || pages[0].Result.Title != "Home" {
+		t.Errorf("pages %+v", pages)
+	}
+}
