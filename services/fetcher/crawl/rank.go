@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -102,18 +101,13 @@ func newRanker(query string) *ranker {
 	return &ranker{query: qs, df: map[string]int{}}
 }
 
-// weights are each query word's weight now, and their sum.
-func (r *ranker) weights() ([]float64, float64) { return r.weightsWith(nil) }
-
-// weightsWith are the weights once a page holding the query words
-// present is counted too.
+// weightsWith are each query word's weight and their sum, with the page
+// being rated (which holds the query words present) counted among the
+// pages seen.
 func (r *ranker) weightsWith(present []string) ([]float64, float64) {
 	w := make([]float64, len(r.query))
 	var sum float64
-	pages := r.pages
-	if present != nil {
-		pages++
-	}
+	pages := r.pages + 1
 	for i, q := range r.query {
 		df := r.df[q]
 		if slices.Contains(present, q) {
@@ -204,9 +198,6 @@ func (r *ranker) link(anchor, path, context string, parent float64, present []st
 	own := got / (sum * (anchorWeight + pathWeight + contextWeight))
 	return (1-parentShare)*own + parentShare*parent
 }
-
-// mdLink finds Markdown links: [text](href ...).
-var mdLink = regexp.MustCompile(`\[([^\]]*)\]\(<?([^)\s>]+)`)
 
 // maxContext bounds the paragraph a link is judged by: a page of one long
 // paragraph would otherwise lend every link all its words.
