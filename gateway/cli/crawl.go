@@ -124,6 +124,7 @@ func newCrawlCmd(g *globals) *cobra.Command {
 	// would say nothing here.
 	_ = fs.MarkHidden("respect-robots")
 	fs.Lookup("concurrency").Usage = "pages read at once (requests to one host still start --delay apart)"
+	fs.Lookup("format").Usage = "output format: markdown, text, json (an array), or jsonl (one {url, depth, ok, result | error} a line)"
 	fs.BoolVar(&f.failOnHTTP, "fail-on-http-error", false, "count a page that answers an HTTP error status (400 and above) as a failure: exit 1, ok: false")
 	fs.IntVar(&f.depth, "depth", crawl.DefaultDepth, "follow links this many steps from the start page (0 = the start page alone)")
 	fs.IntVar(&f.maxPages, "max-pages", crawl.DefaultMaxPages, "read at most this many pages (0 = no cap)")
@@ -197,6 +198,7 @@ func runCrawl(ctx context.Context, g *globals, f *crawlFlags, req *distillv1.Cra
 	}
 	var summary *distillv1.CrawlStatusResponse
 	first := true
+	resumedFrom, printed := 0, 0
 	err = svc.CrawlSite(ctx, req, journal, func(r *distillv1.CrawlResponse) error {
 		switch ev := r.GetEvent().(type) {
 		case *distillv1.CrawlResponse_Page:
@@ -207,10 +209,12 @@ func runCrawl(ctx context.Context, g *globals, f *crawlFlags, req *distillv1.Cra
 				it.Result = ev.Page.GetResult()
 			}
 			p.judge(&it)
+			printed++
 			return out.put(it, int(ev.Page.GetDepth()))
 		case *distillv1.CrawlResponse_Summary:
 			if first && ev.Summary.GetPagesDone() > 0 {
-				fmt.Fprintf(g.stderr, "distill: note: resuming crawl %s from %s: %d pages done before\n", r.GetJobId(), f.state, ev.Summary.GetPagesDone())
+				resumedFrom = int(ev.Summary.GetPagesDone())
+				fmt.Fprintf(g.stderr, "distill: note: resuming crawl %s from %s: %d pages done before\n", r.GetJobId(), f.state, resumedFrom)
 			}
 			summary = ev.Summary
 		}
@@ -223,6 +227,9 @@ func runCrawl(ctx context.Context, g *globals, f *crawlFlags, req *distillv1.Cra
 	}
 	for _, n := range summary.GetNotes() {
 		fmt.Fprintf(g.stderr, "distill: note: %s\n", oneLine(n))
+	}
+	if resumedFrom > 0 && printed == 0 {
+		fmt.Fprintf(g.stderr, "distill: note: the crawl in %s had finished (%s): nothing left to read; remove the file to crawl again\n", f.state, summary.GetStopReason())
 	}
 	if summary.GetStopReason() == crawl.StopAnswered {
 		fmt.Fprintf(g.stderr, "distill: note: stopped: a page answered the query and the %d read after it rated no higher\n", 8)

@@ -233,7 +233,7 @@ func TestCrawlOutputDirResumes(t *testing.T) {
 	}
 	// Run again: the crawl is finished, nothing is read or written again.
 	before := len(s.hits())
-	if out, errOut, code := run(t, args...); code != ExitOK || out != "" {
+	if out, errOut, code := run(t, args...); code != ExitOK || out != "" || !strings.Contains(errOut, "had finished (done): nothing left to read") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if n := len(s.hits()); n != before {

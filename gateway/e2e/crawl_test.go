@@ -240,3 +240,58 @@ func TestClusterCrawlResumesOnAnotherGateway(t *testing.T) {
 		t.Errorf("resuming an unknown job: %v, want NotFound", err)
 	}
 }
+
+// TestClusterCrawlSurvivesAFetcherKilled: the fetcher serving a crawl's
+// pages is killed with SIGKILL and started again; the crawl asks again
+// for the pages that were in flight, and every page reaches the client.
+func TestClusterCrawlSurvivesAFetcherKilled(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, clusterOpts{NoRenderer: true})
+	const n = 20
+	site, hits := slowHub(t, n, 60*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stream, err := c.client(0).Crawl(ctx, &distillv1.CrawlRequest{
+		Url: site.URL + "/", DelayMs: proto.Int64(0), Concurrency: proto.Int32(2), MaxPages: proto.Int32(n + 1),
+		Options: &distillv1.FetchOptions{AllowLocal: true, NoCache: true, Js: distillv1.JsMode_JS_MODE_OFF},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := map[string]bool{}
+	var last *distillv1.CrawlStatusResponse
+	killed := false
+	for {
+		r, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := r.GetPage(); p != nil {
+			if p.GetError() != nil {
+				t.Errorf("%s failed: %v", p.GetUrl(), p.GetError())
+			}
+			ok[p.GetUrl()] = p.GetError() == nil
+		}
+		if len(ok) == 5 && !killed {
+			killed = true
+			c.signal(c.Fetchers[0], syscall.SIGKILL)
+			c.restart(c.Fetchers[0])
+		}
+		last = r.GetSummary()
+	}
+	if last.GetState() != distillv1.CrawlState_CRAWL_STATE_DONE || len(ok) != n+1 {
+		t.Errorf("%d pages, summary %v; want all %d done", len(ok), last, n+1)
+	}
+	twice := 0
+	for i := range n {
+		if hits(fmt.Sprintf("/p/%d", i)) > 1 {
+			twice++
+		}
+	}
+	if twice > 2 {
+		t.Errorf("%d pages fetched twice, want at most the two in flight", twice)
+	}
+}

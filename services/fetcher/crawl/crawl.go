@@ -502,15 +502,8 @@ func (j *Job) read(ctx context.Context, e Entry) (*Page, *Done) {
 			return &Page{URL: e.URL, Depth: e.Depth, Err: failure.New(failure.RobotsDisallowed, "crawl %s: disallowed by robots.txt (%s)", e.URL, v)}, d
 		}
 	}
-	if err := j.c.pacer.Turn(ctx, u.Hostname(), rules.interval); err != nil {
-		d.Failed = true
-		return &Page{URL: e.URL, Depth: e.Depth, Err: failure.Wrap(failure.Canceled, err, "crawl %s", e.URL)}, d
-	}
 	isStart := e.Depth == 0
-	res, err := j.c.pages.Read(ctx, e.URL, j.opts, func(to *url.URL) error { return j.mayFollow(to, isStart) })
-	if err == nil {
-		err = j.judgeHops(res, isStart)
-	}
+	res, err := j.readPage(ctx, e.URL, rules.interval, isStart)
 	if err != nil {
 		d.Failed = true
 		return &Page{URL: e.URL, Depth: e.Depth, Err: failure.FromRemote(err)}, d
@@ -558,6 +551,43 @@ func (j *Job) read(ctx context.Context, e Entry) (*Page, *Done) {
 		return nil, d
 	}
 	return page, d
+}
+
+// unavailableRetries is how many more times a page is asked for when a
+// service it goes through (a fetcher, an extractor) is away: a service
+// restarting, or a fetcher killed mid-crawl, must not cost the crawl its
+// pages.
+var unavailableRetries = []time.Duration{time.Second, 3 * time.Second, 5 * time.Second}
+
+// readPage reads one page in its host's turn, judging its redirects, and
+// asks again, in a new turn, while a service it goes through is away.
+func (j *Job) readPage(ctx context.Context, raw string, interval time.Duration, isStart bool) (*pipeline.Result, error) {
+	for attempt := 0; ; attempt++ {
+		if err := j.c.pacer.Turn(ctx, hostOf(raw), interval); err != nil {
+			return nil, failure.Wrap(failure.Canceled, err, "crawl %s", raw)
+		}
+		res, err := j.c.pages.Read(ctx, raw, j.opts, func(to *url.URL) error { return j.mayFollow(to, isStart) })
+		if err == nil {
+			return res, j.judgeHops(res, isStart)
+		}
+		if failure.CodeOf(err) != failure.Unavailable || attempt == len(unavailableRetries) || ctx.Err() != nil {
+			return nil, err
+		}
+		if j.c.logger != nil {
+			j.c.logger.Info("crawl page: a service is away; asking again", "url", raw, "err", err.Error())
+		}
+		if err := sleepUntil(ctx, time.Now().Add(unavailableRetries[attempt])); err != nil {
+			return nil, failure.Wrap(failure.Canceled, err, "crawl %s", raw)
+		}
+	}
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 // rules returns what robots.txt says of u's host, reading it the first
