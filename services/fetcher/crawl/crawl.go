@@ -553,10 +553,12 @@ func (j *Job) read(ctx context.Context, e Entry) (*Page, *Done) {
 	return page, d
 }
 
-// unavailableRetries is how many more times a page is asked for when a
+// unavailableRetries are the waits before asking again for a page when a
 // service it goes through (a fetcher, an extractor) is away: a service
 // restarting, or a fetcher killed mid-crawl, must not cost the crawl its
-// pages.
+// pages. A service that went away during the call (failure.Internal) may
+// have been killed by the page itself, so such a page is asked for once
+// more only.
 var unavailableRetries = []time.Duration{time.Second, 3 * time.Second, 5 * time.Second}
 
 // readPage reads one page in its host's turn, judging its redirects, and
@@ -570,7 +572,10 @@ func (j *Job) readPage(ctx context.Context, raw string, interval time.Duration, 
 		if err == nil {
 			return res, j.judgeHops(res, isStart)
 		}
-		if failure.CodeOf(err) != failure.Unavailable || attempt == len(unavailableRetries) || ctx.Err() != nil {
+		code := failure.CodeOf(err)
+		again := code == failure.Unavailable && attempt < len(unavailableRetries) ||
+			code == failure.Internal && attempt == 0
+		if !again || ctx.Err() != nil {
 			return nil, err
 		}
 		if j.c.logger != nil {
