@@ -160,9 +160,10 @@ type Job struct {
 	finished bool
 	hosts    map[string]*hostRules
 	rebased  bool
-	// disallowed holds the links robots.txt kept the crawl from, for its
-	// summary.
+	// disallowed holds the links robots.txt kept the crawl from, and
+	// overflow counts those found past MaxFound, for its summary.
 	disallowed map[string]bool
+	overflow   int
 }
 
 // hostRules is what robots.txt says of one host, read once per job.
@@ -277,7 +278,7 @@ func (j *Job) load() error {
 			j.started++
 			j.count(d)
 			for _, e := range d.Queued {
-				j.front.push(e)
+				j.queue(e)
 			}
 		case r.End != "":
 			j.stop, j.finished = r.End, true
@@ -290,6 +291,21 @@ func (j *Job) load() error {
 	}
 	clear(j.inflight)
 	return nil
+}
+
+// MaxFound bounds the URLs one crawl keeps track of (queued, read or
+// being read), whatever --max-pages says: about 200 MB of frontier, a
+// site far larger than any crawl without a cap can read.
+const MaxFound = 1_000_000
+
+// queue adds e to the frontier, unless the crawl already knows MaxFound
+// URLs. Called with j.mu held, or before the job runs.
+func (j *Job) queue(e Entry) {
+	if len(j.front.found) >= MaxFound && !j.front.known(e.Key) {
+		j.overflow++
+		return
+	}
+	j.front.push(e)
 }
 
 // count takes in a finished page's outcome. Called with j.mu held, or
@@ -329,6 +345,9 @@ func (j *Job) Status() Status {
 	}
 	if n := len(j.disallowed); n > 0 {
 		st.Notes = append(st.Notes, fmt.Sprintf("links robots.txt disallows, not read: %d", n))
+	}
+	if j.overflow > 0 {
+		st.Notes = append(st.Notes, fmt.Sprintf("links found past the %d URLs one crawl keeps, not queued: %d", MaxFound, j.overflow))
 	}
 	if j.stop == StopMaxPages && j.front.len() > 0 {
 		st.Notes = append(st.Notes, fmt.Sprintf("stopped at --max-pages %d; links found and not read: %d", j.req.MaxPages, j.front.len()))

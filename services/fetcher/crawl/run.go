@@ -129,7 +129,7 @@ func (j *Job) finish(d *Done) error {
 	delete(j.inflight, d.Key)
 	j.count(d)
 	for _, e := range d.Queued {
-		j.front.push(e)
+		j.queue(e)
 	}
 	j.wake()
 	return err
