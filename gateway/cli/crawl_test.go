@@ -157,8 +157,10 @@ func TestCrawlRedirectsAreJudgedBeforeTheyAreFollowed(t *testing.T) {
 
 // TestCrawlPoliteness counts, on the server, how close two requests come:
 // eight pages in flight at once, and still every request starts at least
-// one delay after the one before it (a margin of 20% absorbs the timer
-// and scheduler; without the pacer, requests arrive microseconds apart).
+// one delay after the one before it. The server notes a request when its
+// handler runs, which a loaded machine (the race detector, other tests)
+// can put off by tens of milliseconds: a margin of half the window absorbs
+// that, and without the pacer requests arrive microseconds apart.
 func TestCrawlPoliteness(t *testing.T) {
 	files := map[string]mapFile{"/robots.txt": {"text/plain", "User-agent: *\nAllow: /\n"}}
 	var hub []string
@@ -179,7 +181,7 @@ func TestCrawlPoliteness(t *testing.T) {
 		t.Fatalf("%d requests, want 18 (robots.txt, the hub, 16 pages)", len(hits))
 	}
 	for i := 1; i < len(hits); i++ {
-		if gap := hits[i].at.Sub(hits[i-1].at); gap < delay*8/10 {
+		if gap := hits[i].at.Sub(hits[i-1].at); gap < delay/2 {
 			t.Errorf("%s came %v after %s: two requests within one %v window", hits[i].path, gap, hits[i-1].path, delay)
 		}
 	}
@@ -196,8 +198,10 @@ func TestCrawlHonoursALongerCrawlDelay(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	hits := s.hits()
-	for i := 2; i < len(hits); i++ { // robots.txt itself is read at --delay
-		if gap := hits[i].at.Sub(hits[i-1].at); gap < 320*time.Millisecond {
+	// robots.txt itself is read at --delay. The margin is half the window,
+	// as in TestCrawlPoliteness; --delay alone would allow 10 ms.
+	for i := 2; i < len(hits); i++ {
+		if gap := hits[i].at.Sub(hits[i-1].at); gap < 200*time.Millisecond {
 			t.Errorf("%s came %v after %s, within the site's Crawl-delay of 0.4s", hits[i].path, gap, hits[i-1].path)
 		}
 	}

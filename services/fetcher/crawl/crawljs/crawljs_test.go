@@ -83,7 +83,8 @@ func TestJournalIsReadBackByAnotherConnection(t *testing.T) {
 
 // TestPacerSpacesTurnsAcrossProcesses: workers on two connections (two
 // processes) take turns on one host from the bucket; the turns are the
-// interval apart (less a margin for the timer), whoever asks.
+// interval apart (less half of it, for a loaded machine's timers),
+// whoever asks.
 func TestPacerSpacesTurnsAcrossProcesses(t *testing.T) {
 	s := startServer(t)
 	pacers := []*Pacer{NewPacer(connect(t, s), Config{Memory: true}), NewPacer(connect(t, s), Config{Memory: true})}
@@ -108,7 +109,7 @@ func TestPacerSpacesTurnsAcrossProcesses(t *testing.T) {
 	}
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
 	for i := 1; i < len(times); i++ {
-		if gap := times[i].Sub(times[i-1]); gap < interval*8/10 {
+		if gap := times[i].Sub(times[i-1]); gap < interval/2 {
 			t.Errorf("turns %d and %d came %v apart, within %v", i-1, i, gap, interval)
 		}
 	}
