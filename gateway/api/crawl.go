@@ -122,6 +122,7 @@ func (s *Server) CrawlSite(ctx context.Context, req *distillv1.CrawlRequest, jou
 	id := job.ID()
 	if err := deliver(&distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Summary{Summary: cj.status()}}); err != nil {
 		job.Cancel()
+		job.Close()
 		return err
 	}
 	st, runErr := job.Run(ctx, func(p crawl.Page) error {

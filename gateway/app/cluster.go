@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -42,7 +43,9 @@ type cluster struct {
 	streamsOnce sync.Mutex
 	streamsMade bool
 	crawlStream bool
-	dispatcher  *jobs.Dispatcher
+	// owner names this gateway in the leases of the crawls it runs.
+	owner      string
+	dispatcher *jobs.Dispatcher
 }
 
 // openCluster connects to the services and NATS, and keeps sessions in a
@@ -60,7 +63,7 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 	case cfg.ExtractorAddr == "":
 		return nil, errors.New("cluster mode needs the extractor's address (--extractor)")
 	}
-	c := &cluster{logger: logger, cfg: cfg}
+	c := &cluster{logger: logger, cfg: cfg, owner: processName()}
 	var err error
 	if c.fetcher, err = c.dial("fetcher", cfg.FetcherAddr); err != nil {
 		c.close()
@@ -183,6 +186,15 @@ func (c *cluster) Map(ctx context.Context, req mapsite.Request) (*mapsite.Result
 	return c.mapper.Map(ctx, req)
 }
 
+// processName names this process for others to read: its host and pid.
+func processName() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "?"
+	}
+	return fmt.Sprintf("gateway %s pid %d", host, os.Getpid())
+}
+
 // BeginCrawl begins a crawl that this gateway runs, or resumes one by its
 // job id, its journal in JetStream.
 func (c *cluster) BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Job, error) {
@@ -194,7 +206,7 @@ func (c *cluster) BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.J
 		if id == "" {
 			id = crawl.NewID()
 		}
-		j, err := crawljs.NewJournal(c.js, id)
+		j, err := crawljs.NewJournal(c.js, id, c.owner, crawljs.Config{Replicas: c.cfg.StreamReplicas})
 		if err != nil {
 			return nil, failure.Wrap(failure.InvalidArgument, err, "crawl")
 		}

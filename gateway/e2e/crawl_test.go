@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -203,16 +204,30 @@ func TestClusterCrawlResumesOnAnotherGateway(t *testing.T) {
 	}
 	first := len(printed)
 
+	// The dead gateway's lease on the crawl runs out within
+	// crawljs.LeaseTTL; until then another gateway refuses to run it.
 	resumed := proto.CloneOf(req)
 	resumed.JobId = id
-	stream, err = c.client(1).Crawl(ctx, resumed)
-	if err != nil {
-		t.Fatal(err)
+	var gotID string
+	var last *distillv1.CrawlStatusResponse
+	refused := 0
+	for deadline := time.Now().Add(time.Minute); ; {
+		stream, err = c.client(1).Crawl(ctx, resumed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotID, last, err = recv(stream, 0)
+		if failure.CodeOf(err) == failure.Conflict && time.Now().Before(deadline) {
+			refused++
+			time.Sleep(time.Second)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("second gateway: %v", err)
+		}
+		break
 	}
-	gotID, last, err := recv(stream, 0)
-	if err != nil {
-		t.Fatalf("second gateway: %v", err)
-	}
+	t.Logf("the second gateway refused the crawl %d times while the dead one's lease lasted", refused)
 	if gotID != id || last.GetState() != distillv1.CrawlState_CRAWL_STATE_DONE {
 		t.Errorf("resumed as job %q, summary %v; want job %q done", gotID, last, id)
 	}

@@ -213,9 +213,18 @@ func (c *Crawler) Begin(req Request, journal Journal) (*Job, error) {
 	}
 	j.front = newFrontier(j.rank != nil)
 	if err := j.load(); err != nil {
+		j.Close()
 		return nil, err
 	}
 	return j, nil
+}
+
+// Close lets go of the job's journal when it holds something (a lease, a
+// file); Run does when it returns.
+func (j *Job) Close() {
+	if c, ok := j.journal.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
 }
 
 // pageOptions are what each page is read with: the caller's options, and

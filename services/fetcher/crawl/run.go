@@ -14,6 +14,7 @@ import (
 // pages in flight are abandoned, and a resumed crawl reads them again). A
 // deliver error stops the crawl and is returned.
 func (j *Job) Run(ctx context.Context, deliver func(Page) error) (Status, error) {
+	defer j.Close()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var deliverMu sync.Mutex

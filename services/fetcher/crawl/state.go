@@ -101,9 +101,10 @@ func cloneOpts(o *distillv1.FetchOptions) *distillv1.FetchOptions {
 // record is one write of one line, so a process killed at any moment
 // leaves at most its last line cut short, which Load drops.
 type StateFile struct {
-	mu   sync.Mutex
-	f    *os.File
-	name string
+	mu     sync.Mutex
+	f      *os.File
+	name   string
+	closed bool
 }
 
 // OpenStateFile opens or creates the journal at name.
@@ -165,8 +166,16 @@ func (s *StateFile) Append(r Record) error {
 	return nil
 }
 
-// Close closes the file.
-func (s *StateFile) Close() error { return s.f.Close() }
+// Close closes the file; closing it again does nothing.
+func (s *StateFile) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.f.Close()
+}
 
 // ValidID reports whether id is one NewID could have made, and so safe in
 // a NATS subject or a file name.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"distill.dev/proto/failure"
 	"distill.dev/services/fetcher/crawl"
 )
 
@@ -62,21 +63,128 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg Config) error
 	return nil
 }
 
-// Journal is a crawl.Journal on the stream's subject for one job id.
+// Journal is a crawl.Journal on the stream's subject for one job id. It
+// holds the job's lease from Load to Close: a key of the owners bucket
+// that only one process at a time may hold, kept alive while the crawl
+// runs and expiring LeaseTTL after its holder died, so that two gateways
+// never run one crawl at once.
 type Journal struct {
-	js jetstream.JetStream
-	id string
+	js    jetstream.JetStream
+	id    string
+	owner string
+	cfg   Config
 	// timeout bounds each call: the crawl.Journal interface takes no
 	// context.
 	timeout time.Duration
+
+	mu    sync.Mutex
+	lease *lease
 }
 
+// LeaseTTL is how long a crawl's lease outlives a holder that stopped
+// renewing it (a gateway killed): another gateway may resume the crawl
+// that long after.
+const LeaseTTL = 15 * time.Second
+
+// OwnersBucket holds the crawls' leases.
+const OwnersBucket = "distill_crawl_owners"
+
 // NewJournal returns the journal of job id, which must be crawl.ValidID.
-func NewJournal(js jetstream.JetStream, id string) (*Journal, error) {
+// owner names the process, in the lease and in the refusal another
+// process gets.
+func NewJournal(js jetstream.JetStream, id, owner string, cfg Config) (*Journal, error) {
 	if !crawl.ValidID(id) {
 		return nil, fmt.Errorf("crawl job id %q is not 16 hex digits", id)
 	}
-	return &Journal{js: js, id: id, timeout: 10 * time.Second}, nil
+	return &Journal{js: js, id: id, owner: owner, cfg: cfg, timeout: 10 * time.Second}, nil
+}
+
+// lease is a held lease and its renewal.
+type lease struct {
+	kv   jetstream.KeyValue
+	stop chan struct{}
+	done chan struct{}
+	// lost is set when the renewal found the lease taken or gone.
+	mu   sync.Mutex
+	lost error
+}
+
+// acquire takes the job's lease, or says who holds it.
+func (j *Journal) acquire(ctx context.Context) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.lease != nil {
+		return nil
+	}
+	kv, err := j.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:   OwnersBucket,
+		TTL:      LeaseTTL,
+		Storage:  j.cfg.storage(),
+		Replicas: max(j.cfg.Replicas, 1),
+	})
+	if err != nil {
+		return fmt.Errorf("crawl lease: %w", err)
+	}
+	rev, err := kv.Create(ctx, j.id, []byte(j.owner))
+	if err != nil {
+		if isConflict(err) {
+			holder := "another process"
+			if e, gerr := kv.Get(ctx, j.id); gerr == nil {
+				holder = string(e.Value())
+			}
+			return failure.New(failure.Conflict, "crawl %s is running on %s; it can be resumed once that stops (within %s of its dying)", j.id, holder, LeaseTTL)
+		}
+		return fmt.Errorf("crawl lease: %w", err)
+	}
+	l := &lease{kv: kv, stop: make(chan struct{}), done: make(chan struct{})}
+	j.lease = l
+	go j.renew(l, rev)
+	return nil
+}
+
+// renew keeps the lease alive, a third of its TTL at a time, until Close.
+func (j *Journal) renew(l *lease, rev uint64) {
+	defer close(l.done)
+	t := time.NewTicker(LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+			_ = l.kv.Delete(ctx, j.id, jetstream.LastRevision(rev))
+			cancel()
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+			next, err := l.kv.Update(ctx, j.id, []byte(j.owner), rev)
+			cancel()
+			if err == nil {
+				rev = next
+				continue
+			}
+			if isConflict(err) || errors.Is(err, jetstream.ErrKeyNotFound) {
+				l.mu.Lock()
+				l.lost = failure.New(failure.Conflict, "crawl %s: its lease was lost (NATS unreachable for %s, or another process took it)", j.id, LeaseTTL)
+				l.mu.Unlock()
+				return
+			}
+			// NATS unreachable for now: try again at the next tick, while
+			// the lease has time left.
+		}
+	}
+}
+
+// Close gives the lease back.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	l := j.lease
+	j.lease = nil
+	j.mu.Unlock()
+	if l != nil {
+		close(l.stop)
+		<-l.done
+	}
+	return nil
 }
 
 // JobID is the id the journal is kept under.
@@ -84,10 +192,13 @@ func (j *Journal) JobID() string { return j.id }
 
 func (j *Journal) subject() string { return SubjectPrefix + j.id }
 
-// Load reads the job's records, oldest first.
+// Load takes the job's lease and reads its records, oldest first.
 func (j *Journal) Load() ([]crawl.Record, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
 	defer cancel()
+	if err := j.acquire(ctx); err != nil {
+		return nil, err
+	}
 	stream, err := j.js.Stream(ctx, Stream)
 	if err != nil {
 		return nil, fmt.Errorf("crawl journal: %w", err)
@@ -129,8 +240,21 @@ func (j *Journal) Load() ([]crawl.Record, error) {
 	return out, nil
 }
 
-// Append publishes one record and waits for the stream to store it.
+// Append publishes one record and waits for the stream to store it. A
+// journal whose lease was lost refuses: another process may be running
+// the crawl now.
 func (j *Journal) Append(r crawl.Record) error {
+	j.mu.Lock()
+	l := j.lease
+	j.mu.Unlock()
+	if l != nil {
+		l.mu.Lock()
+		lost := l.lost
+		l.mu.Unlock()
+		if lost != nil {
+			return lost
+		}
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err

@@ -3,12 +3,14 @@ package crawljs
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"distill.dev/proto/failure"
 	"distill.dev/services/fetcher/crawl"
 	"distill.dev/services/fetcher/natsembed"
 )
@@ -45,7 +47,7 @@ func TestJournalIsReadBackByAnotherConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := crawl.NewID()
-	j, err := NewJournal(js, id)
+	j, err := NewJournal(js, id, "first", Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +64,18 @@ func TestJournalIsReadBackByAnotherConnection(t *testing.T) {
 		}
 	}
 	// Another job's records stay its own.
-	other, _ := NewJournal(js, crawl.NewID())
+	other, _ := NewJournal(js, crawl.NewID(), "other", Config{})
 	other.Append(crawl.Record{End: "done"})
 
-	again, err := NewJournal(connect(t, s), id)
+	// While the first holds the job's lease, nobody else may load it.
+	again, err := NewJournal(connect(t, s), id, "second", Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := again.Load(); failure.CodeOf(err) != failure.Conflict || !strings.Contains(err.Error(), "is running on first") {
+		t.Fatalf("a second Load while the first holds the lease: %v, want a conflict naming the first", err)
+	}
+	j.Close()
 	got, err := again.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +83,8 @@ func TestJournalIsReadBackByAnotherConnection(t *testing.T) {
 	if len(got) != len(want) || got[0].Begin.ID != id || got[700].Start.Key != want[700].Start.Key {
 		t.Fatalf("loaded %d records, want %d in order", len(got), len(want))
 	}
-	if _, err := NewJournal(js, "../x"); err == nil {
+	defer again.Close()
+	if _, err := NewJournal(js, "../x", "x", Config{}); err == nil {
 		t.Errorf("a job id that is not one was taken")
 	}
 }
