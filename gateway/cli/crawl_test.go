@@ -308,3 +308,33 @@ func TestCrawlJSONIsOneArray(t *testing.T) {
 		t.Errorf("pages %+v", pages)
 	}
 }
+
+func TestCrawlScopeFlags(t *testing.T) {
+	s := linkedSite(t)
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"path prefix: the start page read for its links, then only under it", []string{"--path-prefix", "/docs"},
+			[]string{"/docs/", "/docs/install", "/docs/config", "/docs/install/windows"}},
+		{"exclude: neither read nor printed (nor what only they link to)", []string{"--exclude-paths", "^/(blog|docs)"},
+			[]string{"/", "/about"}},
+		{"include: only matches printed, the rest read for links", []string{"--include-paths", "^/blog/.+"},
+			[]string{"/blog/2026/hello", "/blog/tag/go"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"crawl", "--allow-local", "--no-cache", "--format", "jsonl", "--delay", "0", "--depth", "3"}, tt.args...)
+			out, errOut, code := run(t, append(args, s.URL+"/")...)
+			if code != ExitOK {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			want := prefixed(s.URL, tt.want...)
+			slices.Sort(want)
+			if got := crawledURLs(crawlLines(t, out)); !slices.Equal(got, want) {
+				t.Errorf("pages\n got %q\nwant %q", got, want)
+			}
+		})
+	}
+}
