@@ -86,3 +86,61 @@ func TestFingerprintTellsCrawlsApart(t *testing.T) {
 		}
 	}
 }
+
+// records is a Journal in memory, as a file or a stream would hold it.
+type records struct{ recs []Record }
+
+func (r *records) Load() ([]Record, error) { return r.recs, nil }
+func (r *records) Append(rec Record) error { r.recs = append(r.recs, rec); return nil }
+
+// TestResumeRebuildsTheFrontier replays a journal cut mid-crawl: pages
+// done count against --max-pages and are not read again, links they
+// queued wait, and the page in flight goes back to the queue.
+func TestResumeRebuildsTheFrontier(t *testing.T) {
+	c := New(nil, nil, nil)
+	req := Request{URL: "https://example.com/", Depth: 2, MaxPages: 10, Concurrency: 1}
+	j := &records{}
+	job, err := c.Begin(req, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := func(path string) Entry { return Entry{URL: "https://example.com" + path, Key: "example.com" + path, Depth: 1} }
+	start := j.recs[0].Begin.Start
+	j.Append(Record{Start: &start})
+	j.Append(Record{Done: &Done{Key: start.Key, Queued: []Entry{e("/a"), e("/b"), e("/c")}}})
+	a, b := e("/a"), e("/b")
+	j.Append(Record{Start: &a})
+	j.Append(Record{Done: &Done{Key: a.Key, Final: "example.com/c"}}) // /a redirected to /c
+	j.Append(Record{Start: &b})                                       // in flight when it died
+
+	resumed, err := c.Begin(req, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := resumed.Status()
+	if resumed.ID() != job.ID() || st.Done != 2 || st.Queued != 1 || !st.Resumed || st.Finished {
+		t.Errorf("resumed %s: %+v; want job %s, 2 done, /b queued again", resumed.ID(), st, job.ID())
+	}
+	if next, _ := resumed.front.pop(); next.Key != "example.com/b" {
+		t.Errorf("next page %s, want /b: /c was reached through /a's redirect", next.Key)
+	}
+	if resumed.started != 2 {
+		t.Errorf("%d pages counted against --max-pages, want 2", resumed.started)
+	}
+
+	// The same journal under other flags is another crawl's.
+	other := req
+	other.Depth = 3
+	if _, err := c.Begin(other, j); err == nil || !strings.Contains(err.Error(), "of another crawl") {
+		t.Errorf("Begin with other flags = %v, want a refusal", err)
+	}
+	// A finished crawl starts nothing.
+	j.Append(Record{End: StopDone})
+	done, err := c.Begin(req, j)
+	if err != nil || !done.Status().Finished {
+		t.Fatalf("a finished journal: %v, %+v", err, done.Status())
+	}
+	if _, ok := done.next(t.Context()); ok {
+		t.Errorf("a finished crawl started a page")
+	}
+}
