@@ -104,7 +104,9 @@ func TestResumeRebuildsTheFrontier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := func(path string) Entry { return Entry{URL: "https://example.com" + path, Key: "example.com" + path, Depth: 1} }
+	e := func(path string) Entry {
+		return Entry{URL: "https://example.com" + path, Key: "example.com" + path, Depth: 1}
+	}
 	start := j.recs[0].Begin.Start
 	j.Append(Record{Start: &start})
 	j.Append(Record{Done: &Done{Key: start.Key, Queued: []Entry{e("/a"), e("/b"), e("/c")}}})
