@@ -179,6 +179,10 @@ bench-fetch: ## Batch throughput over the NATS fan-out vs the pipeline called di
 bench-cluster: ## Batch URLs/s with 1, 2 and 4 fetcher processes over NATS against the single binary, on loopback: make bench-cluster [BENCH_ARGS="-count 1000 -delay 50ms"].
 	cd gateway && go run ./cmd/bench-cluster -root $(CURDIR) $(BENCH_ARGS)
 
+.PHONY: bench-crawl
+bench-crawl: ## Crawl generated sites on 127.0.0.1-N (slow pages, a Crawl-delay, redirects, tracking-parameter duplicates) and print pages/s, the most requests a host saw in one delay window and duplicate fetches: make bench-crawl [BENCH_ARGS="-hosts 4 -pages 500 -concurrency 8 -delay 20ms"].
+	cd gateway && go run ./cmd/bench-crawl $(BENCH_ARGS)
+
 .PHONY: bench-render
 bench-render: ## Renders/min, p50 and p95 of the warm renderer pool vs a chromium --dump-dom per page, on loopback: make bench-render [BENCH_ARGS="-renders 200 -concurrency 4 -dump-renders 50"].
 	go run ./services/renderer/cmd/bench-render $(BENCH_ARGS)

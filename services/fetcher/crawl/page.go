@@ -138,7 +138,7 @@ func (j *Job) rules(ctx context.Context, u *url.URL) *hostRules {
 		return h
 	}
 	h.once.Do(func() {
-		file, err := j.readRobots(ctx, u)
+		file, began, err := j.readRobots(ctx, u)
 		if err != nil {
 			// The page's own fetch reads robots.txt again and fails with
 			// the reason, which is what the caller will see.
@@ -148,16 +148,23 @@ func (j *Job) rules(ctx context.Context, u *url.URL) *hostRules {
 		if d := h.agent.CrawlDelay(); d > h.interval {
 			h.interval = d
 			j.note("%s asks for a Crawl-delay of %s, longer than --delay; it is kept", u.Host, d)
+			// robots.txt itself took a turn at --delay: the host's first
+			// page waits out the Crawl-delay from it.
+			_ = sleepUntil(ctx, began.Add(d))
 		}
 	})
 	return h
 }
 
-func (j *Job) readRobots(ctx context.Context, u *url.URL) (*robots.Robots, error) {
+// readRobots reads u's robots.txt in its host's turn, and says when the
+// turn began.
+func (j *Job) readRobots(ctx context.Context, u *url.URL) (*robots.Robots, time.Time, error) {
 	if err := j.c.pacer.Turn(ctx, u.Hostname(), j.req.Delay); err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	return j.c.robots.Robots(ctx, u.String(), j.opts)
+	began := time.Now()
+	file, err := j.c.robots.Robots(ctx, u.String(), j.opts)
+	return file, began, err
 }
 
 // errOutOfScope is a redirect to a URL the crawl does not cover.
