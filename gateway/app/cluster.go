@@ -98,7 +98,8 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 	// and its hosts' turns are kept in JetStream, shared by every gateway:
 	// another gateway resumes a crawl whose gateway died, and two crawls of
 	// one site from two gateways keep to one pace.
-	c.crawler = crawl.New(logger, mapFetcher{fetcher}, crawl.PipelineReader{P: c.pipeline},
+	c.crawler = crawl.New(logger, mapFetcher{fetcher},
+		crawl.NewStagesReader(logger, fetcher, remote.NewExtractor(c.extract), r, pipeline.WithAnonymousRenders(all.AnonymousRenders)),
 		crawl.WithPacer(crawljs.NewPacer(c.js, crawljs.Config{Replicas: cfg.StreamReplicas})))
 	store, err := session.NewKVStore(c.js, cfg.SessionKey, session.DefaultMaxSessions, session.DefaultIdleTTL, cfg.StreamReplicas)
 	if err != nil {

@@ -100,11 +100,9 @@ type RobotsReader interface {
 	Robots(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*robots.Robots, error)
 }
 
-// PageReader distils one page. follow, when the reader can apply it, judges
-// each redirect before it is followed; a reader that cannot (a remote
-// fetcher) ignores it, and the crawl judges the hops once the page is in.
+// PageReader distils one page, applying the crawl's Hooks.
 type PageReader interface {
-	Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, follow func(*url.URL) error) (*pipeline.Result, error)
+	Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*pipeline.Result, error)
 }
 
 // Crawler runs crawls. One Crawler serves a process: its Pacer paces

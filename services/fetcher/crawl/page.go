@@ -97,7 +97,10 @@ func (j *Job) readPage(ctx context.Context, raw string, interval time.Duration, 
 		if err := j.c.pacer.Turn(ctx, hostOf(raw), interval); err != nil {
 			return nil, failure.Wrap(failure.Canceled, err, "crawl %s", raw)
 		}
-		res, err := j.c.pages.Read(ctx, raw, j.opts, func(to *url.URL) error { return j.mayFollow(to, isStart) })
+		res, err := j.c.pages.Read(ctx, raw, j.opts, Hooks{
+			Follow:       func(to *url.URL) error { return j.mayFollow(to, isStart) },
+			BeforeRender: func(ctx context.Context) error { return j.c.pacer.Turn(ctx, hostOf(raw), interval) },
+		})
 		if err == nil {
 			return res, j.judgeHops(res, isStart)
 		}

@@ -11,9 +11,20 @@ import (
 	"distill.dev/services/fetcher/pipeline"
 )
 
+// Hooks are what a crawl asks of a page's reading besides the page.
+type Hooks struct {
+	// Follow judges each redirect before it is followed, when the reader
+	// can apply it; a reader that cannot (a remote fetcher) ignores it,
+	// and the crawl judges the hops once the page is in.
+	Follow func(to *url.URL) error
+	// BeforeRender waits the host's turn before a headless render loads
+	// the page again. The render's own subresources are not paced.
+	BeforeRender func(ctx context.Context) error
+}
+
 // LocalReader reads pages through a pipeline whose fetch stage is a
 // *fetch.Fetcher in this process, which judges each redirect with the
-// crawl's follow before taking it.
+// crawl's Follow before taking it.
 type LocalReader struct {
 	logger    *slog.Logger
 	fetcher   *fetch.Fetcher
@@ -37,14 +48,14 @@ func (l *LocalReader) WithCallOptions(opts ...fetch.CallOption) *LocalReader {
 }
 
 // Read distils rawURL.
-func (l *LocalReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, follow func(*url.URL) error) (*pipeline.Result, error) {
-	// A pipeline is a few pointers: one per page carries that page's
-	// judge of redirects to the fetch.
+func (l *LocalReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*pipeline.Result, error) {
 	calls := l.calls
-	if follow != nil {
-		calls = append(calls[:len(calls):len(calls)], fetch.FollowIf(follow))
+	if h.Follow != nil {
+		calls = append(calls[:len(calls):len(calls)], fetch.FollowIf(h.Follow))
 	}
-	p := pipeline.New(l.logger, judged{l.fetcher, calls}, l.extractor, l.renderer, l.opts...)
+	// A pipeline is a few pointers: one per page carries that page's
+	// hooks to its stages.
+	p := pipeline.New(l.logger, judged{l.fetcher, calls}, l.extractor, paced{l.renderer, h.BeforeRender}, l.opts...)
 	return p.Do(ctx, pipeline.Request{URL: rawURL, Options: opts})
 }
 
@@ -59,13 +70,40 @@ func (j judged) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetchRe
 	return j.f.FetchWith(ctx, req, j.calls...)
 }
 
-// PipelineReader reads pages through any pipeline, a gateway's over
-// remote services among them. It cannot hand follow to a fetcher in
-// another process: the crawl judges the redirects once the page is in,
-// and drops a page whose redirects left its scope.
-type PipelineReader struct{ P *pipeline.Pipeline }
+// paced is a renderer that waits a turn before each render.
+type paced struct {
+	r      pipeline.Renderer
+	before func(ctx context.Context) error
+}
+
+func (p paced) Render(ctx context.Context, req *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
+	if p.before != nil {
+		if err := p.before(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return p.r.Render(ctx, req)
+}
+
+// StagesReader reads pages through a pipeline over any stages, a
+// gateway's remote services among them. It cannot hand Follow to a
+// fetcher in another process: the crawl judges the redirects once the
+// page is in.
+type StagesReader struct {
+	logger    *slog.Logger
+	fetcher   pipeline.Fetcher
+	extractor pipeline.Extractor
+	renderer  pipeline.Renderer
+	opts      []pipeline.Option
+}
+
+// NewStagesReader returns a StagesReader over the given stages.
+func NewStagesReader(logger *slog.Logger, f pipeline.Fetcher, e pipeline.Extractor, r pipeline.Renderer, opts ...pipeline.Option) *StagesReader {
+	return &StagesReader{logger: logger, fetcher: f, extractor: e, renderer: r, opts: opts}
+}
 
 // Read distils rawURL.
-func (r PipelineReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, _ func(*url.URL) error) (*pipeline.Result, error) {
-	return r.P.Do(ctx, pipeline.Request{URL: rawURL, Options: opts})
+func (s *StagesReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*pipeline.Result, error) {
+	p := pipeline.New(s.logger, s.fetcher, s.extractor, paced{s.renderer, h.BeforeRender}, s.opts...)
+	return p.Do(ctx, pipeline.Request{URL: rawURL, Options: opts})
 }
