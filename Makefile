@@ -204,6 +204,10 @@ bench-cluster: ## Batch URLs/s with 1, 2 and 4 fetcher processes over NATS again
 bench-http: firecrawl-sdk ## Scrapes through the Firecrawl JS SDK against the Firecrawl-compatible HTTP API vs the same pages through the gRPC API, req/s and p95, on loopback: make bench-http [BENCH_ARGS="-count 1000 -concurrency 4"].
 	go run ./gateway/cmd/bench-http -sdk $(FIRECRAWL_SDK) $(BENCH_ARGS)
 
+.PHONY: bench-crawl
+bench-crawl: ## Crawl generated sites on 127.0.0.1-N (slow pages, a Crawl-delay, redirects, tracking-parameter duplicates) and print pages/s, the most requests a host saw in one delay window and duplicate fetches: make bench-crawl [BENCH_ARGS="-hosts 4 -pages 500 -concurrency 8 -delay 20ms"].
+	cd gateway && go run ./cmd/bench-crawl $(BENCH_ARGS)
+
 .PHONY: bench-render
 bench-render: ## Renders/min, p50 and p95 of the warm renderer pool vs a chromium --dump-dom per page, steps and scrolling vs go-rod with a browser per page, and what --block saves, on loopback: make bench-render [BENCH_ARGS="-renders 200 -concurrency 4 -dump-renders 50 -actions 40 -block 40"].
 	go run ./services/renderer/cmd/bench-render $(BENCH_ARGS)

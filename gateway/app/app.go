@@ -17,6 +17,7 @@ import (
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/crawl"
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
@@ -162,6 +163,15 @@ func (s *System) Map(ctx context.Context, req mapsite.Request) (*mapsite.Result,
 		return nil, failure.AllowLocalRefused()
 	}
 	return s.backend.Map(ctx, req)
+}
+
+// BeginCrawl checks a crawl and opens its journal (nil keeps none),
+// refusing allow_local unless the operator allowed it.
+func (s *System) BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Job, error) {
+	if req.Options.GetAllowLocal() && !s.allowLocal {
+		return nil, failure.AllowLocalRefused()
+	}
+	return s.backend.BeginCrawl(req, journal)
 }
 
 // Sessions is where the system keeps browsing sessions between steps: this

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/crawl"
+	"distill.dev/services/fetcher/crawl/crawljs"
 	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
@@ -34,12 +37,16 @@ type cluster struct {
 	extractor *remote.Extractor
 	pipeline  *pipeline.Pipeline
 	mapper    *mapsite.Mapper
+	crawler   *crawl.Crawler
 	nc        *nats.Conn
 	js        jetstream.JetStream
 
 	streamsOnce sync.Mutex
 	streamsMade bool
-	dispatcher  *jobs.Dispatcher
+	crawlStream bool
+	// owner names this gateway in the leases of the crawls it runs.
+	owner      string
+	dispatcher *jobs.Dispatcher
 }
 
 // openCluster connects to the services and NATS, and keeps sessions in a
@@ -57,7 +64,7 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 	case cfg.ExtractorAddr == "":
 		return nil, errors.New("cluster mode needs the extractor's address (--extractor)")
 	}
-	c := &cluster{logger: logger, cfg: cfg}
+	c := &cluster{logger: logger, cfg: cfg, owner: processName()}
 	var err error
 	if c.fetcher, err = c.dial("fetcher", cfg.FetcherAddr); err != nil {
 		c.close()
@@ -87,6 +94,15 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 		return nil, err
 	}
 	c.dispatcher = jobs.NewDispatcher(logger, c.js)
+	// The gateway runs a crawl as it runs a map, its pages through the
+	// remote stages; a remote fetcher cannot be handed the crawl's judge of
+	// redirects, so the crawl judges them when the page is in. Its journal
+	// and its hosts' turns are kept in JetStream, shared by every gateway:
+	// another gateway resumes a crawl whose gateway died, and two crawls of
+	// one site from two gateways keep to one pace.
+	c.crawler = crawl.New(logger, mapFetcher{fetcher},
+		crawl.NewStagesReader(logger, fetcher, remote.NewExtractor(c.extract), r, pipeline.WithAnonymousRenders(all.AnonymousRenders)),
+		crawl.WithPacer(crawljs.NewPacer(c.js, crawljs.Config{Replicas: cfg.StreamReplicas})))
 	store, err := session.NewKVStore(c.js, cfg.SessionKey, session.DefaultMaxSessions, session.DefaultIdleTTL, cfg.StreamReplicas)
 	if err != nil {
 		c.close()
@@ -176,6 +192,61 @@ func (c *cluster) CacheClear(context.Context) (int64, int64, error) {
 // reads its sitemaps and robots.txt, and with the extractor its pages.
 func (c *cluster) Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error) {
 	return c.mapper.Map(ctx, req)
+}
+
+// processName names this process for others to read: its host and pid.
+func processName() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "?"
+	}
+	return fmt.Sprintf("gateway %s pid %d", host, os.Getpid())
+}
+
+// BeginCrawl begins a crawl that this gateway runs, or resumes one by its
+// job id, its journal in JetStream.
+func (c *cluster) BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Job, error) {
+	if journal == nil {
+		if err := c.ensureCrawlStream(); err != nil {
+			return nil, err
+		}
+		id := req.JobID
+		if id == "" {
+			id = crawl.NewID()
+		}
+		j, err := crawljs.NewJournal(c.js, id, c.owner, crawljs.Config{Replicas: c.cfg.StreamReplicas})
+		if err != nil {
+			return nil, failure.Wrap(failure.InvalidArgument, err, "crawl")
+		}
+		journal = j
+	}
+	job, err := c.crawler.Begin(req, journal)
+	if err != nil {
+		if _, ok := errors.AsType[*failure.Error](err); !ok {
+			return nil, failure.Wrap(failure.Unavailable, err, "crawl journal")
+		}
+	}
+	return job, err
+}
+
+// ensureCrawlStream makes the crawl journals' stream on the first crawl
+// that finds NATS up.
+func (c *cluster) ensureCrawlStream() error {
+	c.streamsOnce.Lock()
+	defer c.streamsOnce.Unlock()
+	if c.crawlStream {
+		return nil
+	}
+	if err := jobs.Connected(c.nc); err != nil {
+		return failure.New(failure.Unavailable, "crawl journal: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := crawljs.EnsureStream(ctx, c.js, crawljs.Config{Replicas: c.cfg.StreamReplicas}); err != nil {
+		return failure.Wrap(failure.Unavailable, err, "crawl journal")
+	}
+	c.crawlStream = true
+	return nil
 }
 
 // mapFetcher is mapsite's Fetcher over FetcherService.

@@ -15,6 +15,7 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/fetcher/cache"
+	"distill.dev/services/fetcher/crawl"
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/mapsite"
@@ -33,6 +34,7 @@ type local struct {
 	renderer  *render.Renderer
 	pipeline  *pipeline.Pipeline
 	mapper    *mapsite.Mapper
+	crawler   *crawl.Crawler
 	// cache is nil when it could not be opened; cacheErr says why.
 	cache    *cache.Cache
 	cacheErr error
@@ -84,13 +86,21 @@ func newLocal(logger *slog.Logger, cfg Config) *local {
 		// One fetcher under the map's sitemaps and pages: robots.txt is
 		// read once, and per-host limits count both.
 		mapper: mapsite.New(logger, f, p),
-		cache:  c, cacheErr: cacheErr,
+		// The crawl's pages go through the same fetcher, which judges
+		// each redirect against the crawl's scope before following it.
+		crawler: crawl.New(logger, f, crawl.NewLocalReader(logger, f, ex, r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders))),
+		cache:   c, cacheErr: cacheErr,
 	}
 }
 
 // Map lists a site's URLs.
 func (l *local) Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error) {
 	return l.mapper.Map(ctx, req)
+}
+
+// BeginCrawl begins a crawl in this process.
+func (l *local) BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Job, error) {
+	return l.crawler.Begin(req, journal)
 }
 
 // CacheInfo counts the fetch cache's entries and bytes.

@@ -23,6 +23,7 @@ var fetchGroups = []struct {
 	{"Network", []string{"timeout", "max-bytes", "allow-local", "max-retries", "per-host-concurrency", "rate-limit", "respect-robots", "server"}},
 	{"Rendering", []string{"js", "js-wait", "js-wait-for", "steps", "scroll", "screenshot", "screenshot-format", "pdf", "mhtml", "output", "capture-network", "capture-types", "capture-credentials", "block"}},
 	{"Batch", []string{"concurrency", "input", "output-dir"}},
+	{"Crawl", crawlFlagNames},
 	{"Cache", []string{"no-cache", "cache-ttl"}},
 }
 

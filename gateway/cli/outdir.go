@@ -23,9 +23,10 @@ const indexName = "index.jsonl"
 // dirSink writes each page to a file of its own in a folder as it comes,
 // and a line for every URL to index.jsonl: {url, ok, file | error}.
 type dirSink struct {
-	p     *printer
-	dir   string
-	names []string
+	p   *printer
+	dir string
+	// name gives the file of the URL at index i.
+	name func(i int, url string) string
 
 	mu     sync.Mutex
 	index  *os.File
@@ -34,19 +35,25 @@ type dirSink struct {
 }
 
 func newDirSink(p *printer, dir string, urls []string) (*dirSink, error) {
+	index, err := openIndex(dir, os.O_TRUNC)
+	if err != nil {
+		return nil, err
+	}
+	names := fileNames(urls, p.extension())
+	return &dirSink{p: p, dir: dir, name: func(i int, _ string) string { return names[i] }, index: index}, nil
+}
+
+// openIndex makes dir and opens its index, emptied (os.O_TRUNC) or to
+// add to (os.O_APPEND).
+func openIndex(dir string, mode int) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, usagef("--output-dir: %v", err)
 	}
-	index, err := os.Create(filepath.Join(dir, indexName))
+	index, err := os.OpenFile(filepath.Join(dir, indexName), os.O_WRONLY|os.O_CREATE|mode, 0o644)
 	if err != nil {
 		return nil, usagef("--output-dir: %v", err)
 	}
-	ext := extension(p.format)
-	if pick.Asked(p.opts) {
-		// What was picked prints as JSON in every format.
-		ext = ".json"
-	}
-	return &dirSink{p: p, dir: dir, names: fileNames(urls, ext), index: index}, nil
+	return index, nil
 }
 
 type indexLine struct {
@@ -59,11 +66,13 @@ type indexLine struct {
 func (s *dirSink) put(i int, it output.BatchItem) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var name string
 	if it.Err == nil {
-		if err := s.writePage(s.names[i], it.Result); err != nil {
+		name = s.name(i, it.URL)
+		if err := s.writePage(name, it.Result); err != nil {
 			// The page is lost, not the batch: the URL fails like any
 			// other, and the index says why.
-			it.Err = fmt.Errorf("%s: write %s: %w", it.URL, filepath.Join(s.dir, s.names[i]), err)
+			it.Err = fmt.Errorf("%s: write %s: %w", it.URL, filepath.Join(s.dir, name), err)
 		}
 	}
 	s.p.notes(it)
@@ -72,7 +81,7 @@ func (s *dirSink) put(i int, it output.BatchItem) {
 		s.failed = true
 		line.Error = it.Err.Error()
 	} else {
-		line.File = s.names[i]
+		line.File = name
 	}
 	b, err := json.Marshal(line)
 	if err == nil {
@@ -111,6 +120,15 @@ func (s *dirSink) close() error {
 	return nil
 }
 
+// extension is the file extension of the pages p writes: what was picked
+// prints as JSON in every format.
+func (p *printer) extension() string {
+	if pick.Asked(p.opts) {
+		return ".json"
+	}
+	return extension(p.format)
+}
+
 // extension is the file extension of a page written in format.
 func extension(format string) string {
 	switch format {
@@ -133,17 +151,32 @@ const maxNameLen = 120
 // systems that ignore it. The same URL twice gets two files.
 func fileNames(urls []string, ext string) []string {
 	names := make([]string, len(urls))
-	taken := map[string]bool{strings.ToLower(indexName): true}
+	n := newNamer(ext)
 	for i, u := range urls {
-		base := baseName(u)
-		name := base + ext
-		for n := 2; taken[strings.ToLower(name)]; n++ {
-			name = base + "-" + strconv.Itoa(n) + ext
-		}
-		taken[strings.ToLower(name)] = true
-		names[i] = name
+		names[i] = n.take(u)
 	}
 	return names
+}
+
+// namer names pages' files as they come, each name once.
+type namer struct {
+	ext   string
+	taken map[string]bool
+}
+
+func newNamer(ext string) *namer {
+	return &namer{ext: ext, taken: map[string]bool{strings.ToLower(indexName): true}}
+}
+
+// take returns a free name for the page at raw, and takes it.
+func (nm *namer) take(raw string) string {
+	base := baseName(raw)
+	name := base + nm.ext
+	for n := 2; nm.taken[strings.ToLower(name)]; n++ {
+		name = base + "-" + strconv.Itoa(n) + nm.ext
+	}
+	nm.taken[strings.ToLower(name)] = true
+	return name
 }
 
 // baseName is a URL made into a file name, without extension.

@@ -281,6 +281,14 @@ func checkReport(t *testing.T, r report, base string) {
 		t.Errorf("select with a broken XPath = %+v, want a tool error naming it", bad)
 	}
 
+	// The article links to the fog notes, in words the query holds: a
+	// crawl of two pages reads them second, rated, and says where it
+	// stopped.
+	if c := r.Calls["crawl"]; c.IsError || len(c.Texts) != 3 || !strings.HasPrefix(c.Texts[0], "==> "+base+"/article <== (depth 0, relevance ") ||
+		!strings.HasPrefix(c.Texts[1], "==> "+base+"/fog <== (depth 1, relevance ") || !strings.Contains(c.Texts[2], "Stopped at max_pages=2") {
+		t.Errorf("crawl = %+v, want /article, then /fog, then a report that it stopped at max_pages", c)
+	}
+
 	if bad := r.Calls["bad_param"]; !bad.IsError || len(bad.Texts) != 1 || !strings.Contains(bad.Texts[0], "timeout_secs") {
 		t.Errorf("bad argument = %+v, want a tool error naming timeout_secs", bad)
 	}

@@ -126,6 +126,25 @@ var addedTools = map[string][]frozen{
 		{name: "timeout_secs", def: "20"},
 		{name: "allow_local", def: "false"},
 	},
+	"crawl": {
+		{name: "url", required: true},
+		{name: "query"},
+		{name: "stop_when_answered", def: "false"},
+		{name: "depth", def: "2"},
+		{name: "max_pages", def: "10"},
+		{name: "max_total_tokens", def: "20000"},
+		{name: "max_output_tokens", def: "4000"},
+		{name: "format", def: `"markdown"`},
+		{name: "profile", def: `"article"`},
+		{name: "path_prefix"},
+		{name: "include_paths"},
+		{name: "exclude_paths"},
+		{name: "include_subdomains", def: "false"},
+		{name: "ignore_robots", def: "false"},
+		{name: "js", def: `"auto"`},
+		{name: "allow_local", def: "false"},
+		{name: "timeout_secs", def: "20"},
+	},
 }
 
 // pinnedTools are the frozen tools and the added ones.

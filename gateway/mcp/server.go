@@ -14,6 +14,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/crawl"
 )
 
 // Service is what the tools call: api.Server, distill's one implementation.
@@ -28,15 +29,16 @@ type Service interface {
 	SessionClose(ctx context.Context, req *distillv1.SessionCloseRequest) (*distillv1.SessionCloseResponse, error)
 	SessionAct(ctx context.Context, req *distillv1.SessionActRequest) (*distillv1.SessionActResponse, error)
 	MapSite(ctx context.Context, req *distillv1.MapRequest, deliver func(*distillv1.MapResponse) error) error
+	CrawlSite(ctx context.Context, req *distillv1.CrawlRequest, journal crawl.Journal, deliver func(*distillv1.CrawlResponse) error) error
 }
 
 const instructions = "distill reads web pages for you. fetch_url returns a page as clean Markdown " +
 	"(or text, or JSON); fetch_urls reads several pages at once; observe_url lists what can be done " +
-	"on a page (links, forms, buttons, downloads); map lists a site's URLs without reading them; select picks " +
-	"values, records or elements out of a page as JSON; screenshot returns a picture of a rendered page. The " +
-	"reading tools take steps (click, type, scroll, ...) to run in the page first. For multi-step browsing with " +
-	"cookies, open a session with session_start, act with session_follow, session_submit_form, session_act and " +
-	"session_observe, " +
+	"on a page (links, forms, buttons, downloads); map lists a site's URLs without reading them; crawl reads a " +
+	"site by following its links, best first toward a question when given one; select picks values, records or " +
+	"elements out of a page as JSON; screenshot returns a picture of a rendered page. The reading tools take " +
+	"steps (click, type, scroll, ...) to run in the page first. For multi-step browsing with cookies, open a " +
+	"session with session_start, act with session_follow, session_submit_form, session_act and session_observe, " +
 	"and end it with session_close."
 
 // Server is distill's MCP server.

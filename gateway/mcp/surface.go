@@ -312,6 +312,7 @@ func tools(svc Service) []tool {
 				"answers a question on a site you know, or to choose which pages to read with fetch_url " +
 				"or fetch_urls.",
 		},
+		{name: "crawl", params: crawlParams, readOnly: true, run: h.crawlSite, desc: crawlDesc},
 		{
 			name: "select", params: selectParams, readOnly: true, run: h.selectPage,
 			desc: "Pick data out of one web page as JSON instead of reading it: the values a CSS selector " +

@@ -28,6 +28,7 @@ type distilledJSON struct {
 	Actions     *actionsJSON     `json:"actions,omitempty"`
 	Diagnostics *diagnosticsJSON `json:"diagnostics,omitempty"`
 	Picked      *pickedJSON      `json:"picked,omitempty"`
+	Relevance   *float64         `json:"relevance,omitempty"`
 	// Browser work, each present only when asked for; bytes are base64.
 	Screenshot []byte            `json:"screenshot,omitempty"`
 	PDF        []byte            `json:"pdf,omitempty"`
@@ -232,6 +233,8 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 		Byline:   d.Byline,
 		Excerpt:  d.Excerpt,
 		Markdown: d.GetMarkdown(),
+		// Only a crawl with a query rates its pages.
+		Relevance: d.Relevance,
 	}
 	if s := d.GetStats(); s != nil {
 		out.Stats = &statsJSON{
@@ -354,6 +357,26 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// WriteCrawlLine writes one page of a crawl as a compact JSON line:
+// {url, depth, ok, result | error}.
+func WriteCrawlLine(w io.Writer, it BatchItem, depth int) error {
+	b := batchToJSON([]BatchItem{it})[0]
+	line, err := marshal(crawlItemJSON{URL: b.URL, Depth: depth, OK: b.OK, Result: b.Result, Error: b.Error})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(line, '\n'))
+	return err
+}
+
+type crawlItemJSON struct {
+	URL    string         `json:"url"`
+	Depth  int            `json:"depth"`
+	OK     bool           `json:"ok"`
+	Result *distilledJSON `json:"result,omitempty"`
+	Error  string         `json:"error,omitempty"`
 }
 
 // WriteBatchLine writes one URL's outcome as a line of JSON Lines:

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -197,12 +198,36 @@ type call struct {
 	// anyType takes a body of any media type: a resource read as bytes
 	// (a gzipped sitemap), not a page to distill.
 	anyType bool
+	// follow, when set, judges each redirect before it is followed.
+	follow func(to *url.URL) error
+}
+
+// CallOption adds to one call what only an in-process caller can give: a
+// function, which no FetchOptions field can carry.
+type CallOption func(*call)
+
+// FollowIf makes a call follow a redirect only when judge returns nil for
+// its target (after the network policy and before robots.txt): a crawl
+// keeps to its scope on every hop, not only on the links it queues. A
+// refusal ends the fetch with a failure.Blocked naming the target and
+// judge's reason.
+func FollowIf(judge func(to *url.URL) error) CallOption {
+	return func(c *call) { c.follow = judge }
+}
+
+func redirectRefused(from, to string, err error) error {
+	return failure.Wrap(failure.Blocked, err, "fetch %s: redirect to %s not followed", display(from), display(to))
 }
 
 // Fetch retrieves req.url. HTTP error statuses are answers; policy
 // refusals, limits and network failures are *failure.Error values whose
 // one-line message names the URL.
 func (f *Fetcher) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetchRequest) (resp *internalv1.FetcherServiceFetchResponse, err error) {
+	return f.FetchWith(ctx, req)
+}
+
+// FetchWith is Fetch with options only a caller in this process can give.
+func (f *Fetcher) FetchWith(ctx context.Context, req *internalv1.FetcherServiceFetchRequest, opts ...CallOption) (resp *internalv1.FetcherServiceFetchResponse, err error) {
 	start := time.Now()
 	ctx, done := telemetry.StartRequest(ctx, "distill.fetch", "fetcher", "Fetch", telemetry.URLAttributes(req.GetUrl())...)
 	defer func() {
@@ -225,7 +250,34 @@ func (f *Fetcher) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetch
 	if req.GetUseCookies() {
 		c.jar = cookies.FromEntries(req.GetJar())
 	}
-	return f.run(ctx, c, start)
+	for _, o := range opts {
+		o(c)
+	}
+	resp, err = f.run(ctx, c, start)
+	if err == nil && resp.GetFromCache() && c.follow != nil {
+		// A cached answer's hops were followed by an earlier call, which
+		// may not have judged them: they are judged now.
+		if err := c.judgeHops(resp); err != nil {
+			return nil, err
+		}
+	}
+	return resp, err
+}
+
+// judgeHops applies the call's FollowIf to every hop after the first of a
+// cached answer.
+func (c *call) judgeHops(resp *internalv1.FetcherServiceFetchResponse) error {
+	hops := append(slices.Clone(resp.GetRedirectHistory()), resp.GetFinalUrl())
+	for i := 1; i < len(hops); i++ {
+		u, err := url.Parse(hops[i])
+		if err != nil {
+			return failure.Wrap(failure.InvalidURL, err, "fetch %s", display(c.raw))
+		}
+		if err := c.follow(u); err != nil {
+			return redirectRefused(hops[i-1], hops[i], err)
+		}
+	}
+	return nil
 }
 
 // newCall reads the options of one call, refusing allow_local unless the
@@ -324,6 +376,11 @@ func (f *Fetcher) fetch(ctx context.Context, c *call) (*internalv1.FetcherServic
 		nu, err := c.policy.CheckURL(next)
 		if err != nil {
 			return nil, c.classify(ctx, where+": redirect to "+display(next), err)
+		}
+		if c.follow != nil {
+			if err := c.follow(nu); err != nil {
+				return nil, redirectRefused(u.String(), nu.String(), err)
+			}
 		}
 		send, err = redirected(send, resp.StatusCode, u, nu)
 		if err != nil {

@@ -126,3 +126,11 @@ func matchAny(res []*regexp.Regexp, s string) bool {
 	}
 	return false
 }
+
+// WWWTwins reports whether two canonical URLs are on one host under its
+// www. name and without it (example.com and www.example.com, same port),
+// the redirect a site's home page most often makes. Crawls and maps follow
+// it from their start page.
+func WWWTwins(a, b *url.URL) bool {
+	return a.Host != b.Host && strings.TrimPrefix(a.Host, "www.") == strings.TrimPrefix(b.Host, "www.")
+}

@@ -148,3 +148,30 @@ func TestScopeBadPattern(t *testing.T) {
 		t.Errorf("err = %v, want one naming --exclude-paths", err)
 	}
 }
+
+func TestWWWTwins(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"https://example.com/", "https://www.example.com/", true},
+		{"http://www.example.com/a", "https://example.com/b", true},
+		{"https://example.com/", "https://example.com/x", false}, // one host, not two
+		{"https://example.com/", "https://shop.example.com/", false},
+		{"https://example.com:8080/", "https://www.example.com/", false},
+		{"https://www.example.com/", "https://www.example.net/", false},
+	}
+	for _, tt := range tests {
+		a, err := Canonical(tt.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Canonical(tt.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := WWWTwins(a, b); got != tt.want {
+			t.Errorf("WWWTwins(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

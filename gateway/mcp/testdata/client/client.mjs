@@ -65,6 +65,7 @@ calls.fetch_json_as_strings = await call(client, "fetch_url", {
 calls.observe = await call(client, "observe_url", { url: article, allow_local: true });
 calls.batch = await call(client, "fetch_urls", { urls: [a, "http://10.0.0.1/", b], allow_local: true, concurrency: "2" });
 calls.map = await call(client, "map", { url: article, allow_local: true, map_limit: "2" });
+calls.crawl = await call(client, "crawl", { url: article, allow_local: true, max_pages: "2", query: "fog signal horn" });
 calls.bad_param = await call(client, "fetch_url", { url: article, timeout_secs: "abc" });
 if (config.pages.grid) {
   const grid = config.pages.grid;

@@ -21,6 +21,66 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// CrawlState is where a crawl is in its life.
+type CrawlState int32
+
+const (
+	CrawlState_CRAWL_STATE_UNSPECIFIED CrawlState = 0
+	// Pages are being read.
+	CrawlState_CRAWL_STATE_RUNNING CrawlState = 1
+	// Nothing left to read within the limits.
+	CrawlState_CRAWL_STATE_DONE CrawlState = 2
+	// Stopped by CrawlCancel or by its caller going away.
+	CrawlState_CRAWL_STATE_CANCELED CrawlState = 3
+	// Stopped by an error before reading anything.
+	CrawlState_CRAWL_STATE_FAILED CrawlState = 4
+)
+
+// Enum value maps for CrawlState.
+var (
+	CrawlState_name = map[int32]string{
+		0: "CRAWL_STATE_UNSPECIFIED",
+		1: "CRAWL_STATE_RUNNING",
+		2: "CRAWL_STATE_DONE",
+		3: "CRAWL_STATE_CANCELED",
+		4: "CRAWL_STATE_FAILED",
+	}
+	CrawlState_value = map[string]int32{
+		"CRAWL_STATE_UNSPECIFIED": 0,
+		"CRAWL_STATE_RUNNING":     1,
+		"CRAWL_STATE_DONE":        2,
+		"CRAWL_STATE_CANCELED":    3,
+		"CRAWL_STATE_FAILED":      4,
+	}
+)
+
+func (x CrawlState) Enum() *CrawlState {
+	p := new(CrawlState)
+	*p = x
+	return p
+}
+
+func (x CrawlState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CrawlState) Descriptor() protoreflect.EnumDescriptor {
+	return file_distill_v1_distill_proto_enumTypes[0].Descriptor()
+}
+
+func (CrawlState) Type() protoreflect.EnumType {
+	return &file_distill_v1_distill_proto_enumTypes[0]
+}
+
+func (x CrawlState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CrawlState.Descriptor instead.
+func (CrawlState) EnumDescriptor() ([]byte, []int) {
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{0}
+}
+
 type FetchRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Url           string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
@@ -627,6 +687,633 @@ func (x *MapResponse) GetNotes() []string {
 	return nil
 }
 
+// CrawlRequest is one crawl; its fields are distill crawl's flags.
+type CrawlRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The start URL; the crawl's site is its host.
+	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	// What each page is distilled into, as for Fetch; allow_local permits
+	// loopback when the server's operator allows it.
+	Options *FetchOptions `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	// Links followed from the start page, at most; default 2, 0 = the start
+	// page alone.
+	Depth *int32 `protobuf:"varint,3,opt,name=depth,proto3,oneof" json:"depth,omitempty"`
+	// Pages fetched, at most; default 50, 0 = no cap.
+	MaxPages *int32 `protobuf:"varint,4,opt,name=max_pages,json=maxPages,proto3,oneof" json:"max_pages,omitempty"`
+	// Pages in flight at once; default 4.
+	Concurrency *int32 `protobuf:"varint,5,opt,name=concurrency,proto3,oneof" json:"concurrency,omitempty"`
+	// Shortest time between two requests to one host, in milliseconds, shared
+	// by every worker of the crawl; default 100. A robots.txt Crawl-delay that
+	// is longer wins.
+	DelayMs *int64 `protobuf:"varint,6,opt,name=delay_ms,json=delayMs,proto3,oneof" json:"delay_ms,omitempty"`
+	// Neither obey robots.txt nor its Crawl-delay; obeyed by default.
+	IgnoreRobots bool `protobuf:"varint,7,opt,name=ignore_robots,json=ignoreRobots,proto3" json:"ignore_robots,omitempty"`
+	// Take in the start host's subdomains (and the bare domain of a www.
+	// host).
+	IncludeSubdomains bool `protobuf:"varint,8,opt,name=include_subdomains,json=includeSubdomains,proto3" json:"include_subdomains,omitempty"`
+	// Follow only URLs whose path is at or under this prefix, by segment.
+	PathPrefix string `protobuf:"bytes,9,opt,name=path_prefix,json=pathPrefix,proto3" json:"path_prefix,omitempty"`
+	// Return only pages whose path and query match one of these regular
+	// expressions (others are still read for their links).
+	IncludePaths []string `protobuf:"bytes,10,rep,name=include_paths,json=includePaths,proto3" json:"include_paths,omitempty"`
+	// Neither return nor read URLs whose path and query match one of these.
+	ExcludePaths []string `protobuf:"bytes,11,rep,name=exclude_paths,json=excludePaths,proto3" json:"exclude_paths,omitempty"`
+	// A question: links are followed best first by how well they promise to
+	// answer it, and each page carries its relevance.
+	Query string `protobuf:"bytes,12,opt,name=query,proto3" json:"query,omitempty"`
+	// With query: stop starting pages once a page rated 0.8 or more has been
+	// followed by 8 rated no higher.
+	StopWhenAnswered bool `protobuf:"varint,13,opt,name=stop_when_answered,json=stopWhenAnswered,proto3" json:"stop_when_answered,omitempty"`
+	// Resume the crawl with this job id from its journal, with the request
+	// that began it: pages already delivered are not sent again. Only a
+	// server that keeps crawl journals (a cluster gateway, in JetStream)
+	// can; others answer NOT_FOUND.
+	JobId         string `protobuf:"bytes,14,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrawlRequest) Reset() {
+	*x = CrawlRequest{}
+	mi := &file_distill_v1_distill_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrawlRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrawlRequest) ProtoMessage() {}
+
+func (x *CrawlRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distill_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrawlRequest.ProtoReflect.Descriptor instead.
+func (*CrawlRequest) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *CrawlRequest) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *CrawlRequest) GetOptions() *FetchOptions {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *CrawlRequest) GetDepth() int32 {
+	if x != nil && x.Depth != nil {
+		return *x.Depth
+	}
+	return 0
+}
+
+func (x *CrawlRequest) GetMaxPages() int32 {
+	if x != nil && x.MaxPages != nil {
+		return *x.MaxPages
+	}
+	return 0
+}
+
+func (x *CrawlRequest) GetConcurrency() int32 {
+	if x != nil && x.Concurrency != nil {
+		return *x.Concurrency
+	}
+	return 0
+}
+
+func (x *CrawlRequest) GetDelayMs() int64 {
+	if x != nil && x.DelayMs != nil {
+		return *x.DelayMs
+	}
+	return 0
+}
+
+func (x *CrawlRequest) GetIgnoreRobots() bool {
+	if x != nil {
+		return x.IgnoreRobots
+	}
+	return false
+}
+
+func (x *CrawlRequest) GetIncludeSubdomains() bool {
+	if x != nil {
+		return x.IncludeSubdomains
+	}
+	return false
+}
+
+func (x *CrawlRequest) GetPathPrefix() string {
+	if x != nil {
+		return x.PathPrefix
+	}
+	return ""
+}
+
+func (x *CrawlRequest) GetIncludePaths() []string {
+	if x != nil {
+		return x.IncludePaths
+	}
+	return nil
+}
+
+func (x *CrawlRequest) GetExcludePaths() []string {
+	if x != nil {
+		return x.ExcludePaths
+	}
+	return nil
+}
+
+func (x *CrawlRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *CrawlRequest) GetStopWhenAnswered() bool {
+	if x != nil {
+		return x.StopWhenAnswered
+	}
+	return false
+}
+
+func (x *CrawlRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+// CrawlResponse is one event of a crawl's stream.
+type CrawlResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The crawl's job id, on every message.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*CrawlResponse_Page
+	//	*CrawlResponse_Summary
+	Event         isCrawlResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrawlResponse) Reset() {
+	*x = CrawlResponse{}
+	mi := &file_distill_v1_distill_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrawlResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrawlResponse) ProtoMessage() {}
+
+func (x *CrawlResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distill_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrawlResponse.ProtoReflect.Descriptor instead.
+func (*CrawlResponse) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *CrawlResponse) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *CrawlResponse) GetEvent() isCrawlResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *CrawlResponse) GetPage() *CrawlPage {
+	if x != nil {
+		if x, ok := x.Event.(*CrawlResponse_Page); ok {
+			return x.Page
+		}
+	}
+	return nil
+}
+
+func (x *CrawlResponse) GetSummary() *CrawlStatusResponse {
+	if x != nil {
+		if x, ok := x.Event.(*CrawlResponse_Summary); ok {
+			return x.Summary
+		}
+	}
+	return nil
+}
+
+type isCrawlResponse_Event interface {
+	isCrawlResponse_Event()
+}
+
+type CrawlResponse_Page struct {
+	// A page, as it completes.
+	Page *CrawlPage `protobuf:"bytes,2,opt,name=page,proto3,oneof"`
+}
+
+type CrawlResponse_Summary struct {
+	// The crawl's end: the last message of the stream.
+	Summary *CrawlStatusResponse `protobuf:"bytes,3,opt,name=summary,proto3,oneof"`
+}
+
+func (*CrawlResponse_Page) isCrawlResponse_Event() {}
+
+func (*CrawlResponse_Summary) isCrawlResponse_Event() {}
+
+// CrawlPage is one page of a crawl.
+type CrawlPage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The URL the crawl asked for, in its one spelling.
+	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	// Links followed from the start page to reach it.
+	Depth int32 `protobuf:"varint,2,opt,name=depth,proto3" json:"depth,omitempty"`
+	// Types that are valid to be assigned to Outcome:
+	//
+	//	*CrawlPage_Result
+	//	*CrawlPage_Error
+	Outcome       isCrawlPage_Outcome `protobuf_oneof:"outcome"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrawlPage) Reset() {
+	*x = CrawlPage{}
+	mi := &file_distill_v1_distill_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrawlPage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrawlPage) ProtoMessage() {}
+
+func (x *CrawlPage) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distill_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrawlPage.ProtoReflect.Descriptor instead.
+func (*CrawlPage) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *CrawlPage) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *CrawlPage) GetDepth() int32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *CrawlPage) GetOutcome() isCrawlPage_Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return nil
+}
+
+func (x *CrawlPage) GetResult() *Distilled {
+	if x != nil {
+		if x, ok := x.Outcome.(*CrawlPage_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+func (x *CrawlPage) GetError() *Error {
+	if x != nil {
+		if x, ok := x.Outcome.(*CrawlPage_Error); ok {
+			return x.Error
+		}
+	}
+	return nil
+}
+
+type isCrawlPage_Outcome interface {
+	isCrawlPage_Outcome()
+}
+
+type CrawlPage_Result struct {
+	Result *Distilled `protobuf:"bytes,3,opt,name=result,proto3,oneof"`
+}
+
+type CrawlPage_Error struct {
+	Error *Error `protobuf:"bytes,4,opt,name=error,proto3,oneof"`
+}
+
+func (*CrawlPage_Result) isCrawlPage_Outcome() {}
+
+func (*CrawlPage_Error) isCrawlPage_Outcome() {}
+
+type CrawlStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrawlStatusRequest) Reset() {
+	*x = CrawlStatusRequest{}
+	mi := &file_distill_v1_distill_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrawlStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrawlStatusRequest) ProtoMessage() {}
+
+func (x *CrawlStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distill_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrawlStatusRequest.ProtoReflect.Descriptor instead.
+func (*CrawlStatusRequest) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *CrawlStatusRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+// CrawlStatusResponse is a crawl's progress, or its summary at the end.
+type CrawlStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	State CrawlState             `protobuf:"varint,2,opt,name=state,proto3,enum=distill.v1.CrawlState" json:"state,omitempty"`
+	// The start URL.
+	Url string `protobuf:"bytes,3,opt,name=url,proto3" json:"url,omitempty"`
+	// Pages answered, and of them those that failed.
+	PagesDone   int32 `protobuf:"varint,4,opt,name=pages_done,json=pagesDone,proto3" json:"pages_done,omitempty"`
+	PagesFailed int32 `protobuf:"varint,5,opt,name=pages_failed,json=pagesFailed,proto3" json:"pages_failed,omitempty"`
+	// Pages being read now.
+	InFlight int32 `protobuf:"varint,6,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	// Links found and waiting to be read.
+	Queued int32 `protobuf:"varint,7,opt,name=queued,proto3" json:"queued,omitempty"`
+	// Why the crawl stopped starting pages: "done", "max_pages", "answered",
+	// "canceled"; empty while it runs.
+	StopReason string `protobuf:"bytes,8,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	// What was skipped or cut and why, one line each.
+	Notes []string `protobuf:"bytes,9,rep,name=notes,proto3" json:"notes,omitempty"`
+	// The error that failed the crawl, with state FAILED.
+	Error         *Error `protobuf:"bytes,10,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrawlStatusResponse) Reset() {
+	*x = CrawlStatusResponse{}
+	mi := &file_distill_v1_distill_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrawlStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrawlStatusResponse) ProtoMessage() {}
+
+func (x *CrawlStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distill_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrawlStatusResponse.ProtoReflect.Descriptor instead.
+func (*CrawlStatusResponse) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *CrawlStatusResponse) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *CrawlStatusResponse) GetState() CrawlState {
+	if x != nil {
+		return x.State
+	}
+	return CrawlState_CRAWL_STATE_UNSPECIFIED
+}
+
+func (x *CrawlStatusResponse) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *CrawlStatusResponse) GetPagesDone() int32 {
+	if x != nil {
+		return x.PagesDone
+	}
+	return 0
+}
+
+func (x *CrawlStatusResponse) GetPagesFailed() int32 {
+	if x != nil {
+		return x.PagesFailed
+	}
+	return 0
+}
+
+func (x *CrawlStatusResponse) GetInFlight() int32 {
+	if x != nil {
+		return x.InFlight
+	}
+	return 0
+}
+
+func (x *CrawlStatusResponse) GetQueued() int32 {
+	if x != nil {
+		return x.Queued
+	}
+	return 0
+}
+
+func (x *CrawlStatusResponse) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+func (x *CrawlStatusResponse) GetNotes() []string {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
+}
+
+func (x *CrawlStatusResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+type CrawlCancelRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrawlCancelRequest) Reset() {
+	*x = CrawlCancelRequest{}
+	mi := &file_distill_v1_distill_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrawlCancelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrawlCancelRequest) ProtoMessage() {}
+
+func (x *CrawlCancelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distill_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrawlCancelRequest.ProtoReflect.Descriptor instead.
+func (*CrawlCancelRequest) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *CrawlCancelRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+type CrawlCancelResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The crawl's status once it was told to stop.
+	Status        *CrawlStatusResponse `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CrawlCancelResponse) Reset() {
+	*x = CrawlCancelResponse{}
+	mi := &file_distill_v1_distill_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CrawlCancelResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CrawlCancelResponse) ProtoMessage() {}
+
+func (x *CrawlCancelResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distill_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CrawlCancelResponse.ProtoReflect.Descriptor instead.
+func (*CrawlCancelResponse) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CrawlCancelResponse) GetStatus() *CrawlStatusResponse {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
 type SessionStartRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Url        string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
@@ -647,7 +1334,7 @@ type SessionStartRequest struct {
 
 func (x *SessionStartRequest) Reset() {
 	*x = SessionStartRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[8]
+	mi := &file_distill_v1_distill_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -659,7 +1346,7 @@ func (x *SessionStartRequest) String() string {
 func (*SessionStartRequest) ProtoMessage() {}
 
 func (x *SessionStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[8]
+	mi := &file_distill_v1_distill_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -672,7 +1359,7 @@ func (x *SessionStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionStartRequest.ProtoReflect.Descriptor instead.
 func (*SessionStartRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{8}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SessionStartRequest) GetUrl() string {
@@ -747,7 +1434,7 @@ type SessionStartResponse struct {
 
 func (x *SessionStartResponse) Reset() {
 	*x = SessionStartResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[9]
+	mi := &file_distill_v1_distill_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -759,7 +1446,7 @@ func (x *SessionStartResponse) String() string {
 func (*SessionStartResponse) ProtoMessage() {}
 
 func (x *SessionStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[9]
+	mi := &file_distill_v1_distill_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -772,7 +1459,7 @@ func (x *SessionStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionStartResponse.ProtoReflect.Descriptor instead.
 func (*SessionStartResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{9}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SessionStartResponse) GetView() *SessionView {
@@ -792,7 +1479,7 @@ type SessionObserveRequest struct {
 
 func (x *SessionObserveRequest) Reset() {
 	*x = SessionObserveRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[10]
+	mi := &file_distill_v1_distill_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -804,7 +1491,7 @@ func (x *SessionObserveRequest) String() string {
 func (*SessionObserveRequest) ProtoMessage() {}
 
 func (x *SessionObserveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[10]
+	mi := &file_distill_v1_distill_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -817,7 +1504,7 @@ func (x *SessionObserveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionObserveRequest.ProtoReflect.Descriptor instead.
 func (*SessionObserveRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{10}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SessionObserveRequest) GetSessionId() string {
@@ -843,7 +1530,7 @@ type SessionObserveResponse struct {
 
 func (x *SessionObserveResponse) Reset() {
 	*x = SessionObserveResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[11]
+	mi := &file_distill_v1_distill_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -855,7 +1542,7 @@ func (x *SessionObserveResponse) String() string {
 func (*SessionObserveResponse) ProtoMessage() {}
 
 func (x *SessionObserveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[11]
+	mi := &file_distill_v1_distill_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -868,7 +1555,7 @@ func (x *SessionObserveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionObserveResponse.ProtoReflect.Descriptor instead.
 func (*SessionObserveResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{11}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SessionObserveResponse) GetView() *SessionView {
@@ -888,7 +1575,7 @@ type SessionFollowRequest struct {
 
 func (x *SessionFollowRequest) Reset() {
 	*x = SessionFollowRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[12]
+	mi := &file_distill_v1_distill_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -900,7 +1587,7 @@ func (x *SessionFollowRequest) String() string {
 func (*SessionFollowRequest) ProtoMessage() {}
 
 func (x *SessionFollowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[12]
+	mi := &file_distill_v1_distill_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -913,7 +1600,7 @@ func (x *SessionFollowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionFollowRequest.ProtoReflect.Descriptor instead.
 func (*SessionFollowRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{12}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SessionFollowRequest) GetSessionId() string {
@@ -939,7 +1626,7 @@ type SessionFollowResponse struct {
 
 func (x *SessionFollowResponse) Reset() {
 	*x = SessionFollowResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[13]
+	mi := &file_distill_v1_distill_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -951,7 +1638,7 @@ func (x *SessionFollowResponse) String() string {
 func (*SessionFollowResponse) ProtoMessage() {}
 
 func (x *SessionFollowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[13]
+	mi := &file_distill_v1_distill_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -964,7 +1651,7 @@ func (x *SessionFollowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionFollowResponse.ProtoReflect.Descriptor instead.
 func (*SessionFollowResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{13}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SessionFollowResponse) GetView() *SessionView {
@@ -988,7 +1675,7 @@ type SessionSubmitFormRequest struct {
 
 func (x *SessionSubmitFormRequest) Reset() {
 	*x = SessionSubmitFormRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[14]
+	mi := &file_distill_v1_distill_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1687,7 @@ func (x *SessionSubmitFormRequest) String() string {
 func (*SessionSubmitFormRequest) ProtoMessage() {}
 
 func (x *SessionSubmitFormRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[14]
+	mi := &file_distill_v1_distill_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1700,7 @@ func (x *SessionSubmitFormRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSubmitFormRequest.ProtoReflect.Descriptor instead.
 func (*SessionSubmitFormRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{14}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SessionSubmitFormRequest) GetSessionId() string {
@@ -1057,7 +1744,7 @@ type SessionSubmitFormResponse struct {
 
 func (x *SessionSubmitFormResponse) Reset() {
 	*x = SessionSubmitFormResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[15]
+	mi := &file_distill_v1_distill_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1069,7 +1756,7 @@ func (x *SessionSubmitFormResponse) String() string {
 func (*SessionSubmitFormResponse) ProtoMessage() {}
 
 func (x *SessionSubmitFormResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[15]
+	mi := &file_distill_v1_distill_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1082,7 +1769,7 @@ func (x *SessionSubmitFormResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSubmitFormResponse.ProtoReflect.Descriptor instead.
 func (*SessionSubmitFormResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{15}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SessionSubmitFormResponse) GetView() *SessionView {
@@ -1121,7 +1808,7 @@ type SessionActRequest struct {
 
 func (x *SessionActRequest) Reset() {
 	*x = SessionActRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[16]
+	mi := &file_distill_v1_distill_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +1820,7 @@ func (x *SessionActRequest) String() string {
 func (*SessionActRequest) ProtoMessage() {}
 
 func (x *SessionActRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[16]
+	mi := &file_distill_v1_distill_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1833,7 @@ func (x *SessionActRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionActRequest.ProtoReflect.Descriptor instead.
 func (*SessionActRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{16}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SessionActRequest) GetSessionId() string {
@@ -1186,7 +1873,7 @@ type SessionActResponse struct {
 
 func (x *SessionActResponse) Reset() {
 	*x = SessionActResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[17]
+	mi := &file_distill_v1_distill_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1198,7 +1885,7 @@ func (x *SessionActResponse) String() string {
 func (*SessionActResponse) ProtoMessage() {}
 
 func (x *SessionActResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[17]
+	mi := &file_distill_v1_distill_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1211,7 +1898,7 @@ func (x *SessionActResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionActResponse.ProtoReflect.Descriptor instead.
 func (*SessionActResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{17}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SessionActResponse) GetView() *SessionView {
@@ -1251,7 +1938,7 @@ type SessionCloseRequest struct {
 
 func (x *SessionCloseRequest) Reset() {
 	*x = SessionCloseRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[18]
+	mi := &file_distill_v1_distill_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1263,7 +1950,7 @@ func (x *SessionCloseRequest) String() string {
 func (*SessionCloseRequest) ProtoMessage() {}
 
 func (x *SessionCloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[18]
+	mi := &file_distill_v1_distill_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1276,7 +1963,7 @@ func (x *SessionCloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCloseRequest.ProtoReflect.Descriptor instead.
 func (*SessionCloseRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{18}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SessionCloseRequest) GetSessionId() string {
@@ -1296,7 +1983,7 @@ type SessionCloseResponse struct {
 
 func (x *SessionCloseResponse) Reset() {
 	*x = SessionCloseResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[19]
+	mi := &file_distill_v1_distill_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1995,7 @@ func (x *SessionCloseResponse) String() string {
 func (*SessionCloseResponse) ProtoMessage() {}
 
 func (x *SessionCloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[19]
+	mi := &file_distill_v1_distill_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +2008,7 @@ func (x *SessionCloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCloseResponse.ProtoReflect.Descriptor instead.
 func (*SessionCloseResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{19}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SessionCloseResponse) GetSessionId() string {
@@ -1346,7 +2033,7 @@ type CacheInfoRequest struct {
 
 func (x *CacheInfoRequest) Reset() {
 	*x = CacheInfoRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[20]
+	mi := &file_distill_v1_distill_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +2045,7 @@ func (x *CacheInfoRequest) String() string {
 func (*CacheInfoRequest) ProtoMessage() {}
 
 func (x *CacheInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[20]
+	mi := &file_distill_v1_distill_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +2058,7 @@ func (x *CacheInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheInfoRequest.ProtoReflect.Descriptor instead.
 func (*CacheInfoRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{20}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{27}
 }
 
 type CacheInfoResponse struct {
@@ -1387,7 +2074,7 @@ type CacheInfoResponse struct {
 
 func (x *CacheInfoResponse) Reset() {
 	*x = CacheInfoResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[21]
+	mi := &file_distill_v1_distill_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1399,7 +2086,7 @@ func (x *CacheInfoResponse) String() string {
 func (*CacheInfoResponse) ProtoMessage() {}
 
 func (x *CacheInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[21]
+	mi := &file_distill_v1_distill_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1412,7 +2099,7 @@ func (x *CacheInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheInfoResponse.ProtoReflect.Descriptor instead.
 func (*CacheInfoResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{21}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CacheInfoResponse) GetEntries() int64 {
@@ -1446,7 +2133,7 @@ type CachePruneRequest struct {
 
 func (x *CachePruneRequest) Reset() {
 	*x = CachePruneRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[22]
+	mi := &file_distill_v1_distill_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1458,7 +2145,7 @@ func (x *CachePruneRequest) String() string {
 func (*CachePruneRequest) ProtoMessage() {}
 
 func (x *CachePruneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[22]
+	mi := &file_distill_v1_distill_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +2158,7 @@ func (x *CachePruneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePruneRequest.ProtoReflect.Descriptor instead.
 func (*CachePruneRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{22}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CachePruneRequest) GetOlderThanSecs() int64 {
@@ -1491,7 +2178,7 @@ type CachePruneResponse struct {
 
 func (x *CachePruneResponse) Reset() {
 	*x = CachePruneResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[23]
+	mi := &file_distill_v1_distill_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +2190,7 @@ func (x *CachePruneResponse) String() string {
 func (*CachePruneResponse) ProtoMessage() {}
 
 func (x *CachePruneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[23]
+	mi := &file_distill_v1_distill_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +2203,7 @@ func (x *CachePruneResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CachePruneResponse.ProtoReflect.Descriptor instead.
 func (*CachePruneResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{23}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CachePruneResponse) GetRemoved() int64 {
@@ -1541,7 +2228,7 @@ type CacheClearRequest struct {
 
 func (x *CacheClearRequest) Reset() {
 	*x = CacheClearRequest{}
-	mi := &file_distill_v1_distill_proto_msgTypes[24]
+	mi := &file_distill_v1_distill_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1553,7 +2240,7 @@ func (x *CacheClearRequest) String() string {
 func (*CacheClearRequest) ProtoMessage() {}
 
 func (x *CacheClearRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[24]
+	mi := &file_distill_v1_distill_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1566,7 +2253,7 @@ func (x *CacheClearRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheClearRequest.ProtoReflect.Descriptor instead.
 func (*CacheClearRequest) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{24}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{31}
 }
 
 type CacheClearResponse struct {
@@ -1579,7 +2266,7 @@ type CacheClearResponse struct {
 
 func (x *CacheClearResponse) Reset() {
 	*x = CacheClearResponse{}
-	mi := &file_distill_v1_distill_proto_msgTypes[25]
+	mi := &file_distill_v1_distill_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +2278,7 @@ func (x *CacheClearResponse) String() string {
 func (*CacheClearResponse) ProtoMessage() {}
 
 func (x *CacheClearResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distill_proto_msgTypes[25]
+	mi := &file_distill_v1_distill_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +2291,7 @@ func (x *CacheClearResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheClearResponse.ProtoReflect.Descriptor instead.
 func (*CacheClearResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distill_proto_rawDescGZIP(), []int{25}
+	return file_distill_v1_distill_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CacheClearResponse) GetRemoved() int64 {
@@ -1680,7 +2367,60 @@ const file_distill_v1_distill_proto_rawDesc = "" +
 	"from_crawl\x18\x05 \x01(\x05R\tfromCrawl\x12\x1d\n" +
 	"\n" +
 	"pages_read\x18\x06 \x01(\x05R\tpagesRead\x12\x14\n" +
-	"\x05notes\x18\a \x03(\tR\x05notes\"\xa5\x03\n" +
+	"\x05notes\x18\a \x03(\tR\x05notes\"\xa7\x04\n" +
+	"\fCrawlRequest\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
+	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\x12\x19\n" +
+	"\x05depth\x18\x03 \x01(\x05H\x00R\x05depth\x88\x01\x01\x12 \n" +
+	"\tmax_pages\x18\x04 \x01(\x05H\x01R\bmaxPages\x88\x01\x01\x12%\n" +
+	"\vconcurrency\x18\x05 \x01(\x05H\x02R\vconcurrency\x88\x01\x01\x12\x1e\n" +
+	"\bdelay_ms\x18\x06 \x01(\x03H\x03R\adelayMs\x88\x01\x01\x12#\n" +
+	"\rignore_robots\x18\a \x01(\bR\fignoreRobots\x12-\n" +
+	"\x12include_subdomains\x18\b \x01(\bR\x11includeSubdomains\x12\x1f\n" +
+	"\vpath_prefix\x18\t \x01(\tR\n" +
+	"pathPrefix\x12#\n" +
+	"\rinclude_paths\x18\n" +
+	" \x03(\tR\fincludePaths\x12#\n" +
+	"\rexclude_paths\x18\v \x03(\tR\fexcludePaths\x12\x14\n" +
+	"\x05query\x18\f \x01(\tR\x05query\x12,\n" +
+	"\x12stop_when_answered\x18\r \x01(\bR\x10stopWhenAnswered\x12\x15\n" +
+	"\x06job_id\x18\x0e \x01(\tR\x05jobIdB\b\n" +
+	"\x06_depthB\f\n" +
+	"\n" +
+	"_max_pagesB\x0e\n" +
+	"\f_concurrencyB\v\n" +
+	"\t_delay_ms\"\x99\x01\n" +
+	"\rCrawlResponse\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12+\n" +
+	"\x04page\x18\x02 \x01(\v2\x15.distill.v1.CrawlPageH\x00R\x04page\x12;\n" +
+	"\asummary\x18\x03 \x01(\v2\x1f.distill.v1.CrawlStatusResponseH\x00R\asummaryB\a\n" +
+	"\x05event\"\x9a\x01\n" +
+	"\tCrawlPage\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x14\n" +
+	"\x05depth\x18\x02 \x01(\x05R\x05depth\x12/\n" +
+	"\x06result\x18\x03 \x01(\v2\x15.distill.v1.DistilledH\x00R\x06result\x12)\n" +
+	"\x05error\x18\x04 \x01(\v2\x11.distill.v1.ErrorH\x00R\x05errorB\t\n" +
+	"\aoutcome\"+\n" +
+	"\x12CrawlStatusRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xc3\x02\n" +
+	"\x13CrawlStatusResponse\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12,\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x16.distill.v1.CrawlStateR\x05state\x12\x10\n" +
+	"\x03url\x18\x03 \x01(\tR\x03url\x12\x1d\n" +
+	"\n" +
+	"pages_done\x18\x04 \x01(\x05R\tpagesDone\x12!\n" +
+	"\fpages_failed\x18\x05 \x01(\x05R\vpagesFailed\x12\x1b\n" +
+	"\tin_flight\x18\x06 \x01(\x05R\binFlight\x12\x16\n" +
+	"\x06queued\x18\a \x01(\x05R\x06queued\x12\x1f\n" +
+	"\vstop_reason\x18\b \x01(\tR\n" +
+	"stopReason\x12\x14\n" +
+	"\x05notes\x18\t \x03(\tR\x05notes\x12'\n" +
+	"\x05error\x18\n" +
+	" \x01(\v2\x11.distill.v1.ErrorR\x05error\"+\n" +
+	"\x12CrawlCancelRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"N\n" +
+	"\x13CrawlCancelResponse\x127\n" +
+	"\x06status\x18\x01 \x01(\v2\x1f.distill.v1.CrawlStatusResponseR\x06status\"\xa5\x03\n" +
 	"\x13SessionStartRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12-\n" +
 	"\aprofile\x18\x02 \x01(\x0e2\x13.distill.v1.ProfileR\aprofile\x12$\n" +
@@ -1760,13 +2500,23 @@ const file_distill_v1_distill_proto_rawDesc = "" +
 	"\x12CacheClearResponse\x12\x18\n" +
 	"\aremoved\x18\x01 \x01(\x03R\aremoved\x12\x1f\n" +
 	"\vfreed_bytes\x18\x02 \x01(\x03R\n" +
-	"freedBytes2\x83\b\n" +
+	"freedBytes*\x8a\x01\n" +
+	"\n" +
+	"CrawlState\x12\x1b\n" +
+	"\x17CRAWL_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13CRAWL_STATE_RUNNING\x10\x01\x12\x14\n" +
+	"\x10CRAWL_STATE_DONE\x10\x02\x12\x18\n" +
+	"\x14CRAWL_STATE_CANCELED\x10\x03\x12\x16\n" +
+	"\x12CRAWL_STATE_FAILED\x10\x042\xe3\t\n" +
 	"\x0eDistillService\x12<\n" +
 	"\x05Fetch\x12\x18.distill.v1.FetchRequest\x1a\x19.distill.v1.FetchResponse\x12M\n" +
 	"\n" +
 	"FetchBatch\x12\x1d.distill.v1.FetchBatchRequest\x1a\x1e.distill.v1.FetchBatchResponse0\x01\x12B\n" +
 	"\aObserve\x12\x1a.distill.v1.ObserveRequest\x1a\x1b.distill.v1.ObserveResponse\x128\n" +
-	"\x03Map\x12\x16.distill.v1.MapRequest\x1a\x17.distill.v1.MapResponse0\x01\x12Q\n" +
+	"\x03Map\x12\x16.distill.v1.MapRequest\x1a\x17.distill.v1.MapResponse0\x01\x12>\n" +
+	"\x05Crawl\x12\x18.distill.v1.CrawlRequest\x1a\x19.distill.v1.CrawlResponse0\x01\x12N\n" +
+	"\vCrawlStatus\x12\x1e.distill.v1.CrawlStatusRequest\x1a\x1f.distill.v1.CrawlStatusResponse\x12N\n" +
+	"\vCrawlCancel\x12\x1e.distill.v1.CrawlCancelRequest\x1a\x1f.distill.v1.CrawlCancelResponse\x12Q\n" +
 	"\fSessionStart\x12\x1f.distill.v1.SessionStartRequest\x1a .distill.v1.SessionStartResponse\x12W\n" +
 	"\x0eSessionObserve\x12!.distill.v1.SessionObserveRequest\x1a\".distill.v1.SessionObserveResponse\x12T\n" +
 	"\rSessionFollow\x12 .distill.v1.SessionFollowRequest\x1a!.distill.v1.SessionFollowResponse\x12`\n" +
@@ -1792,97 +2542,120 @@ func file_distill_v1_distill_proto_rawDescGZIP() []byte {
 	return file_distill_v1_distill_proto_rawDescData
 }
 
-var file_distill_v1_distill_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_distill_v1_distill_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_distill_v1_distill_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_distill_v1_distill_proto_goTypes = []any{
-	(*FetchRequest)(nil),              // 0: distill.v1.FetchRequest
-	(*FetchResponse)(nil),             // 1: distill.v1.FetchResponse
-	(*FetchBatchRequest)(nil),         // 2: distill.v1.FetchBatchRequest
-	(*FetchBatchResponse)(nil),        // 3: distill.v1.FetchBatchResponse
-	(*ObserveRequest)(nil),            // 4: distill.v1.ObserveRequest
-	(*ObserveResponse)(nil),           // 5: distill.v1.ObserveResponse
-	(*MapRequest)(nil),                // 6: distill.v1.MapRequest
-	(*MapResponse)(nil),               // 7: distill.v1.MapResponse
-	(*SessionStartRequest)(nil),       // 8: distill.v1.SessionStartRequest
-	(*SessionStartResponse)(nil),      // 9: distill.v1.SessionStartResponse
-	(*SessionObserveRequest)(nil),     // 10: distill.v1.SessionObserveRequest
-	(*SessionObserveResponse)(nil),    // 11: distill.v1.SessionObserveResponse
-	(*SessionFollowRequest)(nil),      // 12: distill.v1.SessionFollowRequest
-	(*SessionFollowResponse)(nil),     // 13: distill.v1.SessionFollowResponse
-	(*SessionSubmitFormRequest)(nil),  // 14: distill.v1.SessionSubmitFormRequest
-	(*SessionSubmitFormResponse)(nil), // 15: distill.v1.SessionSubmitFormResponse
-	(*SessionActRequest)(nil),         // 16: distill.v1.SessionActRequest
-	(*SessionActResponse)(nil),        // 17: distill.v1.SessionActResponse
-	(*SessionCloseRequest)(nil),       // 18: distill.v1.SessionCloseRequest
-	(*SessionCloseResponse)(nil),      // 19: distill.v1.SessionCloseResponse
-	(*CacheInfoRequest)(nil),          // 20: distill.v1.CacheInfoRequest
-	(*CacheInfoResponse)(nil),         // 21: distill.v1.CacheInfoResponse
-	(*CachePruneRequest)(nil),         // 22: distill.v1.CachePruneRequest
-	(*CachePruneResponse)(nil),        // 23: distill.v1.CachePruneResponse
-	(*CacheClearRequest)(nil),         // 24: distill.v1.CacheClearRequest
-	(*CacheClearResponse)(nil),        // 25: distill.v1.CacheClearResponse
-	nil,                               // 26: distill.v1.SessionSubmitFormRequest.ValuesEntry
-	(*FetchOptions)(nil),              // 27: distill.v1.FetchOptions
-	(*Distilled)(nil),                 // 28: distill.v1.Distilled
-	(*Error)(nil),                     // 29: distill.v1.Error
-	(Profile)(0),                      // 30: distill.v1.Profile
-	(JsMode)(0),                       // 31: distill.v1.JsMode
-	(*SessionView)(nil),               // 32: distill.v1.SessionView
-	(*FormSubmission)(nil),            // 33: distill.v1.FormSubmission
-	(*WithheldRequest)(nil),           // 34: distill.v1.WithheldRequest
-	(*StepResults)(nil),               // 35: distill.v1.StepResults
-	(*FieldValues)(nil),               // 36: distill.v1.FieldValues
+	(CrawlState)(0),                   // 0: distill.v1.CrawlState
+	(*FetchRequest)(nil),              // 1: distill.v1.FetchRequest
+	(*FetchResponse)(nil),             // 2: distill.v1.FetchResponse
+	(*FetchBatchRequest)(nil),         // 3: distill.v1.FetchBatchRequest
+	(*FetchBatchResponse)(nil),        // 4: distill.v1.FetchBatchResponse
+	(*ObserveRequest)(nil),            // 5: distill.v1.ObserveRequest
+	(*ObserveResponse)(nil),           // 6: distill.v1.ObserveResponse
+	(*MapRequest)(nil),                // 7: distill.v1.MapRequest
+	(*MapResponse)(nil),               // 8: distill.v1.MapResponse
+	(*CrawlRequest)(nil),              // 9: distill.v1.CrawlRequest
+	(*CrawlResponse)(nil),             // 10: distill.v1.CrawlResponse
+	(*CrawlPage)(nil),                 // 11: distill.v1.CrawlPage
+	(*CrawlStatusRequest)(nil),        // 12: distill.v1.CrawlStatusRequest
+	(*CrawlStatusResponse)(nil),       // 13: distill.v1.CrawlStatusResponse
+	(*CrawlCancelRequest)(nil),        // 14: distill.v1.CrawlCancelRequest
+	(*CrawlCancelResponse)(nil),       // 15: distill.v1.CrawlCancelResponse
+	(*SessionStartRequest)(nil),       // 16: distill.v1.SessionStartRequest
+	(*SessionStartResponse)(nil),      // 17: distill.v1.SessionStartResponse
+	(*SessionObserveRequest)(nil),     // 18: distill.v1.SessionObserveRequest
+	(*SessionObserveResponse)(nil),    // 19: distill.v1.SessionObserveResponse
+	(*SessionFollowRequest)(nil),      // 20: distill.v1.SessionFollowRequest
+	(*SessionFollowResponse)(nil),     // 21: distill.v1.SessionFollowResponse
+	(*SessionSubmitFormRequest)(nil),  // 22: distill.v1.SessionSubmitFormRequest
+	(*SessionSubmitFormResponse)(nil), // 23: distill.v1.SessionSubmitFormResponse
+	(*SessionActRequest)(nil),         // 24: distill.v1.SessionActRequest
+	(*SessionActResponse)(nil),        // 25: distill.v1.SessionActResponse
+	(*SessionCloseRequest)(nil),       // 26: distill.v1.SessionCloseRequest
+	(*SessionCloseResponse)(nil),      // 27: distill.v1.SessionCloseResponse
+	(*CacheInfoRequest)(nil),          // 28: distill.v1.CacheInfoRequest
+	(*CacheInfoResponse)(nil),         // 29: distill.v1.CacheInfoResponse
+	(*CachePruneRequest)(nil),         // 30: distill.v1.CachePruneRequest
+	(*CachePruneResponse)(nil),        // 31: distill.v1.CachePruneResponse
+	(*CacheClearRequest)(nil),         // 32: distill.v1.CacheClearRequest
+	(*CacheClearResponse)(nil),        // 33: distill.v1.CacheClearResponse
+	nil,                               // 34: distill.v1.SessionSubmitFormRequest.ValuesEntry
+	(*FetchOptions)(nil),              // 35: distill.v1.FetchOptions
+	(*Distilled)(nil),                 // 36: distill.v1.Distilled
+	(*Error)(nil),                     // 37: distill.v1.Error
+	(Profile)(0),                      // 38: distill.v1.Profile
+	(JsMode)(0),                       // 39: distill.v1.JsMode
+	(*SessionView)(nil),               // 40: distill.v1.SessionView
+	(*FormSubmission)(nil),            // 41: distill.v1.FormSubmission
+	(*WithheldRequest)(nil),           // 42: distill.v1.WithheldRequest
+	(*StepResults)(nil),               // 43: distill.v1.StepResults
+	(*FieldValues)(nil),               // 44: distill.v1.FieldValues
 }
 var file_distill_v1_distill_proto_depIdxs = []int32{
-	27, // 0: distill.v1.FetchRequest.options:type_name -> distill.v1.FetchOptions
-	28, // 1: distill.v1.FetchResponse.distilled:type_name -> distill.v1.Distilled
-	27, // 2: distill.v1.FetchBatchRequest.options:type_name -> distill.v1.FetchOptions
-	28, // 3: distill.v1.FetchBatchResponse.result:type_name -> distill.v1.Distilled
-	29, // 4: distill.v1.FetchBatchResponse.error:type_name -> distill.v1.Error
-	27, // 5: distill.v1.ObserveRequest.options:type_name -> distill.v1.FetchOptions
-	28, // 6: distill.v1.ObserveResponse.distilled:type_name -> distill.v1.Distilled
-	30, // 7: distill.v1.SessionStartRequest.profile:type_name -> distill.v1.Profile
-	31, // 8: distill.v1.SessionStartRequest.js:type_name -> distill.v1.JsMode
-	32, // 9: distill.v1.SessionStartResponse.view:type_name -> distill.v1.SessionView
-	32, // 10: distill.v1.SessionObserveResponse.view:type_name -> distill.v1.SessionView
-	32, // 11: distill.v1.SessionFollowResponse.view:type_name -> distill.v1.SessionView
-	26, // 12: distill.v1.SessionSubmitFormRequest.values:type_name -> distill.v1.SessionSubmitFormRequest.ValuesEntry
-	32, // 13: distill.v1.SessionSubmitFormResponse.view:type_name -> distill.v1.SessionView
-	33, // 14: distill.v1.SessionSubmitFormResponse.would_submit:type_name -> distill.v1.FormSubmission
-	32, // 15: distill.v1.SessionActResponse.view:type_name -> distill.v1.SessionView
-	34, // 16: distill.v1.SessionActResponse.would_send:type_name -> distill.v1.WithheldRequest
-	35, // 17: distill.v1.SessionActResponse.steps:type_name -> distill.v1.StepResults
-	36, // 18: distill.v1.SessionSubmitFormRequest.ValuesEntry.value:type_name -> distill.v1.FieldValues
-	0,  // 19: distill.v1.DistillService.Fetch:input_type -> distill.v1.FetchRequest
-	2,  // 20: distill.v1.DistillService.FetchBatch:input_type -> distill.v1.FetchBatchRequest
-	4,  // 21: distill.v1.DistillService.Observe:input_type -> distill.v1.ObserveRequest
-	6,  // 22: distill.v1.DistillService.Map:input_type -> distill.v1.MapRequest
-	8,  // 23: distill.v1.DistillService.SessionStart:input_type -> distill.v1.SessionStartRequest
-	10, // 24: distill.v1.DistillService.SessionObserve:input_type -> distill.v1.SessionObserveRequest
-	12, // 25: distill.v1.DistillService.SessionFollow:input_type -> distill.v1.SessionFollowRequest
-	14, // 26: distill.v1.DistillService.SessionSubmitForm:input_type -> distill.v1.SessionSubmitFormRequest
-	18, // 27: distill.v1.DistillService.SessionClose:input_type -> distill.v1.SessionCloseRequest
-	16, // 28: distill.v1.DistillService.SessionAct:input_type -> distill.v1.SessionActRequest
-	20, // 29: distill.v1.DistillService.CacheInfo:input_type -> distill.v1.CacheInfoRequest
-	22, // 30: distill.v1.DistillService.CachePrune:input_type -> distill.v1.CachePruneRequest
-	24, // 31: distill.v1.DistillService.CacheClear:input_type -> distill.v1.CacheClearRequest
-	1,  // 32: distill.v1.DistillService.Fetch:output_type -> distill.v1.FetchResponse
-	3,  // 33: distill.v1.DistillService.FetchBatch:output_type -> distill.v1.FetchBatchResponse
-	5,  // 34: distill.v1.DistillService.Observe:output_type -> distill.v1.ObserveResponse
-	7,  // 35: distill.v1.DistillService.Map:output_type -> distill.v1.MapResponse
-	9,  // 36: distill.v1.DistillService.SessionStart:output_type -> distill.v1.SessionStartResponse
-	11, // 37: distill.v1.DistillService.SessionObserve:output_type -> distill.v1.SessionObserveResponse
-	13, // 38: distill.v1.DistillService.SessionFollow:output_type -> distill.v1.SessionFollowResponse
-	15, // 39: distill.v1.DistillService.SessionSubmitForm:output_type -> distill.v1.SessionSubmitFormResponse
-	19, // 40: distill.v1.DistillService.SessionClose:output_type -> distill.v1.SessionCloseResponse
-	17, // 41: distill.v1.DistillService.SessionAct:output_type -> distill.v1.SessionActResponse
-	21, // 42: distill.v1.DistillService.CacheInfo:output_type -> distill.v1.CacheInfoResponse
-	23, // 43: distill.v1.DistillService.CachePrune:output_type -> distill.v1.CachePruneResponse
-	25, // 44: distill.v1.DistillService.CacheClear:output_type -> distill.v1.CacheClearResponse
-	32, // [32:45] is the sub-list for method output_type
-	19, // [19:32] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	35, // 0: distill.v1.FetchRequest.options:type_name -> distill.v1.FetchOptions
+	36, // 1: distill.v1.FetchResponse.distilled:type_name -> distill.v1.Distilled
+	35, // 2: distill.v1.FetchBatchRequest.options:type_name -> distill.v1.FetchOptions
+	36, // 3: distill.v1.FetchBatchResponse.result:type_name -> distill.v1.Distilled
+	37, // 4: distill.v1.FetchBatchResponse.error:type_name -> distill.v1.Error
+	35, // 5: distill.v1.ObserveRequest.options:type_name -> distill.v1.FetchOptions
+	36, // 6: distill.v1.ObserveResponse.distilled:type_name -> distill.v1.Distilled
+	35, // 7: distill.v1.CrawlRequest.options:type_name -> distill.v1.FetchOptions
+	11, // 8: distill.v1.CrawlResponse.page:type_name -> distill.v1.CrawlPage
+	13, // 9: distill.v1.CrawlResponse.summary:type_name -> distill.v1.CrawlStatusResponse
+	36, // 10: distill.v1.CrawlPage.result:type_name -> distill.v1.Distilled
+	37, // 11: distill.v1.CrawlPage.error:type_name -> distill.v1.Error
+	0,  // 12: distill.v1.CrawlStatusResponse.state:type_name -> distill.v1.CrawlState
+	37, // 13: distill.v1.CrawlStatusResponse.error:type_name -> distill.v1.Error
+	13, // 14: distill.v1.CrawlCancelResponse.status:type_name -> distill.v1.CrawlStatusResponse
+	38, // 15: distill.v1.SessionStartRequest.profile:type_name -> distill.v1.Profile
+	39, // 16: distill.v1.SessionStartRequest.js:type_name -> distill.v1.JsMode
+	40, // 17: distill.v1.SessionStartResponse.view:type_name -> distill.v1.SessionView
+	40, // 18: distill.v1.SessionObserveResponse.view:type_name -> distill.v1.SessionView
+	40, // 19: distill.v1.SessionFollowResponse.view:type_name -> distill.v1.SessionView
+	34, // 20: distill.v1.SessionSubmitFormRequest.values:type_name -> distill.v1.SessionSubmitFormRequest.ValuesEntry
+	40, // 21: distill.v1.SessionSubmitFormResponse.view:type_name -> distill.v1.SessionView
+	41, // 22: distill.v1.SessionSubmitFormResponse.would_submit:type_name -> distill.v1.FormSubmission
+	40, // 23: distill.v1.SessionActResponse.view:type_name -> distill.v1.SessionView
+	42, // 24: distill.v1.SessionActResponse.would_send:type_name -> distill.v1.WithheldRequest
+	43, // 25: distill.v1.SessionActResponse.steps:type_name -> distill.v1.StepResults
+	44, // 26: distill.v1.SessionSubmitFormRequest.ValuesEntry.value:type_name -> distill.v1.FieldValues
+	1,  // 27: distill.v1.DistillService.Fetch:input_type -> distill.v1.FetchRequest
+	3,  // 28: distill.v1.DistillService.FetchBatch:input_type -> distill.v1.FetchBatchRequest
+	5,  // 29: distill.v1.DistillService.Observe:input_type -> distill.v1.ObserveRequest
+	7,  // 30: distill.v1.DistillService.Map:input_type -> distill.v1.MapRequest
+	9,  // 31: distill.v1.DistillService.Crawl:input_type -> distill.v1.CrawlRequest
+	12, // 32: distill.v1.DistillService.CrawlStatus:input_type -> distill.v1.CrawlStatusRequest
+	14, // 33: distill.v1.DistillService.CrawlCancel:input_type -> distill.v1.CrawlCancelRequest
+	16, // 34: distill.v1.DistillService.SessionStart:input_type -> distill.v1.SessionStartRequest
+	18, // 35: distill.v1.DistillService.SessionObserve:input_type -> distill.v1.SessionObserveRequest
+	20, // 36: distill.v1.DistillService.SessionFollow:input_type -> distill.v1.SessionFollowRequest
+	22, // 37: distill.v1.DistillService.SessionSubmitForm:input_type -> distill.v1.SessionSubmitFormRequest
+	26, // 38: distill.v1.DistillService.SessionClose:input_type -> distill.v1.SessionCloseRequest
+	24, // 39: distill.v1.DistillService.SessionAct:input_type -> distill.v1.SessionActRequest
+	28, // 40: distill.v1.DistillService.CacheInfo:input_type -> distill.v1.CacheInfoRequest
+	30, // 41: distill.v1.DistillService.CachePrune:input_type -> distill.v1.CachePruneRequest
+	32, // 42: distill.v1.DistillService.CacheClear:input_type -> distill.v1.CacheClearRequest
+	2,  // 43: distill.v1.DistillService.Fetch:output_type -> distill.v1.FetchResponse
+	4,  // 44: distill.v1.DistillService.FetchBatch:output_type -> distill.v1.FetchBatchResponse
+	6,  // 45: distill.v1.DistillService.Observe:output_type -> distill.v1.ObserveResponse
+	8,  // 46: distill.v1.DistillService.Map:output_type -> distill.v1.MapResponse
+	10, // 47: distill.v1.DistillService.Crawl:output_type -> distill.v1.CrawlResponse
+	13, // 48: distill.v1.DistillService.CrawlStatus:output_type -> distill.v1.CrawlStatusResponse
+	15, // 49: distill.v1.DistillService.CrawlCancel:output_type -> distill.v1.CrawlCancelResponse
+	17, // 50: distill.v1.DistillService.SessionStart:output_type -> distill.v1.SessionStartResponse
+	19, // 51: distill.v1.DistillService.SessionObserve:output_type -> distill.v1.SessionObserveResponse
+	21, // 52: distill.v1.DistillService.SessionFollow:output_type -> distill.v1.SessionFollowResponse
+	23, // 53: distill.v1.DistillService.SessionSubmitForm:output_type -> distill.v1.SessionSubmitFormResponse
+	27, // 54: distill.v1.DistillService.SessionClose:output_type -> distill.v1.SessionCloseResponse
+	25, // 55: distill.v1.DistillService.SessionAct:output_type -> distill.v1.SessionActResponse
+	29, // 56: distill.v1.DistillService.CacheInfo:output_type -> distill.v1.CacheInfoResponse
+	31, // 57: distill.v1.DistillService.CachePrune:output_type -> distill.v1.CachePruneResponse
+	33, // 58: distill.v1.DistillService.CacheClear:output_type -> distill.v1.CacheClearResponse
+	43, // [43:59] is the sub-list for method output_type
+	27, // [27:43] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_distill_proto_init() }
@@ -1900,19 +2673,29 @@ func file_distill_v1_distill_proto_init() {
 	}
 	file_distill_v1_distill_proto_msgTypes[6].OneofWrappers = []any{}
 	file_distill_v1_distill_proto_msgTypes[8].OneofWrappers = []any{}
-	file_distill_v1_distill_proto_msgTypes[22].OneofWrappers = []any{}
+	file_distill_v1_distill_proto_msgTypes[9].OneofWrappers = []any{
+		(*CrawlResponse_Page)(nil),
+		(*CrawlResponse_Summary)(nil),
+	}
+	file_distill_v1_distill_proto_msgTypes[10].OneofWrappers = []any{
+		(*CrawlPage_Result)(nil),
+		(*CrawlPage_Error)(nil),
+	}
+	file_distill_v1_distill_proto_msgTypes[15].OneofWrappers = []any{}
+	file_distill_v1_distill_proto_msgTypes[29].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_distill_proto_rawDesc), len(file_distill_v1_distill_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   27,
+			NumEnums:      1,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_distill_v1_distill_proto_goTypes,
 		DependencyIndexes: file_distill_v1_distill_proto_depIdxs,
+		EnumInfos:         file_distill_v1_distill_proto_enumTypes,
 		MessageInfos:      file_distill_v1_distill_proto_msgTypes,
 	}.Build()
 	File_distill_v1_distill_proto = out.File

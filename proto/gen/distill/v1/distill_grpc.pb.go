@@ -23,6 +23,9 @@ const (
 	DistillService_FetchBatch_FullMethodName        = "/distill.v1.DistillService/FetchBatch"
 	DistillService_Observe_FullMethodName           = "/distill.v1.DistillService/Observe"
 	DistillService_Map_FullMethodName               = "/distill.v1.DistillService/Map"
+	DistillService_Crawl_FullMethodName             = "/distill.v1.DistillService/Crawl"
+	DistillService_CrawlStatus_FullMethodName       = "/distill.v1.DistillService/CrawlStatus"
+	DistillService_CrawlCancel_FullMethodName       = "/distill.v1.DistillService/CrawlCancel"
 	DistillService_SessionStart_FullMethodName      = "/distill.v1.DistillService/SessionStart"
 	DistillService_SessionObserve_FullMethodName    = "/distill.v1.DistillService/SessionObserve"
 	DistillService_SessionFollow_FullMethodName     = "/distill.v1.DistillService/SessionFollow"
@@ -55,6 +58,16 @@ type DistillServiceClient interface {
 	// so the stream bounds each message, not the wait: up to 100,000 URLs
 	// would not fit the 4 MiB a gRPC client accepts by default.
 	Map(ctx context.Context, in *MapRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MapResponse], error)
+	// Crawl reads a site from a start URL, following its links within a
+	// scope, and streams each page as it is distilled. The first message
+	// names the crawl's job id; the last carries its summary. A crawl ends
+	// when its stream does, or earlier by CrawlCancel.
+	Crawl(ctx context.Context, in *CrawlRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CrawlResponse], error)
+	// CrawlStatus reports a running or recently finished crawl by job id.
+	CrawlStatus(ctx context.Context, in *CrawlStatusRequest, opts ...grpc.CallOption) (*CrawlStatusResponse, error)
+	// CrawlCancel stops a crawl by job id: no page is started after it, and
+	// its stream ends with the pages in flight.
+	CrawlCancel(ctx context.Context, in *CrawlCancelRequest, opts ...grpc.CallOption) (*CrawlCancelResponse, error)
 	// SessionStart opens a browsing session on a URL.
 	SessionStart(ctx context.Context, in *SessionStartRequest, opts ...grpc.CallOption) (*SessionStartResponse, error)
 	// SessionObserve navigates a session to a URL, keeping its cookies.
@@ -143,6 +156,45 @@ func (c *distillServiceClient) Map(ctx context.Context, in *MapRequest, opts ...
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type DistillService_MapClient = grpc.ServerStreamingClient[MapResponse]
+
+func (c *distillServiceClient) Crawl(ctx context.Context, in *CrawlRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CrawlResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &DistillService_ServiceDesc.Streams[2], DistillService_Crawl_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[CrawlRequest, CrawlResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type DistillService_CrawlClient = grpc.ServerStreamingClient[CrawlResponse]
+
+func (c *distillServiceClient) CrawlStatus(ctx context.Context, in *CrawlStatusRequest, opts ...grpc.CallOption) (*CrawlStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CrawlStatusResponse)
+	err := c.cc.Invoke(ctx, DistillService_CrawlStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *distillServiceClient) CrawlCancel(ctx context.Context, in *CrawlCancelRequest, opts ...grpc.CallOption) (*CrawlCancelResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CrawlCancelResponse)
+	err := c.cc.Invoke(ctx, DistillService_CrawlCancel_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 func (c *distillServiceClient) SessionStart(ctx context.Context, in *SessionStartRequest, opts ...grpc.CallOption) (*SessionStartResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -255,6 +307,16 @@ type DistillServiceServer interface {
 	// so the stream bounds each message, not the wait: up to 100,000 URLs
 	// would not fit the 4 MiB a gRPC client accepts by default.
 	Map(*MapRequest, grpc.ServerStreamingServer[MapResponse]) error
+	// Crawl reads a site from a start URL, following its links within a
+	// scope, and streams each page as it is distilled. The first message
+	// names the crawl's job id; the last carries its summary. A crawl ends
+	// when its stream does, or earlier by CrawlCancel.
+	Crawl(*CrawlRequest, grpc.ServerStreamingServer[CrawlResponse]) error
+	// CrawlStatus reports a running or recently finished crawl by job id.
+	CrawlStatus(context.Context, *CrawlStatusRequest) (*CrawlStatusResponse, error)
+	// CrawlCancel stops a crawl by job id: no page is started after it, and
+	// its stream ends with the pages in flight.
+	CrawlCancel(context.Context, *CrawlCancelRequest) (*CrawlCancelResponse, error)
 	// SessionStart opens a browsing session on a URL.
 	SessionStart(context.Context, *SessionStartRequest) (*SessionStartResponse, error)
 	// SessionObserve navigates a session to a URL, keeping its cookies.
@@ -297,6 +359,15 @@ func (UnimplementedDistillServiceServer) Observe(context.Context, *ObserveReques
 }
 func (UnimplementedDistillServiceServer) Map(*MapRequest, grpc.ServerStreamingServer[MapResponse]) error {
 	return status.Error(codes.Unimplemented, "method Map not implemented")
+}
+func (UnimplementedDistillServiceServer) Crawl(*CrawlRequest, grpc.ServerStreamingServer[CrawlResponse]) error {
+	return status.Error(codes.Unimplemented, "method Crawl not implemented")
+}
+func (UnimplementedDistillServiceServer) CrawlStatus(context.Context, *CrawlStatusRequest) (*CrawlStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CrawlStatus not implemented")
+}
+func (UnimplementedDistillServiceServer) CrawlCancel(context.Context, *CrawlCancelRequest) (*CrawlCancelResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CrawlCancel not implemented")
 }
 func (UnimplementedDistillServiceServer) SessionStart(context.Context, *SessionStartRequest) (*SessionStartResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SessionStart not implemented")
@@ -403,6 +474,53 @@ func _DistillService_Map_Handler(srv interface{}, stream grpc.ServerStream) erro
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type DistillService_MapServer = grpc.ServerStreamingServer[MapResponse]
+
+func _DistillService_Crawl_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(CrawlRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(DistillServiceServer).Crawl(m, &grpc.GenericServerStream[CrawlRequest, CrawlResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type DistillService_CrawlServer = grpc.ServerStreamingServer[CrawlResponse]
+
+func _DistillService_CrawlStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CrawlStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DistillServiceServer).CrawlStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DistillService_CrawlStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DistillServiceServer).CrawlStatus(ctx, req.(*CrawlStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _DistillService_CrawlCancel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CrawlCancelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DistillServiceServer).CrawlCancel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DistillService_CrawlCancel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DistillServiceServer).CrawlCancel(ctx, req.(*CrawlCancelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
 
 func _DistillService_SessionStart_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SessionStartRequest)
@@ -582,6 +700,14 @@ var DistillService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _DistillService_Observe_Handler,
 		},
 		{
+			MethodName: "CrawlStatus",
+			Handler:    _DistillService_CrawlStatus_Handler,
+		},
+		{
+			MethodName: "CrawlCancel",
+			Handler:    _DistillService_CrawlCancel_Handler,
+		},
+		{
 			MethodName: "SessionStart",
 			Handler:    _DistillService_SessionStart_Handler,
 		},
@@ -627,6 +753,11 @@ var DistillService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Map",
 			Handler:       _DistillService_Map_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Crawl",
+			Handler:       _DistillService_Crawl_Handler,
 			ServerStreams: true,
 		},
 	},

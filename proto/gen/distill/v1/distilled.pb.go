@@ -125,7 +125,10 @@ type Distilled struct {
 	// The responses the page loaded that capture_network asked for.
 	Network *NetworkCapture `protobuf:"bytes,23,opt,name=network,proto3" json:"network,omitempty"`
 	// What the steps returned: executeJavascript values and screenshots.
-	Steps         *StepResults `protobuf:"bytes,24,opt,name=steps,proto3" json:"steps,omitempty"`
+	Steps *StepResults `protobuf:"bytes,24,opt,name=steps,proto3" json:"steps,omitempty"`
+	// How well the page answers a crawl's query, 0 to 1; present only on the
+	// pages of a crawl that was given one.
+	Relevance     *float64 `protobuf:"fixed64,25,opt,name=relevance,proto3,oneof" json:"relevance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -284,6 +287,13 @@ func (x *Distilled) GetSteps() *StepResults {
 		return x.Steps
 	}
 	return nil
+}
+
+func (x *Distilled) GetRelevance() float64 {
+	if x != nil && x.Relevance != nil {
+		return *x.Relevance
+	}
+	return 0
 }
 
 // NetworkCapture is what a render captured of the page's own responses.
@@ -1887,7 +1897,7 @@ var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\n" +
 	"\x1adistill/v1/distilled.proto\x12\n" +
-	"distill.v1\"\xd0\x05\n" +
+	"distill.v1\"\x81\x06\n" +
 	"\tDistilled\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x14\n" +
@@ -1909,13 +1919,16 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\x03pdf\x18\x15 \x01(\fH\x03R\x03pdf\x88\x01\x01\x12\x19\n" +
 	"\x05mhtml\x18\x16 \x01(\fH\x04R\x05mhtml\x88\x01\x01\x124\n" +
 	"\anetwork\x18\x17 \x01(\v2\x1a.distill.v1.NetworkCaptureR\anetwork\x12-\n" +
-	"\x05steps\x18\x18 \x01(\v2\x17.distill.v1.StepResultsR\x05stepsB\t\n" +
+	"\x05steps\x18\x18 \x01(\v2\x17.distill.v1.StepResultsR\x05steps\x12!\n" +
+	"\trelevance\x18\x19 \x01(\x01H\x05R\trelevance\x88\x01\x01B\t\n" +
 	"\a_bylineB\n" +
 	"\n" +
 	"\b_excerptB\r\n" +
 	"\v_screenshotB\x06\n" +
 	"\x04_pdfB\b\n" +
-	"\x06_mhtml\"j\n" +
+	"\x06_mhtmlB\f\n" +
+	"\n" +
+	"_relevance\"j\n" +
 	"\x0eNetworkCapture\x12:\n" +
 	"\tresponses\x18\x01 \x03(\v2\x1c.distill.v1.CapturedResponseR\tresponses\x12\x1c\n" +
 	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xf4\x02\n" +

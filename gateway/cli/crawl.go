@@ -1,0 +1,359 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
+
+	"distill.dev/gateway/api"
+	"distill.dev/gateway/app"
+	"distill.dev/gateway/output"
+	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/extract"
+	"distill.dev/services/fetcher/crawl"
+	"distill.dev/services/fetcher/siteurl"
+	"distill.dev/services/platform/envflag"
+)
+
+// crawlFlags are the `distill crawl` flags: fetch's output, content,
+// network, rendering and cache flags, applied to every page, and the
+// crawl's own.
+type crawlFlags struct {
+	fetchFlags
+	depth, maxPages  int
+	delay            durationMillis
+	ignoreRobots     bool
+	subdomains       bool
+	pathPrefix       string
+	include, exclude []string
+	query            string
+	stopWhenAnswered bool
+	state            string
+	outDir           string
+	server           string
+	failOnHTTP       bool
+}
+
+// crawlFlagNames are the crawl's own flags, listed in their own help
+// section.
+var crawlFlagNames = []string{"depth", "max-pages", "delay", "ignore-robots", "include-subdomains", "path-prefix",
+	"include-paths", "exclude-paths", "query", "stop-when-answered", "crawl-state"}
+
+func newCrawlCmd(g *globals) *cobra.Command {
+	f := &crawlFlags{delay: durationMillis(crawl.DefaultDelay.Milliseconds())}
+	cmd := &cobra.Command{
+		Use:   "crawl <url>",
+		Short: "Read a site from a start page, following its links, and print each page distilled",
+		Long: "Read the site at <url>: the start page, then the pages it links to, --depth links\n" +
+			"deep and --max-pages pages at most, each distilled with fetch's flags and printed as\n" +
+			"it completes: Markdown or text under a '==> URL <==' header, --format jsonl one\n" +
+			"{url, depth, ok, result | error} a line, --format json an array of them, or one file\n" +
+			"a page with --output-dir. The site is the start URL's host (--include-subdomains,\n" +
+			"--path-prefix, --include-paths and --exclude-paths narrow or widen it); a page is read\n" +
+			"once however it is linked (http and https, a trailing slash, a #fragment and tracking\n" +
+			"parameters do not make another page), and a redirect out of the site is not followed.\n" +
+			"robots.txt is obeyed unless --ignore-robots, and requests to one host start --delay\n" +
+			"apart (or the site's Crawl-delay, when longer), however many pages are read at once.\n\n" +
+			"--query makes the crawl best first: the links whose words, path and paragraph hold\n" +
+			"the question's rarer words are read first, and each page's JSON carries its relevance\n" +
+			"(0 to 1); --stop-when-answered stops once a page rated 0.8 or more was followed by 8\n" +
+			"rated no higher. --crawl-state FILE keeps the crawl's progress: run the same command\n" +
+			"again after an interruption, even a kill, and it resumes where it stopped, printing\n" +
+			"only the pages it had not printed. The exit code is 1 when a page failed.",
+		Example: "  distill crawl https://example.com/docs/\n" +
+			"  distill crawl --depth 3 --max-pages 200 --format jsonl https://example.com/ > site.jsonl\n" +
+			"  distill crawl --query 'how do I rotate the API key' --stop-when-answered https://docs.example.com/\n" +
+			"  distill crawl --crawl-state site.state --output-dir site/ https://example.com/",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkMaxBytes(cmd.Flags(), f.maxBytes); err != nil {
+				return err
+			}
+			opts := f.options(cmd.Flags())
+			if err := fetchopts.Validate(opts); err != nil {
+				return usageError{err}
+			}
+			if err := extract.CheckSelector(opts.GetSelector()); err != nil {
+				return usageError{err}
+			}
+			switch {
+			case f.depth < 0 || f.maxPages < 0 || f.delay < 0:
+				return usagef("--depth, --max-pages and --delay cannot be negative")
+			case f.stopWhenAnswered && strings.TrimSpace(f.query) == "":
+				return usagef("--stop-when-answered needs --query: it stops once a page answers the query")
+			case f.server != "" && f.state != "":
+				return usagef("--crawl-state keeps a crawl that runs in this process; a --server crawl runs on the server")
+			}
+			scope := siteurl.ScopeOptions{PathPrefix: f.pathPrefix, Include: f.include, Exclude: f.exclude}
+			if _, err := siteurl.NewScope("http://example.com/", scope); err != nil {
+				return usageError{err}
+			}
+			req := &distillv1.CrawlRequest{
+				Url:               args[0],
+				Options:           opts,
+				Depth:             proto.Int32(int32(min(f.depth, math.MaxInt32))),
+				MaxPages:          proto.Int32(int32(min(f.maxPages, math.MaxInt32))),
+				Concurrency:       proto.Int32(int32(fetchopts.Concurrency(opts))),
+				DelayMs:           proto.Int64(int64(f.delay)),
+				IgnoreRobots:      f.ignoreRobots,
+				IncludeSubdomains: f.subdomains,
+				PathPrefix:        f.pathPrefix,
+				IncludePaths:      f.include,
+				ExcludePaths:      f.exclude,
+				Query:             f.query,
+				StopWhenAnswered:  f.stopWhenAnswered,
+			}
+			return runCrawl(cmd.Context(), g, f, req)
+		},
+	}
+	fs := cmd.Flags()
+	f.register(fs)
+	// A crawl obeys robots.txt unless told not to; fetch's opt-in flag
+	// would say nothing here.
+	_ = fs.MarkHidden("respect-robots")
+	fs.Lookup("concurrency").Usage = "pages read at once (requests to one host still start --delay apart)"
+	fs.Lookup("format").Usage = "output format: markdown, text, json (an array), or jsonl (one {url, depth, ok, result | error} a line)"
+	fs.BoolVar(&f.failOnHTTP, "fail-on-http-error", false, "count a page that answers an HTTP error status (400 and above) as a failure: exit 1, ok: false")
+	fs.IntVar(&f.depth, "depth", crawl.DefaultDepth, "follow links this many steps from the start page (0 = the start page alone)")
+	fs.IntVar(&f.maxPages, "max-pages", crawl.DefaultMaxPages, "read at most this many pages (0 = no cap)")
+	fs.Var(&f.delay, "delay", "shortest time between two requests to one host, shared by every page in flight: milliseconds, or a duration such as 1s")
+	fs.BoolVar(&f.ignoreRobots, "ignore-robots", false, "neither obey robots.txt nor its Crawl-delay")
+	fs.BoolVar(&f.subdomains, "include-subdomains", false, "take in the start host's subdomains (and the bare domain of a www. host)")
+	fs.StringVar(&f.pathPrefix, "path-prefix", "", "follow only URLs whose path is at or under this prefix (by segment: /docs takes /docs/a, not /docs-old)")
+	fs.StringArrayVar(&f.include, "include-paths", nil, "print only pages whose path and query match this regular expression; others are read for their links (repeat for more)")
+	fs.StringArrayVar(&f.exclude, "exclude-paths", nil, "neither read nor print URLs whose path and query match this regular expression (repeat for more)")
+	fs.StringVar(&f.query, "query", "", "read the links most likely to answer this question first, and rate each page's relevance (0 to 1)")
+	fs.BoolVar(&f.stopWhenAnswered, "stop-when-answered", false, "with --query: stop once a page rated 0.8 or more has been followed by 8 rated no higher")
+	fs.StringVar(&f.state, "crawl-state", "", "keep the crawl's progress in `FILE`; the same command run again resumes it")
+	fs.StringVar(&f.outDir, "output-dir", "", "write each page to a file of its own in folder `DIR` (named after its URL) and an index.jsonl of {url, ok, file | error}, instead of to stdout")
+	fs.StringVar(&f.server, "server", g.env.String(envflag.Server, ""), envflag.Usage("crawl through the distill gateway at this gRPC address, host:port, instead of in this process", envflag.Server))
+	fs.SortFlags = false
+	groupFetchFlags(fs)
+	cmd.SetUsageFunc(groupedUsage)
+	return cmd
+}
+
+// crawlService is what `distill crawl` needs: the API in this process, or
+// a gateway reached over gRPC with --server.
+type crawlService interface {
+	CrawlSite(ctx context.Context, req *distillv1.CrawlRequest, journal crawl.Journal, deliver func(*distillv1.CrawlResponse) error) error
+}
+
+func (c *gatewayClient) CrawlSite(ctx context.Context, req *distillv1.CrawlRequest, _ crawl.Journal, deliver func(*distillv1.CrawlResponse) error) error {
+	if err := api.StreamCrawl(ctx, c.client, req, deliver); err != nil {
+		return c.fail(err)
+	}
+	return nil
+}
+
+func runCrawl(ctx context.Context, g *globals, f *crawlFlags, req *distillv1.CrawlRequest) error {
+	p := &printer{g: g, format: f.format.value, opts: req.GetOptions(), failOnHTTP: f.failOnHTTP, server: f.server, allowLocal: f.allowLocal}
+	var journal crawl.Journal
+	resuming := false
+	if f.state != "" {
+		sf, err := crawl.OpenStateFile(f.state)
+		if err != nil {
+			return usageError{err}
+		}
+		defer sf.Close()
+		if st, err := os.Stat(f.state); err == nil && st.Size() > 0 {
+			resuming = true
+		}
+		journal = sf
+	}
+	out, err := newCrawlSink(p, f.outDir, resuming)
+	if err != nil {
+		return err
+	}
+	var svc crawlService
+	if f.server != "" {
+		gw, err := dialGateway(g.env, f.server)
+		if err != nil {
+			return usageError{err}
+		}
+		defer gw.Close()
+		svc = gw
+	} else {
+		cfg := g.appConfig(fetchopts.Concurrency(req.GetOptions()))
+		// In this process the user is the operator: --allow-local is theirs.
+		cfg.AllowLocal = f.allowLocal
+		sys, err := app.Open(ctx, g.logger(), cfg)
+		if err != nil {
+			return err
+		}
+		defer sys.Close()
+		svc = serveAPI(g.logger(), sys)
+	}
+	var summary *distillv1.CrawlStatusResponse
+	first := true
+	resumedFrom, printed := 0, 0
+	err = svc.CrawlSite(ctx, req, journal, func(r *distillv1.CrawlResponse) error {
+		switch ev := r.GetEvent().(type) {
+		case *distillv1.CrawlResponse_Page:
+			it := output.BatchItem{URL: ev.Page.GetUrl()}
+			if e := ev.Page.GetError(); e != nil {
+				it.Err = failure.FromProto(e)
+			} else {
+				it.Result = ev.Page.GetResult()
+			}
+			p.judge(&it)
+			printed++
+			return out.put(it, int(ev.Page.GetDepth()))
+		case *distillv1.CrawlResponse_Summary:
+			if first && ev.Summary.GetPagesDone() > 0 {
+				resumedFrom = int(ev.Summary.GetPagesDone())
+				fmt.Fprintf(g.stderr, "distill: note: resuming crawl %s from %s: %d pages done before\n", r.GetJobId(), f.state, resumedFrom)
+			}
+			summary = ev.Summary
+		}
+		first = false
+		return nil
+	})
+	closeErr := out.close()
+	if err != nil {
+		return p.explain(err, req.GetUrl())
+	}
+	for _, n := range summary.GetNotes() {
+		fmt.Fprintf(g.stderr, "distill: note: %s\n", oneLine(n))
+	}
+	if resumedFrom > 0 && printed == 0 {
+		fmt.Fprintf(g.stderr, "distill: note: the crawl in %s had finished (%s): nothing left to read; remove the file to crawl again\n", f.state, summary.GetStopReason())
+	}
+	if summary.GetStopReason() == crawl.StopAnswered {
+		fmt.Fprintf(g.stderr, "distill: note: stopped: a page answered the query and the %d read after it rated no higher\n", 8)
+	}
+	return closeErr
+}
+
+// crawlSink is where a crawl's pages go, as they come.
+type crawlSink struct {
+	p   *printer
+	mu  sync.Mutex
+	w   *bufio.Writer
+	dir *dirSink
+	n   int
+	// failed says a page failed; err is the first write that did.
+	failed bool
+	err    error
+}
+
+func newCrawlSink(p *printer, outDir string, resuming bool) (*crawlSink, error) {
+	s := &crawlSink{p: p, w: bufio.NewWriter(p.g.stdout)}
+	if outDir == "" {
+		return s, nil
+	}
+	mode := os.O_TRUNC
+	nm := newNamer(p.extension())
+	if resuming {
+		// The files of the pages done before are kept, and their names
+		// stay taken.
+		mode = os.O_APPEND
+		if err := takeIndexed(nm, outDir); err != nil {
+			return nil, usagef("--output-dir: %v", err)
+		}
+	}
+	index, err := openIndex(outDir, mode)
+	if err != nil {
+		return nil, err
+	}
+	s.dir = &dirSink{p: p, dir: outDir, index: index, name: func(_ int, u string) string { return nm.take(u) }}
+	return s, nil
+}
+
+// takeIndexed marks as taken the files an earlier run listed in the
+// index.
+func takeIndexed(nm *namer, dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, indexName))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		var l indexLine
+		if json.Unmarshal([]byte(line), &l) == nil && l.File != "" {
+			nm.taken[strings.ToLower(l.File)] = true
+		}
+	}
+	return nil
+}
+
+// put prints one page: its section, line or file.
+func (s *crawlSink) put(it output.BatchItem, depth int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failed = s.failed || it.Err != nil
+	if s.dir != nil {
+		s.dir.put(0, it)
+		return nil
+	}
+	s.p.notes(it)
+	if s.err != nil {
+		return nil
+	}
+	var err error
+	switch format := fetchopts.Format(s.p.opts); {
+	case s.p.format == formatJSONL:
+		err = output.WriteCrawlLine(s.w, it, depth)
+	case format == distillv1.Format_FORMAT_JSON:
+		sep := ",\n"
+		if s.n == 0 {
+			sep = "[\n"
+		}
+		if _, err = io.WriteString(s.w, sep); err == nil {
+			err = output.WriteCrawlLine(s.w, it, depth)
+		}
+	default:
+		if s.n > 0 {
+			_, err = io.WriteString(s.w, "\n")
+		}
+		if err == nil {
+			err = output.WriteBatch(s.w, []output.BatchItem{it}, format)
+		}
+	}
+	s.n++
+	if err == nil {
+		// Each page reaches the reader as it completes.
+		err = s.w.Flush()
+	}
+	s.err = err
+	return nil
+}
+
+func (s *crawlSink) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dir != nil {
+		return s.dir.close()
+	}
+	if s.err == nil && s.p.format != formatJSONL && fetchopts.Format(s.p.opts) == distillv1.Format_FORMAT_JSON {
+		closing := "\n]\n"
+		if s.n == 0 {
+			closing = "[]\n"
+		}
+		_, s.err = io.WriteString(s.w, closing)
+	}
+	if s.err == nil {
+		s.err = s.w.Flush()
+	}
+	if s.err != nil {
+		return fmt.Errorf("write output: %w", s.err)
+	}
+	if s.failed {
+		return exitError{ExitFailure}
+	}
+	return nil
+}

@@ -1,0 +1,399 @@
+// Package crawljs keeps crawls in NATS JetStream, so that a crawl outlives
+// the process running it and politeness holds across processes: each
+// crawl's journal (its frontier and seen-set, as the records crawl.Run
+// writes) is a subject of one stream, and each host's next turn is a key
+// of one key-value bucket that every process updates with compare and
+// set.
+package crawljs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"distill.dev/proto/failure"
+	"distill.dev/services/fetcher/crawl"
+)
+
+// Names of the stream and the bucket.
+const (
+	Stream        = "DISTILL_CRAWLS"
+	SubjectPrefix = "distill.crawl."
+	PaceBucket    = "distill_crawl_pace"
+)
+
+// journalMaxAge is how long a crawl's journal is kept after its last
+// record: long enough to resume a crawl the next day.
+const journalMaxAge = 7 * 24 * time.Hour
+
+// Config says how the stream and the bucket are stored.
+type Config struct {
+	// Memory keeps them in memory (the single binary's embedded NATS).
+	Memory bool
+	// Replicas for a clustered NATS; 0 means 1.
+	Replicas int
+}
+
+func (c Config) storage() jetstream.StorageType {
+	if c.Memory {
+		return jetstream.MemoryStorage
+	}
+	return jetstream.FileStorage
+}
+
+// EnsureStream creates or updates the journals' stream.
+func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg Config) error {
+	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:     Stream,
+		Subjects: []string{SubjectPrefix + "*"},
+		Storage:  cfg.storage(),
+		Replicas: max(cfg.Replicas, 1),
+		MaxAge:   journalMaxAge,
+	})
+	if err != nil {
+		return fmt.Errorf("ensure stream %s: %w", Stream, err)
+	}
+	return nil
+}
+
+// Journal is a crawl.Journal on the stream's subject for one job id. It
+// holds the job's lease from Load to Close: a key of the owners bucket
+// that only one process at a time may hold, kept alive while the crawl
+// runs and expiring LeaseTTL after its holder died, so that two gateways
+// never run one crawl at once.
+type Journal struct {
+	js    jetstream.JetStream
+	id    string
+	owner string
+	cfg   Config
+	// timeout bounds each call: the crawl.Journal interface takes no
+	// context.
+	timeout time.Duration
+
+	mu    sync.Mutex
+	lease *lease
+}
+
+// LeaseTTL is how long a crawl's lease outlives a holder that stopped
+// renewing it (a gateway killed): another gateway may resume the crawl
+// that long after.
+const LeaseTTL = 15 * time.Second
+
+// OwnersBucket holds the crawls' leases.
+const OwnersBucket = "distill_crawl_owners"
+
+// NewJournal returns the journal of job id, which must be crawl.ValidID.
+// owner names the process, in the lease and in the refusal another
+// process gets.
+func NewJournal(js jetstream.JetStream, id, owner string, cfg Config) (*Journal, error) {
+	if !crawl.ValidID(id) {
+		return nil, fmt.Errorf("crawl job id %q is not 16 hex digits", id)
+	}
+	return &Journal{js: js, id: id, owner: owner, cfg: cfg, timeout: 10 * time.Second}, nil
+}
+
+// lease is a held lease and its renewal.
+type lease struct {
+	kv   jetstream.KeyValue
+	stop chan struct{}
+	done chan struct{}
+	// lost is set when the renewal found the lease taken or gone.
+	mu   sync.Mutex
+	lost error
+}
+
+// acquire takes the job's lease, or says who holds it.
+func (j *Journal) acquire(ctx context.Context) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.lease != nil {
+		return nil
+	}
+	kv, err := j.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:   OwnersBucket,
+		TTL:      LeaseTTL,
+		Storage:  j.cfg.storage(),
+		Replicas: max(j.cfg.Replicas, 1),
+	})
+	if err != nil {
+		return fmt.Errorf("crawl lease: %w", err)
+	}
+	rev, err := kv.Create(ctx, j.id, []byte(j.owner))
+	if err != nil {
+		if isConflict(err) {
+			holder := "another process"
+			if e, gerr := kv.Get(ctx, j.id); gerr == nil {
+				holder = string(e.Value())
+			}
+			return failure.New(failure.Conflict, "crawl %s is running on %s; it can be resumed once that stops (within %s of its dying)", j.id, holder, LeaseTTL)
+		}
+		return fmt.Errorf("crawl lease: %w", err)
+	}
+	l := &lease{kv: kv, stop: make(chan struct{}), done: make(chan struct{})}
+	j.lease = l
+	go j.renew(l, rev)
+	return nil
+}
+
+// renew keeps the lease alive, a third of its TTL at a time, until Close.
+func (j *Journal) renew(l *lease, rev uint64) {
+	defer close(l.done)
+	t := time.NewTicker(LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+			_ = l.kv.Delete(ctx, j.id, jetstream.LastRevision(rev))
+			cancel()
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+			next, err := l.kv.Update(ctx, j.id, []byte(j.owner), rev)
+			cancel()
+			if err == nil {
+				rev = next
+				continue
+			}
+			if isConflict(err) || errors.Is(err, jetstream.ErrKeyNotFound) {
+				l.mu.Lock()
+				l.lost = failure.New(failure.Conflict, "crawl %s: its lease was lost (NATS unreachable for %s, or another process took it)", j.id, LeaseTTL)
+				l.mu.Unlock()
+				return
+			}
+			// NATS unreachable for now: try again at the next tick, while
+			// the lease has time left.
+		}
+	}
+}
+
+// Close gives the lease back.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	l := j.lease
+	j.lease = nil
+	j.mu.Unlock()
+	if l != nil {
+		close(l.stop)
+		<-l.done
+	}
+	return nil
+}
+
+// JobID is the id the journal is kept under.
+func (j *Journal) JobID() string { return j.id }
+
+func (j *Journal) subject() string { return SubjectPrefix + j.id }
+
+// Load takes the job's lease and reads its records, oldest first.
+func (j *Journal) Load() ([]crawl.Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+	defer cancel()
+	if err := j.acquire(ctx); err != nil {
+		return nil, err
+	}
+	stream, err := j.js.Stream(ctx, Stream)
+	if err != nil {
+		return nil, fmt.Errorf("crawl journal: %w", err)
+	}
+	info, err := stream.Info(ctx, jetstream.WithSubjectFilter(j.subject()))
+	if err != nil {
+		return nil, fmt.Errorf("crawl journal: %w", err)
+	}
+	count := int(info.State.Subjects[j.subject()])
+	if count == 0 {
+		return nil, nil
+	}
+	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{j.subject()}})
+	if err != nil {
+		return nil, fmt.Errorf("crawl journal: %w", err)
+	}
+	out := make([]crawl.Record, 0, count)
+	for len(out) < count {
+		batch, err := cons.Fetch(min(count-len(out), 512), jetstream.FetchMaxWait(j.timeout))
+		if err != nil {
+			return nil, fmt.Errorf("crawl journal: %w", err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			var r crawl.Record
+			if err := json.Unmarshal(m.Data(), &r); err != nil {
+				return nil, fmt.Errorf("crawl journal %s: a record that is not one: %v", j.id, err)
+			}
+			out = append(out, r)
+			n++
+		}
+		if err := batch.Error(); err != nil {
+			return nil, fmt.Errorf("crawl journal: %w", err)
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("crawl journal %s: %d of %d records arrived", j.id, len(out), count)
+		}
+	}
+	return out, nil
+}
+
+// Append publishes one record and waits for the stream to store it. A
+// journal whose lease was lost refuses: another process may be running
+// the crawl now.
+func (j *Journal) Append(r crawl.Record) error {
+	j.mu.Lock()
+	l := j.lease
+	j.mu.Unlock()
+	if l != nil {
+		l.mu.Lock()
+		lost := l.lost
+		l.mu.Unlock()
+		if lost != nil {
+			return lost
+		}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+	defer cancel()
+	if _, err := j.js.Publish(ctx, j.subject(), b); err != nil {
+		return fmt.Errorf("crawl journal %s: %w", j.id, err)
+	}
+	return nil
+}
+
+// Pacer is a crawl.Pacer whose hosts' next turns are keys of a JetStream
+// bucket: every process pacing through it takes its turns from the same
+// clock, so politeness holds however many processes crawl one site. The
+// turns are times on the machines' clocks, which must agree (NTP) to
+// within a small part of the delay.
+type Pacer struct {
+	js  jetstream.JetStream
+	cfg Config
+
+	mu sync.Mutex
+	kv jetstream.KeyValue
+	// rtt is the last reservation's round trip to NATS.
+	rtt time.Duration
+}
+
+// NewPacer returns a Pacer; its bucket is made on the first turn.
+func NewPacer(js jetstream.JetStream, cfg Config) *Pacer {
+	return &Pacer{js: js, cfg: cfg}
+}
+
+// paceTTL forgets a host nobody has asked for a while: its next turn is
+// long past.
+const paceTTL = time.Hour
+
+func (p *Pacer) bucket(ctx context.Context) (jetstream.KeyValue, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.kv != nil {
+		return p.kv, nil
+	}
+	kv, err := p.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:   PaceBucket,
+		TTL:      paceTTL,
+		Storage:  p.cfg.storage(),
+		Replicas: max(p.cfg.Replicas, 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("crawl pace bucket: %w", err)
+	}
+	p.kv = kv
+	return kv, nil
+}
+
+// key is a host as a bucket key: names are made of what keys allow, but
+// an IPv6 address has colons.
+func key(host string) string {
+	return strings.NewReplacer(":", "_", "[", "", "]", "").Replace(strings.ToLower(host))
+}
+
+// Turn waits until host is free and claims it with compare and set. A
+// turn is claimed when it is taken, never reserved ahead, so a worker
+// whose timer fires late finds it taken and waits again. The next turn is
+// set a little past the interval (twice the last round trip to NATS), for
+// the request starts only once the claim is confirmed.
+func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) error {
+	kv, err := p.bucket(ctx)
+	if err != nil {
+		return err
+	}
+	k := key(host)
+	for {
+		began := time.Now()
+		var next time.Time
+		var rev uint64
+		e, err := kv.Get(ctx, k)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+		case err != nil:
+			return fmt.Errorf("crawl pace of %s: %w", host, err)
+		default:
+			rev = e.Revision()
+			if ns, perr := strconv.ParseInt(string(e.Value()), 10, 64); perr == nil {
+				next = time.Unix(0, ns)
+			}
+		}
+		now := time.Now()
+		if next.After(now) {
+			if err := sleepUntil(ctx, next); err != nil {
+				return err
+			}
+			continue
+		}
+		p.mu.Lock()
+		pad := 2 * p.rtt
+		p.mu.Unlock()
+		val := []byte(strconv.FormatInt(now.Add(interval+pad).UnixNano(), 10))
+		if rev == 0 {
+			_, err = kv.Create(ctx, k, val)
+		} else {
+			_, err = kv.Update(ctx, k, val, rev)
+		}
+		p.mu.Lock()
+		p.rtt = min(time.Since(began), interval)
+		p.mu.Unlock()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case isConflict(err):
+			// Another worker took the turn: wait for the next.
+			continue
+		default:
+			return fmt.Errorf("crawl pace of %s: %w", host, err)
+		}
+	}
+}
+
+func isConflict(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+		return true
+	}
+	return errors.Is(err, jetstream.ErrKeyExists)
+}
+
+func sleepUntil(ctx context.Context, at time.Time) error {
+	wait := time.Until(at)
+	if wait <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

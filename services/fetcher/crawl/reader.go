@@ -1,0 +1,109 @@
+package crawl
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/fetch"
+	"distill.dev/services/fetcher/pipeline"
+)
+
+// Hooks are what a crawl asks of a page's reading besides the page.
+type Hooks struct {
+	// Follow judges each redirect before it is followed, when the reader
+	// can apply it; a reader that cannot (a remote fetcher) ignores it,
+	// and the crawl judges the hops once the page is in.
+	Follow func(to *url.URL) error
+	// BeforeRender waits the host's turn before a headless render loads
+	// the page again. The render's own subresources are not paced.
+	BeforeRender func(ctx context.Context) error
+}
+
+// LocalReader reads pages through a pipeline whose fetch stage is a
+// *fetch.Fetcher in this process, which judges each redirect with the
+// crawl's Follow before taking it.
+type LocalReader struct {
+	logger    *slog.Logger
+	fetcher   *fetch.Fetcher
+	extractor pipeline.Extractor
+	renderer  pipeline.Renderer
+	opts      []pipeline.Option
+	calls     []fetch.CallOption
+}
+
+// NewLocalReader returns a LocalReader over the given stages.
+func NewLocalReader(logger *slog.Logger, f *fetch.Fetcher, e pipeline.Extractor, r pipeline.Renderer, opts ...pipeline.Option) *LocalReader {
+	return &LocalReader{logger: logger, fetcher: f, extractor: e, renderer: r, opts: opts}
+}
+
+// WithCallOptions adds fetch.CallOptions to every page's fetch: the seam
+// for what must see each HTTP exchange of a crawl's pages as it happens
+// (a WARC recorder), besides the crawl's own judge of redirects.
+func (l *LocalReader) WithCallOptions(opts ...fetch.CallOption) *LocalReader {
+	l.calls = append(l.calls, opts...)
+	return l
+}
+
+// Read distils rawURL.
+func (l *LocalReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*pipeline.Result, error) {
+	calls := l.calls
+	if h.Follow != nil {
+		calls = append(calls[:len(calls):len(calls)], fetch.FollowIf(h.Follow))
+	}
+	// A pipeline is a few pointers: one per page carries that page's
+	// hooks to its stages.
+	p := pipeline.New(l.logger, judged{l.fetcher, calls}, l.extractor, paced{l.renderer, h.BeforeRender}, l.opts...)
+	return p.Do(ctx, pipeline.Request{URL: rawURL, Options: opts})
+}
+
+// judged is a pipeline fetch stage that hands its fetches the call
+// options of one page.
+type judged struct {
+	f     *fetch.Fetcher
+	calls []fetch.CallOption
+}
+
+func (j judged) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error) {
+	return j.f.FetchWith(ctx, req, j.calls...)
+}
+
+// paced is a renderer that waits a turn before each render.
+type paced struct {
+	r      pipeline.Renderer
+	before func(ctx context.Context) error
+}
+
+func (p paced) Render(ctx context.Context, req *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
+	if p.before != nil {
+		if err := p.before(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return p.r.Render(ctx, req)
+}
+
+// StagesReader reads pages through a pipeline over any stages, a
+// gateway's remote services among them. It cannot hand Follow to a
+// fetcher in another process: the crawl judges the redirects once the
+// page is in.
+type StagesReader struct {
+	logger    *slog.Logger
+	fetcher   pipeline.Fetcher
+	extractor pipeline.Extractor
+	renderer  pipeline.Renderer
+	opts      []pipeline.Option
+}
+
+// NewStagesReader returns a StagesReader over the given stages.
+func NewStagesReader(logger *slog.Logger, f pipeline.Fetcher, e pipeline.Extractor, r pipeline.Renderer, opts ...pipeline.Option) *StagesReader {
+	return &StagesReader{logger: logger, fetcher: f, extractor: e, renderer: r, opts: opts}
+}
+
+// Read distils rawURL.
+func (s *StagesReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*pipeline.Result, error) {
+	p := pipeline.New(s.logger, s.fetcher, s.extractor, paced{s.renderer, h.BeforeRender}, s.opts...)
+	return p.Do(ctx, pipeline.Request{URL: rawURL, Options: opts})
+}

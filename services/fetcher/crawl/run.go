@@ -1,0 +1,137 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"distill.dev/proto/failure"
+)
+
+// Run reads the site, calling deliver once per page as it completes, from
+// one goroutine at a time. It returns when no page is left to start and
+// none is in flight, when the job is canceled, or when ctx ends (then the
+// pages in flight are abandoned, and a resumed crawl reads them again). A
+// deliver error stops the crawl and is returned.
+func (j *Job) Run(ctx context.Context, deliver func(Page) error) (Status, error) {
+	defer j.Close()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var deliverMu sync.Mutex
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, j.req.Concurrency)
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		e, ok := j.next(ctx)
+		if !ok {
+			<-slots
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			p, d := j.read(ctx, e)
+			if ctx.Err() != nil {
+				// Abandoned: not delivered, not journalled as done.
+				return
+			}
+			deliverMu.Lock()
+			defer deliverMu.Unlock()
+			if ctx.Err() != nil {
+				return
+			}
+			if p != nil {
+				if err := deliver(*p); err != nil {
+					cancel(err)
+					return
+				}
+			}
+			if err := j.finish(d); err != nil {
+				cancel(err)
+			}
+		}()
+	}
+	wg.Wait()
+	st := j.Status()
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return st, cause
+	}
+	if err := ctx.Err(); err != nil {
+		return st, failure.Wrap(failure.Canceled, err, "crawl %s", display(j.req.URL))
+	}
+	j.mu.Lock()
+	if j.stop == "" {
+		j.stop = StopDone
+	}
+	if !j.finished {
+		j.finished = true
+		stop := j.stop
+		j.mu.Unlock()
+		if err := j.journal.Append(Record{End: stop}); err != nil {
+			return st, err
+		}
+	} else {
+		j.mu.Unlock()
+	}
+	return j.Status(), nil
+}
+
+// next waits for the next page to start: it returns false when the crawl
+// is to start no more.
+func (j *Job) next(ctx context.Context) (Entry, bool) {
+	for {
+		j.mu.Lock()
+		if j.finished {
+			j.mu.Unlock()
+			return Entry{}, false
+		}
+		if j.stop == "" && j.req.MaxPages > 0 && j.started >= j.req.MaxPages {
+			j.stop = StopMaxPages
+		}
+		if j.stop != "" {
+			j.mu.Unlock()
+			return Entry{}, false
+		}
+		if e, ok := j.front.pop(); ok {
+			j.started++
+			j.inflight[e.Key] = e
+			j.mu.Unlock()
+			if err := j.journal.Append(Record{Start: &e}); err != nil {
+				j.note("crawl state: %v", err)
+			}
+			return e, true
+		}
+		if len(j.inflight) == 0 {
+			j.mu.Unlock()
+			return Entry{}, false
+		}
+		changed := j.changed
+		j.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return Entry{}, false
+		}
+	}
+}
+
+// finish journals a page's outcome and wakes the scheduler.
+func (j *Job) finish(d *Done) error {
+	err := j.journal.Append(Record{Done: d})
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.inflight, d.Key)
+	j.count(d)
+	for _, e := range d.Queued {
+		j.queue(e)
+	}
+	j.wake()
+	return err
+}
