@@ -32,6 +32,7 @@ import (
 // crawl's own.
 type crawlFlags struct {
 	fetchFlags
+	warc             warcFlag
 	depth, maxPages  int
 	delay            durationMillis
 	ignoreRobots     bool
@@ -96,6 +97,9 @@ func newCrawlCmd(g *globals) *cobra.Command {
 			case f.server != "" && f.state != "":
 				return usagef("--crawl-state keeps a crawl that runs in this process; a --server crawl runs on the server")
 			}
+			if err := f.warc.check(opts.GetJs(), f.server); err != nil {
+				return err
+			}
 			scope := siteurl.ScopeOptions{PathPrefix: f.pathPrefix, Include: f.include, Exclude: f.exclude}
 			if _, err := siteurl.NewScope("http://example.com/", scope); err != nil {
 				return usageError{err}
@@ -120,6 +124,7 @@ func newCrawlCmd(g *globals) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	f.register(fs)
+	f.warc.register(fs)
 	// A crawl obeys robots.txt unless told not to; fetch's opt-in flag
 	// would say nothing here.
 	_ = fs.MarkHidden("respect-robots")
@@ -158,7 +163,7 @@ func (c *gatewayClient) CrawlSite(ctx context.Context, req *distillv1.CrawlReque
 	return nil
 }
 
-func runCrawl(ctx context.Context, g *globals, f *crawlFlags, req *distillv1.CrawlRequest) error {
+func runCrawl(ctx context.Context, g *globals, f *crawlFlags, req *distillv1.CrawlRequest) (runErr error) {
 	p := &printer{g: g, format: f.format.value, opts: req.GetOptions(), failOnHTTP: f.failOnHTTP, server: f.server, allowLocal: f.allowLocal}
 	var journal crawl.Journal
 	resuming := false
@@ -189,6 +194,12 @@ func runCrawl(ctx context.Context, g *globals, f *crawlFlags, req *distillv1.Cra
 		cfg := g.appConfig(fetchopts.Concurrency(req.GetOptions()))
 		// In this process the user is the operator: --allow-local is theirs.
 		cfg.AllowLocal = f.allowLocal
+		closeWARC, err := f.warc.open(&cfg, "distill crawl")
+		if err != nil {
+			return err
+		}
+		// Deferred first, so run after the system's Close.
+		defer func() { runErr = closeWARC(runErr) }()
 		sys, err := app.Open(ctx, g.logger(), cfg)
 		if err != nil {
 			return err

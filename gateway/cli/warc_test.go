@@ -287,6 +287,8 @@ func TestWARCRefusals(t *testing.T) {
 		{"js always", []string{"fetch", "--allow-local", "--js", "always", "--warc", fresh, srv.URL + "/long"}, "--warc cannot be used with --js always"},
 		{"fetch through a gateway", []string{"fetch", "--server", "127.0.0.1:1", "--warc", fresh, srv.URL + "/long"}, "--warc cannot be used with --server"},
 		{"map through a gateway", []string{"map", "--server", "127.0.0.1:1", "--warc", fresh, srv.URL + "/"}, "--warc cannot be used with --server"},
+		{"crawl through a gateway", []string{"crawl", "--server", "127.0.0.1:1", "--warc", fresh, srv.URL + "/"}, "--warc cannot be used with --server"},
+		{"crawl rendering every page", []string{"crawl", "--allow-local", "--js", "always", "--warc", fresh, srv.URL + "/"}, "--warc cannot be used with --js always"},
 		{"a torn file", []string{"fetch", "--allow-local", "--warc", torn, srv.URL + "/long"}, "ends inside a record"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -342,5 +344,38 @@ func TestWARCFromABatch(t *testing.T) {
 	slices.Sort(urls)
 	if fmt.Sprint(got) != fmt.Sprint(urls) {
 		t.Errorf("responses recorded:\n%q\nwant\n%q", got, urls)
+	}
+}
+
+// TestWARCFromACrawl keeps every exchange of a crawl: robots.txt, each
+// page, and each hop of a redirect the crawl followed.
+func TestWARCFromACrawl(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<html><body><main><h1>Start</h1><p>Read <a href="/a">the first</a> and <a href="/old-b">the second</a>.</p></main></body></html>`)
+		case "/old-b":
+			http.Redirect(w, r, "/b", http.StatusMovedPermanently)
+		case "/a", "/b":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, "<html><body><main><h1>Page %s</h1><p>Nothing links on from here.</p></main></body></html>", r.URL.Path)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "crawl.warc.gz")
+	_, errOut, code := run(t, "crawl", "--allow-local", "--no-cache", "--js", "off", "--delay", "0", "--format", "jsonl", "--warc", path, srv.URL+"/")
+	if code != ExitOK {
+		t.Fatalf("crawl: exit %d, stderr %q", code, errOut)
+	}
+	got := readWithGowarc(t, path)
+	slices.Sort(got)
+	want := []string{srv.URL + "/", srv.URL + "/a", srv.URL + "/b", srv.URL + "/old-b", srv.URL + "/robots.txt"}
+	if !slices.Equal(got, want) {
+		t.Errorf("responses recorded: %q, want %q", got, want)
 	}
 }
