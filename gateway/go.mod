@@ -25,7 +25,10 @@ require (
 	github.com/jolestar/go-commons-pool/v2 v2.1.2 // indirect
 	github.com/klippa-app/go-pdfium v1.21.4 // indirect
 	github.com/nlnwa/whatwg-url v0.6.2 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/tetratelabs/wazero v1.12.0 // indirect
+	go.yaml.in/yaml/v2 v2.4.4 // indirect
+	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
 require (
