@@ -12,8 +12,8 @@ func TestNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	for token, want := range map[string]string{
-		"team-a-token-0123456789": "team-a",
-		"team-b-token-0123456789": "team-b",
+		"team-a-token-0123456789":  "team-a",
+		"team-b-token-0123456789":  "team-b",
 		"unknown-token-0123456789": "",
 	} {
 		ctx := metadata.NewIncomingContext(t.Context(), metadata.Pairs("authorization", "Bearer "+token))
