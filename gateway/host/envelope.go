@@ -47,6 +47,8 @@ type provenance struct {
 	final     string
 	redirects []string
 	captured  time.Time
+	// usage is the provider's model and token counts, when it said.
+	usage map[string]any
 }
 
 // seal builds an ok or truncated envelope: data is cut to limit bytes of
@@ -91,6 +93,9 @@ func locator(p provenance) map[string]any {
 	l := map[string]any{}
 	if p.requested != "" {
 		l["url"] = RedactURL(p.requested)
+	}
+	if p.usage != nil {
+		l["provider_usage"] = p.usage
 	}
 	if len(p.redirects) > 0 {
 		rs := make([]any, len(p.redirects))
