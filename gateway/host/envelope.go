@@ -89,6 +89,12 @@ func failed(opID string, p provenance, err *Error) *Envelope {
 	}
 }
 
+// Refuse is an error envelope for a call refused before it reached the
+// engine (arguments a door could not decode).
+func Refuse(code Code, message string) *Envelope {
+	return failed(newID(), provenance{}, &Error{Code: code, Message: message})
+}
+
 func locator(p provenance) map[string]any {
 	l := map[string]any{}
 	if p.requested != "" {
