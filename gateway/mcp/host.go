@@ -96,11 +96,15 @@ func NewHost(logger *slog.Logger, engine HostEngine, actor string, schemas []str
 		func(ctx context.Context, w host.Who, a args) *host.Envelope { return engine.Inspect(ctx, w, input(a)) })
 	add("summarize", "Summarize a page, with the instruction's focus when given. Returns a JSON envelope whose data is the summary.",
 		append(slices.Clone(readParams), hostLengthParam),
-		func(ctx context.Context, w host.Who, a args) *host.Envelope { return engine.Summarize(ctx, w, input(a)) })
+		func(ctx context.Context, w host.Who, a args) *host.Envelope {
+			return engine.Summarize(ctx, w, input(a))
+		})
 	for _, s := range schemas {
 		add("extract_"+s, "Extract the page's "+strings.ReplaceAll(s, "_", " ")+" data in the shape the host fixed. "+
 			"Returns a JSON envelope whose data matches that shape, unless truncated.", readParams,
-			func(ctx context.Context, w host.Who, a args) *host.Envelope { return engine.Extract(ctx, w, s, input(a)) })
+			func(ctx context.Context, w host.Who, a args) *host.Envelope {
+				return engine.Extract(ctx, w, s, input(a))
+			})
 	}
 	return &Server{logger: logger, sdk: sdk}
 }
