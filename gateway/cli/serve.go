@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 
+	"distill.dev/gateway/host"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/grpcserve"
@@ -17,6 +18,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	var listen string
 	var sf serveFlags
 	var af authFlags
+	var hf hostFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the public gRPC API (DistillService)",
@@ -30,10 +32,23 @@ func newServeCmd(g *globals) *cobra.Command {
 			"operator token may prune or clear the cache. Health and reflection stay open.\n" +
 			"Without tokens the API is open and served on a loopback address only, unless\n" +
 			"--no-auth. serve logs at info, where it listens first, unless --log-level says\n" +
-			"otherwise.",
+			"otherwise.\n\n" +
+			"With --policy FILE it serves HostService too: host mode's inspect, extract and\n" +
+			"summarize under the policy, for the actor whose token (the policy's tokens) calls,\n" +
+			"in the run the call's distill-run-id metadata names; an actor's token reaches\n" +
+			"HostService only. SIGHUP reloads the policy.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			guard, err := af.guard(g.env)
+			var policies *host.Policies
+			var scoped []string
+			if hf.enabled() {
+				var err error
+				if policies, err = hf.load(g.env); err != nil {
+					return err
+				}
+				scoped = policies.Current().Tokens()
+			}
+			guard, err := af.guard(g.env, scoped...)
 			if err != nil {
 				return err
 			}
@@ -52,8 +67,19 @@ func newServeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer stop()
+			var hostSrv *host.Server
+			if policies != nil {
+				engine, err := hostEngine(cmd.Context(), logger, g.env, policies, sys, sf.allowLocal)
+				if err != nil {
+					return err
+				}
+				hostSrv = host.NewServer(engine, !guard.Enabled())
+			}
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
 				distillv1.RegisterDistillServiceServer(s, serveAPI(logger, sys))
+				if hostSrv != nil {
+					distillv1.RegisterHostServiceServer(s, hostSrv)
+				}
 			}, append(telemetry.ServerOptions(), guard.ServerOptions()...)...)
 			srv.SetReadiness(sys.Ready)
 			logger.Info("distill serve listening", "addr", lis.Addr().String(), "auth", guard.Enabled(), "cluster", sf.cluster.enabled)
@@ -63,5 +89,6 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&listen, "listen", g.env.String(envflag.Listen, DefaultListen), envflag.Usage("gRPC listen address, host:port", envflag.Listen))
 	sf.register(cmd.Flags(), g.env)
 	af.register(cmd.Flags(), g.env)
+	hf.register(cmd.Flags(), g.env)
 	return cmd
 }

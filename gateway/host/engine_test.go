@@ -72,7 +72,7 @@ type rig struct {
 // newRig runs the engine over distill in this process (app.Open, with
 // --allow-local as the test pages are on loopback), budgets on an embedded
 // NATS server, and a provider of kind on loopback.
-func newRig(t *testing.T, kind string, actorYAML string) *rig {
+func newRig(t *testing.T, kind string, actorYAML string, topYAML ...string) *rig {
 	t.Helper()
 	s := newSite(t)
 	policy := fmt.Sprintf(`
@@ -88,8 +88,8 @@ actors:
         properties: {name: {type: string}, price: {type: number, minimum: 0}}
         required: [name, price]
         additionalProperties: false
-`, s.port(t, s.on), s.port(t, s.off), actorYAML)
-	p, err := Parse([]byte(policy), env(nil))
+`, s.port(t, s.on), s.port(t, s.off), actorYAML) + strings.Join(topYAML, "\n")
+	p, err := Parse([]byte(policy), env(map[string]string{"TEAM_TOKEN": teamToken}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +112,8 @@ actors:
 	e := NewEngine(logger, Fixed(p), NewBudgets(js), sys, EngineConfig{Provider: provider, AllowLocal: true})
 	return &rig{engine: e, site: s, wire: wire}
 }
+
+const teamToken = "team-token-0123456789abcdef"
 
 var me = Who{Actor: DefaultActor, Run: "run-1"}
 
