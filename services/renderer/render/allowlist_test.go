@@ -80,4 +80,3 @@ func TestRenderKeepsThePageInsideTheAllowlist(t *testing.T) {
 		t.Fatalf("a first URL off the list: %v", err)
 	}
 }
-
