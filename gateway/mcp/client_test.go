@@ -186,7 +186,7 @@ func checkReport(t *testing.T, r report, base string) {
 	for _, tool := range r.Tools {
 		listed[tool.Name] = tool.Params
 	}
-	for name, params := range pinnedTools() {
+	for name, params := range plainTools() {
 		got, ok := listed[name]
 		if !ok {
 			t.Errorf("the client does not see %s", name)

@@ -124,6 +124,15 @@ var addedTools = map[string][]frozen{
 // hostTools are the tools only host mode serves.
 var hostTools = []string{"inspect", "summarize", "extract_product"}
 
+// plainTools are the pinned tools distill mcp serves without a policy.
+func plainTools() map[string][]frozen {
+	plain := pinnedTools()
+	for _, name := range hostTools {
+		delete(plain, name)
+	}
+	return plain
+}
+
 // pinnedTools are the frozen tools and the added ones.
 func pinnedTools() map[string][]frozen {
 	pinned := maps.Clone(frozenTools)
