@@ -55,6 +55,7 @@ type Engine struct {
 	logger     *slog.Logger
 	policies   *Policies
 	budgets    *Budgets
+	operations *Operations
 	pages      Pages
 	provider   llm.Provider
 	resolver   *net.Resolver
@@ -71,6 +72,9 @@ type EngineConfig struct {
 	// AllowLocal is the operator's --allow-local: only then is an
 	// allowlisted loopback host reachable.
 	AllowLocal bool
+	// Operations, when set, records each call that passes its checks as a
+	// durable operation, whose id the envelope carries.
+	Operations *Operations
 }
 
 // NewEngine returns an engine.
@@ -79,7 +83,7 @@ func NewEngine(logger *slog.Logger, policies *Policies, budgets *Budgets, pages 
 	if r == nil {
 		r = net.DefaultResolver
 	}
-	return &Engine{logger: logger, policies: policies, budgets: budgets, pages: pages,
+	return &Engine{logger: logger, policies: policies, budgets: budgets, operations: cfg.Operations, pages: pages,
 		provider: cfg.Provider, resolver: r, allowLocal: cfg.AllowLocal, now: time.Now}
 }
 
@@ -88,18 +92,20 @@ func (e *Engine) Policies() *Policies { return e.policies }
 
 // op is one tool call in progress.
 type op struct {
-	id    string
-	actor *Actor
-	call  *Call
-	prov  provenance
-	limit int
-	page  *pipeline.Result
+	id       string
+	tool     string
+	recorded bool // a durable operation records the call
+	actor    *Actor
+	call     *Call
+	prov     provenance
+	limit    int
+	page     *pipeline.Result
 }
 
 // Inspect returns candidate interactions of a page, ranked by the
 // instruction when there is one. Nothing is dispatched.
 func (e *Engine) Inspect(ctx context.Context, who Who, in Input) *Envelope {
-	return e.run(ctx, who, in, false, func(ctx context.Context, o *op) (any, error) {
+	return e.run(ctx, who, "inspect", in, false, func(ctx context.Context, o *op) (any, error) {
 		if err := o.call.Step(ctx); err != nil { // the observation
 			return nil, err
 		}
@@ -111,7 +117,7 @@ func (e *Engine) Inspect(ctx context.Context, who Who, in Input) *Envelope {
 // actor's schema named schema. Data that fails the schema is
 // PROVIDER_ERROR.
 func (e *Engine) Extract(ctx context.Context, who Who, schema string, in Input) *Envelope {
-	return e.run(ctx, who, in, true, func(ctx context.Context, o *op) (any, error) {
+	return e.run(ctx, who, "extract_"+schema, in, true, func(ctx context.Context, o *op) (any, error) {
 		sc, ok := o.actor.Schemas[schema]
 		if !ok {
 			return nil, errorf(NotAuthorized, "the host allows no schema %q for this actor", schema)
@@ -149,7 +155,7 @@ func (e *Engine) Extract(ctx context.Context, who Who, schema string, in Input) 
 
 // Summarize asks the provider for a summary of the page.
 func (e *Engine) Summarize(ctx context.Context, who Who, in Input) *Envelope {
-	return e.run(ctx, who, in, true, func(ctx context.Context, o *op) (any, error) {
+	return e.run(ctx, who, "summarize", in, true, func(ctx context.Context, o *op) (any, error) {
 		sentences := map[string]string{"short": "two or three sentences", "": "one paragraph", "medium": "one paragraph", "long": "three to five paragraphs"}[in.Length]
 		if err := o.call.Step(ctx); err != nil { // the extraction
 			return nil, err
@@ -190,16 +196,25 @@ func (e *Engine) ask(ctx context.Context, req llm.Request) (*llm.Answer, error) 
 // run is what every read-only tool does around its own work: authorise,
 // check the input and the URL, take the budget, load the page, and seal
 // the answer in an envelope.
-func (e *Engine) run(ctx context.Context, who Who, in Input, needsProvider bool, work func(context.Context, *op) (any, error)) *Envelope {
-	o := &op{id: newID(), prov: provenance{requested: in.URL}}
+func (e *Engine) run(ctx context.Context, who Who, tool string, in Input, needsProvider bool, work func(context.Context, *op) (any, error)) *Envelope {
+	o := &op{id: newID(), tool: tool, prov: provenance{requested: in.URL}}
 	data, err := e.prepare(ctx, who, in, needsProvider, o, work)
 	o.prov.captured = e.now()
-	if err != nil {
-		return failed(o.id, o.prov, e.safe(err))
+	var env *Envelope
+	if err == nil {
+		env, err = e.sealWithin(ctx, o, data)
 	}
-	env, err := e.sealWithin(ctx, o, data)
 	if err != nil {
-		return failed(o.id, o.prov, e.safe(err))
+		env = failed(o.id, o.prov, e.safe(err))
+	}
+	if o.recorded {
+		var code Code
+		if env.Error != nil {
+			code = env.Error.Code
+		}
+		if err := e.operations.End(ctx, o.id, OpClosed, code); err != nil {
+			e.logger.Warn("host operation not closed", "operation", o.id, "err", err.Error())
+		}
 	}
 	return env
 }
@@ -236,6 +251,16 @@ func (e *Engine) prepare(ctx context.Context, who Who, in Input, needsProvider b
 	ctx, cancel := context.WithDeadline(netpolicy.WithAllowlist(ctx, actor.Allowlist), call.Deadline())
 	defer cancel()
 
+	if e.operations != nil {
+		rec, err := e.operations.Begin(ctx, who.Actor, who.Run, o.tool, in.URL)
+		if err != nil {
+			return nil, err
+		}
+		o.id, o.recorded = rec.ID, true
+		if err := e.operations.Activate(ctx, rec.ID); err != nil {
+			return nil, err
+		}
+	}
 	if err := call.Step(ctx); err != nil { // the navigation
 		return nil, err
 	}

@@ -64,6 +64,7 @@ func (s *site) port(t *testing.T, srv *httptest.Server) string {
 }
 
 type rig struct {
+	ops    *Operations
 	engine *Engine
 	site   *site
 	wire   *llmtest.Server
@@ -109,8 +110,9 @@ actors:
 			t.Fatal(err)
 		}
 	}
-	e := NewEngine(logger, Fixed(p), NewBudgets(js), sys, EngineConfig{Provider: provider, AllowLocal: true})
-	return &rig{engine: e, site: s, wire: wire}
+	ops := NewOperations(js)
+	e := NewEngine(logger, Fixed(p), NewBudgets(js), sys, EngineConfig{Provider: provider, AllowLocal: true, Operations: ops})
+	return &rig{engine: e, site: s, wire: wire, ops: ops}
 }
 
 const teamToken = "team-token-0123456789abcdef"
