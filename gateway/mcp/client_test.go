@@ -106,6 +106,7 @@ type clientConfig struct {
 	Token     string            `json:"token,omitempty"`
 	Pages     map[string]string `json:"pages"`
 	Sessions  bool              `json:"sessions"`
+	Host      bool              `json:"host,omitempty"`
 }
 
 type outcome struct {
