@@ -10,6 +10,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
 
 	"distill.dev/gateway/api"
@@ -106,6 +107,10 @@ type backend interface {
 	Extract(ctx context.Context, req *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error)
 	ready(ctx context.Context) error
 	close() error
+	// keyValue is where shared state lives (host mode's budgets): the
+	// embedded NATS server, started on first use, or the cluster's, with
+	// the storage and replicas it takes.
+	keyValue() (jetstream.JetStream, jetstream.StorageType, int, error)
 }
 
 // System is distill opened in one mode: the backend every door serves
@@ -178,6 +183,13 @@ func (s *System) BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Jo
 // process's memory, or, for a gateway, a NATS key-value bucket that every
 // gateway shares.
 func (s *System) Sessions() session.Store { return s.sessions }
+
+// KeyValue is the JetStream that shared state lives in, with the storage
+// and replicas its buckets take: the embedded server's memory in this
+// process, the cluster's files otherwise.
+func (s *System) KeyValue() (jetstream.JetStream, jetstream.StorageType, int, error) {
+	return s.keyValue()
+}
 
 // Ready returns nil while the system can serve: always in this process; a
 // gateway needs NATS, the fetcher and the extractor to answer.

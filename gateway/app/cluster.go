@@ -285,3 +285,9 @@ func (c *cluster) close() error {
 	}
 	return nil
 }
+
+// keyValue is the cluster's JetStream, on files with the streams'
+// replicas, shared by every gateway.
+func (c *cluster) keyValue() (jetstream.JetStream, jetstream.StorageType, int, error) {
+	return c.js, jetstream.FileStorage, max(c.cfg.StreamReplicas, 1), nil
+}

@@ -48,6 +48,7 @@ type local struct {
 type queue struct {
 	server       *natsembed.Server
 	conn         *nats.Conn
+	js           jetstream.JetStream
 	dispatcher   *jobs.Dispatcher
 	stopWorkers  context.CancelFunc
 	workersEnded chan error
@@ -190,10 +191,21 @@ func (l *local) newQueue() (*queue, error) {
 	return &queue{
 		server:       srv,
 		conn:         nc,
+		js:           js,
 		dispatcher:   jobs.NewDispatcher(l.logger, js),
 		stopWorkers:  cancel,
 		workersEnded: ended,
 	}, nil
+}
+
+// keyValue is the embedded server's JetStream, kept in memory: this
+// process is its only gateway.
+func (l *local) keyValue() (jetstream.JetStream, jetstream.StorageType, int, error) {
+	q, err := l.startQueue()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return q.js, jetstream.MemoryStorage, 1, nil
 }
 
 var errClosed = errors.New("distill is shutting down")

@@ -28,8 +28,9 @@ func (f *authFlags) register(fs *pflag.FlagSet, env *envflag.Env) {
 	fs.BoolVar(&f.noAuth, "no-auth", false, "serve a non-loopback address without tokens (behind a proxy that authenticates)")
 }
 
-// guard is who may call the server.
-func (f *authFlags) guard(env *envflag.Env) (*grpcauth.Guard, error) {
+// guard is who may call the server. scoped are host mode's actor tokens,
+// which may call HostService only.
+func (f *authFlags) guard(env *envflag.Env, scoped ...string) (*grpcauth.Guard, error) {
 	tokens, err := f.list(env, f.tokens, envflag.APITokens, "--api-tokens", f.tokensFile, "--api-tokens-file")
 	if err != nil {
 		return nil, err
@@ -38,12 +39,13 @@ func (f *authFlags) guard(env *envflag.Env) (*grpcauth.Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.noAuth && len(tokens)+len(operators) > 0 {
+	if f.noAuth && len(tokens)+len(operators)+len(scoped) > 0 {
 		return nil, usagef("--no-auth contradicts the API or operator tokens given: drop one or the other")
 	}
 	g, err := grpcauth.New(grpcauth.Config{
 		Tokens: tokens, OperatorTokens: operators,
 		OperatorMethods: []string{distillv1.DistillService_CachePrune_FullMethodName, distillv1.DistillService_CacheClear_FullMethodName},
+		ScopedTokens:    scoped, ScopedPrefix: "/" + distillv1.HostService_ServiceDesc.ServiceName + "/",
 	})
 	if err != nil {
 		return nil, usageError{err}

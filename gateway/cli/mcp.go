@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"distill.dev/gateway/host"
 	"distill.dev/gateway/mcp"
 	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/version"
@@ -15,6 +16,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 	var httpAddrs []string
 	var noAuth, unauthRemote bool
 	var sf serveFlags
+	var hf hostFlags
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve distill's tools to MCP clients, over stdio or streamable HTTP",
@@ -27,7 +29,11 @@ func newMCPCmd(g *globals) *cobra.Command {
 			"otherwise. --http takes several addresses, comma-separated or repeated; a request whose\n" +
 			"Host names none of them (or, on loopback or every address, this machine) is refused.\n\n" +
 			"Every service runs in this process unless --cluster points to them over the network,\n" +
-			"as for `distill serve --cluster`. Stops gracefully on SIGINT or SIGTERM.",
+			"as for `distill serve --cluster`. Stops gracefully on SIGINT or SIGTERM.\n\n" +
+			"With --policy FILE it is in host mode: it serves only inspect, summarize and one\n" +
+			"extract_<schema> tool per schema of the policy's \"default\" actor, which it runs as,\n" +
+			"each answering a result envelope; extract and summarize use the LLM provider the\n" +
+			"environment names (" + string(envflag.LLMProvider) + ", or " + string(envflag.AnthropicAPIKey) + ", " + string(envflag.OpenAIAPIKey) + ", " + string(envflag.OllamaHost) + ").",
 		Example: "  distill mcp\n" +
 			"  " + string(envflag.MCPToken) + "=$(openssl rand -hex 32) distill mcp --http 127.0.0.1:7001",
 		Args: cobra.NoArgs,
@@ -49,6 +55,18 @@ func newMCPCmd(g *globals) *cobra.Command {
 				return usagef("OTEL_TRACES_EXPORTER=console would write spans into the MCP stream on stdout: use otlp or none with stdio")
 			}
 
+			var policies *host.Policies
+			var schemas []string
+			if hf.enabled() {
+				var err error
+				if policies, err = hf.load(g.env); err != nil {
+					return err
+				}
+				if schemas, err = hf.defaultSchemas(policies); err != nil {
+					return err
+				}
+			}
+
 			// Listening first: an address refused or taken stops the
 			// command before distill starts.
 			var listeners []mcp.Listener
@@ -68,7 +86,16 @@ func newMCPCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer stop()
-			srv := mcp.New(logger, serveAPI(logger, sys), version.String())
+			var srv *mcp.Server
+			if policies != nil {
+				engine, err := hostEngine(ctx, logger, g.env, policies, sys, sf.allowLocal)
+				if err != nil {
+					return err
+				}
+				srv = mcp.NewHost(logger, engine, host.DefaultActor, schemas, version.String())
+			} else {
+				srv = mcp.New(logger, serveAPI(logger, sys), version.String())
+			}
 			if !serveHTTP {
 				return srv.ServeStdio(ctx, cmd.InOrStdin(), g.stdout)
 			}
@@ -82,6 +109,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "with --http, serve without a bearer token (loopback addresses only, unless --"+unauthRemoteFlag+")")
 	cmd.Flags().BoolVar(&unauthRemote, unauthRemoteFlag, false, "with --http --no-auth, serve without a token on addresses other machines can reach: anyone who reaches them uses distill")
 	sf.register(cmd.Flags(), g.env)
+	hf.register(cmd.Flags(), g.env)
 	return cmd
 }
 

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -28,6 +30,34 @@ func TestMCPFlagsThatCannotWork(t *testing.T) {
 			out, errOut, code := run(t, tt.args...)
 			if code != tt.wantCode || out != "" || !strings.Contains(errOut, tt.want) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, out, errOut, tt.wantCode, tt.want)
+			}
+		})
+	}
+}
+
+// A policy that cannot serve stops distill mcp at start, in one line.
+func TestMCPPolicyRefusedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name, path, want string
+	}{
+		{"missing", filepath.Join(dir, "none.yaml"), "no such file"},
+		{"unknown key", write("typo.yaml", "actors: {default: {allowed_hosts: [a.example], alowed_ports: [80]}}"), `unknown field "alowed_ports"`},
+		{"no default actor", write("teams.yaml", "actors: {team-a: {allowed_hosts: [a.example]}}"), `runs as the actor "default"`},
+		{"bad schema", write("schema.yaml", "actors: {default: {allowed_hosts: [a.example], schemas: {p: {type: object, properties: {a: {$ref: 'https://x.example/s'}}}}}}"), "actors.default: schemas.p"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := run(t, "mcp", "--policy", tt.path)
+			if code != ExitFailure || out != "" || !strings.Contains(errOut, tt.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and one line with %q", code, out, errOut, ExitFailure, tt.want)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 
 	"distill.dev/gateway/app"
 	"distill.dev/gateway/firecrawl"
+	"distill.dev/gateway/host"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/grpcserve"
@@ -26,6 +27,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	var listen, httpAddr string
 	var sf serveFlags
 	var af authFlags
+	var hf hostFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the public gRPC API (DistillService)",
@@ -44,10 +46,23 @@ func newServeCmd(g *globals) *cobra.Command {
 			"and the v1 endpoints the SDKs use) beside the gRPC API, with the same tokens\n" +
 			"as 'Authorization: Bearer <token>'; its requests reach loopback only with\n" +
 			"--allow-local. Batch webhooks are signed with " + string(envflag.WebhookSecret) + "\n" +
-			"(refused without it) and delivered under the network policy.",
+			"(refused without it) and delivered under the network policy.\n\n" +
+			"With --policy FILE it serves HostService too: host mode's inspect, extract and\n" +
+			"summarize under the policy, for the actor whose token (the policy's tokens) calls,\n" +
+			"in the run the call's distill-run-id metadata names; an actor's token reaches\n" +
+			"HostService only. SIGHUP reloads the policy.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			guard, err := af.guard(g.env)
+			var policies *host.Policies
+			var scoped []string
+			if hf.enabled() {
+				var err error
+				if policies, err = hf.load(g.env); err != nil {
+					return err
+				}
+				scoped = policies.Current().Tokens()
+			}
+			guard, err := af.guard(g.env, scoped...)
 			if err != nil {
 				return err
 			}
@@ -81,8 +96,19 @@ func newServeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer stop()
+			var hostSrv *host.Server
+			if policies != nil {
+				engine, err := hostEngine(cmd.Context(), logger, g.env, policies, sys, sf.allowLocal)
+				if err != nil {
+					return err
+				}
+				hostSrv = host.NewServer(engine, !guard.Enabled())
+			}
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
 				distillv1.RegisterDistillServiceServer(s, serveAPI(logger, sys))
+				if hostSrv != nil {
+					distillv1.RegisterHostServiceServer(s, hostSrv)
+				}
 			}, append(telemetry.ServerOptions(), guard.ServerOptions()...)...)
 			srv.SetReadiness(sys.Ready)
 			if httpLis != nil {
@@ -100,6 +126,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&httpAddr, "http", "", "also serve the Firecrawl-compatible HTTP API on this address, host:port (same tokens; none when empty)")
 	sf.register(cmd.Flags(), g.env)
 	af.register(cmd.Flags(), g.env)
+	hf.register(cmd.Flags(), g.env)
 	return cmd
 }
 

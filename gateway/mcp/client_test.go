@@ -107,6 +107,7 @@ type clientConfig struct {
 	Pages     map[string]string `json:"pages"`
 	Sessions  bool              `json:"sessions"`
 	Browser   bool              `json:"browser"`
+	Host      bool              `json:"host,omitempty"`
 }
 
 type outcome struct {
@@ -193,7 +194,7 @@ func checkReport(t *testing.T, r report, base string) {
 	for _, tool := range r.Tools {
 		listed[tool.Name] = tool.Params
 	}
-	for name, params := range pinnedTools() {
+	for name, params := range plainTools() {
 		got, ok := listed[name]
 		if !ok {
 			t.Errorf("the client does not see %s", name)

@@ -3,9 +3,12 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"maps"
 	"slices"
 	"testing"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // frozen is one parameter of the public surface: its name, its default as
@@ -145,6 +148,37 @@ var addedTools = map[string][]frozen{
 		{name: "allow_local", def: "false"},
 		{name: "timeout_secs", def: "20"},
 	},
+	// Host mode's tools (distill mcp --policy FILE), served instead of the
+	// others; extract_product stands for one extract_<name> per schema the
+	// actor's policy names. None takes allow_local.
+	"inspect": {
+		{name: "url", required: true},
+		{name: "instruction"},
+		{name: "max_bytes"},
+	},
+	"summarize": {
+		{name: "url", required: true},
+		{name: "instruction"},
+		{name: "max_bytes"},
+		{name: "length", def: `"medium"`},
+	},
+	"extract_product": {
+		{name: "url", required: true},
+		{name: "instruction"},
+		{name: "max_bytes"},
+	},
+}
+
+// hostTools are the tools only host mode serves.
+var hostTools = []string{"inspect", "summarize", "extract_product"}
+
+// plainTools are the pinned tools distill mcp serves without a policy.
+func plainTools() map[string][]frozen {
+	plain := pinnedTools()
+	for _, name := range hostTools {
+		delete(plain, name)
+	}
+	return plain
 }
 
 // pinnedTools are the frozen tools and the added ones.
@@ -157,14 +191,15 @@ func pinnedTools() map[string][]frozen {
 // TestToolSchemaFrozen lists the tools as a client sees them, through a
 // real MCP client session.
 func TestToolSchemaFrozen(t *testing.T) {
-	cs := connect(t, nil)
 	type schema struct {
 		Type       string                     `json:"type"`
 		Properties map[string]json.RawMessage `json:"properties"`
 		Required   []string                   `json:"required"`
 	}
 	listed := map[string]schema{}
-	for tool, err := range cs.Tools(context.Background(), nil) {
+	hostListed := map[string]bool{}
+	plain, hostMode := connect(t, nil), connectTo(t, NewHost(quiet, nil, "default", []string{"product"}, "test"))
+	for tool, err := range chainTools(plain, hostMode, hostListed) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,6 +217,19 @@ func TestToolSchemaFrozen(t *testing.T) {
 		listed[tool.Name] = s
 	}
 
+	for name := range hostListed {
+		if !slices.Contains(hostTools, name) {
+			t.Errorf("host mode serves %s, which is not a host tool: every tool there must be the host's", name)
+		}
+		if _, ok := listed[name].Properties["allow_local"]; ok {
+			t.Errorf("host tool %s takes allow_local", name)
+		}
+	}
+	for _, name := range hostTools {
+		if !hostListed[name] {
+			t.Errorf("host mode does not serve %s", name)
+		}
+	}
 	pinned := pinnedTools()
 	for name := range listed {
 		if _, ok := pinned[name]; !ok {
@@ -218,6 +266,26 @@ func TestToolSchemaFrozen(t *testing.T) {
 			}
 			if p.required && !slices.Contains(s.Required, p.name) {
 				t.Errorf("%s.%s is no longer required", name, p.name)
+			}
+		}
+	}
+}
+
+// chainTools lists plain's tools, then hostMode's, noting the latter in
+// host.
+func chainTools(plain, hostMode *mcpsdk.ClientSession, host map[string]bool) iter.Seq2[*mcpsdk.Tool, error] {
+	return func(yield func(*mcpsdk.Tool, error) bool) {
+		for tool, err := range plain.Tools(context.Background(), nil) {
+			if !yield(tool, err) {
+				return
+			}
+		}
+		for tool, err := range hostMode.Tools(context.Background(), nil) {
+			if err == nil {
+				host[tool.Name] = true
+			}
+			if !yield(tool, err) {
+				return
 			}
 		}
 	}

@@ -120,7 +120,7 @@ func TestHTTPServesToolsAndStopsWithItsContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(frozenTools) + len(addedTools); len(res.Tools) != want {
+	if want := len(plainTools()); len(res.Tools) != want {
 		t.Errorf("%d tools over HTTP, want %d", len(res.Tools), want)
 	}
 	// The client holds its event stream open, and may hold a connection it

@@ -127,9 +127,15 @@ func newService(t *testing.T) *api.Server {
 // connect returns an SDK client session to a server over svc, in memory.
 func connect(t *testing.T, svc Service) *mcpsdk.ClientSession {
 	t.Helper()
+	return connectTo(t, New(quiet, svc, "test"))
+}
+
+// connectTo is connect for any of the servers: distill's or host mode's.
+func connectTo(t *testing.T, srv *Server) *mcpsdk.ClientSession {
+	t.Helper()
 	ctx := context.Background()
 	serverT, clientT := mcpsdk.NewInMemoryTransports()
-	ss, err := New(quiet, svc, "test").sdk.Connect(ctx, serverT, nil)
+	ss, err := srv.sdk.Connect(ctx, serverT, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -243,7 +243,7 @@ func (f *Fetcher) FetchWith(ctx context.Context, req *internalv1.FetcherServiceF
 	if err != nil {
 		return nil, err
 	}
-	c, err := f.newCall(req.GetUrl(), send, o)
+	c, err := f.newCall(ctx, req.GetUrl(), send, o)
 	if err != nil {
 		return nil, err
 	}
@@ -281,8 +281,9 @@ func (c *call) judgeHops(resp *internalv1.FetcherServiceFetchResponse) error {
 }
 
 // newCall reads the options of one call, refusing allow_local unless the
-// operator gave it.
-func (f *Fetcher) newCall(raw string, send message, o *distillv1.FetchOptions) (*call, error) {
+// operator gave it. The host allowlists ctx carries judge every URL of the
+// call, the redirects and robots.txt included.
+func (f *Fetcher) newCall(ctx context.Context, raw string, send message, o *distillv1.FetchOptions) (*call, error) {
 	if o.GetAllowLocal() && !f.allowLocal {
 		return nil, failure.AllowLocalRefused()
 	}
@@ -290,7 +291,7 @@ func (f *Fetcher) newCall(raw string, send message, o *distillv1.FetchOptions) (
 		raw:        raw,
 		send:       send,
 		opts:       o,
-		policy:     netpolicy.Policy{AllowLoopback: o.GetAllowLocal(), Own: f.own},
+		policy:     netpolicy.Policy{AllowLoopback: o.GetAllowLocal(), Own: f.own, Allowlists: netpolicy.Allowlists(ctx)},
 		timeout:    fetchopts.Timeout(o),
 		maxBytes:   fetchopts.MaxBytes(o),
 		maxRetries: fetchopts.MaxRetries(o),

@@ -24,7 +24,7 @@ func (f *Fetcher) Resource(ctx context.Context, rawURL string, opts *distillv1.F
 	start := time.Now()
 	ctx, done := telemetry.StartRequest(ctx, "distill.fetch.resource", "fetcher", "Resource", telemetry.URLAttributes(rawURL)...)
 	defer func() { done(err) }()
-	c, err := f.newCall(rawURL, plainGet, opts)
+	c, err := f.newCall(ctx, rawURL, plainGet, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func (f *Fetcher) Resource(ctx context.Context, rawURL string, opts *distillv1.F
 // answer (allow all or disallow all, RFC 9309), not an error; errors are
 // bad URLs, policy refusals and the caller's deadline.
 func (f *Fetcher) Robots(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*robots.Robots, error) {
-	c, err := f.newCall(rawURL, robotsGet, opts)
+	c, err := f.newCall(ctx, rawURL, robotsGet, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,18 @@ const (
 	OperatorTokensFile Var = "DISTILL_OPERATOR_TOKENS_FILE"
 	APIToken           Var = "DISTILL_API_TOKEN"
 
+	// Host mode (distill serve/mcp --policy): the policy file, and the LLM
+	// provider of extract and summarize, chosen by the operator. The
+	// providers' own variables are read as their SDKs name them.
+	Policy           Var = "DISTILL_POLICY"
+	LLMProvider      Var = "DISTILL_LLM_PROVIDER" // openai, anthropic or ollama; empty: the first whose key is set
+	LLMModel         Var = "DISTILL_LLM_MODEL"
+	OpenAIAPIKey     Var = "OPENAI_API_KEY"
+	OpenAIBaseURL    Var = "OPENAI_BASE_URL"
+	AnthropicAPIKey  Var = "ANTHROPIC_API_KEY"
+	AnthropicBaseURL Var = "ANTHROPIC_BASE_URL"
+	OllamaHost       Var = "OLLAMA_HOST"
+
 	// OpenTelemetry's own, which its exporters read; distill mcp checks
 	// that spans will not be printed into its stdio stream.
 	OTelTracesExporter Var = "OTEL_TRACES_EXPORTER"

@@ -46,12 +46,18 @@ type Config struct {
 	// OperatorMethods are full method names ("/pkg.Service/Method") that
 	// only an operator token may call.
 	OperatorMethods []string
+	// ScopedTokens may call only the methods under ScopedPrefix
+	// ("/pkg.Service/"): a host platform's actor tokens, which must not
+	// reach the calls that take no host policy.
+	ScopedTokens []string
+	ScopedPrefix string
 }
 
 // Guard checks every call's bearer token.
 type Guard struct {
-	tokens, operators [][sha256.Size]byte
-	operatorMethods   map[string]bool
+	tokens, operators, scoped [][sha256.Size]byte
+	operatorMethods           map[string]bool
+	scopedPrefix              string
 }
 
 // New returns a guard admitting cfg's tokens. With no token at all it
@@ -66,6 +72,13 @@ func New(cfg Config) (*Guard, error) {
 	if g.operators, err = digests(cfg.OperatorTokens); err != nil {
 		return nil, err
 	}
+	if g.scoped, err = digests(cfg.ScopedTokens); err != nil {
+		return nil, err
+	}
+	if len(g.scoped) > 0 && cfg.ScopedPrefix == "" {
+		return nil, errors.New("scoped tokens need the prefix of the methods they may call")
+	}
+	g.scopedPrefix = cfg.ScopedPrefix
 	for _, m := range cfg.OperatorMethods {
 		g.operatorMethods[m] = true
 	}
@@ -73,7 +86,7 @@ func New(cfg Config) (*Guard, error) {
 }
 
 // Enabled reports whether calls need a token.
-func (g *Guard) Enabled() bool { return len(g.tokens)+len(g.operators) > 0 }
+func (g *Guard) Enabled() bool { return len(g.tokens)+len(g.operators)+len(g.scoped) > 0 }
 
 // digests hashes each token, so that comparing them takes the same time
 // whatever their lengths.
@@ -132,8 +145,12 @@ func (g *Guard) authorize(ctx context.Context, method string) error {
 	if !ok {
 		return status.Error(codes.Unauthenticated, "this server needs a bearer token: send the metadata 'authorization: Bearer <token>'")
 	}
-	api, operator := g.admit(token)
+	api, operator, scoped := g.admit(token)
 	switch {
+	case scoped && !api && !operator:
+		if !strings.HasPrefix(method, g.scopedPrefix) {
+			return status.Errorf(codes.PermissionDenied, "%s is not for this token: it may call only %s", method, strings.TrimSuffix(g.scopedPrefix, "/"))
+		}
 	case !api && !operator:
 		return status.Error(codes.Unauthenticated, ErrUnknownToken.Error())
 	case g.operatorMethods[method] && !operator:
@@ -142,12 +159,13 @@ func (g *Guard) authorize(ctx context.Context, method string) error {
 	return nil
 }
 
-// admit says whether token is an API token, an operator token, or neither.
-func (g *Guard) admit(token string) (api, operator bool) {
+// admit says whether token is an API token, an operator token, a token
+// scoped to one service, or none of them.
+func (g *Guard) admit(token string) (api, operator, scoped bool) {
 	d := sha256.Sum256([]byte(token))
 	// Every configured token is compared, whichever matches, so the time
 	// taken says nothing about which one, if any, was close.
-	return match(d, g.tokens), match(d, g.operators)
+	return match(d, g.tokens), match(d, g.operators), match(d, g.scoped)
 }
 
 // Errors of CheckHeader, for the HTTP doors that share the gRPC API's
@@ -169,7 +187,8 @@ func (g *Guard) CheckHeader(authorization string) error {
 	if !ok {
 		return ErrNoToken
 	}
-	if api, operator := g.admit(token); !api && !operator {
+	// A scoped token reaches its own service alone, never these doors.
+	if api, operator, _ := g.admit(token); !api && !operator {
 		return ErrUnknownToken
 	}
 	return nil

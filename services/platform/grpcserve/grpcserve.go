@@ -59,7 +59,7 @@ func (s *Server) SetReadiness(check func(context.Context) error) {
 // liveness is SERVING, and readiness too unless SetReadiness gave it a
 // check to follow.
 func New(logger *slog.Logger, register func(*grpc.Server), opts ...grpc.ServerOption) *Server {
-	base := []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes)}
+	base := []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes), grpc.ChainUnaryInterceptor(allowlistsIn)}
 	s := grpc.NewServer(append(base, opts...)...)
 	register(s)
 	h := health.NewServer()

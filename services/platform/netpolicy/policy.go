@@ -22,6 +22,10 @@ type Policy struct {
 	// Own, when set, holds the process's own listening addresses, which
 	// are refused whatever AllowLoopback says.
 	Own *Own
+	// Allowlists, when set, are a host platform's lists for the actor the
+	// call runs for: a URL or a host:port must pass every one of them as
+	// well as the ranges above. They only ever narrow.
+	Allowlists []*Allowlist
 }
 
 type blockedRange struct {

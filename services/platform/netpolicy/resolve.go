@@ -22,7 +22,9 @@ import (
 func (p Policy) Resolve(ctx context.Context, r *net.Resolver, host string) ([]netip.Addr, error) {
 	// CheckURL reads the host as a browser would (IPv4 in any spelling,
 	// IPv6, reserved names) and judges it when it is a literal.
-	u, err := p.CheckURL("http://" + net.JoinHostPort(host, "80") + "/")
+	// The allowlists judge a host with its port (ResolvePort); here only
+	// the ranges do.
+	u, err := p.checkURL("http://" + net.JoinHostPort(host, "80") + "/")
 	if err != nil {
 		if be, ok := errors.AsType[*BlockedError](err); ok {
 			return nil, be
@@ -53,8 +55,15 @@ func (p Policy) Resolve(ctx context.Context, r *net.Resolver, host string) ([]ne
 }
 
 // ResolvePort is Resolve for a connection to port: an answer that is one
-// of the process's own listening addresses (Own) refuses host too.
+// of the process's own listening addresses (Own) refuses host too, and so
+// does a host or port off one of p.Allowlists. The scheme is not judged:
+// a proxy's CONNECT does not say it.
 func (p Policy) ResolvePort(ctx context.Context, r *net.Resolver, host string, port uint16) ([]netip.Addr, error) {
+	for _, a := range p.Allowlists {
+		if err := a.CheckHostPort(host, port); err != nil {
+			return nil, err
+		}
+	}
 	addrs, err := p.Resolve(ctx, r, host)
 	if err != nil {
 		return nil, err

@@ -22,8 +22,22 @@ import (
 // IPv4 literals are read as browsers read them (the WHATWG URL standard,
 // which follows inet_aton: 2130706433, 0177.0.0.1, 0x7f.1 and 127.1 are all
 // 127.0.0.1), and the returned URL carries the canonical dotted form, so
-// what was judged is what gets dialled.
+// what was judged is what gets dialled. Then u must pass every one of
+// p.Allowlists.
 func (p Policy) CheckURL(raw string) (*url.URL, error) {
+	u, err := p.checkURL(raw)
+	if err != nil {
+		return u, err
+	}
+	for _, a := range p.Allowlists {
+		if err := a.Check(u); err != nil {
+			return u, err
+		}
+	}
+	return u, nil
+}
+
+func (p Policy) checkURL(raw string) (*url.URL, error) {
 	invalid := func(format string, args ...any) error {
 		return &InvalidURLError{URL: raw, Reason: fmt.Sprintf(format, args...)}
 	}

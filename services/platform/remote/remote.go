@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
@@ -27,6 +28,7 @@ import (
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/grpcserve"
+	"distill.dev/services/platform/netpolicy"
 )
 
 // Grace is how long a call waits for a service whose connection is not
@@ -110,6 +112,11 @@ func (c *Conn) await(ctx context.Context) {
 // *failure.Error.
 func call[Req, Res any](ctx context.Context, c *Conn, method func(context.Context, Req, ...grpc.CallOption) (Res, error), req Req) (Res, error) {
 	c.await(ctx)
+	ctx, err := allowlistsOut(ctx)
+	if err != nil {
+		var zero Res
+		return zero, err
+	}
 	var reached peer.Peer
 	res, err := method(ctx, req, grpc.Peer(&reached))
 	if err != nil {
@@ -117,6 +124,19 @@ func call[Req, Res any](ctx context.Context, c *Conn, method func(context.Contex
 		return zero, c.fail(err, reached.Addr != nil)
 	}
 	return res, nil
+}
+
+// allowlistsOut sends the host allowlists of ctx along, so that the service
+// judges every URL it reaches for this call by them too.
+func allowlistsOut(ctx context.Context) (context.Context, error) {
+	for _, a := range netpolicy.Allowlists(ctx) {
+		b, err := a.MarshalText()
+		if err != nil {
+			return ctx, failure.Wrap(failure.Internal, err, "send allowlist")
+		}
+		ctx = metadata.AppendToOutgoingContext(ctx, netpolicy.MetadataKey, string(b))
+	}
+	return ctx, nil
 }
 
 // fail turns a call's error into a *failure.Error. An error the service

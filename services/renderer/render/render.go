@@ -200,7 +200,9 @@ func (r *Renderer) Render(ctx context.Context, req *internalv1.RenderRequest) (_
 	if opts.GetAllowLocal() && !r.allowLocal {
 		return nil, failure.AllowLocalRefused()
 	}
-	g := newGuard(netpolicy.Policy{AllowLoopback: opts.GetAllowLocal(), Own: r.own}, r.resolver)
+	// The host allowlists ctx carries reach the guard and, through it, the
+	// render's egress proxy: every request the page makes passes them.
+	g := newGuard(netpolicy.Policy{AllowLoopback: opts.GetAllowLocal(), Own: r.own, Allowlists: netpolicy.Allowlists(ctx)}, r.resolver)
 	if err := g.check(ctx, target); err != nil {
 		return nil, classify(ctx, target, timeout, err)
 	}

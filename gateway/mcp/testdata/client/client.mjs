@@ -6,6 +6,8 @@
 //    "sessions": false, "browser": false}
 //   {"transport": "http", "url": "http://127.0.0.1:PORT/mcp", "token": "...", ...}
 //
+// With "host": true it makes host mode's calls instead.
+//
 // lists the tools, makes a fixed set of calls, and prints one JSON report on
 // stdout: {"tools": [{name, params, required}], "calls": {label: outcome}},
 // where an outcome is {isError, texts, blocks} or {protocolError}; blocks
@@ -58,6 +60,17 @@ for (const t of tools) {
 
 const { article, a, b } = config.pages;
 const calls = report.calls;
+if (config.host) {
+  // Host mode (distill mcp --policy): only the host's tools, no allow_local.
+  calls.inspect = await call(client, "inspect", { url: article, instruction: "crab notes" });
+  calls.inspect_allow_local = await call(client, "inspect", { url: article, allow_local: true });
+  calls.inspect_off_list = await call(client, "inspect", { url: "https://example.com/" });
+  calls.extract = await call(client, "extract_product", { url: article, max_bytes: "512" });
+  calls.fetch_url = await call(client, "fetch_url", { url: article, allow_local: true });
+  await client.close();
+  process.stdout.write(JSON.stringify(report) + "\n");
+  process.exit(0);
+}
 calls.fetch_markdown = await call(client, "fetch_url", { url: article, allow_local: true });
 calls.fetch_json_as_strings = await call(client, "fetch_url", {
   url: article, allow_local: "true", format: "json", stats: "true", max_output_tokens: "50", timeout_secs: "10",

@@ -1,0 +1,117 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"distill.dev/gateway/app"
+	"distill.dev/gateway/host"
+	"distill.dev/gateway/host/llm"
+	"distill.dev/gateway/host/llm/llmtest"
+	"distill.dev/services/fetcher/natsembed"
+)
+
+// hostServer is host mode over distill in this process, budgets on an
+// embedded NATS server and an OpenAI-speaking provider on loopback.
+func hostServer(t *testing.T) (*Server, string, *llmtest.Server) {
+	t.Helper()
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, `<!doctype html><html><head><title>Widget</title></head><body><main><h1>Widget</h1>
+<p>The Widget costs 9.50 euros and ships in two days; it is made of steel and lasts for years, reviewers say.</p>
+<p><a href="/reviews">Reviews</a></p></main></body></html>`)
+	}))
+	t.Cleanup(page.Close)
+	u, _ := url.Parse(page.URL)
+	p, err := host.Parse([]byte(fmt.Sprintf(`{"actors": {"default": {"allowed_hosts": ["127.0.0.1"], "allowed_ports": [%s],
+		"schemas": {"product": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false}}}}}`, u.Port())),
+		func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := app.Open(context.Background(), quiet, app.Config{AllowLocal: true, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sys.Close() })
+	ns, err := natsembed.Start(natsembed.Config{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Shutdown)
+	nc, err := ns.Connect("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wire, cfg := llmtest.Start(t, llm.OpenAI)
+	provider, err := llm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := host.NewEngine(quiet, host.Fixed(p), host.NewBudgets(js), sys, host.EngineConfig{Provider: provider, AllowLocal: true})
+	d, _ := p.Actor(host.DefaultActor)
+	var schemas []string
+	for n := range d.Schemas {
+		schemas = append(schemas, n)
+	}
+	return NewHost(quiet, engine, host.DefaultActor, schemas, "test"), page.URL, wire
+}
+
+func envelopeOf(t *testing.T, texts []string) host.Envelope {
+	t.Helper()
+	if len(texts) != 1 {
+		t.Fatalf("%d text blocks, want one envelope", len(texts))
+	}
+	var env host.Envelope
+	if err := json.Unmarshal([]byte(texts[0]), &env); err != nil {
+		t.Fatalf("not an envelope: %s", texts[0])
+	}
+	return env
+}
+
+func TestHostTools(t *testing.T) {
+	srv, pageURL, wire := hostServer(t)
+	cs := connectTo(t, srv)
+
+	texts, isErr := call(t, cs, "inspect", map[string]any{"url": pageURL + "/", "instruction": "reviews"})
+	env := envelopeOf(t, texts)
+	if isErr || env.Status != host.StatusOK || env.Digest == "" {
+		t.Fatalf("inspect: %s", texts[0])
+	}
+
+	wire.Set(`{"name":"Widget"}`, "", 0)
+	texts, isErr = call(t, cs, "extract_product", map[string]any{"url": pageURL + "/"})
+	env = envelopeOf(t, texts)
+	if isErr || env.Status != host.StatusOK || env.Data.(map[string]any)["name"] != "Widget" {
+		t.Fatalf("extract_product: %s", texts[0])
+	}
+
+	for name, args := range map[string]map[string]any{
+		"off the list":      {"url": "https://example.com/"},
+		"allow_local":       {"url": pageURL + "/", "allow_local": true},
+		"max_bytes is zero": {"url": pageURL + "/", "max_bytes": 0},
+	} {
+		texts, isErr = call(t, cs, "inspect", args)
+		env = envelopeOf(t, texts)
+		want := host.InvalidInput
+		if name == "off the list" {
+			want = host.NotAuthorized
+		}
+		if !isErr || env.Status != host.StatusError || env.Error == nil || env.Error.Code != want {
+			t.Errorf("%s: %s, want %s", name, texts[0], want)
+		}
+	}
+}
