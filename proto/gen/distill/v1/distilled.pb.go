@@ -50,7 +50,9 @@ type Distilled struct {
 	Diagnostics *Diagnostics `protobuf:"bytes,11,opt,name=diagnostics,proto3" json:"diagnostics,omitempty"`
 	// Plain-text rendering of the content, set when the text format was asked
 	// for. It is what `--format text` prints and is not part of the JSON form.
-	Text          string `protobuf:"bytes,12,opt,name=text,proto3" json:"text,omitempty"`
+	Text string `protobuf:"bytes,12,opt,name=text,proto3" json:"text,omitempty"`
+	// The content cut into chunks; present when chunks were asked for.
+	Chunks        *ChunkList `protobuf:"bytes,16,opt,name=chunks,proto3" json:"chunks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -169,6 +171,141 @@ func (x *Distilled) GetText() string {
 	return ""
 }
 
+func (x *Distilled) GetChunks() *ChunkList {
+	if x != nil {
+		return x.Chunks
+	}
+	return nil
+}
+
+// Chunk is one piece of a page's content for a search index or a retrieval
+// pipeline: whole blocks where they fit, never more tokens than asked for.
+type Chunk struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The page's final URL.
+	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	// Position of the chunk in the page, from 0.
+	Index int32 `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	// The headings in effect where the chunk starts, outermost first.
+	HeadingPath []string `protobuf:"bytes,3,rep,name=heading_path,json=headingPath,proto3" json:"heading_path,omitempty"`
+	// The chunk's size in o200k_base tokens.
+	Tokens int64 `protobuf:"varint,4,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// The chunk's Markdown.
+	Text          string `protobuf:"bytes,5,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Chunk) Reset() {
+	*x = Chunk{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Chunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Chunk) ProtoMessage() {}
+
+func (x *Chunk) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
+func (*Chunk) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Chunk) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *Chunk) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *Chunk) GetHeadingPath() []string {
+	if x != nil {
+		return x.HeadingPath
+	}
+	return nil
+}
+
+func (x *Chunk) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *Chunk) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// ChunkList gives the chunks their presence, as LinkList does for links.
+type ChunkList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []*Chunk               `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunkList) Reset() {
+	*x = ChunkList{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunkList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunkList) ProtoMessage() {}
+
+func (x *ChunkList) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunkList.ProtoReflect.Descriptor instead.
+func (*ChunkList) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ChunkList) GetItems() []*Chunk {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
 // Stats compares the raw page with the distilled output, in tokens.
 type Stats struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -184,7 +321,7 @@ type Stats struct {
 
 func (x *Stats) Reset() {
 	*x = Stats{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	mi := &file_distill_v1_distilled_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -196,7 +333,7 @@ func (x *Stats) String() string {
 func (*Stats) ProtoMessage() {}
 
 func (x *Stats) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	mi := &file_distill_v1_distilled_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -209,7 +346,7 @@ func (x *Stats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stats.ProtoReflect.Descriptor instead.
 func (*Stats) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{1}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Stats) GetRawBytes() int64 {
@@ -258,7 +395,7 @@ type Link struct {
 
 func (x *Link) Reset() {
 	*x = Link{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	mi := &file_distill_v1_distilled_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -270,7 +407,7 @@ func (x *Link) String() string {
 func (*Link) ProtoMessage() {}
 
 func (x *Link) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	mi := &file_distill_v1_distilled_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -283,7 +420,7 @@ func (x *Link) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Link.ProtoReflect.Descriptor instead.
 func (*Link) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{2}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Link) GetHref() string {
@@ -311,7 +448,7 @@ type LinkList struct {
 
 func (x *LinkList) Reset() {
 	*x = LinkList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	mi := &file_distill_v1_distilled_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -323,7 +460,7 @@ func (x *LinkList) String() string {
 func (*LinkList) ProtoMessage() {}
 
 func (x *LinkList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	mi := &file_distill_v1_distilled_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -336,7 +473,7 @@ func (x *LinkList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkList.ProtoReflect.Descriptor instead.
 func (*LinkList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{3}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *LinkList) GetItems() []*Link {
@@ -360,7 +497,7 @@ type Table struct {
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	mi := &file_distill_v1_distilled_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -372,7 +509,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	mi := &file_distill_v1_distilled_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -385,7 +522,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{4}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Table) GetHeaders() []string {
@@ -419,7 +556,7 @@ type TableRow struct {
 
 func (x *TableRow) Reset() {
 	*x = TableRow{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	mi := &file_distill_v1_distilled_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -431,7 +568,7 @@ func (x *TableRow) String() string {
 func (*TableRow) ProtoMessage() {}
 
 func (x *TableRow) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	mi := &file_distill_v1_distilled_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -444,7 +581,7 @@ func (x *TableRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableRow.ProtoReflect.Descriptor instead.
 func (*TableRow) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{5}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TableRow) GetCells() []string {
@@ -464,7 +601,7 @@ type TableList struct {
 
 func (x *TableList) Reset() {
 	*x = TableList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	mi := &file_distill_v1_distilled_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +613,7 @@ func (x *TableList) String() string {
 func (*TableList) ProtoMessage() {}
 
 func (x *TableList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	mi := &file_distill_v1_distilled_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +626,7 @@ func (x *TableList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableList.ProtoReflect.Descriptor instead.
 func (*TableList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{6}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TableList) GetItems() []*Table {
@@ -515,7 +652,7 @@ type Actions struct {
 
 func (x *Actions) Reset() {
 	*x = Actions{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -527,7 +664,7 @@ func (x *Actions) String() string {
 func (*Actions) ProtoMessage() {}
 
 func (x *Actions) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -540,7 +677,7 @@ func (x *Actions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actions.ProtoReflect.Descriptor instead.
 func (*Actions) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{7}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Actions) GetLinks() []*LinkAction {
@@ -583,7 +720,7 @@ type LinkAction struct {
 
 func (x *LinkAction) Reset() {
 	*x = LinkAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[8]
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -595,7 +732,7 @@ func (x *LinkAction) String() string {
 func (*LinkAction) ProtoMessage() {}
 
 func (x *LinkAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[8]
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -608,7 +745,7 @@ func (x *LinkAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkAction.ProtoReflect.Descriptor instead.
 func (*LinkAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{8}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *LinkAction) GetActionId() string {
@@ -647,7 +784,7 @@ type DownloadAction struct {
 
 func (x *DownloadAction) Reset() {
 	*x = DownloadAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -659,7 +796,7 @@ func (x *DownloadAction) String() string {
 func (*DownloadAction) ProtoMessage() {}
 
 func (x *DownloadAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -672,7 +809,7 @@ func (x *DownloadAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadAction.ProtoReflect.Descriptor instead.
 func (*DownloadAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DownloadAction) GetActionId() string {
@@ -717,7 +854,7 @@ type ButtonAction struct {
 
 func (x *ButtonAction) Reset() {
 	*x = ButtonAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -729,7 +866,7 @@ func (x *ButtonAction) String() string {
 func (*ButtonAction) ProtoMessage() {}
 
 func (x *ButtonAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -742,7 +879,7 @@ func (x *ButtonAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ButtonAction.ProtoReflect.Descriptor instead.
 func (*ButtonAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ButtonAction) GetActionId() string {
@@ -783,7 +920,7 @@ type FormAction struct {
 
 func (x *FormAction) Reset() {
 	*x = FormAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +932,7 @@ func (x *FormAction) String() string {
 func (*FormAction) ProtoMessage() {}
 
 func (x *FormAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +945,7 @@ func (x *FormAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormAction.ProtoReflect.Descriptor instead.
 func (*FormAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FormAction) GetActionId() string {
@@ -866,7 +1003,7 @@ type FormField struct {
 
 func (x *FormField) Reset() {
 	*x = FormField{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -878,7 +1015,7 @@ func (x *FormField) String() string {
 func (*FormField) ProtoMessage() {}
 
 func (x *FormField) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -891,7 +1028,7 @@ func (x *FormField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormField.ProtoReflect.Descriptor instead.
 func (*FormField) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FormField) GetName() string {
@@ -948,7 +1085,7 @@ type SelectOption struct {
 
 func (x *SelectOption) Reset() {
 	*x = SelectOption{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -960,7 +1097,7 @@ func (x *SelectOption) String() string {
 func (*SelectOption) ProtoMessage() {}
 
 func (x *SelectOption) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -973,7 +1110,7 @@ func (x *SelectOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SelectOption.ProtoReflect.Descriptor instead.
 func (*SelectOption) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SelectOption) GetValue() string {
@@ -1021,14 +1158,20 @@ type Diagnostics struct {
 	// decoded bytes were read and distilled.
 	TruncatedBody bool `protobuf:"varint,12,opt,name=truncated_body,json=truncatedBody,proto3" json:"truncated_body,omitempty"`
 	// Pages of a PDF document; absent for other content.
-	PageCount     *int32 `protobuf:"varint,13,opt,name=page_count,json=pageCount,proto3,oneof" json:"page_count,omitempty"`
+	PageCount *int32 `protobuf:"varint,13,opt,name=page_count,json=pageCount,proto3,oneof" json:"page_count,omitempty"`
+	// How well the page answers the query, 0 to 1; present when a query
+	// was given.
+	QueryRelevance *float64 `protobuf:"fixed64,16,opt,name=query_relevance,json=queryRelevance,proto3,oneof" json:"query_relevance,omitempty"`
+	// Blocks kept for the query; absent when no query was given, 0 when
+	// none matched and the page came back whole.
+	QueryBlocks   *int32 `protobuf:"varint,17,opt,name=query_blocks,json=queryBlocks,proto3,oneof" json:"query_blocks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Diagnostics) Reset() {
 	*x = Diagnostics{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1183,7 @@ func (x *Diagnostics) String() string {
 func (*Diagnostics) ProtoMessage() {}
 
 func (x *Diagnostics) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1196,7 @@ func (x *Diagnostics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostics.ProtoReflect.Descriptor instead.
 func (*Diagnostics) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Diagnostics) GetProfile() string {
@@ -1147,12 +1290,26 @@ func (x *Diagnostics) GetPageCount() int32 {
 	return 0
 }
 
+func (x *Diagnostics) GetQueryRelevance() float64 {
+	if x != nil && x.QueryRelevance != nil {
+		return *x.QueryRelevance
+	}
+	return 0
+}
+
+func (x *Diagnostics) GetQueryBlocks() int32 {
+	if x != nil && x.QueryBlocks != nil {
+		return *x.QueryBlocks
+	}
+	return 0
+}
+
 var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 
 const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\n" +
 	"\x1adistill/v1/distilled.proto\x12\n" +
-	"distill.v1\"\xc7\x03\n" +
+	"distill.v1\"\xf6\x03\n" +
 	"\tDistilled\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x14\n" +
@@ -1166,10 +1323,19 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\aactions\x18\n" +
 	" \x01(\v2\x13.distill.v1.ActionsR\aactions\x129\n" +
 	"\vdiagnostics\x18\v \x01(\v2\x17.distill.v1.DiagnosticsR\vdiagnostics\x12\x12\n" +
-	"\x04text\x18\f \x01(\tR\x04textB\t\n" +
+	"\x04text\x18\f \x01(\tR\x04text\x12-\n" +
+	"\x06chunks\x18\x10 \x01(\v2\x15.distill.v1.ChunkListR\x06chunksB\t\n" +
 	"\a_bylineB\n" +
 	"\n" +
-	"\b_excerpt\"\xac\x01\n" +
+	"\b_excerpt\"~\n" +
+	"\x05Chunk\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\x12!\n" +
+	"\fheading_path\x18\x03 \x03(\tR\vheadingPath\x12\x16\n" +
+	"\x06tokens\x18\x04 \x01(\x03R\x06tokens\x12\x12\n" +
+	"\x04text\x18\x05 \x01(\tR\x04text\"4\n" +
+	"\tChunkList\x12'\n" +
+	"\x05items\x18\x01 \x03(\v2\x11.distill.v1.ChunkR\x05items\"\xac\x01\n" +
 	"\x05Stats\x12\x1b\n" +
 	"\traw_bytes\x18\x01 \x01(\x03R\brawBytes\x12\x1d\n" +
 	"\n" +
@@ -1232,7 +1398,7 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\fSelectOption\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\tR\x05value\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x1a\n" +
-	"\bselected\x18\x03 \x01(\bR\bselected\"\xd8\x03\n" +
+	"\bselected\x18\x03 \x01(\bR\bselected\"\xd3\x04\n" +
 	"\vDiagnostics\x12\x18\n" +
 	"\aprofile\x18\x01 \x01(\tR\aprofile\x12\x1b\n" +
 	"\traw_bytes\x18\x02 \x01(\x03R\brawBytes\x12!\n" +
@@ -1251,8 +1417,12 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"lowContent\x12%\n" +
 	"\x0etruncated_body\x18\f \x01(\bR\rtruncatedBody\x12\"\n" +
 	"\n" +
-	"page_count\x18\r \x01(\x05H\x00R\tpageCount\x88\x01\x01B\r\n" +
-	"\v_page_countB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"page_count\x18\r \x01(\x05H\x00R\tpageCount\x88\x01\x01\x12,\n" +
+	"\x0fquery_relevance\x18\x10 \x01(\x01H\x01R\x0equeryRelevance\x88\x01\x01\x12&\n" +
+	"\fquery_blocks\x18\x11 \x01(\x05H\x02R\vqueryBlocks\x88\x01\x01B\r\n" +
+	"\v_page_countB\x12\n" +
+	"\x10_query_relevanceB\x0f\n" +
+	"\r_query_blocksB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_distilled_proto_rawDescOnce sync.Once
@@ -1266,44 +1436,48 @@ func file_distill_v1_distilled_proto_rawDescGZIP() []byte {
 	return file_distill_v1_distilled_proto_rawDescData
 }
 
-var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_distill_v1_distilled_proto_goTypes = []any{
 	(*Distilled)(nil),      // 0: distill.v1.Distilled
-	(*Stats)(nil),          // 1: distill.v1.Stats
-	(*Link)(nil),           // 2: distill.v1.Link
-	(*LinkList)(nil),       // 3: distill.v1.LinkList
-	(*Table)(nil),          // 4: distill.v1.Table
-	(*TableRow)(nil),       // 5: distill.v1.TableRow
-	(*TableList)(nil),      // 6: distill.v1.TableList
-	(*Actions)(nil),        // 7: distill.v1.Actions
-	(*LinkAction)(nil),     // 8: distill.v1.LinkAction
-	(*DownloadAction)(nil), // 9: distill.v1.DownloadAction
-	(*ButtonAction)(nil),   // 10: distill.v1.ButtonAction
-	(*FormAction)(nil),     // 11: distill.v1.FormAction
-	(*FormField)(nil),      // 12: distill.v1.FormField
-	(*SelectOption)(nil),   // 13: distill.v1.SelectOption
-	(*Diagnostics)(nil),    // 14: distill.v1.Diagnostics
+	(*Chunk)(nil),          // 1: distill.v1.Chunk
+	(*ChunkList)(nil),      // 2: distill.v1.ChunkList
+	(*Stats)(nil),          // 3: distill.v1.Stats
+	(*Link)(nil),           // 4: distill.v1.Link
+	(*LinkList)(nil),       // 5: distill.v1.LinkList
+	(*Table)(nil),          // 6: distill.v1.Table
+	(*TableRow)(nil),       // 7: distill.v1.TableRow
+	(*TableList)(nil),      // 8: distill.v1.TableList
+	(*Actions)(nil),        // 9: distill.v1.Actions
+	(*LinkAction)(nil),     // 10: distill.v1.LinkAction
+	(*DownloadAction)(nil), // 11: distill.v1.DownloadAction
+	(*ButtonAction)(nil),   // 12: distill.v1.ButtonAction
+	(*FormAction)(nil),     // 13: distill.v1.FormAction
+	(*FormField)(nil),      // 14: distill.v1.FormField
+	(*SelectOption)(nil),   // 15: distill.v1.SelectOption
+	(*Diagnostics)(nil),    // 16: distill.v1.Diagnostics
 }
 var file_distill_v1_distilled_proto_depIdxs = []int32{
-	1,  // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
-	3,  // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
-	6,  // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
-	7,  // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
-	14, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
-	2,  // 5: distill.v1.LinkList.items:type_name -> distill.v1.Link
-	5,  // 6: distill.v1.Table.rows:type_name -> distill.v1.TableRow
-	4,  // 7: distill.v1.TableList.items:type_name -> distill.v1.Table
-	8,  // 8: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
-	11, // 9: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
-	10, // 10: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
-	9,  // 11: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
-	12, // 12: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
-	13, // 13: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	3,  // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
+	5,  // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
+	8,  // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
+	9,  // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
+	16, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
+	2,  // 5: distill.v1.Distilled.chunks:type_name -> distill.v1.ChunkList
+	1,  // 6: distill.v1.ChunkList.items:type_name -> distill.v1.Chunk
+	4,  // 7: distill.v1.LinkList.items:type_name -> distill.v1.Link
+	7,  // 8: distill.v1.Table.rows:type_name -> distill.v1.TableRow
+	6,  // 9: distill.v1.TableList.items:type_name -> distill.v1.Table
+	10, // 10: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
+	13, // 11: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
+	12, // 12: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
+	11, // 13: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
+	14, // 14: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
+	15, // 15: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_distilled_proto_init() }
@@ -1312,17 +1486,17 @@ func file_distill_v1_distilled_proto_init() {
 		return
 	}
 	file_distill_v1_distilled_proto_msgTypes[0].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[4].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[9].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[12].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[6].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[11].OneofWrappers = []any{}
 	file_distill_v1_distilled_proto_msgTypes[14].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_distilled_proto_rawDesc), len(file_distill_v1_distilled_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -30,6 +30,12 @@ const (
 	Format_FORMAT_MARKDOWN    Format = 1
 	Format_FORMAT_TEXT        Format = 2
 	Format_FORMAT_JSON        Format = 3
+	// Compact context for a model: title, URL, a metadata line and the
+	// content with its links as numbered citations, without decorative
+	// markup.
+	Format_FORMAT_LLM Format = 4
+	// The cleaned main-content HTML.
+	Format_FORMAT_HTML Format = 5
 )
 
 // Enum value maps for Format.
@@ -39,12 +45,16 @@ var (
 		1: "FORMAT_MARKDOWN",
 		2: "FORMAT_TEXT",
 		3: "FORMAT_JSON",
+		4: "FORMAT_LLM",
+		5: "FORMAT_HTML",
 	}
 	Format_value = map[string]int32{
 		"FORMAT_UNSPECIFIED": 0,
 		"FORMAT_MARKDOWN":    1,
 		"FORMAT_TEXT":        2,
 		"FORMAT_JSON":        3,
+		"FORMAT_LLM":         4,
+		"FORMAT_HTML":        5,
 	}
 )
 
@@ -244,7 +254,20 @@ type FetchOptions struct {
 	// --max-actions: cap each action category, form fields and select options.
 	MaxActions *int32 `protobuf:"varint,23,opt,name=max_actions,json=maxActions,proto3,oneof" json:"max_actions,omitempty"`
 	// --concurrency: concurrent requests of a multi-URL batch; default 8.
-	Concurrency   *int32 `protobuf:"varint,24,opt,name=concurrency,proto3,oneof" json:"concurrency,omitempty"`
+	Concurrency *int32 `protobuf:"varint,24,opt,name=concurrency,proto3,oneof" json:"concurrency,omitempty"`
+	// --query: keep only the paragraphs, lists, tables and code blocks that
+	// answer this question, under their headings, within max_output_tokens;
+	// the page comes back whole when no block shares a word with it.
+	Query string `protobuf:"bytes,40,opt,name=query,proto3" json:"query,omitempty"`
+	// --chunk: also cut the content into chunks of at most this many tokens
+	// (o200k_base), built from whole blocks; 0 = no chunks.
+	Chunk int32 `protobuf:"varint,41,opt,name=chunk,proto3" json:"chunk,omitempty"`
+	// --chunk-overlap: tokens each chunk repeats from the end of the one
+	// before; at most half of chunk.
+	ChunkOverlap int32 `protobuf:"varint,42,opt,name=chunk_overlap,json=chunkOverlap,proto3" json:"chunk_overlap,omitempty"`
+	// --citations: links and images become numbered footnotes under a
+	// closing "## Links" section.
+	Citations     bool `protobuf:"varint,43,opt,name=citations,proto3" json:"citations,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -447,12 +470,40 @@ func (x *FetchOptions) GetConcurrency() int32 {
 	return 0
 }
 
+func (x *FetchOptions) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *FetchOptions) GetChunk() int32 {
+	if x != nil {
+		return x.Chunk
+	}
+	return 0
+}
+
+func (x *FetchOptions) GetChunkOverlap() int32 {
+	if x != nil {
+		return x.ChunkOverlap
+	}
+	return 0
+}
+
+func (x *FetchOptions) GetCitations() bool {
+	if x != nil {
+		return x.Citations
+	}
+	return false
+}
+
 var File_distill_v1_options_proto protoreflect.FileDescriptor
 
 const file_distill_v1_options_proto_rawDesc = "" +
 	"\n" +
 	"\x18distill/v1/options.proto\x12\n" +
-	"distill.v1\"\x94\b\n" +
+	"distill.v1\"\x83\t\n" +
 	"\fFetchOptions\x12*\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x12.distill.v1.FormatR\x06format\x12\x1a\n" +
 	"\bselector\x18\x02 \x01(\tR\bselector\x12-\n" +
@@ -483,7 +534,11 @@ const file_distill_v1_options_proto_rawDesc = "" +
 	"\x0fextract_actions\x18\x16 \x01(\bR\x0eextractActions\x12$\n" +
 	"\vmax_actions\x18\x17 \x01(\x05H\aR\n" +
 	"maxActions\x88\x01\x01\x12%\n" +
-	"\vconcurrency\x18\x18 \x01(\x05H\bR\vconcurrency\x88\x01\x01B\x14\n" +
+	"\vconcurrency\x18\x18 \x01(\x05H\bR\vconcurrency\x88\x01\x01\x12\x14\n" +
+	"\x05query\x18( \x01(\tR\x05query\x12\x14\n" +
+	"\x05chunk\x18) \x01(\x05R\x05chunk\x12#\n" +
+	"\rchunk_overlap\x18* \x01(\x05R\fchunkOverlap\x12\x1c\n" +
+	"\tcitations\x18+ \x01(\bR\tcitationsB\x14\n" +
 	"\x12_max_output_tokensB\x0f\n" +
 	"\r_timeout_secsB\f\n" +
 	"\n" +
@@ -495,12 +550,15 @@ const file_distill_v1_options_proto_rawDesc = "" +
 	"\f_max_retriesB\x17\n" +
 	"\x15_per_host_concurrencyB\x0e\n" +
 	"\f_max_actionsB\x0e\n" +
-	"\f_concurrency*W\n" +
+	"\f_concurrency*x\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fFORMAT_MARKDOWN\x10\x01\x12\x0f\n" +
 	"\vFORMAT_TEXT\x10\x02\x12\x0f\n" +
-	"\vFORMAT_JSON\x10\x03*_\n" +
+	"\vFORMAT_JSON\x10\x03\x12\x0e\n" +
+	"\n" +
+	"FORMAT_LLM\x10\x04\x12\x0f\n" +
+	"\vFORMAT_HTML\x10\x05*_\n" +
 	"\aProfile\x12\x17\n" +
 	"\x13PROFILE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fPROFILE_ARTICLE\x10\x01\x12\x10\n" +
