@@ -68,7 +68,7 @@ func TestValidateAcceptsReadingOptions(t *testing.T) {
 		{Chunk: 16},
 		{Citations: true, Format: distillv1.Format_FORMAT_LLM},
 		{Citations: true, Format: distillv1.Format_FORMAT_JSON},
-		{Format: distillv1.Format_FORMAT_HTML, Query: "price"},
+		{Format: distillv1.Format_FORMAT_HTML, Chunk: 64},
 	} {
 		if err := Validate(o); err != nil {
 			t.Errorf("Validate(%v) = %v, want nil", o, err)
@@ -100,6 +100,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{"overlap over half", &distillv1.FetchOptions{Chunk: 100, ChunkOverlap: 51}, "--chunk-overlap"},
 		{"citations in chunks", &distillv1.FetchOptions{Chunk: 100, Citations: true}, "--citations"},
 		{"citations in text", &distillv1.FetchOptions{Format: distillv1.Format_FORMAT_TEXT, Citations: true}, "--citations"},
+		{"query in html", &distillv1.FetchOptions{Format: distillv1.Format_FORMAT_HTML, Query: "price"}, "--query"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,11 +15,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
-	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/actions"
 	"distill.dev/services/extractor/markdown"
+	"distill.dev/services/extractor/metadata"
 	"distill.dev/services/extractor/pdf"
 	"distill.dev/services/extractor/readable"
 	"distill.dev/services/extractor/tokens"
@@ -101,6 +101,12 @@ type page struct {
 	// cut is set when the content was cut short before the token budget
 	// was applied: pages of a PDF past the budget were not read.
 	cut bool
+	// meta is what an HTML page says about itself, for the llm format's
+	// header.
+	meta metadata.Metadata
+	// htmlBlocks is the content as clean HTML, one top-level block each,
+	// when the html format was asked for.
+	htmlBlocks []string
 }
 
 // emptyLists gives a page without markup the empty lists of links, tables
@@ -187,16 +193,9 @@ func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest)
 // decoded page the stats count.
 func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Distilled {
 	opts := req.GetOptions()
-	if fetchopts.Format(opts) != distillv1.Format_FORMAT_TEXT {
-		p.text = ""
-	}
-	truncated := false
-	if budget := fetchopts.MaxOutputTokens(opts); budget > 0 {
-		var mdCut, textCut bool
-		p.markdown, mdCut = truncate(p.markdown, budget, true)
-		p.text, textCut = truncate(p.text, budget, false)
-		truncated = mdCut || textCut || p.cut
-	}
+	r := read(opts, req.GetUrl(), p)
+	p.markdown, p.text = r.markdown, r.text
+	truncated := r.truncated
 
 	d := &distillv1.Distilled{
 		FinalUrl: req.GetUrl(),
@@ -218,6 +217,9 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 		d.Tables = &distillv1.TableList{Items: p.tables}
 	}
 	d.Actions = p.actions
+	if r.chunks != nil {
+		d.Chunks = &distillv1.ChunkList{Items: r.chunks}
+	}
 
 	rawBytes := int64(len(req.GetHtml()))
 	// Counting builds the tokenizer's vocabulary on first use, so a
@@ -255,6 +257,8 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 		if p.pdfPages > 0 {
 			d.Diagnostics.PageCount = proto.Int32(int32(p.pdfPages))
 		}
+		d.Diagnostics.QueryRelevance = r.relevance
+		d.Diagnostics.QueryBlocks = r.kept
 	}
 	return d
 }

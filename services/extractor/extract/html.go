@@ -13,6 +13,7 @@ import (
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/actions"
+	"distill.dev/services/extractor/cleanhtml"
 	"distill.dev/services/extractor/internal/htmlnode"
 	"distill.dev/services/extractor/internal/weburl"
 	"distill.dev/services/extractor/markdown"
@@ -44,7 +45,7 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 		allLinks = linksIn(htmlnode.First(doc, "body"), u, base)
 	}
 
-	p := page{title: meta.Title, byline: meta.Byline, excerpt: meta.Description}
+	p := page{title: meta.Title, byline: meta.Byline, excerpt: meta.Description, meta: meta}
 	if opts.GetExtractActions() {
 		if err := stopped(ctx, "reading the page"); err != nil {
 			return page{}, err
@@ -124,8 +125,12 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 	if err := stopped(ctx, "rendering Markdown"); err != nil {
 		return page{}, err
 	}
-	if fetchopts.Format(opts) == distillv1.Format_FORMAT_TEXT {
+	switch fetchopts.Format(opts) {
+	case distillv1.Format_FORMAT_TEXT:
 		p.text = plaintext.Render(content)
+	case distillv1.Format_FORMAT_HTML:
+		// Before the Markdown conversion, which rewrites the tree.
+		p.htmlBlocks = cleanhtml.Blocks(content, base)
 	}
 	p.markdown, err = e.md.Convert(ctx, content, base)
 	if err != nil {
