@@ -102,9 +102,14 @@ func (r *renderer) blocks(n *html.Node) {
 	}
 }
 
+// containers hold elements, not text: the space between their children
+// is layout.
+var containers = set("ul ol dl table thead tbody tfoot tr")
+
 func (r *renderer) children(b *strings.Builder, n *html.Node, pre bool) {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		switch {
+		case c.Type == html.TextNode && containers[n.Data] && strings.TrimSpace(c.Data) == "":
 		case c.Type == html.TextNode:
 			r.text(b, c, pre)
 		case c.Type != html.ElementNode, dropped[c.Data], htmlnode.IsHidden(c):
@@ -128,7 +133,7 @@ func (r *renderer) text(b *strings.Builder, n *html.Node, pre bool) {
 	if !pre {
 		s = collapse(s)
 		// Runs of space meet across elements: "a <b> x</b>" has one.
-		if strings.HasPrefix(s, " ") && (b.Len() == 0 || strings.HasSuffix(b.String(), " ") || strings.HasSuffix(b.String(), ">")) {
+		if strings.HasPrefix(s, " ") && (b.Len() == 0 || strings.HasSuffix(b.String(), " ")) {
 			s = s[1:]
 		}
 	}
@@ -170,7 +175,14 @@ func (r *renderer) element(b *strings.Builder, n *html.Node, pre bool) {
 	if voids[n.Data] {
 		return
 	}
-	r.children(b, n, pre || n.Data == "pre")
+	if htmlnode.Inline(n.Data) || pre || n.Data == "pre" {
+		r.children(b, n, pre || n.Data == "pre")
+	} else {
+		// A block's content starts and ends without space.
+		var inner strings.Builder
+		r.children(&inner, n, false)
+		b.WriteString(strings.TrimSpace(inner.String()))
+	}
 	b.WriteString("</" + n.Data + ">")
 }
 

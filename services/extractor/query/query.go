@@ -23,7 +23,7 @@ const DefaultBudget = 4000
 // keepRatio is how close to the best block's score another block must come
 // to be kept: below it a block shares a word with the question but is not
 // about it.
-const keepRatio = 0.3
+const keepRatio = 0.4
 
 // BM25's usual constants: how fast repeats of a word stop counting, and how
 // much a long block is discounted.
