@@ -28,12 +28,16 @@ type outputFlags struct {
 	tables             bool
 	actions            bool
 	maxActions         int32
+	// The reading options.
+	query               string
+	chunk, chunkOverlap int32
+	citations           bool
 }
 
 func (f *outputFlags) register(fs *pflag.FlagSet) {
-	f.format = newEnum("markdown", "markdown", "text", "json", formatJSONL)
+	f.format = newEnum("markdown", "markdown", "text", "json", formatJSONL, "llm", "html")
 	f.profile = newEnum("article", "article", "full", "metadata")
-	fs.Var(f.format, "format", "output format: markdown, text, json, or jsonl (one {url, ok, result | error} a line)")
+	fs.Var(f.format, "format", "output format: markdown, text, json, jsonl (one {url, ok, result | error} a line), llm (compact context for a model: title, URL, metadata line, content with numbered citations) or html (the cleaned main-content HTML)")
 	fs.StringVar(&f.selector, "selector", "", "extract the elements matching this CSS selector instead of running a profile")
 	fs.Var(f.profile, "profile", "content selection: article (main content), full (whole page) or metadata; ignored with --selector")
 	fs.BoolVar(&f.stats, "stats", false, "print token-savings stats to stderr (inside the JSON with --format json)")
@@ -44,6 +48,10 @@ func (f *outputFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.tables, "tables", false, "extract tables as structured data")
 	fs.BoolVar(&f.actions, "actions", false, "extract the operable action tree (links, forms, buttons, downloads)")
 	fs.Int32Var(&f.maxActions, "max-actions", 0, "cap each action category, form fields and select options at this many entries (0 = no cap)")
+	fs.StringVar(&f.query, "query", "", "keep only the paragraphs, lists, tables and code blocks that answer this question, under their headings, within --max-output-tokens (4000 when unset); the page is unchanged when nothing matches")
+	fs.Int32Var(&f.chunk, "chunk", 0, "print the content as chunks of at most this many tokens, built from whole blocks, one JSON object a line ({url, index, heading_path, tokens, text}); with --format json, as the page's \"chunks\"")
+	fs.Int32Var(&f.chunkOverlap, "chunk-overlap", 0, "repeat up to this many tokens from the end of each chunk at the start of the next (at most half of --chunk)")
+	fs.BoolVar(&f.citations, "citations", false, "move link and image URLs into numbered footnotes under a closing \"## Links\" section (Markdown and JSON)")
 }
 
 func (f *outputFlags) apply(fs *pflag.FlagSet, o *distillv1.FetchOptions) {
@@ -56,6 +64,10 @@ func (f *outputFlags) apply(fs *pflag.FlagSet, o *distillv1.FetchOptions) {
 	o.LinksFull = f.linksAll
 	o.ExtractTables = f.tables
 	o.ExtractActions = f.actions
+	o.Query = f.query
+	o.Chunk = f.chunk
+	o.ChunkOverlap = f.chunkOverlap
+	o.Citations = f.citations
 	setIfChanged(fs, "max-output-tokens", &o.MaxOutputTokens, &f.maxOutputTokens)
 	// 0 means no cap, as for the other limits; negative values are left for
 	// validation to refuse.
@@ -139,6 +151,8 @@ var (
 		"markdown": distillv1.Format_FORMAT_MARKDOWN,
 		"text":     distillv1.Format_FORMAT_TEXT,
 		"json":     distillv1.Format_FORMAT_JSON,
+		"llm":      distillv1.Format_FORMAT_LLM,
+		"html":     distillv1.Format_FORMAT_HTML,
 		// JSON Lines is JSON for the services; only the CLI's printing differs.
 		formatJSONL: distillv1.Format_FORMAT_JSON,
 	}
@@ -366,6 +380,15 @@ func (p *printer) printAll(items []output.BatchItem, batch bool) error {
 		err = output.WriteBatchJSON(p.g.stdout, items)
 	case format == distillv1.Format_FORMAT_JSON && failed == 0:
 		err = output.WriteJSON(p.g.stdout, items[0].Result)
+	case p.opts.GetChunk() > 0:
+		// Chunks name their page, so a batch's need no headers.
+		for _, it := range items {
+			if it.Err == nil {
+				if err = output.WriteChunkLines(p.g.stdout, it.Result); err != nil {
+					break
+				}
+			}
+		}
 	case batch:
 		err = output.WriteBatch(p.g.stdout, items, format)
 	case failed == 0:

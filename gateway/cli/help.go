@@ -17,8 +17,8 @@ var fetchGroups = []struct {
 	name  string
 	flags []string
 }{
-	{"Output", []string{"format", "stats", "diagnostics", "max-output-tokens", "fail-on-http-error"}},
-	{"Content", []string{"selector", "profile", "links", "links-all", "tables", "actions", "max-actions"}},
+	{"Output", []string{"format", "stats", "diagnostics", "max-output-tokens", "fail-on-http-error", "citations", "chunk", "chunk-overlap"}},
+	{"Content", []string{"selector", "profile", "links", "links-all", "tables", "actions", "max-actions", "query"}},
 	{"Network", []string{"timeout", "max-bytes", "allow-local", "max-retries", "per-host-concurrency", "rate-limit", "respect-robots", "server"}},
 	{"Rendering", []string{"js", "js-wait", "js-wait-for"}},
 	{"Batch", []string{"concurrency", "input", "output-dir"}},

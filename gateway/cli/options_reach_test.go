@@ -73,6 +73,11 @@ var fetchOptionsReach = map[protoreflect.Name]reach{
 	"max_actions":          {flag: "--max-actions=6", tool: "fetch_url", param: 6, want: protoreflect.ValueOfInt32(6)},
 	// A batch's concurrency: fetch_url reads one page.
 	"concurrency": {flag: "--concurrency=3", tool: "fetch_urls", param: 3, want: protoreflect.ValueOfInt32(3)},
+	// The reading options.
+	"query":         {flag: "--query=who keeps the lamp", tool: "fetch_url", param: "who keeps the lamp", want: protoreflect.ValueOfString("who keeps the lamp")},
+	"chunk":         {flag: "--chunk=64", tool: "fetch_url", param: 64, want: protoreflect.ValueOfInt32(64), json: "chunks"},
+	"chunk_overlap": {flag: "--chunk-overlap=8", tool: "fetch_url", param: 8, want: protoreflect.ValueOfInt32(8)},
+	"citations":     {flag: "--citations", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true)},
 }
 
 func enum(e protoreflect.Enum) protoreflect.Value { return protoreflect.ValueOfEnum(e.Number()) }
@@ -159,6 +164,7 @@ func wholePage() *distillv1.Distilled {
 		Tables:      &distillv1.TableList{Items: []*distillv1.Table{{Headers: []string{"a"}, Rows: []*distillv1.TableRow{{Cells: []string{"1"}}}}}},
 		Actions:     &distillv1.Actions{Links: []*distillv1.LinkAction{{ActionId: "link_1", Href: page, Text: "Page"}}},
 		Diagnostics: &distillv1.Diagnostics{Profile: "full", RawBytes: 100, OutputChars: 7, OutputTokens: 4},
+		Chunks:      &distillv1.ChunkList{Items: []*distillv1.Chunk{{Url: page, HeadingPath: []string{"Page"}, Tokens: 3, Text: "# Page"}}},
 	}
 }
 

@@ -40,7 +40,11 @@ func newDirSink(p *printer, dir string, urls []string) (*dirSink, error) {
 	if err != nil {
 		return nil, usagef("--output-dir: %v", err)
 	}
-	return &dirSink{p: p, dir: dir, names: fileNames(urls, extension(p.format)), index: index}, nil
+	ext := extension(p.format)
+	if p.opts.GetChunk() > 0 && fetchopts.Format(p.opts) != distillv1.Format_FORMAT_JSON {
+		ext = ".jsonl"
+	}
+	return &dirSink{p: p, dir: dir, names: fileNames(urls, ext), index: index}, nil
 }
 
 type indexLine struct {
@@ -82,9 +86,12 @@ func (s *dirSink) writePage(name string, d *distillv1.Distilled) error {
 	if err != nil {
 		return err
 	}
-	if format := fetchopts.Format(s.p.opts); format == distillv1.Format_FORMAT_JSON {
+	switch format := fetchopts.Format(s.p.opts); {
+	case format == distillv1.Format_FORMAT_JSON:
 		err = output.WriteJSON(f, d)
-	} else {
+	case s.p.opts.GetChunk() > 0:
+		err = output.WriteChunkLines(f, d)
+	default:
 		err = output.WritePage(f, d, format)
 	}
 	return errors.Join(err, f.Close())
@@ -112,6 +119,8 @@ func extension(format string) string {
 		return ".txt"
 	case "json", formatJSONL:
 		return ".json"
+	case "html":
+		return ".html"
 	default:
 		return ".md"
 	}

@@ -106,6 +106,7 @@ type clientConfig struct {
 	Token     string            `json:"token,omitempty"`
 	Pages     map[string]string `json:"pages"`
 	Sessions  bool              `json:"sessions"`
+	Reading   bool              `json:"reading"`
 }
 
 type outcome struct {

@@ -98,6 +98,13 @@ func (h handlers) fetchURL(ctx context.Context, a args) ([]string, error) {
 		d.Diagnostics = nil
 	}
 	format := fetchopts.Format(opts)
+	if opts.GetChunk() > 0 && format != distillv1.Format_FORMAT_JSON {
+		texts, err := jsonText(output.MarshalChunks(d))
+		if truncated {
+			texts = append(texts, fmt.Sprintf("note: the page is longer than max_bytes; these chunks are of its first %d bytes (raise max_bytes for the rest)", fetchopts.MaxBytes(opts)))
+		}
+		return texts, err
+	}
 	if format == distillv1.Format_FORMAT_JSON && (!truncated || opts.GetDiagnostics()) {
 		return jsonText(output.MarshalDistilled(d))
 	}

@@ -39,7 +39,7 @@ var (
 // share.
 var optionParams = []param{
 	{name: "format", kind: kindEnum, enum: distillv1.Format(0).Descriptor(), def: quoted("markdown"),
-		desc: "markdown (readable page), text (plain text) or json (the page with metadata and any extracted links, tables, actions, stats and diagnostics)."},
+		desc: "markdown (readable page), text (plain text), json (the page with metadata and any extracted links, tables, actions, stats and diagnostics), llm (compact: title, URL, metadata, content with numbered citations) or html (cleaned main-content HTML)."},
 	profileParam,
 	{name: "stats", kind: kindBool, def: defFalse,
 		desc: "Report how many tokens the distilled page saves over the raw HTML."},
@@ -77,20 +77,34 @@ var optionParams = []param{
 	maxActionsParam,
 }
 
+// readingParams shape what fetch_url and fetch_urls return of a page.
+// Their descriptions are short: every tool's schema is read by the model
+// on every turn.
+var readingParams = []param{
+	{name: "query", kind: kindString,
+		desc: "A question: keep only the blocks that answer it, under their headings (markdown, json, llm)."},
+	{name: "chunk", kind: kindInt32,
+		desc: "Return the content as a JSON array of chunks of at most this many tokens: {url, index, heading_path, tokens, text}."},
+	{name: "chunk_overlap", kind: kindInt32,
+		desc: "Tokens each chunk repeats from the one before; at most half of chunk."},
+	{name: "citations", kind: kindBool, def: defFalse,
+		desc: "Links and images become numbered footnotes under a final ## Links."},
+}
+
 var (
-	fetchParams = concat([]param{
-		{name: "url", kind: kindString, required: true,
-			desc: "Absolute http or https URL of the page."},
-		{name: "selector", kind: kindString,
-			desc: "CSS selector: return only the matching elements; profile is then ignored."},
-	}, optionParams)
-	batchParams = concat([]param{
+	urlParam = param{name: "url", kind: kindString, required: true,
+		desc: "Absolute http or https URL of the page."}
+	selectorParam = param{name: "selector", kind: kindString,
+		desc: "CSS selector: return only the matching elements; profile is then ignored."}
+	observeParams = concat([]param{urlParam, selectorParam}, optionParams)
+	fetchParams   = concat(observeParams, readingParams)
+	batchParams   = concat([]param{
 		{name: "urls", kind: kindStrings, required: true,
 			desc: "Absolute http or https URLs to fetch; results come back in this order."},
 	}, optionParams, []param{
 		{name: "concurrency", kind: kindInt32, def: def(fetchopts.DefaultConcurrency),
 			desc: "How many of the URLs are fetched at once."},
-	})
+	}, readingParams)
 )
 
 // Session parameters.
@@ -196,6 +210,10 @@ func fetchOptions(a args) *distillv1.FetchOptions {
 		ExtractActions:     a.flag("extract_actions"),
 		MaxActions:         a.int32p("max_actions"),
 		Concurrency:        a.int32p("concurrency"),
+		Query:              a.str("query"),
+		Chunk:              a.int32v("chunk"),
+		ChunkOverlap:       a.int32v("chunk_overlap"),
+		Citations:          a.flag("citations"),
 	}
 	if o.MaxOutputTokens == nil {
 		budget := int64(fetchopts.DefaultMCPMaxOutputTokens)
@@ -219,7 +237,7 @@ func tools(svc Service) []tool {
 				"A page that cannot be fetched gives an error saying why.",
 		},
 		{
-			name: "observe_url", params: fetchParams, readOnly: true, run: h.observeURL,
+			name: "observe_url", params: observeParams, readOnly: true, run: h.observeURL,
 			desc: "Look at a page to see what can be done on it. Returns JSON: the distilled page (as fetch_url " +
 				"with format=json) plus its action tree — links, forms (method, action, fields, submit_id), buttons " +
 				"and downloads, each with a stable action_id — and extraction diagnostics. Takes fetch_url's " +

@@ -27,6 +27,17 @@ type distilledJSON struct {
 	Tables      *[]tableJSON     `json:"tables,omitempty"`
 	Actions     *actionsJSON     `json:"actions,omitempty"`
 	Diagnostics *diagnosticsJSON `json:"diagnostics,omitempty"`
+	Chunks      *[]ChunkJSON     `json:"chunks,omitempty"`
+}
+
+// ChunkJSON is one chunk of a page, as --chunk prints it and the page's
+// JSON carries it.
+type ChunkJSON struct {
+	URL         string   `json:"url"`
+	Index       int32    `json:"index"`
+	HeadingPath []string `json:"heading_path"`
+	Tokens      int64    `json:"tokens"`
+	Text        string   `json:"text"`
 }
 
 type statsJSON struct {
@@ -114,6 +125,9 @@ type diagnosticsJSON struct {
 	TruncatedBody bool `json:"truncated_body,omitempty"`
 	// PageCount is a PDF's; absent for other content.
 	PageCount *int32 `json:"page_count,omitempty"`
+	// The query's figures; absent without a query.
+	QueryRelevance *float64 `json:"query_relevance,omitempty"`
+	QueryBlocks    *int32   `json:"query_blocks,omitempty"`
 }
 
 // BatchItem is one URL of a batch and its outcome: a page or an error.
@@ -244,8 +258,45 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 			n := g.GetPageCount()
 			out.Diagnostics.PageCount = &n
 		}
+		out.Diagnostics.QueryRelevance = g.QueryRelevance
+		out.Diagnostics.QueryBlocks = g.QueryBlocks
+	}
+	if c := d.GetChunks(); c != nil {
+		chunks := Chunks(d)
+		out.Chunks = &chunks
 	}
 	return out
+}
+
+// Chunks returns a page's chunks in their JSON shape; an empty list when
+// it has none.
+func Chunks(d *distillv1.Distilled) []ChunkJSON {
+	items := d.GetChunks().GetItems()
+	out := make([]ChunkJSON, 0, len(items))
+	for _, c := range items {
+		out = append(out, ChunkJSON{URL: c.GetUrl(), Index: c.GetIndex(), HeadingPath: nonNil(c.GetHeadingPath()), Tokens: c.GetTokens(), Text: c.GetText()})
+	}
+	return out
+}
+
+// MarshalChunks returns a page's chunks as a compact JSON array, for
+// callers that embed it (MCP tool results).
+func MarshalChunks(d *distillv1.Distilled) ([]byte, error) {
+	return marshal(Chunks(d))
+}
+
+// WriteChunkLines writes a page's chunks as JSON Lines, one chunk a line.
+func WriteChunkLines(w io.Writer, d *distillv1.Distilled) error {
+	for _, c := range Chunks(d) {
+		b, err := marshal(c)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func toTableJSON(t *distillv1.Table) tableJSON {

@@ -9,9 +9,11 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
-// Content returns what the markdown and text formats print for a page.
+// Content returns what the markdown, text, llm and html formats print for
+// a page: the three that are not Markdown come in the text field.
 func Content(d *distillv1.Distilled, format distillv1.Format) string {
-	if format == distillv1.Format_FORMAT_TEXT {
+	switch format {
+	case distillv1.Format_FORMAT_TEXT, distillv1.Format_FORMAT_LLM, distillv1.Format_FORMAT_HTML:
 		return d.GetText()
 	}
 	return d.GetMarkdown()
@@ -67,6 +69,9 @@ func DiagnosticsLine(d *distillv1.Distilled) string {
 	}
 	if g.PageCount != nil {
 		line += fmt.Sprintf(" pages=%d", g.GetPageCount())
+	}
+	if g.QueryRelevance != nil {
+		line += fmt.Sprintf(" query_relevance=%.3f query_blocks=%d", g.GetQueryRelevance(), g.GetQueryBlocks())
 	}
 	return line
 }

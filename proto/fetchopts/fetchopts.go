@@ -169,8 +169,6 @@ func validateReading(o *distillv1.FetchOptions) error {
 		return fmt.Errorf("--chunk-overlap needs --chunk")
 	case o.GetChunkOverlap()*2 > o.GetChunk():
 		return fmt.Errorf("--chunk-overlap must be at most half of --chunk (%d), got %d", o.GetChunk()/2, o.GetChunkOverlap())
-	case o.GetCitations() && o.GetChunk() > 0:
-		return fmt.Errorf("--citations cannot go with --chunk: a chunk would cite notes that another chunk holds")
 	case o.GetQuery() != "" && (format == distillv1.Format_FORMAT_TEXT || format == distillv1.Format_FORMAT_HTML):
 		return fmt.Errorf("--query keeps Markdown blocks: use it with --format markdown, json or llm")
 	case o.GetCitations() && (format == distillv1.Format_FORMAT_TEXT || format == distillv1.Format_FORMAT_HTML):

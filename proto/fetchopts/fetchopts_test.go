@@ -98,7 +98,6 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{"negative chunk", &distillv1.FetchOptions{Chunk: -1}, "--chunk"},
 		{"overlap without chunk", &distillv1.FetchOptions{ChunkOverlap: 10}, "--chunk-overlap"},
 		{"overlap over half", &distillv1.FetchOptions{Chunk: 100, ChunkOverlap: 51}, "--chunk-overlap"},
-		{"citations in chunks", &distillv1.FetchOptions{Chunk: 100, Citations: true}, "--citations"},
 		{"citations in text", &distillv1.FetchOptions{Format: distillv1.Format_FORMAT_TEXT, Citations: true}, "--citations"},
 		{"query in html", &distillv1.FetchOptions{Format: distillv1.Format_FORMAT_HTML, Query: "price"}, "--query"},
 	}

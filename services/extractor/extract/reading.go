@@ -21,7 +21,8 @@ import (
 // The reading options shape the Markdown once it is made, in this order:
 // the query keeps the blocks that answer it; then the token budget cuts
 // what is left, with citations and the llm format cut so that their
-// "## Links" section fits too; then chunks are cut from the result. The
+// "## Links" section fits too; then chunks are cut from the result (with
+// their links inline). The
 // html format is cut between top-level elements. Each step is a pure
 // function of the Markdown (or, for html, of the content's clean HTML),
 // so saved pages, batches, crawls and the API get the same output.
@@ -74,8 +75,14 @@ func read(opts *distillv1.FetchOptions, finalURL string, p page) reading {
 	r.truncated = mdCut || textCut || p.cut
 
 	if n := opts.GetChunk(); n > 0 {
+		// Chunks keep their links inline: a chunk stands alone in an
+		// index, where the page's Links section is not.
+		md := r.markdown
+		if opts.GetCitations() {
+			md, _ = truncate(selected, budget, true)
+		}
 		r.chunks = []*distillv1.Chunk{}
-		for _, c := range chunk.Split(r.markdown, finalURL, int64(n), int64(opts.GetChunkOverlap())) {
+		for _, c := range chunk.Split(md, finalURL, int64(n), int64(opts.GetChunkOverlap())) {
 			r.chunks = append(r.chunks, &distillv1.Chunk{
 				Url: c.URL, Index: int32(c.Index), HeadingPath: c.HeadingPath, Tokens: c.Tokens, Text: c.Text,
 			})

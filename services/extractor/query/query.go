@@ -202,8 +202,12 @@ func score(bs []blocks.Block, question string) scored {
 				}
 			}
 		}
-		for t := range d.tf {
-			df[t]++
+		// A word counts as used by a block whose headings hold it too:
+		// the page's title heads every block and tells none apart.
+		for _, t := range s.terms {
+			if d.tf[t] > 0 || d.htf[t] > 0 {
+				df[t]++
+			}
 		}
 		docs[i] = d
 		n++

@@ -2,7 +2,8 @@
 // gateway/mcp's Go tests. It takes one JSON argument:
 //
 //   {"transport": "stdio", "command": "/path/distill", "args": ["mcp", ...],
-//    "pages": {"article": URL, "a": URL, "b": URL, "order": URL}, "sessions": false}
+//    "pages": {"article": URL, "a": URL, "b": URL, "order": URL}, "sessions": false,
+//    "reading": false}
 //   {"transport": "http", "url": "http://127.0.0.1:PORT/mcp", "token": "...", ...}
 //
 // lists the tools, makes a fixed set of calls, and prints one JSON report on
@@ -83,6 +84,18 @@ if (config.sessions) {
   calls.order_withheld = await submit("2", false);
   calls.order_rejected = await submit("0", true);
   calls.order_placed = await submit("2", true);
+}
+
+if (config.reading) {
+  calls.read_query = await call(client, "fetch_url", {
+    url: article, allow_local: true, query: "how many nights was the lamp lit in November?", diagnostics: true,
+  });
+  calls.read_chunks = await call(client, "fetch_url", { url: article, allow_local: true, chunk: 24, chunk_overlap: "6" });
+  calls.read_citations = await call(client, "fetch_url", { url: article, allow_local: true, citations: "true" });
+  calls.read_llm = await call(client, "fetch_url", { url: article, allow_local: true, format: "llm" });
+  calls.read_html = await call(client, "fetch_url", { url: article, allow_local: true, format: "html" });
+  calls.read_batch = await call(client, "fetch_urls", { urls: [article, a], allow_local: true, chunk: 32, query: "lamp beam" });
+  calls.read_bad_chunk = await call(client, "fetch_url", { url: article, allow_local: true, chunk: 4 });
 }
 
 await client.close();
