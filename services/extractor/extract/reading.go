@@ -61,8 +61,10 @@ func read(opts *distillv1.FetchOptions, finalURL string, p page) reading {
 	case distillv1.Format_FORMAT_TEXT:
 		r.text, textCut = truncate(p.text, budget, false)
 	case distillv1.Format_FORMAT_LLM:
+		// The facts a reader weighs a page by; the day is enough of a
+		// timestamp, and the language shows in the text itself.
 		lp := llmformat.Page{Title: p.title, URL: finalURL, Facts: [][2]string{
-			{"Author", p.byline}, {"Published", p.meta.Published}, {"Site", p.meta.SiteName}, {"Language", p.meta.Language},
+			{"Author", p.byline}, {"Published", day(p.meta.Published)}, {"Site", p.meta.SiteName},
 		}}
 		r.text, textCut = within(selected, budget, func(md string) string { return llmformat.Format(lp, md, u) })
 	case distillv1.Format_FORMAT_HTML:
@@ -89,6 +91,17 @@ func read(opts *distillv1.FetchOptions, finalURL string, p page) reading {
 		}
 	}
 	return r
+}
+
+// isoDay is the date at the start of an ISO 8601 timestamp.
+var isoDay = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}`)
+
+// day returns the date of an ISO 8601 timestamp, or ts as it is.
+func day(ts string) string {
+	if d := isoDay.FindString(ts); d != "" {
+		return d
+	}
+	return ts
 }
 
 // within renders md with render, cutting md first when the rendering is
