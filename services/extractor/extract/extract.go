@@ -20,6 +20,7 @@ import (
 	"distill.dev/services/extractor/actions"
 	"distill.dev/services/extractor/markdown"
 	"distill.dev/services/extractor/metadata"
+	"distill.dev/services/extractor/pagediff"
 	"distill.dev/services/extractor/pdf"
 	"distill.dev/services/extractor/readable"
 	"distill.dev/services/extractor/tokens"
@@ -219,6 +220,11 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 	d.Actions = p.actions
 	if r.chunks != nil {
 		d.Chunks = &distillv1.ChunkList{Items: r.chunks}
+	}
+	// The earlier answer was printed by the same pipeline, so the diff
+	// compares output with output: the Markdown as it is returned.
+	if old := opts.GetDiffWith(); old != nil {
+		d.Diff = pagediff.Compare(old, d)
 	}
 
 	rawBytes := int64(len(req.GetHtml()))

@@ -368,3 +368,34 @@ func median(xs []float64) float64 {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// TestDiffPricingPages compares the two versions of the pricing page, the
+// older one as its JSON answer would be read back.
+func TestDiffPricingPages(t *testing.T) {
+	t.Parallel()
+	old := extractPage(t, "reading/pricing-v1.html", &distillv1.FetchOptions{Format: distillv1.Format_FORMAT_JSON})
+	old.Text = ""
+	d := extractPage(t, "reading/pricing-v2.html", &distillv1.FetchOptions{Format: distillv1.Format_FORMAT_JSON, DiffWith: old}).GetDiff()
+	if !d.GetChanged() {
+		t.Fatal("the new pricing page is unchanged")
+	}
+	var kinds []string
+	for _, b := range d.GetBlocks() {
+		kinds = append(kinds, b.GetChange())
+	}
+	if got := strings.Join(kinds, " "); got != "changed changed changed" {
+		t.Errorf("block changes %q, want the heading, the table and the discount paragraph changed", got)
+	}
+	if len(d.GetFields()) != 1 || d.GetFields()[0].GetField() != "title" {
+		t.Errorf("fields %v, want the title", d.GetFields())
+	}
+	if strings.Join(d.GetLinksAdded(), " ") != "https://harbor.example/billing/yearly" || strings.Join(d.GetLinksRemoved(), " ") != "https://harbor.example/contact" {
+		t.Errorf("links added %v, removed %v", d.GetLinksAdded(), d.GetLinksRemoved())
+	}
+	golden.Check(t, "reading/diff-pricing.json", golden.ProtoJSON(t, d))
+
+	same := extractPage(t, "reading/pricing-v1.html", &distillv1.FetchOptions{DiffWith: old}).GetDiff()
+	if same.GetChanged() || len(same.GetBlocks()) > 0 || same.GetUnified() != "" {
+		t.Errorf("the same page diffs as %v, want unchanged", same)
+	}
+}

@@ -52,7 +52,11 @@ type Distilled struct {
 	// for. It is what `--format text` prints and is not part of the JSON form.
 	Text string `protobuf:"bytes,12,opt,name=text,proto3" json:"text,omitempty"`
 	// The content cut into chunks; present when chunks were asked for.
-	Chunks        *ChunkList `protobuf:"bytes,16,opt,name=chunks,proto3" json:"chunks,omitempty"`
+	Chunks *ChunkList `protobuf:"bytes,16,opt,name=chunks,proto3" json:"chunks,omitempty"`
+	// What changed since the page given as diff_with; present when one was.
+	Diff *PageDiff `protobuf:"bytes,17,opt,name=diff,proto3" json:"diff,omitempty"`
+	// The page's brand; present when it was asked for.
+	Brand         *Brand `protobuf:"bytes,18,opt,name=brand,proto3" json:"brand,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -178,6 +182,539 @@ func (x *Distilled) GetChunks() *ChunkList {
 	return nil
 }
 
+func (x *Distilled) GetDiff() *PageDiff {
+	if x != nil {
+		return x.Diff
+	}
+	return nil
+}
+
+func (x *Distilled) GetBrand() *Brand {
+	if x != nil {
+		return x.Brand
+	}
+	return nil
+}
+
+// PageDiff compares a page with an earlier answer for it, block by block.
+type PageDiff struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when nothing differs: the page is "unchanged".
+	Changed bool `protobuf:"varint,1,opt,name=changed,proto3" json:"changed,omitempty"`
+	// The page fields that differ: title, byline, excerpt, final_url,
+	// status.
+	Fields []*FieldChange `protobuf:"bytes,2,rep,name=fields,proto3" json:"fields,omitempty"`
+	// The blocks added, removed and changed, in page order.
+	Blocks []*BlockChange `protobuf:"bytes,3,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	// Link URLs in the Markdown now and not before, and the other way round.
+	LinksAdded   []string `protobuf:"bytes,4,rep,name=links_added,json=linksAdded,proto3" json:"links_added,omitempty"`
+	LinksRemoved []string `protobuf:"bytes,5,rep,name=links_removed,json=linksRemoved,proto3" json:"links_removed,omitempty"`
+	// The Markdown as a unified diff, old then new; empty when unchanged.
+	Unified       string `protobuf:"bytes,6,opt,name=unified,proto3" json:"unified,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PageDiff) Reset() {
+	*x = PageDiff{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PageDiff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PageDiff) ProtoMessage() {}
+
+func (x *PageDiff) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PageDiff.ProtoReflect.Descriptor instead.
+func (*PageDiff) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PageDiff) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
+func (x *PageDiff) GetFields() []*FieldChange {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+func (x *PageDiff) GetBlocks() []*BlockChange {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+func (x *PageDiff) GetLinksAdded() []string {
+	if x != nil {
+		return x.LinksAdded
+	}
+	return nil
+}
+
+func (x *PageDiff) GetLinksRemoved() []string {
+	if x != nil {
+		return x.LinksRemoved
+	}
+	return nil
+}
+
+func (x *PageDiff) GetUnified() string {
+	if x != nil {
+		return x.Unified
+	}
+	return ""
+}
+
+// FieldChange is one page field that differs.
+type FieldChange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Field         string                 `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	Old           string                 `protobuf:"bytes,2,opt,name=old,proto3" json:"old,omitempty"`
+	New           string                 `protobuf:"bytes,3,opt,name=new,proto3" json:"new,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FieldChange) Reset() {
+	*x = FieldChange{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FieldChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FieldChange) ProtoMessage() {}
+
+func (x *FieldChange) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FieldChange.ProtoReflect.Descriptor instead.
+func (*FieldChange) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *FieldChange) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *FieldChange) GetOld() string {
+	if x != nil {
+		return x.Old
+	}
+	return ""
+}
+
+func (x *FieldChange) GetNew() string {
+	if x != nil {
+		return x.New
+	}
+	return ""
+}
+
+// BlockChange is one block of the Markdown added, removed or changed.
+type BlockChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// added, removed or changed.
+	Change string `protobuf:"bytes,1,opt,name=change,proto3" json:"change,omitempty"`
+	// The headings in effect at the block, outermost first.
+	HeadingPath []string `protobuf:"bytes,2,rep,name=heading_path,json=headingPath,proto3" json:"heading_path,omitempty"`
+	// The block before, absent when added.
+	Old *string `protobuf:"bytes,3,opt,name=old,proto3,oneof" json:"old,omitempty"`
+	// The block now, absent when removed.
+	New           *string `protobuf:"bytes,4,opt,name=new,proto3,oneof" json:"new,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockChange) Reset() {
+	*x = BlockChange{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockChange) ProtoMessage() {}
+
+func (x *BlockChange) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockChange.ProtoReflect.Descriptor instead.
+func (*BlockChange) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *BlockChange) GetChange() string {
+	if x != nil {
+		return x.Change
+	}
+	return ""
+}
+
+func (x *BlockChange) GetHeadingPath() []string {
+	if x != nil {
+		return x.HeadingPath
+	}
+	return nil
+}
+
+func (x *BlockChange) GetOld() string {
+	if x != nil && x.Old != nil {
+		return *x.Old
+	}
+	return ""
+}
+
+func (x *BlockChange) GetNew() string {
+	if x != nil && x.New != nil {
+		return *x.New
+	}
+	return ""
+}
+
+// Brand is what a page shows of who publishes it.
+type Brand struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The site's or organisation's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Logo images, most likely first.
+	Logos []*BrandImage `protobuf:"bytes,2,rep,name=logos,proto3" json:"logos,omitempty"`
+	// The page's icon.
+	Favicon *BrandImage `protobuf:"bytes,3,opt,name=favicon,proto3" json:"favicon,omitempty"`
+	// The colour the page asks browsers to paint around it (theme-color).
+	ThemeColor *string `protobuf:"bytes,4,opt,name=theme_color,json=themeColor,proto3,oneof" json:"theme_color,omitempty"`
+	// Colours the page's styles use most, most used first, as #rrggbb.
+	Colors []*BrandColor `protobuf:"bytes,5,rep,name=colors,proto3" json:"colors,omitempty"`
+	// Font families the styles name, most used first.
+	Fonts []string `protobuf:"bytes,6,rep,name=fonts,proto3" json:"fonts,omitempty"`
+	// Profiles on social networks the page links to.
+	Social []*SocialProfile `protobuf:"bytes,7,rep,name=social,proto3" json:"social,omitempty"`
+	// Linked stylesheets read for colours and fonts.
+	Stylesheets   []string `protobuf:"bytes,8,rep,name=stylesheets,proto3" json:"stylesheets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Brand) Reset() {
+	*x = Brand{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Brand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Brand) ProtoMessage() {}
+
+func (x *Brand) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Brand.ProtoReflect.Descriptor instead.
+func (*Brand) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Brand) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Brand) GetLogos() []*BrandImage {
+	if x != nil {
+		return x.Logos
+	}
+	return nil
+}
+
+func (x *Brand) GetFavicon() *BrandImage {
+	if x != nil {
+		return x.Favicon
+	}
+	return nil
+}
+
+func (x *Brand) GetThemeColor() string {
+	if x != nil && x.ThemeColor != nil {
+		return *x.ThemeColor
+	}
+	return ""
+}
+
+func (x *Brand) GetColors() []*BrandColor {
+	if x != nil {
+		return x.Colors
+	}
+	return nil
+}
+
+func (x *Brand) GetFonts() []string {
+	if x != nil {
+		return x.Fonts
+	}
+	return nil
+}
+
+func (x *Brand) GetSocial() []*SocialProfile {
+	if x != nil {
+		return x.Social
+	}
+	return nil
+}
+
+func (x *Brand) GetStylesheets() []string {
+	if x != nil {
+		return x.Stylesheets
+	}
+	return nil
+}
+
+// BrandImage is an image with what the page says of its size.
+type BrandImage struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Url    string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Width  *int32                 `protobuf:"varint,2,opt,name=width,proto3,oneof" json:"width,omitempty"`
+	Height *int32                 `protobuf:"varint,3,opt,name=height,proto3,oneof" json:"height,omitempty"`
+	// Where it was found: img, og:image, icon, apple-touch-icon, json-ld.
+	Source        string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BrandImage) Reset() {
+	*x = BrandImage{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BrandImage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BrandImage) ProtoMessage() {}
+
+func (x *BrandImage) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BrandImage.ProtoReflect.Descriptor instead.
+func (*BrandImage) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *BrandImage) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *BrandImage) GetWidth() int32 {
+	if x != nil && x.Width != nil {
+		return *x.Width
+	}
+	return 0
+}
+
+func (x *BrandImage) GetHeight() int32 {
+	if x != nil && x.Height != nil {
+		return *x.Height
+	}
+	return 0
+}
+
+func (x *BrandImage) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+// BrandColor is a colour and how often the styles use it.
+type BrandColor struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Hex   string                 `protobuf:"bytes,1,opt,name=hex,proto3" json:"hex,omitempty"`
+	Count int32                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// The CSS custom property that names it, when one does (--brand-primary).
+	Name          *string `protobuf:"bytes,3,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BrandColor) Reset() {
+	*x = BrandColor{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BrandColor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BrandColor) ProtoMessage() {}
+
+func (x *BrandColor) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BrandColor.ProtoReflect.Descriptor instead.
+func (*BrandColor) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *BrandColor) GetHex() string {
+	if x != nil {
+		return x.Hex
+	}
+	return ""
+}
+
+func (x *BrandColor) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *BrandColor) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+// SocialProfile is a link to the site's profile on a social network.
+type SocialProfile struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Network       string                 `protobuf:"bytes,1,opt,name=network,proto3" json:"network,omitempty"`
+	Url           string                 `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SocialProfile) Reset() {
+	*x = SocialProfile{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SocialProfile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SocialProfile) ProtoMessage() {}
+
+func (x *SocialProfile) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SocialProfile.ProtoReflect.Descriptor instead.
+func (*SocialProfile) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *SocialProfile) GetNetwork() string {
+	if x != nil {
+		return x.Network
+	}
+	return ""
+}
+
+func (x *SocialProfile) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
 // Chunk is one piece of a page's content for a search index or a retrieval
 // pipeline: whole blocks where they fit, never more tokens than asked for.
 type Chunk struct {
@@ -198,7 +735,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	mi := &file_distill_v1_distilled_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -210,7 +747,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	mi := &file_distill_v1_distilled_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -223,7 +760,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{1}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Chunk) GetUrl() string {
@@ -271,7 +808,7 @@ type ChunkList struct {
 
 func (x *ChunkList) Reset() {
 	*x = ChunkList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -283,7 +820,7 @@ func (x *ChunkList) String() string {
 func (*ChunkList) ProtoMessage() {}
 
 func (x *ChunkList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -296,7 +833,7 @@ func (x *ChunkList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkList.ProtoReflect.Descriptor instead.
 func (*ChunkList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{2}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ChunkList) GetItems() []*Chunk {
@@ -321,7 +858,7 @@ type Stats struct {
 
 func (x *Stats) Reset() {
 	*x = Stats{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -333,7 +870,7 @@ func (x *Stats) String() string {
 func (*Stats) ProtoMessage() {}
 
 func (x *Stats) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -346,7 +883,7 @@ func (x *Stats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stats.ProtoReflect.Descriptor instead.
 func (*Stats) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{3}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Stats) GetRawBytes() int64 {
@@ -395,7 +932,7 @@ type Link struct {
 
 func (x *Link) Reset() {
 	*x = Link{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -407,7 +944,7 @@ func (x *Link) String() string {
 func (*Link) ProtoMessage() {}
 
 func (x *Link) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -420,7 +957,7 @@ func (x *Link) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Link.ProtoReflect.Descriptor instead.
 func (*Link) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{4}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Link) GetHref() string {
@@ -448,7 +985,7 @@ type LinkList struct {
 
 func (x *LinkList) Reset() {
 	*x = LinkList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -460,7 +997,7 @@ func (x *LinkList) String() string {
 func (*LinkList) ProtoMessage() {}
 
 func (x *LinkList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -473,7 +1010,7 @@ func (x *LinkList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkList.ProtoReflect.Descriptor instead.
 func (*LinkList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{5}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *LinkList) GetItems() []*Link {
@@ -497,7 +1034,7 @@ type Table struct {
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -509,7 +1046,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -522,7 +1059,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{6}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Table) GetHeaders() []string {
@@ -556,7 +1093,7 @@ type TableRow struct {
 
 func (x *TableRow) Reset() {
 	*x = TableRow{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -568,7 +1105,7 @@ func (x *TableRow) String() string {
 func (*TableRow) ProtoMessage() {}
 
 func (x *TableRow) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -581,7 +1118,7 @@ func (x *TableRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableRow.ProtoReflect.Descriptor instead.
 func (*TableRow) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{7}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TableRow) GetCells() []string {
@@ -601,7 +1138,7 @@ type TableList struct {
 
 func (x *TableList) Reset() {
 	*x = TableList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[8]
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -613,7 +1150,7 @@ func (x *TableList) String() string {
 func (*TableList) ProtoMessage() {}
 
 func (x *TableList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[8]
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -626,7 +1163,7 @@ func (x *TableList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableList.ProtoReflect.Descriptor instead.
 func (*TableList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{8}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TableList) GetItems() []*Table {
@@ -652,7 +1189,7 @@ type Actions struct {
 
 func (x *Actions) Reset() {
 	*x = Actions{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -664,7 +1201,7 @@ func (x *Actions) String() string {
 func (*Actions) ProtoMessage() {}
 
 func (x *Actions) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -677,7 +1214,7 @@ func (x *Actions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actions.ProtoReflect.Descriptor instead.
 func (*Actions) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Actions) GetLinks() []*LinkAction {
@@ -720,7 +1257,7 @@ type LinkAction struct {
 
 func (x *LinkAction) Reset() {
 	*x = LinkAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -732,7 +1269,7 @@ func (x *LinkAction) String() string {
 func (*LinkAction) ProtoMessage() {}
 
 func (x *LinkAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -745,7 +1282,7 @@ func (x *LinkAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkAction.ProtoReflect.Descriptor instead.
 func (*LinkAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *LinkAction) GetActionId() string {
@@ -784,7 +1321,7 @@ type DownloadAction struct {
 
 func (x *DownloadAction) Reset() {
 	*x = DownloadAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -796,7 +1333,7 @@ func (x *DownloadAction) String() string {
 func (*DownloadAction) ProtoMessage() {}
 
 func (x *DownloadAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -809,7 +1346,7 @@ func (x *DownloadAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadAction.ProtoReflect.Descriptor instead.
 func (*DownloadAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DownloadAction) GetActionId() string {
@@ -854,7 +1391,7 @@ type ButtonAction struct {
 
 func (x *ButtonAction) Reset() {
 	*x = ButtonAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -866,7 +1403,7 @@ func (x *ButtonAction) String() string {
 func (*ButtonAction) ProtoMessage() {}
 
 func (x *ButtonAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -879,7 +1416,7 @@ func (x *ButtonAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ButtonAction.ProtoReflect.Descriptor instead.
 func (*ButtonAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ButtonAction) GetActionId() string {
@@ -920,7 +1457,7 @@ type FormAction struct {
 
 func (x *FormAction) Reset() {
 	*x = FormAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -932,7 +1469,7 @@ func (x *FormAction) String() string {
 func (*FormAction) ProtoMessage() {}
 
 func (x *FormAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -945,7 +1482,7 @@ func (x *FormAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormAction.ProtoReflect.Descriptor instead.
 func (*FormAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *FormAction) GetActionId() string {
@@ -1003,7 +1540,7 @@ type FormField struct {
 
 func (x *FormField) Reset() {
 	*x = FormField{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1015,7 +1552,7 @@ func (x *FormField) String() string {
 func (*FormField) ProtoMessage() {}
 
 func (x *FormField) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1028,7 +1565,7 @@ func (x *FormField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormField.ProtoReflect.Descriptor instead.
 func (*FormField) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *FormField) GetName() string {
@@ -1085,7 +1622,7 @@ type SelectOption struct {
 
 func (x *SelectOption) Reset() {
 	*x = SelectOption{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[15]
+	mi := &file_distill_v1_distilled_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1097,7 +1634,7 @@ func (x *SelectOption) String() string {
 func (*SelectOption) ProtoMessage() {}
 
 func (x *SelectOption) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[15]
+	mi := &file_distill_v1_distilled_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1110,7 +1647,7 @@ func (x *SelectOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SelectOption.ProtoReflect.Descriptor instead.
 func (*SelectOption) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{15}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SelectOption) GetValue() string {
@@ -1171,7 +1708,7 @@ type Diagnostics struct {
 
 func (x *Diagnostics) Reset() {
 	*x = Diagnostics{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[16]
+	mi := &file_distill_v1_distilled_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +1720,7 @@ func (x *Diagnostics) String() string {
 func (*Diagnostics) ProtoMessage() {}
 
 func (x *Diagnostics) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[16]
+	mi := &file_distill_v1_distilled_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +1733,7 @@ func (x *Diagnostics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostics.ProtoReflect.Descriptor instead.
 func (*Diagnostics) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{16}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Diagnostics) GetProfile() string {
@@ -1309,7 +1846,7 @@ var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\n" +
 	"\x1adistill/v1/distilled.proto\x12\n" +
-	"distill.v1\"\xf6\x03\n" +
+	"distill.v1\"\xc9\x04\n" +
 	"\tDistilled\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x14\n" +
@@ -1324,10 +1861,59 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	" \x01(\v2\x13.distill.v1.ActionsR\aactions\x129\n" +
 	"\vdiagnostics\x18\v \x01(\v2\x17.distill.v1.DiagnosticsR\vdiagnostics\x12\x12\n" +
 	"\x04text\x18\f \x01(\tR\x04text\x12-\n" +
-	"\x06chunks\x18\x10 \x01(\v2\x15.distill.v1.ChunkListR\x06chunksB\t\n" +
+	"\x06chunks\x18\x10 \x01(\v2\x15.distill.v1.ChunkListR\x06chunks\x12(\n" +
+	"\x04diff\x18\x11 \x01(\v2\x14.distill.v1.PageDiffR\x04diff\x12'\n" +
+	"\x05brand\x18\x12 \x01(\v2\x11.distill.v1.BrandR\x05brandB\t\n" +
 	"\a_bylineB\n" +
 	"\n" +
-	"\b_excerpt\"~\n" +
+	"\b_excerpt\"\xe6\x01\n" +
+	"\bPageDiff\x12\x18\n" +
+	"\achanged\x18\x01 \x01(\bR\achanged\x12/\n" +
+	"\x06fields\x18\x02 \x03(\v2\x17.distill.v1.FieldChangeR\x06fields\x12/\n" +
+	"\x06blocks\x18\x03 \x03(\v2\x17.distill.v1.BlockChangeR\x06blocks\x12\x1f\n" +
+	"\vlinks_added\x18\x04 \x03(\tR\n" +
+	"linksAdded\x12#\n" +
+	"\rlinks_removed\x18\x05 \x03(\tR\flinksRemoved\x12\x18\n" +
+	"\aunified\x18\x06 \x01(\tR\aunified\"G\n" +
+	"\vFieldChange\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12\x10\n" +
+	"\x03old\x18\x02 \x01(\tR\x03old\x12\x10\n" +
+	"\x03new\x18\x03 \x01(\tR\x03new\"\x86\x01\n" +
+	"\vBlockChange\x12\x16\n" +
+	"\x06change\x18\x01 \x01(\tR\x06change\x12!\n" +
+	"\fheading_path\x18\x02 \x03(\tR\vheadingPath\x12\x15\n" +
+	"\x03old\x18\x03 \x01(\tH\x00R\x03old\x88\x01\x01\x12\x15\n" +
+	"\x03new\x18\x04 \x01(\tH\x01R\x03new\x88\x01\x01B\x06\n" +
+	"\x04_oldB\x06\n" +
+	"\x04_new\"\xcc\x02\n" +
+	"\x05Brand\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
+	"\x05logos\x18\x02 \x03(\v2\x16.distill.v1.BrandImageR\x05logos\x120\n" +
+	"\afavicon\x18\x03 \x01(\v2\x16.distill.v1.BrandImageR\afavicon\x12$\n" +
+	"\vtheme_color\x18\x04 \x01(\tH\x00R\n" +
+	"themeColor\x88\x01\x01\x12.\n" +
+	"\x06colors\x18\x05 \x03(\v2\x16.distill.v1.BrandColorR\x06colors\x12\x14\n" +
+	"\x05fonts\x18\x06 \x03(\tR\x05fonts\x121\n" +
+	"\x06social\x18\a \x03(\v2\x19.distill.v1.SocialProfileR\x06social\x12 \n" +
+	"\vstylesheets\x18\b \x03(\tR\vstylesheetsB\x0e\n" +
+	"\f_theme_color\"\x83\x01\n" +
+	"\n" +
+	"BrandImage\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x19\n" +
+	"\x05width\x18\x02 \x01(\x05H\x00R\x05width\x88\x01\x01\x12\x1b\n" +
+	"\x06height\x18\x03 \x01(\x05H\x01R\x06height\x88\x01\x01\x12\x16\n" +
+	"\x06source\x18\x04 \x01(\tR\x06sourceB\b\n" +
+	"\x06_widthB\t\n" +
+	"\a_height\"V\n" +
+	"\n" +
+	"BrandColor\x12\x10\n" +
+	"\x03hex\x18\x01 \x01(\tR\x03hex\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x17\n" +
+	"\x04name\x18\x03 \x01(\tH\x00R\x04name\x88\x01\x01B\a\n" +
+	"\x05_name\";\n" +
+	"\rSocialProfile\x12\x18\n" +
+	"\anetwork\x18\x01 \x01(\tR\anetwork\x12\x10\n" +
+	"\x03url\x18\x02 \x01(\tR\x03url\"~\n" +
 	"\x05Chunk\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12!\n" +
@@ -1436,48 +2022,63 @@ func file_distill_v1_distilled_proto_rawDescGZIP() []byte {
 	return file_distill_v1_distilled_proto_rawDescData
 }
 
-var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_distill_v1_distilled_proto_goTypes = []any{
 	(*Distilled)(nil),      // 0: distill.v1.Distilled
-	(*Chunk)(nil),          // 1: distill.v1.Chunk
-	(*ChunkList)(nil),      // 2: distill.v1.ChunkList
-	(*Stats)(nil),          // 3: distill.v1.Stats
-	(*Link)(nil),           // 4: distill.v1.Link
-	(*LinkList)(nil),       // 5: distill.v1.LinkList
-	(*Table)(nil),          // 6: distill.v1.Table
-	(*TableRow)(nil),       // 7: distill.v1.TableRow
-	(*TableList)(nil),      // 8: distill.v1.TableList
-	(*Actions)(nil),        // 9: distill.v1.Actions
-	(*LinkAction)(nil),     // 10: distill.v1.LinkAction
-	(*DownloadAction)(nil), // 11: distill.v1.DownloadAction
-	(*ButtonAction)(nil),   // 12: distill.v1.ButtonAction
-	(*FormAction)(nil),     // 13: distill.v1.FormAction
-	(*FormField)(nil),      // 14: distill.v1.FormField
-	(*SelectOption)(nil),   // 15: distill.v1.SelectOption
-	(*Diagnostics)(nil),    // 16: distill.v1.Diagnostics
+	(*PageDiff)(nil),       // 1: distill.v1.PageDiff
+	(*FieldChange)(nil),    // 2: distill.v1.FieldChange
+	(*BlockChange)(nil),    // 3: distill.v1.BlockChange
+	(*Brand)(nil),          // 4: distill.v1.Brand
+	(*BrandImage)(nil),     // 5: distill.v1.BrandImage
+	(*BrandColor)(nil),     // 6: distill.v1.BrandColor
+	(*SocialProfile)(nil),  // 7: distill.v1.SocialProfile
+	(*Chunk)(nil),          // 8: distill.v1.Chunk
+	(*ChunkList)(nil),      // 9: distill.v1.ChunkList
+	(*Stats)(nil),          // 10: distill.v1.Stats
+	(*Link)(nil),           // 11: distill.v1.Link
+	(*LinkList)(nil),       // 12: distill.v1.LinkList
+	(*Table)(nil),          // 13: distill.v1.Table
+	(*TableRow)(nil),       // 14: distill.v1.TableRow
+	(*TableList)(nil),      // 15: distill.v1.TableList
+	(*Actions)(nil),        // 16: distill.v1.Actions
+	(*LinkAction)(nil),     // 17: distill.v1.LinkAction
+	(*DownloadAction)(nil), // 18: distill.v1.DownloadAction
+	(*ButtonAction)(nil),   // 19: distill.v1.ButtonAction
+	(*FormAction)(nil),     // 20: distill.v1.FormAction
+	(*FormField)(nil),      // 21: distill.v1.FormField
+	(*SelectOption)(nil),   // 22: distill.v1.SelectOption
+	(*Diagnostics)(nil),    // 23: distill.v1.Diagnostics
 }
 var file_distill_v1_distilled_proto_depIdxs = []int32{
-	3,  // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
-	5,  // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
-	8,  // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
-	9,  // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
-	16, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
-	2,  // 5: distill.v1.Distilled.chunks:type_name -> distill.v1.ChunkList
-	1,  // 6: distill.v1.ChunkList.items:type_name -> distill.v1.Chunk
-	4,  // 7: distill.v1.LinkList.items:type_name -> distill.v1.Link
-	7,  // 8: distill.v1.Table.rows:type_name -> distill.v1.TableRow
-	6,  // 9: distill.v1.TableList.items:type_name -> distill.v1.Table
-	10, // 10: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
-	13, // 11: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
-	12, // 12: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
-	11, // 13: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
-	14, // 14: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
-	15, // 15: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	10, // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
+	12, // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
+	15, // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
+	16, // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
+	23, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
+	9,  // 5: distill.v1.Distilled.chunks:type_name -> distill.v1.ChunkList
+	1,  // 6: distill.v1.Distilled.diff:type_name -> distill.v1.PageDiff
+	4,  // 7: distill.v1.Distilled.brand:type_name -> distill.v1.Brand
+	2,  // 8: distill.v1.PageDiff.fields:type_name -> distill.v1.FieldChange
+	3,  // 9: distill.v1.PageDiff.blocks:type_name -> distill.v1.BlockChange
+	5,  // 10: distill.v1.Brand.logos:type_name -> distill.v1.BrandImage
+	5,  // 11: distill.v1.Brand.favicon:type_name -> distill.v1.BrandImage
+	6,  // 12: distill.v1.Brand.colors:type_name -> distill.v1.BrandColor
+	7,  // 13: distill.v1.Brand.social:type_name -> distill.v1.SocialProfile
+	8,  // 14: distill.v1.ChunkList.items:type_name -> distill.v1.Chunk
+	11, // 15: distill.v1.LinkList.items:type_name -> distill.v1.Link
+	14, // 16: distill.v1.Table.rows:type_name -> distill.v1.TableRow
+	13, // 17: distill.v1.TableList.items:type_name -> distill.v1.Table
+	17, // 18: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
+	20, // 19: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
+	19, // 20: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
+	18, // 21: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
+	21, // 22: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
+	22, // 23: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_distilled_proto_init() }
@@ -1486,17 +2087,21 @@ func file_distill_v1_distilled_proto_init() {
 		return
 	}
 	file_distill_v1_distilled_proto_msgTypes[0].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[3].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[4].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[5].OneofWrappers = []any{}
 	file_distill_v1_distilled_proto_msgTypes[6].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[11].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[14].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[16].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[13].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[18].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[21].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_distilled_proto_rawDesc), len(file_distill_v1_distilled_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

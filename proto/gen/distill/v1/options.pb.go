@@ -267,7 +267,13 @@ type FetchOptions struct {
 	ChunkOverlap int32 `protobuf:"varint,42,opt,name=chunk_overlap,json=chunkOverlap,proto3" json:"chunk_overlap,omitempty"`
 	// --citations: links and images become numbered footnotes under a
 	// closing "## Links" section.
-	Citations     bool `protobuf:"varint,43,opt,name=citations,proto3" json:"citations,omitempty"`
+	Citations bool `protobuf:"varint,43,opt,name=citations,proto3" json:"citations,omitempty"`
+	// --diff-with: a previous answer for the same page (its JSON form read
+	// back); the answer then carries a diff against it.
+	DiffWith *Distilled `protobuf:"bytes,44,opt,name=diff_with,json=diffWith,proto3" json:"diff_with,omitempty"`
+	// --brand: the page's brand: name, logos, favicon, colours, fonts and
+	// social profiles.
+	Brand         bool `protobuf:"varint,45,opt,name=brand,proto3" json:"brand,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -498,12 +504,26 @@ func (x *FetchOptions) GetCitations() bool {
 	return false
 }
 
+func (x *FetchOptions) GetDiffWith() *Distilled {
+	if x != nil {
+		return x.DiffWith
+	}
+	return nil
+}
+
+func (x *FetchOptions) GetBrand() bool {
+	if x != nil {
+		return x.Brand
+	}
+	return false
+}
+
 var File_distill_v1_options_proto protoreflect.FileDescriptor
 
 const file_distill_v1_options_proto_rawDesc = "" +
 	"\n" +
 	"\x18distill/v1/options.proto\x12\n" +
-	"distill.v1\"\x83\t\n" +
+	"distill.v1\x1a\x1adistill/v1/distilled.proto\"\xcd\t\n" +
 	"\fFetchOptions\x12*\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x12.distill.v1.FormatR\x06format\x12\x1a\n" +
 	"\bselector\x18\x02 \x01(\tR\bselector\x12-\n" +
@@ -538,7 +558,9 @@ const file_distill_v1_options_proto_rawDesc = "" +
 	"\x05query\x18( \x01(\tR\x05query\x12\x14\n" +
 	"\x05chunk\x18) \x01(\x05R\x05chunk\x12#\n" +
 	"\rchunk_overlap\x18* \x01(\x05R\fchunkOverlap\x12\x1c\n" +
-	"\tcitations\x18+ \x01(\bR\tcitationsB\x14\n" +
+	"\tcitations\x18+ \x01(\bR\tcitations\x122\n" +
+	"\tdiff_with\x18, \x01(\v2\x15.distill.v1.DistilledR\bdiffWith\x12\x14\n" +
+	"\x05brand\x18- \x01(\bR\x05brandB\x14\n" +
 	"\x12_max_output_tokensB\x0f\n" +
 	"\r_timeout_secsB\f\n" +
 	"\n" +
@@ -589,16 +611,18 @@ var file_distill_v1_options_proto_goTypes = []any{
 	(Profile)(0),         // 1: distill.v1.Profile
 	(JsMode)(0),          // 2: distill.v1.JsMode
 	(*FetchOptions)(nil), // 3: distill.v1.FetchOptions
+	(*Distilled)(nil),    // 4: distill.v1.Distilled
 }
 var file_distill_v1_options_proto_depIdxs = []int32{
 	0, // 0: distill.v1.FetchOptions.format:type_name -> distill.v1.Format
 	1, // 1: distill.v1.FetchOptions.profile:type_name -> distill.v1.Profile
 	2, // 2: distill.v1.FetchOptions.js:type_name -> distill.v1.JsMode
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	4, // 3: distill.v1.FetchOptions.diff_with:type_name -> distill.v1.Distilled
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_options_proto_init() }
@@ -606,6 +630,7 @@ func file_distill_v1_options_proto_init() {
 	if File_distill_v1_options_proto != nil {
 		return
 	}
+	file_distill_v1_distilled_proto_init()
 	file_distill_v1_options_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
