@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -108,6 +109,7 @@ type page struct {
 	// htmlBlocks is the content as clean HTML, one top-level block each,
 	// when the html format was asked for.
 	htmlBlocks []string
+	brand      *distillv1.Brand
 }
 
 // emptyLists gives a page without markup the empty lists of links, tables
@@ -183,6 +185,10 @@ func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest)
 		p.emptyLists(opts)
 	}
 
+	if opts.GetBrand() && p.brand == nil {
+		// A PDF or a text file shows no brand but its site's name.
+		p.brand = &distillv1.Brand{Name: strings.TrimPrefix(u.Hostname(), "www.")}
+	}
 	d := finish(req, body, p)
 	e.logger.DebugContext(ctx, "extracted",
 		"url", req.GetUrl(), "profile", p.profile, "raw_bytes", len(req.GetHtml()),
@@ -221,6 +227,7 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 	if r.chunks != nil {
 		d.Chunks = &distillv1.ChunkList{Items: r.chunks}
 	}
+	d.Brand = p.brand
 	// The earlier answer was printed by the same pipeline, so the diff
 	// compares output with output: the Markdown as it is returned.
 	if old := opts.GetDiffWith(); old != nil {

@@ -13,6 +13,7 @@ import (
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/actions"
+	"distill.dev/services/extractor/brand"
 	"distill.dev/services/extractor/cleanhtml"
 	"distill.dev/services/extractor/internal/htmlnode"
 	"distill.dev/services/extractor/internal/weburl"
@@ -51,6 +52,9 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 			return page{}, err
 		}
 		p.actions = actions.Read(doc, u, base, actionLimit(opts))
+	}
+	if opts.GetBrand() {
+		p.brand = brand.Read(doc, base, meta)
 	}
 	if err := stopped(ctx, "reading the page"); err != nil {
 		return page{}, err

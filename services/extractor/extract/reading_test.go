@@ -23,6 +23,7 @@ var readingPages = map[string]string{
 	"reading/docs.html":       "https://harbor.example/docs/limits/",
 	"reading/pricing-v1.html": "https://harbor.example/pricing",
 	"reading/pricing-v2.html": "https://harbor.example/pricing",
+	"reading/brand.html":      "https://harbor.example/",
 }
 
 func extractPage(t *testing.T, name string, opts *distillv1.FetchOptions) *distillv1.Distilled {
@@ -397,5 +398,48 @@ func TestDiffPricingPages(t *testing.T) {
 	same := extractPage(t, "reading/pricing-v1.html", &distillv1.FetchOptions{DiffWith: old}).GetDiff()
 	if same.GetChanged() || len(same.GetBlocks()) > 0 || same.GetUnified() != "" {
 		t.Errorf("the same page diffs as %v, want unchanged", same)
+	}
+}
+
+// TestBrand reads the brand of a page whose styles, icons, JSON-LD and
+// links say who publishes it.
+func TestBrand(t *testing.T) {
+	t.Parallel()
+	d := extractPage(t, "reading/brand.html", &distillv1.FetchOptions{Brand: true})
+	b := d.GetBrand()
+	if b == nil {
+		t.Fatal("no brand")
+	}
+	if b.GetName() != "Harbor" || b.GetThemeColor() != "#0b5fff" {
+		t.Errorf("name %q theme %q", b.GetName(), b.GetThemeColor())
+	}
+	if len(b.GetLogos()) != 2 || b.GetLogos()[0].GetUrl() != "https://harbor.example/img/logo-512.png" || b.GetLogos()[0].GetWidth() != 512 ||
+		b.GetLogos()[1].GetUrl() != "https://harbor.example/img/logo.svg" || b.GetLogos()[1].GetHeight() != 32 {
+		t.Errorf("logos %v", b.GetLogos())
+	}
+	if f := b.GetFavicon(); f.GetUrl() != "https://harbor.example/favicon-32.png" || f.GetWidth() != 32 {
+		t.Errorf("favicon %v", f)
+	}
+	if len(b.GetColors()) != 2 || b.GetColors()[0].GetHex() != "#0b5fff" || b.GetColors()[0].GetName() != "--brand-primary" ||
+		b.GetColors()[1].GetHex() != "#ff7a00" || b.GetColors()[1].GetName() != "--brand-accent" {
+		t.Errorf("colors %v, want the two brand colours and no grays", b.GetColors())
+	}
+	if strings.Join(b.GetFonts(), ",") != "Inter,Space Mono" {
+		t.Errorf("fonts %v", b.GetFonts())
+	}
+	var social []string
+	for _, s := range b.GetSocial() {
+		social = append(social, s.GetNetwork()+"="+s.GetUrl())
+	}
+	if strings.Join(social, " ") != "twitter=https://twitter.com/harborapi youtube=https://www.youtube.com/@harborapi github=https://github.com/harbor-example linkedin=https://www.linkedin.com/company/harbor-example" {
+		t.Errorf("social %v", social)
+	}
+	if strings.Join(b.GetStylesheets(), " ") != "https://harbor.example/assets/site.css https://fonts.googleapis.com/css?family=Inter:400,700|Space+Mono" {
+		t.Errorf("stylesheets %v", b.GetStylesheets())
+	}
+	golden.Check(t, "reading/brand.json", golden.ProtoJSON(t, b))
+
+	if extractPage(t, "reading/brand.html", nil).GetBrand() != nil {
+		t.Error("a brand without asking")
 	}
 }
