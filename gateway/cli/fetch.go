@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -32,6 +33,8 @@ type outputFlags struct {
 	query               string
 	chunk, chunkOverlap int32
 	citations           bool
+	diffWith            string
+	brand               bool
 }
 
 func (f *outputFlags) register(fs *pflag.FlagSet) {
@@ -51,6 +54,8 @@ func (f *outputFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.query, "query", "", "keep only the paragraphs, lists, tables and code blocks that answer this question, under their headings, within --max-output-tokens (4000 when unset); the page is unchanged when nothing matches")
 	fs.Int32Var(&f.chunk, "chunk", 0, "print the content as chunks of at most this many tokens, built from whole blocks, one JSON object a line ({url, index, heading_path, tokens, text}); with --format json, as the page's \"chunks\"")
 	fs.Int32Var(&f.chunkOverlap, "chunk-overlap", 0, "repeat up to this many tokens from the end of each chunk at the start of the next (at most half of --chunk)")
+	fs.StringVar(&f.diffWith, "diff-with", "", "compare the page with an earlier --format json answer for it, read from `OLD.json`: prints the fields, links and blocks that changed and a unified diff, or \"unchanged\" (with --format json, the page's \"diff\")")
+	fs.BoolVar(&f.brand, "brand", false, "print the site's brand instead of the page: name, logos, favicon, theme and style colours, fonts, social profiles (with --format json, the page's \"brand\")")
 	fs.BoolVar(&f.citations, "citations", false, "move link and image URLs into numbered footnotes under a closing \"## Links\" section (Markdown and JSON)")
 }
 
@@ -68,12 +73,31 @@ func (f *outputFlags) apply(fs *pflag.FlagSet, o *distillv1.FetchOptions) {
 	o.Chunk = f.chunk
 	o.ChunkOverlap = f.chunkOverlap
 	o.Citations = f.citations
+	o.Brand = f.brand
 	setIfChanged(fs, "max-output-tokens", &o.MaxOutputTokens, &f.maxOutputTokens)
 	// 0 means no cap, as for the other limits; negative values are left for
 	// validation to refuse.
 	if fs.Changed("max-actions") && f.maxActions != 0 {
 		o.MaxActions = &f.maxActions
 	}
+}
+
+// readDiffWith reads --diff-with's file into o: a page's JSON, as
+// --format json printed it.
+func (f *outputFlags) readDiffWith(o *distillv1.FetchOptions) error {
+	if f.diffWith == "" {
+		return nil
+	}
+	b, err := os.ReadFile(f.diffWith)
+	if err != nil {
+		return fmt.Errorf("--diff-with: %w", err)
+	}
+	old, err := output.ReadDistilled(b)
+	if err != nil {
+		return fmt.Errorf("--diff-with %s: %w", f.diffWith, err)
+	}
+	o.DiffWith = old
+	return nil
 }
 
 // fetchFlags are the `distill fetch` flags, named as in the public surface.
@@ -198,6 +222,9 @@ func newFetchCmd(g *globals) *cobra.Command {
 				return err
 			}
 			opts := f.options(cmd.Flags())
+			if err := f.readDiffWith(opts); err != nil {
+				return usageError{err}
+			}
 			if err := fetchopts.Validate(opts); err != nil {
 				return usageError{err}
 			}
@@ -209,6 +236,9 @@ func newFetchCmd(g *globals) *cobra.Command {
 			urls, err := batchURLs(args, input, cmd.InOrStdin())
 			if err != nil {
 				return usageError{err}
+			}
+			if opts.GetDiffWith() != nil && len(urls) > 1 {
+				return usagef("--diff-with compares one page with its earlier answer; got %d URLs", len(urls))
 			}
 			r := &fetchRun{
 				printer: printer{g: g, format: f.format.value, opts: opts, failOnHTTP: failOnHTTP, server: server, allowLocal: f.allowLocal},

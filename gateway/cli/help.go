@@ -18,7 +18,7 @@ var fetchGroups = []struct {
 	flags []string
 }{
 	{"Output", []string{"format", "stats", "diagnostics", "max-output-tokens", "fail-on-http-error", "citations", "chunk", "chunk-overlap"}},
-	{"Content", []string{"selector", "profile", "links", "links-all", "tables", "actions", "max-actions", "query"}},
+	{"Content", []string{"selector", "profile", "links", "links-all", "tables", "actions", "max-actions", "query", "diff-with", "brand"}},
 	{"Network", []string{"timeout", "max-bytes", "allow-local", "max-retries", "per-host-concurrency", "rate-limit", "respect-robots", "server"}},
 	{"Rendering", []string{"js", "js-wait", "js-wait-for"}},
 	{"Batch", []string{"concurrency", "input", "output-dir"}},

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -42,7 +44,16 @@ type reach struct {
 	// internal, when set, says why the field is deliberately kept off the
 	// public surface; the other fields are then left empty.
 	internal string
+	// file, when set, is written to a file whose path ends flag.
+	file string
+	// implied says the tool sets the field itself: it is called without
+	// a parameter for it.
+	implied bool
 }
+
+// oldPage is an earlier answer, as --diff-with reads it and the diff tool
+// takes it.
+const oldPage = `{"final_url":"http://127.0.0.1:1/page","status":200,"title":"Page","markdown":"# Page, before"}`
 
 // fetchOptionsReach lists every field of FetchOptions. The values differ
 // from the defaults, so a field left unset cannot pass for one that was
@@ -78,6 +89,9 @@ var fetchOptionsReach = map[protoreflect.Name]reach{
 	"chunk":         {flag: "--chunk=64", tool: "fetch_url", param: 64, want: protoreflect.ValueOfInt32(64), json: "chunks"},
 	"chunk_overlap": {flag: "--chunk-overlap=8", tool: "fetch_url", param: 8, want: protoreflect.ValueOfInt32(8)},
 	"citations":     {flag: "--citations", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true)},
+	"diff_with": {flag: "--diff-with=", file: oldPage, tool: "diff", param: oldPage, json: "diff",
+		want: protoreflect.ValueOfMessage((&distillv1.Distilled{FinalUrl: page, Status: 200, Title: "Page", Markdown: "# Page, before"}).ProtoReflect())},
+	"brand": {flag: "--brand", tool: "brand", implied: true, param: true, want: protoreflect.ValueOfBool(true), json: "brand"},
 }
 
 func enum(e protoreflect.Enum) protoreflect.Value { return protoreflect.ValueOfEnum(e.Number()) }
@@ -88,6 +102,8 @@ const page = "http://127.0.0.1:1/page"
 var toolArgs = map[string]map[string]any{
 	"fetch_url":  {"url": page},
 	"fetch_urls": {"urls": []string{page}},
+	"diff":       {"url": page},
+	"brand":      {"url": page},
 }
 
 // TestEveryFetchOptionReachesThePublicSurface walks FetchOptions by
@@ -111,11 +127,21 @@ func TestEveryFetchOptionReachesThePublicSurface(t *testing.T) {
 			t.Errorf("fetchOptionsReach[%s] names no flag, tool, param or wanted value, and no reason to keep it internal", name)
 			continue
 		}
-		flags = append(flags, r.flag)
+		flag := r.flag
+		if r.file != "" {
+			path := filepath.Join(t.TempDir(), string(name))
+			if err := os.WriteFile(path, []byte(r.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			flag += path
+		}
+		flags = append(flags, flag)
 		if params[r.tool] == nil {
 			params[r.tool] = map[string]any{}
 		}
-		params[r.tool][string(name)] = r.param
+		if !r.implied {
+			params[r.tool][string(name)] = r.param
+		}
 	}
 	cliOpts, cliJSON := fetchWithCLI(t, flags)
 	mcpOpts, mcpJSON := map[string]*distillv1.FetchOptions{}, map[string]map[string]json.RawMessage{}
@@ -165,6 +191,8 @@ func wholePage() *distillv1.Distilled {
 		Actions:     &distillv1.Actions{Links: []*distillv1.LinkAction{{ActionId: "link_1", Href: page, Text: "Page"}}},
 		Diagnostics: &distillv1.Diagnostics{Profile: "full", RawBytes: 100, OutputChars: 7, OutputTokens: 4},
 		Chunks:      &distillv1.ChunkList{Items: []*distillv1.Chunk{{Url: page, HeadingPath: []string{"Page"}, Tokens: 3, Text: "# Page"}}},
+		Diff:        &distillv1.PageDiff{Changed: true, Fields: []*distillv1.FieldChange{{Field: "title", Old: "Old", New: "Page"}}},
+		Brand:       &distillv1.Brand{Name: "Page"},
 	}
 }
 

@@ -151,7 +151,7 @@ func runClient(t *testing.T, cfg clientConfig) report {
 
 // sitePages names the test site's pages for the client.
 func sitePages(base string) map[string]string {
-	return map[string]string{"article": base + "/article", "a": base + "/a", "b": base + "/b", "order": base + "/order"}
+	return map[string]string{"article": base + "/article", "a": base + "/a", "b": base + "/b", "order": base + "/order", "brand": base + "/brand"}
 }
 
 func stdioConfig(t *testing.T, base string) clientConfig {

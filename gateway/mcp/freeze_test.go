@@ -97,6 +97,22 @@ var addedTools = map[string][]frozen{
 		{name: "allow_local", def: "false"},
 		{name: "timeout_secs", def: "20"},
 	},
+	"diff": {
+		{name: "url", required: true},
+		{name: "diff_with", required: true},
+		{name: "selector"},
+		{name: "profile", def: `"article"`},
+		{name: "js", def: `"auto"`},
+		{name: "allow_local", def: "false"},
+		{name: "timeout_secs", def: "20"},
+		{name: "no_cache", def: "false"},
+	},
+	"brand": {
+		{name: "url", required: true},
+		{name: "js", def: `"auto"`},
+		{name: "allow_local", def: "false"},
+		{name: "timeout_secs", def: "20"},
+	},
 }
 
 // pinnedTools are the frozen tools and the added ones.

@@ -167,6 +167,37 @@ func (h handlers) fetchURLs(ctx context.Context, a args) ([]string, error) {
 	return jsonText(output.MarshalBatchJSON(items))
 }
 
+func (h handlers) diff(ctx context.Context, a args) ([]string, error) {
+	old, err := output.ReadDistilled([]byte(a.str("diff_with")))
+	if err != nil {
+		// Not a page's JSON: the earlier Markdown itself.
+		old = &distillv1.Distilled{Markdown: a.str("diff_with")}
+	}
+	opts, err := options(a)
+	if err != nil {
+		return nil, err
+	}
+	opts.DiffWith = old
+	res, err := h.svc.Fetch(ctx, &distillv1.FetchRequest{Url: a.str("url"), Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	return []string{output.DiffText(res.GetDistilled().GetDiff())}, nil
+}
+
+func (h handlers) brand(ctx context.Context, a args) ([]string, error) {
+	opts, err := options(a)
+	if err != nil {
+		return nil, err
+	}
+	opts.Brand = true
+	res, err := h.svc.Fetch(ctx, &distillv1.FetchRequest{Url: a.str("url"), Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	return jsonText(output.MarshalBrand(res.GetDistilled().GetBrand()))
+}
+
 func (h handlers) sessionStart(ctx context.Context, a args) ([]string, error) {
 	req := &distillv1.SessionStartRequest{
 		Url:              a.str("url"),

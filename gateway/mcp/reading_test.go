@@ -82,4 +82,42 @@ func TestMCPReadingWithTypeScriptClient(t *testing.T) {
 	if bad := r.Calls["read_bad_chunk"]; !bad.IsError || len(bad.Texts) != 1 || !strings.Contains(bad.Texts[0], "chunk") {
 		t.Errorf("chunk=4 = %+v, want a tool error naming chunk", bad)
 	}
+
+	if got := text("diff_unchanged"); got != "unchanged" {
+		t.Errorf("diff against the page's own answer:\n%s", got)
+	}
+	if got := text("diff_changed"); !strings.Contains(got, `title: "Keeping the Old Lamp" -> "Keeping the Lamp"`) ||
+		!strings.Contains(got, "blocks: 1 changed, 0 added, 0 removed") || !strings.Contains(got, "-| November | 12 |\n+| November | 30 |") {
+		t.Errorf("diff against an edited answer:\n%s", got)
+	}
+
+	var b struct {
+		Name   string `json:"name"`
+		Colors []struct {
+			Hex  string `json:"hex"`
+			Name string `json:"name"`
+		} `json:"colors"`
+		Fonts  []string `json:"fonts"`
+		Social []struct {
+			Network string `json:"network"`
+		} `json:"social"`
+		Favicon *struct {
+			URL string `json:"url"`
+		} `json:"favicon"`
+	}
+	if err := json.Unmarshal([]byte(text("brand")), &b); err != nil {
+		t.Fatalf("brand: %v", err)
+	}
+	if b.Name != "Harbour Log" || len(b.Colors) == 0 || b.Colors[0].Hex != "#c8102e" || b.Colors[0].Name != "--lamp-red" ||
+		len(b.Fonts) != 1 || b.Fonts[0] != "Merriweather" || len(b.Social) != 1 || b.Social[0].Network != "github" ||
+		b.Favicon == nil || b.Favicon.URL != site.URL+"/favicon.ico" {
+		t.Errorf("brand = %+v", b)
+	}
 }
+
+// brandHTML is a page of the test site with a brand to read.
+const brandHTML = `<!doctype html><html><head><title>Harbour Log</title>
+<meta property="og:site_name" content="Harbour Log">
+<style>:root { --lamp-red: #C8102E } h1 { color: var(--lamp-red); font-family: Merriweather, Georgia, serif } a { color: #c8102e }</style>
+</head><body><main><h1>Harbour Log</h1><p>Notes from the point light, kept every night of the season by its keeper.</p>
+<p><a href="https://github.com/harbour-log">Our code</a></p></main></body></html>`

@@ -173,6 +173,18 @@ var mapParams = []param{
 	timeoutParam,
 }
 
+// diffParams and brandParams are the diff and brand tools': the page,
+// and the few fetch knobs a model may need to reach it.
+var (
+	diffParams = []param{urlParam,
+		{name: "diff_with", kind: kindString, required: true,
+			desc: "The page's earlier answer: what fetch_url returned with format=json (or its Markdown)."},
+		selectorParam, profileParam, jsParam, allowLocalParam, timeoutParam,
+		{name: "no_cache", kind: kindBool, def: defFalse, desc: "Fetch fresh, not from the cache."},
+	}
+	brandParams = []param{urlParam, jsParam, allowLocalParam, timeoutParam}
+)
+
 func concat(lists ...[]param) []param {
 	var out []param
 	for _, l := range lists {
@@ -262,6 +274,17 @@ func tools(svc Service) []tool {
 				"it, and query ranks the URLs by the words of their paths. Use it to find the page that " +
 				"answers a question on a site you know, or to choose which pages to read with fetch_url " +
 				"or fetch_urls.",
+		},
+		{
+			name: "diff", params: diffParams, readOnly: true, run: h.diff,
+			desc: "Compare a page now with an earlier answer for it (from fetch_url format=json, same options): " +
+				"returns \"unchanged\", or the changed fields (title, byline), links added and removed, a count of " +
+				"blocks changed, added and removed, and a unified diff of the Markdown.",
+		},
+		{
+			name: "brand", params: brandParams, readOnly: true, run: h.brand,
+			desc: "Read a site's brand from a page: name, logos (URL, size), favicon, theme colour, the colours " +
+				"and fonts its styles use most, and social profiles. Returns JSON.",
 		},
 		{
 			name: "session_start", params: sessionStartParams, run: h.sessionStart,

@@ -28,6 +28,8 @@ type distilledJSON struct {
 	Actions     *actionsJSON     `json:"actions,omitempty"`
 	Diagnostics *diagnosticsJSON `json:"diagnostics,omitempty"`
 	Chunks      *[]ChunkJSON     `json:"chunks,omitempty"`
+	Diff        *diffJSON        `json:"diff,omitempty"`
+	Brand       *brandJSON       `json:"brand,omitempty"`
 }
 
 // ChunkJSON is one chunk of a page, as --chunk prints it and the page's
@@ -264,6 +266,12 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 	if c := d.GetChunks(); c != nil {
 		chunks := Chunks(d)
 		out.Chunks = &chunks
+	}
+	if df := d.GetDiff(); df != nil {
+		out.Diff = toDiffJSON(df)
+	}
+	if b := d.GetBrand(); b != nil {
+		out.Brand = toBrandJSON(b)
 	}
 	return out
 }

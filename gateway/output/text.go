@@ -10,8 +10,20 @@ import (
 )
 
 // Content returns what the markdown, text, llm and html formats print for
-// a page: the three that are not Markdown come in the text field.
+// a page: the three that are not Markdown come in the text field. A page
+// asked for its diff or its brand prints that instead (both, the diff
+// first, when both were asked for).
 func Content(d *distillv1.Distilled, format distillv1.Format) string {
+	var parts []string
+	if df := d.GetDiff(); df != nil {
+		parts = append(parts, DiffText(df))
+	}
+	if b := d.GetBrand(); b != nil {
+		parts = append(parts, BrandText(b))
+	}
+	if len(parts) > 0 {
+		return strings.Join(parts, "\n\n")
+	}
 	switch format {
 	case distillv1.Format_FORMAT_TEXT, distillv1.Format_FORMAT_LLM, distillv1.Format_FORMAT_HTML:
 		return d.GetText()

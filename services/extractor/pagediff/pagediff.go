@@ -22,8 +22,11 @@ const unifiedContext = 1
 // Compare returns what changed from old to cur.
 func Compare(old, cur *distillv1.Distilled) *distillv1.PageDiff {
 	d := &distillv1.PageDiff{}
+	// An earlier answer with no URL is bare Markdown: it says nothing of
+	// the page's fields, so they are not compared.
+	bare := old.GetFinalUrl() == ""
 	field := func(name, a, b string) {
-		if a != b {
+		if a != b && !bare {
 			d.Fields = append(d.Fields, &distillv1.FieldChange{Field: name, Old: a, New: b})
 		}
 	}

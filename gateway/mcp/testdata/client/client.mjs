@@ -96,6 +96,17 @@ if (config.reading) {
   calls.read_html = await call(client, "fetch_url", { url: article, allow_local: true, format: "html" });
   calls.read_batch = await call(client, "fetch_urls", { urls: [article, a], allow_local: true, chunk: 32, query: "lamp beam" });
   calls.read_bad_chunk = await call(client, "fetch_url", { url: article, allow_local: true, chunk: 4 });
+
+  // The article's JSON now, then the same with an older price of light:
+  // the first diff finds nothing, the second the edit.
+  const before = await call(client, "fetch_url", { url: article, allow_local: true, format: "json" });
+  const json = before.texts?.[0] ?? "{}";
+  calls.diff_unchanged = await call(client, "diff", { url: article, allow_local: true, diff_with: json });
+  const edited = JSON.parse(json);
+  edited.title = "Keeping the Old Lamp";
+  edited.markdown = (edited.markdown ?? "").replace("| November | 30 |", "| November | 12 |");
+  calls.diff_changed = await call(client, "diff", { url: article, allow_local: true, diff_with: JSON.stringify(edited) });
+  calls.brand = await call(client, "brand", { url: config.pages.brand, allow_local: true });
 }
 
 await client.close();
