@@ -76,7 +76,7 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 		r = remote.NewRenderer(rc)
 	}
 	fetcher := remote.NewFetcher(c.fetcher)
-	c.pipeline = pipeline.New(logger, fetcher, remote.NewExtractor(c.extract), r, pipeline.WithAnonymousRenders(all.AnonymousRenders))
+	c.pipeline = pipeline.New(logger, pageFetcher{fetcher}, remote.NewExtractor(c.extract), r, pipeline.WithAnonymousRenders(all.AnonymousRenders))
 	// The map's sitemaps, robots.txt and pages go to the same fetcher
 	// address, whose cache of robots.txt and per-host limits serve both.
 	c.mapper = mapsite.New(logger, mapFetcher{fetcher}, c.pipeline)
@@ -169,6 +169,14 @@ func (c *cluster) CacheClear(context.Context) (int64, int64, error) {
 // reads its sitemaps and robots.txt, and with the extractor its pages.
 func (c *cluster) Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error) {
 	return c.mapper.Map(ctx, req)
+}
+
+// pageFetcher is the pipeline's Fetcher over FetcherService, with the
+// Resource call the pipeline reads a brand's stylesheets with.
+type pageFetcher struct{ *remote.Fetcher }
+
+func (f pageFetcher) Resource(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*internalv1.FetcherServiceFetchResponse, error) {
+	return mapFetcher{f.Fetcher}.Resource(ctx, rawURL, opts)
 }
 
 // mapFetcher is mapsite's Fetcher over FetcherService.

@@ -108,8 +108,10 @@ func TestMCPReadingWithTypeScriptClient(t *testing.T) {
 	if err := json.Unmarshal([]byte(text("brand")), &b); err != nil {
 		t.Fatalf("brand: %v", err)
 	}
-	if b.Name != "Harbour Log" || len(b.Colors) == 0 || b.Colors[0].Hex != "#c8102e" || b.Colors[0].Name != "--lamp-red" ||
-		len(b.Fonts) != 1 || b.Fonts[0] != "Merriweather" || len(b.Social) != 1 || b.Social[0].Network != "github" ||
+	// The linked stylesheet, read by the pipeline under the same policy,
+	// adds its blue and its font after the page's own.
+	if b.Name != "Harbour Log" || len(b.Colors) != 2 || b.Colors[0].Hex != "#c8102e" || b.Colors[0].Name != "--lamp-red" ||
+		b.Colors[1].Hex != "#1d4ed8" || strings.Join(b.Fonts, ",") != "Merriweather,Lato" || len(b.Social) != 1 || b.Social[0].Network != "github" ||
 		b.Favicon == nil || b.Favicon.URL != site.URL+"/favicon.ico" {
 		t.Errorf("brand = %+v", b)
 	}
@@ -118,6 +120,10 @@ func TestMCPReadingWithTypeScriptClient(t *testing.T) {
 // brandHTML is a page of the test site with a brand to read.
 const brandHTML = `<!doctype html><html><head><title>Harbour Log</title>
 <meta property="og:site_name" content="Harbour Log">
+<link rel="stylesheet" href="/brand.css">
 <style>:root { --lamp-red: #C8102E } h1 { color: var(--lamp-red); font-family: Merriweather, Georgia, serif } a { color: #c8102e }</style>
 </head><body><main><h1>Harbour Log</h1><p>Notes from the point light, kept every night of the season by its keeper.</p>
 <p><a href="https://github.com/harbour-log">Our code</a></p></main></body></html>`
+
+// brandCSS is the stylesheet brandHTML links.
+const brandCSS = `.cta { background: #1d4ed8; font-family: "Lato", sans-serif } .cta:hover { color: #1D4ED8 }`

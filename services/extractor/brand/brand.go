@@ -3,8 +3,9 @@
 // and fonts its styles use most, and its profiles on social networks.
 //
 // It reads the page alone: style elements and style attributes. Linked
-// stylesheets are listed for a caller that may fetch them (under its own
-// network policy and byte caps) and add them with AddCSS.
+// stylesheets are listed for the caller that may fetch them under its own
+// network policy and byte caps (the fetcher's pipeline does), and hand
+// them back as a page of style elements to read the same way.
 package brand
 
 import (
@@ -111,21 +112,6 @@ func Read(doc *html.Node, base *url.URL, meta metadata.Metadata) *distillv1.Bran
 	b.Favicon = bestIcon(icons, base)
 	finish(b, pal)
 	return b
-}
-
-// AddCSS adds a linked stylesheet's colours and fonts to b.
-func AddCSS(b *distillv1.Brand, css string) {
-	pal := newPalette()
-	for _, c := range b.GetColors() {
-		pal.colorOrder = append(pal.colorOrder, c.GetHex())
-		pal.colors[c.GetHex()] = int(c.GetCount())
-		if c.Name != nil {
-			pal.names[c.GetHex()] = c.GetName()
-		}
-	}
-	pal.addCSS(css)
-	b.Colors = nil
-	finish(b, pal)
 }
 
 // finish writes the palette's colours and fonts into b.

@@ -230,6 +230,9 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 			res.Distilled, res.FallbackReason = rendered, reason
 		}
 	}
+	if opts.GetBrand() {
+		p.brandStylesheets(ctx, res.Distilled, opts)
+	}
 	if !opts.GetDiagnostics() {
 		res.Distilled.Diagnostics = nil
 	}
