@@ -14,6 +14,7 @@ import (
 	"distill.dev/gateway/output"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/citations"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/platform/envflag"
 )
@@ -420,6 +421,7 @@ func (p *printer) printAll(items []output.BatchItem, batch bool) error {
 			}
 		}
 	case batch:
+		p.citeAcross(items, format)
 		err = output.WriteBatch(p.g.stdout, items, format)
 	case failed == 0:
 		err = output.WritePage(p.g.stdout, items[0].Result, format)
@@ -431,6 +433,25 @@ func (p *printer) printAll(items []output.BatchItem, batch bool) error {
 		return exitError{ExitFailure}
 	}
 	return nil
+}
+
+// citeAcross renumbers the citations of pages printed one after another,
+// so that a number names one URL in the whole output, as one page's do.
+func (p *printer) citeAcross(items []output.BatchItem, format distillv1.Format) {
+	md := format == distillv1.Format_FORMAT_MARKDOWN && p.opts.GetCitations()
+	if !md && format != distillv1.Format_FORMAT_LLM {
+		return
+	}
+	n := citations.New(0)
+	for _, it := range items {
+		switch {
+		case it.Err != nil || it.Result.GetDiff() != nil || it.Result.GetBrand() != nil:
+		case md:
+			it.Result.Markdown = n.Renumber(it.Result.GetMarkdown())
+		default:
+			it.Result.Text = n.Renumber(it.Result.GetText())
+		}
+	}
 }
 
 func oneLine(s string) string {

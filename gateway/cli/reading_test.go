@@ -105,3 +105,22 @@ func TestReadingFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestCitationsCountAcrossABatch prints two saved pages citing the same
+// URL: it keeps one number in the whole output.
+func TestCitationsCountAcrossABatch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a.html", articleHTML)
+	b := writeFile(t, dir, "b.html", `<html><head><title>More</title></head><body><article><h1>More notes</h1>
+<p>Read <a href="https://shore.example/about">about us</a> and <a href="https://shore.example/crabs">the crab notes</a> again, with enough words to count.</p></article></body></html>`)
+	out, errOut, code := run(t, "extract", "--url", "https://shore.example/t", "--citations", a, b)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// The first page cites the crab notes as 1; the second cites about
+	// as 2 and the crab notes as 1 again.
+	if !strings.Contains(out, "about us[^2] and the crab notes[^1]") || !strings.Contains(out, "[^2]: https://shore.example/about\n[^1]: https://shore.example/crabs") {
+		t.Errorf("batch with citations:\n%s", out)
+	}
+}

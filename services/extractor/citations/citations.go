@@ -315,3 +315,42 @@ func samePage(u, page *url.URL) bool {
 	a.RawFragment, b.RawFragment = "", ""
 	return a.String() == b.String()
 }
+
+// linksSection matches the "## Links" section Apply ends a page with.
+var linksSection = regexp.MustCompile(`\n## Links\n\n((?:\[\^\d+\]: [^\n]+\n?)+)$`)
+
+var noteLine = regexp.MustCompile(`^\[\^(\d+)\]: (.+)$`)
+
+// Renumber rewrites a page that Apply cited so that its numbers come from
+// n, which keeps counting across pages: printed one after another, pages
+// then share one number per URL. The page's own footnotes, outside its
+// "## Links" section, keep theirs.
+func (n *Notes) Renumber(md string) string {
+	m := linksSection.FindStringSubmatchIndex(md)
+	if m == nil {
+		return md
+	}
+	body, section := md[:m[0]], md[m[2]:m[3]]
+	local := map[string]int{}
+	var order []string
+	for _, line := range strings.Split(strings.TrimRight(section, "\n"), "\n") {
+		if lm := noteLine.FindStringSubmatch(line); lm != nil {
+			local[lm[1]] = n.number(lm[2])
+			order = append(order, lm[2])
+		}
+	}
+	body = eachText(body, func(text string) string {
+		return footnoteRef.ReplaceAllStringFunc(text, func(ref string) string {
+			if k, ok := local[footnoteRef.FindStringSubmatch(ref)[1]]; ok {
+				return "[^" + strconv.Itoa(k) + "]"
+			}
+			return ref
+		})
+	})
+	var b strings.Builder
+	b.WriteString(body + "\n## Links\n")
+	for _, u := range order {
+		b.WriteString("\n[^" + strconv.Itoa(n.num[u]) + "]: " + u)
+	}
+	return b.String()
+}

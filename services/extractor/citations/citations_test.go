@@ -72,3 +72,21 @@ func TestNotesCountAcrossPages(t *testing.T) {
 		t.Errorf("got %q and %q (%d URLs)", a, b, n.Len())
 	}
 }
+
+func TestRenumberAcrossPages(t *testing.T) {
+	t.Parallel()
+	a := Apply("[x](https://x.example/) and [y](https://y.example/)", nil)
+	b := Apply("A note.[^1]\n\n[^1]: Own.\n\n[y](https://y.example/) [z](https://z.example/) `[^1]`", nil)
+	n := New(0)
+	ra, rb := n.Renumber(a), n.Renumber(b)
+	if ra != a {
+		t.Errorf("the first page changed:\n%s", ra)
+	}
+	want := "A note.[^1]\n\n[^1]: Own.\n\ny[^2] z[^3] `[^1]`\n\n## Links\n\n[^2]: https://y.example/\n[^3]: https://z.example/"
+	if rb != want {
+		t.Errorf("second page:\n%s\nwant:\n%s", rb, want)
+	}
+	if n.Renumber("no links") != "no links" {
+		t.Error("a page without citations changed")
+	}
+}
