@@ -39,7 +39,7 @@ var (
 // share.
 var optionParams = []param{
 	{name: "format", kind: kindEnum, enum: distillv1.Format(0).Descriptor(), def: quoted("markdown"),
-		desc: "markdown (readable page), text (plain text), json (the page with metadata and any extracted links, tables, actions, stats and diagnostics), llm (compact: title, URL, metadata, content with numbered citations) or html (cleaned main-content HTML)."},
+		desc: "markdown (readable page), text (plain text), json (the page with metadata and any extracted links, tables, actions, stats and diagnostics), llm (compact, links as numbered citations) or html (cleaned HTML)."},
 	profileParam,
 	{name: "stats", kind: kindBool, def: defFalse,
 		desc: "Report how many tokens the distilled page saves over the raw HTML."},
@@ -82,9 +82,9 @@ var optionParams = []param{
 // on every turn.
 var readingParams = []param{
 	{name: "query", kind: kindString,
-		desc: "A question: keep only the blocks that answer it, under their headings (markdown, json, llm)."},
+		desc: "A question: keep only the blocks that answer it, under their headings."},
 	{name: "chunk", kind: kindInt32,
-		desc: "Return the content as a JSON array of chunks of at most this many tokens: {url, index, heading_path, tokens, text}."},
+		desc: "Return a JSON array of chunks of at most this many tokens: {url, index, heading_path, tokens, text}."},
 	{name: "chunk_overlap", kind: kindInt32,
 		desc: "Tokens each chunk repeats from the one before; at most half of chunk."},
 	{name: "citations", kind: kindBool, def: defFalse,
@@ -277,14 +277,13 @@ func tools(svc Service) []tool {
 		},
 		{
 			name: "diff", params: diffParams, readOnly: true, run: h.diff,
-			desc: "Compare a page now with an earlier answer for it (from fetch_url format=json, same options): " +
-				"returns \"unchanged\", or the changed fields (title, byline), links added and removed, a count of " +
-				"blocks changed, added and removed, and a unified diff of the Markdown.",
+			desc: "Compare a page now with an earlier fetch_url format=json answer for it: \"unchanged\", or the " +
+				"changed fields, links added and removed, and a unified diff of the Markdown.",
 		},
 		{
 			name: "brand", params: brandParams, readOnly: true, run: h.brand,
-			desc: "Read a site's brand from a page: name, logos (URL, size), favicon, theme colour, the colours " +
-				"and fonts its styles use most, and social profiles. Returns JSON.",
+			desc: "A site's brand from a page, as JSON: name, logos (URL, size), favicon, theme colour, main " +
+				"colours and fonts of its styles, social profiles.",
 		},
 		{
 			name: "session_start", params: sessionStartParams, run: h.sessionStart,
