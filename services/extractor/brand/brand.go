@@ -130,10 +130,7 @@ func finish(b *distillv1.Brand, pal *palette) {
 			break
 		}
 	}
-	fonts := b.Fonts
-	for _, f := range ranked(pal.fonts, pal.fontOrder) {
-		fonts = append(fonts, f)
-	}
+	fonts := append(b.Fonts, ranked(pal.fonts, pal.fontOrder)...)
 	b.Fonts = nil
 	seen := map[string]bool{}
 	for _, f := range fonts {
