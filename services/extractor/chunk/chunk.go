@@ -7,6 +7,7 @@ package chunk
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -70,9 +71,23 @@ type splitter struct {
 	// text it starts with, if any.
 	cur  []blocks.Block
 	lead string
+	// est bounds the tokens of the chunk being built from above: the
+	// count of its text when last counted, plus each block added since
+	// and its separator. It spares a recount of the whole chunk for
+	// every block, which on a page of many small blocks would cost the
+	// chunk's size once per block.
+	est int64
 	// tail is the previous chunk's blocks, the overlap's source.
 	tail []blocks.Block
 }
+
+// sepTokens is what the blank line between two blocks may add to their
+// counts: "\n\n" is one token, and a boundary may cost one more.
+const sepTokens = 2
+
+// estimateMargin is how close to the size an estimate may come before
+// the chunk is counted exactly.
+const estimateMargin = 8
 
 func (s *splitter) text(lead string, bs []blocks.Block) string {
 	body := blocks.Join(bs)
@@ -85,12 +100,25 @@ func (s *splitter) text(lead string, bs []blocks.Block) string {
 	return lead + "\n\n" + body
 }
 
+// fits reports whether the text of lead and bs has at most size tokens,
+// and sets est to its count when it does.
 func (s *splitter) fits(lead string, bs []blocks.Block) bool {
-	return tokens.Count(s.text(lead, bs)) <= s.size
+	n := tokens.Count(s.text(lead, bs))
+	if n > s.size {
+		return false
+	}
+	s.est = n
+	return true
 }
 
 func (s *splitter) add(b blocks.Block) {
 	next := append(s.cur[:len(s.cur):len(s.cur)], b)
+	if len(s.cur) > 0 {
+		if est := s.est + tokens.Count(b.Text) + sepTokens; est <= s.size-estimateMargin {
+			s.cur, s.est = next, est
+			return
+		}
+	}
 	if s.fits(s.lead, next) {
 		s.cur = next
 		return
@@ -134,6 +162,7 @@ func (s *splitter) add(b blocks.Block) {
 			next = []blocks.Block{pb}
 		}
 		s.cur = next
+		s.est = tokens.Count(s.text("", s.cur))
 		if i < len(pieces)-1 {
 			s.close()
 		}
@@ -146,9 +175,20 @@ func (s *splitter) close() {
 		return
 	}
 	text := s.text(s.lead, s.cur)
-	s.out = append(s.out, Chunk{HeadingPath: headingPath(s.cur), Tokens: tokens.Count(text), Text: text})
+	path := headingPath(s.cur)
+	n := tokens.Count(text)
+	if n <= s.size {
+		s.out = append(s.out, Chunk{HeadingPath: path, Tokens: n, Text: text})
+	} else {
+		// The estimate let through a chunk its exact count finds too
+		// big; never seen, but the bound is a promise, so the chunk is
+		// cut as an oversized paragraph would be.
+		for _, p := range cutBlock(blocks.Block{Kind: blocks.Paragraph, Text: text}, s.size) {
+			s.out = append(s.out, Chunk{HeadingPath: path, Tokens: tokens.Count(p), Text: p})
+		}
+	}
 	s.tail = s.cur
-	s.cur, s.lead = nil, ""
+	s.cur, s.lead, s.est = nil, "", 0
 }
 
 // headingPath is the path in effect where a chunk of bs starts: the first
@@ -170,13 +210,14 @@ func (s *splitter) overlapText() string {
 		return ""
 	}
 	var kept []blocks.Block
+	var est int64
 	for i := len(s.tail) - 1; i >= 0; i-- {
 		b := s.tail[i]
-		try := append([]blocks.Block{b}, kept...)
-		if tokens.Count(blocks.Join(try)) > s.overlap {
+		est += tokens.Count(b.Text) + sepTokens
+		if est > s.overlap {
 			break
 		}
-		kept = try
+		kept = append([]blocks.Block{b}, kept...)
 	}
 	// Headings alone repeat nothing worth reading.
 	for len(kept) > 0 && kept[len(kept)-1].Kind == blocks.Heading {
@@ -197,25 +238,21 @@ func (s *splitter) overlapText() string {
 // has at most n tokens.
 func lastWords(text string, n int64) string {
 	text = strings.TrimSpace(text)
-	best := ""
-	// Walk word starts from the end: a longer suffix has more tokens,
-	// so the first that does not fit ends the walk.
-	for i := len(text); i > 0; {
-		r, size := utf8.DecodeLastRuneInString(text[:i])
-		i -= size
-		if i > 0 {
-			prev, _ := utf8.DecodeLastRuneInString(text[:i])
-			if !unicode.IsSpace(prev) || unicode.IsSpace(r) {
-				continue
-			}
+	var starts []int // word starts, ascending
+	prevSpace := true
+	for i, r := range text {
+		if !unicode.IsSpace(r) && prevSpace {
+			starts = append(starts, i)
 		}
-		suffix := text[i:]
-		if tokens.Count(suffix) > n {
-			break
-		}
-		best = suffix
+		prevSpace = unicode.IsSpace(r)
 	}
-	return best
+	// A longer suffix has more tokens: the first start whose suffix
+	// fits is found by halving.
+	k := sort.Search(len(starts), func(j int) bool { return tokens.Count(text[starts[j]:]) <= n })
+	if k == len(starts) {
+		return ""
+	}
+	return text[starts[k]:]
 }
 
 // cutBlock cuts a block that does not fit in size tokens into pieces that
