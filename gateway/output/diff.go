@@ -15,6 +15,7 @@ type diffJSON struct {
 	LinksAdded   []string          `json:"links_added"`
 	LinksRemoved []string          `json:"links_removed"`
 	Unified      string            `json:"unified"`
+	Truncated    bool              `json:"truncated,omitempty"`
 }
 
 type fieldChangeJSON struct {
@@ -38,6 +39,7 @@ func toDiffJSON(d *distillv1.PageDiff) *diffJSON {
 		LinksAdded:   nonNil(d.GetLinksAdded()),
 		LinksRemoved: nonNil(d.GetLinksRemoved()),
 		Unified:      d.GetUnified(),
+		Truncated:    d.GetTruncated(),
 	}
 	for _, f := range d.GetFields() {
 		out.Fields = append(out.Fields, fieldChangeJSON{Field: f.GetField(), Old: f.GetOld(), New: f.GetNew()})
@@ -71,6 +73,9 @@ func DiffText(d *distillv1.PageDiff) string {
 	}
 	if len(d.GetBlocks()) > 0 {
 		fmt.Fprintf(&b, "blocks: %d changed, %d added, %d removed\n", counts["changed"], counts["added"], counts["removed"])
+	}
+	if d.GetTruncated() {
+		b.WriteString("note: the pages are long; only their beginnings were compared\n")
 	}
 	if d.GetUnified() != "" {
 		b.WriteString("\n" + d.GetUnified() + "\n")

@@ -342,8 +342,36 @@ func prefixAt(s string, room int64) string {
 	if k > 0 {
 		return within
 	}
-	_, n := utf8.DecodeRuneInString(s)
-	return s[:n]
+	return longestRunes(s, room)
+}
+
+// maxTokenBytes bounds the bytes of one token, for the search below: the
+// longest o200k tokens are runs of a few dozen characters.
+const maxTokenBytes = 128
+
+// longestRunes returns the longest prefix of s, cut between runes, that
+// has at most room tokens: for a run with no boundary in it (a line of a
+// hundred thousand brackets is one pre-token). At least one rune.
+func longestRunes(s string, room int64) string {
+	lo, hi := 1, min(len(s), int(room)*maxTokenBytes)
+	_, first := utf8.DecodeRuneInString(s)
+	best := first
+	for lo <= hi {
+		mid := (lo + hi) / 2
+		for mid < len(s) && mid > 0 && !utf8.RuneStart(s[mid]) {
+			mid--
+		}
+		if mid <= best {
+			lo = best + 1
+			continue
+		}
+		if tokens.Count(s[:mid]) <= room {
+			best, lo = mid, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	return s[:best]
 }
 
 // lastSentenceEnd returns the offset just after the last sentence end in

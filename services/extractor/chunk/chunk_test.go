@@ -138,3 +138,20 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitCutsARunWithNoBoundary(t *testing.T) {
+	t.Parallel()
+	run := strings.Repeat("[", 50_000) + "数据" + strings.Repeat("[", 10_000)
+	chunks := Split(run, "u", 64, 0)
+	total := 0
+	for _, c := range chunks {
+		if c.Tokens > 64 || c.Tokens != tokens.Count(c.Text) {
+			t.Fatalf("chunk %d: %d tokens", c.Index, c.Tokens)
+		}
+		total += len(c.Text)
+	}
+	// Far fewer chunks than bytes: each takes as much of the run as fits.
+	if total != len(run) || len(chunks) > len(run)/64 {
+		t.Errorf("%d chunks holding %d bytes of %d", len(chunks), total, len(run))
+	}
+}

@@ -95,7 +95,36 @@ func LastFootnote(md string) int {
 // Rewrite returns md with its links and images replaced by footnote
 // references, numbering their URLs in n.
 func (n *Notes) Rewrite(md string, page *url.URL) string {
-	return eachText(md, func(text string) string { return n.rewriteText(text, page) })
+	return eachText(md, func(text string) string { return n.rewriteText(text, page, 0) })
+}
+
+// maxNesting bounds how deep links inside link labels are rewritten: a
+// linked image is two deep, and a hostile page's thousand must not
+// recurse a thousand times.
+const maxNesting = 4
+
+// closers returns, for each '[' of s that a ']' closes, where that ']'
+// is: one pass with a stack, skipping escapes and code spans, so that
+// finding a label costs nothing per bracket.
+func closers(s string) map[int]int {
+	out := map[int]int{}
+	var stack []int
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '`':
+			i = codeSpanEnd(s, i) - 1
+		case '[':
+			stack = append(stack, i)
+		case ']':
+			if len(stack) > 0 {
+				out[stack[len(stack)-1]] = i
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	return out
 }
 
 // eachText calls fn on each stretch of md outside fenced code blocks and
@@ -130,9 +159,11 @@ func eachText(md string, fn func(string) string) string {
 	return strings.Join(out, "\n")
 }
 
-// rewriteText rewrites the links of text, which holds no fenced code.
-func (n *Notes) rewriteText(s string, page *url.URL) string {
+// rewriteText rewrites the links of text, which holds no fenced code;
+// depth is how many labels deep text is.
+func (n *Notes) rewriteText(s string, page *url.URL, depth int) string {
 	var b strings.Builder
+	closeOf := closers(s)
 	for i := 0; i < len(s); {
 		switch c := s[i]; {
 		case c == '\\' && i+1 < len(s):
@@ -148,14 +179,16 @@ func (n *Notes) rewriteText(s string, page *url.URL) string {
 			if image {
 				open++
 			}
-			label, dest, end, ok := link(s, open)
+			label, dest, end, ok := link(s, open, closeOf)
 			if !ok {
 				b.WriteString(s[i : open+1])
 				i = open + 1
 				continue
 			}
 			// The label may hold links of its own: a linked image.
-			label = n.rewriteText(label, page)
+			if depth < maxNesting {
+				label = n.rewriteText(label, page, depth+1)
+			}
 			target, keep := citable(dest, page)
 			switch {
 			case !keep && image:
@@ -176,6 +209,10 @@ func (n *Notes) rewriteText(s string, page *url.URL) string {
 	return b.String()
 }
 
+// maxCodeSpan bounds how far a code span's closing backticks are looked
+// for.
+const maxCodeSpan = 64 << 10
+
 // codeSpanEnd returns the end of the code span whose backticks start at i,
 // or just past the backticks when they open none.
 func codeSpanEnd(s string, i int) int {
@@ -184,8 +221,9 @@ func codeSpanEnd(s string, i int) int {
 		j++
 	}
 	ticks := s[i:j]
-	for k := j; k < len(s); {
-		at := strings.Index(s[k:], ticks)
+	limit := min(len(s), j+maxCodeSpan)
+	for k := j; k < limit; {
+		at := strings.Index(s[k:limit], ticks)
 		if at < 0 {
 			break
 		}
@@ -204,29 +242,20 @@ func codeSpanEnd(s string, i int) int {
 	return j
 }
 
+// maxLabel and maxDest bound a link's label and destination: longer ones
+// are text, and a destination is not looked for past its bound.
+const (
+	maxLabel = 4 << 10
+	maxDest  = 4 << 10
+)
+
 // link reads an inline link whose label opens at s[open] == '[': the
 // label, the destination (its URL, without a title) and the offset after
 // the closing parenthesis. Reference links and bare brackets are not
 // inline links.
-func link(s string, open int) (label, dest string, end int, ok bool) {
-	depth := 0
-	closeAt := -1
-	for j := open; j < len(s) && closeAt < 0; j++ {
-		switch s[j] {
-		case '\\':
-			j++
-		case '`':
-			j = codeSpanEnd(s, j) - 1
-		case '[':
-			depth++
-		case ']':
-			depth--
-			if depth == 0 {
-				closeAt = j
-			}
-		}
-	}
-	if closeAt < 0 || closeAt+1 >= len(s) || s[closeAt+1] != '(' {
+func link(s string, open int, closeOf map[int]int) (label, dest string, end int, ok bool) {
+	closeAt, found := closeOf[open]
+	if !found || closeAt-open > maxLabel || closeAt+1 >= len(s) || s[closeAt+1] != '(' {
 		return "", "", 0, false
 	}
 	label = s[open+1 : closeAt]
@@ -236,7 +265,7 @@ func link(s string, open int) (label, dest string, end int, ok bool) {
 	}
 	start := k
 	if k < len(s) && s[k] == '<' {
-		e := strings.IndexByte(s[k:], '>')
+		e := strings.IndexByte(s[k:min(len(s), k+maxDest)], '>')
 		if e < 0 {
 			return "", "", 0, false
 		}
@@ -244,7 +273,7 @@ func link(s string, open int) (label, dest string, end int, ok bool) {
 		k += e + 1
 	} else {
 		parens := 0
-		for k < len(s) && s[k] != ' ' && s[k] != '\n' && s[k] != '\t' {
+		for k < len(s) && k-start <= maxDest && s[k] != ' ' && s[k] != '\n' && s[k] != '\t' {
 			if s[k] == '\\' && k+1 < len(s) {
 				k += 2
 				continue
@@ -268,7 +297,7 @@ func link(s string, open int) (label, dest string, end int, ok bool) {
 	}
 	if k < len(s) && (s[k] == '"' || s[k] == '\'') {
 		q := s[k]
-		e := strings.IndexByte(s[k+1:], q)
+		e := strings.IndexByte(s[k+1:min(len(s), k+1+maxDest)], q)
 		if e < 0 {
 			return "", "", 0, false
 		}

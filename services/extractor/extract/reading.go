@@ -145,9 +145,12 @@ func htmlWithin(bs []string, budget int64) (string, bool) {
 		return all, false
 	}
 	room := budget - tokens.Count("\n"+htmlMarker)
+	// Each block is counted once, with a token for its line break and one
+	// for the boundary; the sum bounds the joined count from above.
 	var kept []string
+	var used int64
 	for _, b := range bs {
-		if tokens.Count(strings.Join(append(kept, b), "\n")) > room {
+		if used += tokens.Count(b) + 2; used > room {
 			break
 		}
 		kept = append(kept, b)

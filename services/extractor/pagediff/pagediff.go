@@ -19,6 +19,13 @@ import (
 // unified diff: one keeps the diff short and still places the change.
 const unifiedContext = 1
 
+// maxBlocks and maxLines bound what is compared: matching is quadratic
+// at worst, and a page past them is compared on its beginning.
+const (
+	maxBlocks = 5000
+	maxLines  = 20000
+)
+
 // Compare returns what changed from old to cur.
 func Compare(old, cur *distillv1.Distilled) *distillv1.PageDiff {
 	d := &distillv1.PageDiff{}
@@ -38,7 +45,12 @@ func Compare(old, cur *distillv1.Distilled) *distillv1.PageDiff {
 		field("status", strconv.Itoa(int(old.GetStatus())), strconv.Itoa(int(cur.GetStatus())))
 	}
 
-	d.Blocks = compareBlocks(blocks.Parse(old.GetMarkdown()), blocks.Parse(cur.GetMarkdown()))
+	oldBlocks, curBlocks := blocks.Parse(old.GetMarkdown()), blocks.Parse(cur.GetMarkdown())
+	if len(oldBlocks) > maxBlocks || len(curBlocks) > maxBlocks {
+		d.Truncated = true
+		oldBlocks, curBlocks = oldBlocks[:min(len(oldBlocks), maxBlocks)], curBlocks[:min(len(curBlocks), maxBlocks)]
+	}
+	d.Blocks = compareBlocks(oldBlocks, curBlocks)
 	d.LinksAdded, d.LinksRemoved = compareLinks(links(old), links(cur))
 	d.Changed = len(d.Fields) > 0 || len(d.Blocks) > 0 || len(d.LinksAdded) > 0 || len(d.LinksRemoved) > 0
 	if len(d.Blocks) > 0 {
@@ -163,9 +175,11 @@ func unified(old, cur *distillv1.Distilled) string {
 	if to == "" {
 		to = "now"
 	}
+	a, b := difflib.SplitLines(ensureNewline(old.GetMarkdown())), difflib.SplitLines(ensureNewline(cur.GetMarkdown()))
+	a, b = a[:min(len(a), maxLines)], b[:min(len(b), maxLines)]
 	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A:        difflib.SplitLines(ensureNewline(old.GetMarkdown())),
-		B:        difflib.SplitLines(ensureNewline(cur.GetMarkdown())),
+		A:        a,
+		B:        b,
 		FromFile: from + " (before)",
 		ToFile:   to + " (now)",
 		Context:  unifiedContext,

@@ -79,20 +79,25 @@ func Select(md, question string, budget int64) Result {
 	})
 	best := s.scores[ranked[0]]
 	// The best block is always kept; the budget's truncation cuts it if
-	// it alone is too long. The others join while they fit.
+	// it alone is too long. The others join while they fit, by an
+	// estimate (the block, its headings and a separator each) that is
+	// never below what the block adds, so the page is rendered and
+	// counted once rather than once per candidate.
 	keep := map[int]bool{ranked[0]: true}
 	used := tokens.Count(render(bs, keep))
 	for _, i := range ranked[1:] {
 		if s.scores[i] < keepRatio*best || used >= budget {
 			break
 		}
-		keep[i] = true
-		n := tokens.Count(render(bs, keep))
-		if n > budget {
-			delete(keep, i)
+		cost := tokens.Count(bs[i].Text) + 2
+		for _, h := range bs[i].Path {
+			cost += tokens.Count(h) + 4
+		}
+		if used+cost > budget {
 			continue
 		}
-		used = n
+		keep[i] = true
+		used += cost
 	}
 	res.Markdown = render(bs, keep)
 	res.Kept = len(keep)

@@ -210,7 +210,10 @@ type PageDiff struct {
 	LinksAdded   []string `protobuf:"bytes,4,rep,name=links_added,json=linksAdded,proto3" json:"links_added,omitempty"`
 	LinksRemoved []string `protobuf:"bytes,5,rep,name=links_removed,json=linksRemoved,proto3" json:"links_removed,omitempty"`
 	// The Markdown as a unified diff, old then new; empty when unchanged.
-	Unified       string `protobuf:"bytes,6,opt,name=unified,proto3" json:"unified,omitempty"`
+	Unified string `protobuf:"bytes,6,opt,name=unified,proto3" json:"unified,omitempty"`
+	// The pages were too long to compare whole: only their first 5,000
+	// blocks (and 20,000 lines of the unified diff) were.
+	Truncated     bool `protobuf:"varint,7,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -285,6 +288,13 @@ func (x *PageDiff) GetUnified() string {
 		return x.Unified
 	}
 	return ""
+}
+
+func (x *PageDiff) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
 }
 
 // FieldChange is one page field that differs.
@@ -1866,7 +1876,7 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\x05brand\x18\x12 \x01(\v2\x11.distill.v1.BrandR\x05brandB\t\n" +
 	"\a_bylineB\n" +
 	"\n" +
-	"\b_excerpt\"\xe6\x01\n" +
+	"\b_excerpt\"\x84\x02\n" +
 	"\bPageDiff\x12\x18\n" +
 	"\achanged\x18\x01 \x01(\bR\achanged\x12/\n" +
 	"\x06fields\x18\x02 \x03(\v2\x17.distill.v1.FieldChangeR\x06fields\x12/\n" +
@@ -1874,7 +1884,8 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\vlinks_added\x18\x04 \x03(\tR\n" +
 	"linksAdded\x12#\n" +
 	"\rlinks_removed\x18\x05 \x03(\tR\flinksRemoved\x12\x18\n" +
-	"\aunified\x18\x06 \x01(\tR\aunified\"G\n" +
+	"\aunified\x18\x06 \x01(\tR\aunified\x12\x1c\n" +
+	"\ttruncated\x18\a \x01(\bR\ttruncated\"G\n" +
 	"\vFieldChange\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x10\n" +
 	"\x03old\x18\x02 \x01(\tR\x03old\x12\x10\n" +
