@@ -2,6 +2,7 @@ package citations
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -88,5 +89,26 @@ func TestRenumberAcrossPages(t *testing.T) {
 	}
 	if n.Renumber("no links") != "no links" {
 		t.Error("a page without citations changed")
+	}
+}
+
+// TestHostileMarkdown runs Apply over Markdown built to make a naive
+// scanner quadratic or recurse without end; it must finish, and keep the
+// text.
+func TestHostileMarkdown(t *testing.T) {
+	t.Parallel()
+	for name, md := range map[string]string{
+		"unclosed brackets": strings.Repeat("[", 300_000),
+		"unclosed links":    strings.Repeat("[a](", 100_000),
+		"unclosed code":     strings.Repeat("`x``", 100_000),
+		"nested labels":     strings.Repeat("[", 50_000) + "x" + strings.Repeat("](https://a.example/)", 50_000),
+	} {
+		out := Apply(md, nil)
+		if name != "nested labels" && out != md {
+			t.Errorf("%s: changed", name)
+		}
+		if name == "nested labels" && !strings.Contains(out, "[^1]: https://a.example/") {
+			t.Errorf("%s: the link is not cited", name)
+		}
 	}
 }

@@ -93,6 +93,8 @@ var (
 	em         = regexp.MustCompile(`(^|[^*\w])\*([^*\s](?:[^*]*[^*\s])?)\*([^*\w]|$)`)
 	emU        = regexp.MustCompile(`(^|[^\w])_([^_\s](?:[^_]*[^_\s])?)_([^\w]|$)`)
 	codeSpanRe = regexp.MustCompile("`[^`]*`")
+	// placeholder stands for a code span while emphasis is stripped.
+	placeholder = regexp.MustCompile("\x00[0-9]+\x00")
 )
 
 // plain strips emphasis and image URLs from a block of text, leaving its
@@ -114,8 +116,14 @@ func plain(s string) string {
 	s = strongU.ReplaceAllString(s, "$1$2$3")
 	s = em.ReplaceAllString(s, "$1$2$3")
 	s = emU.ReplaceAllString(s, "$1$2$3")
-	for i, c := range spans {
-		s = strings.Replace(s, "\x00"+strconv.Itoa(i)+"\x00", c, 1)
-	}
+	// One pass puts the code spans back: one replacement per span would
+	// cost the block's length per span.
+	s = placeholder.ReplaceAllStringFunc(s, func(m string) string {
+		i, err := strconv.Atoi(m[1 : len(m)-1])
+		if err != nil || i >= len(spans) {
+			return m
+		}
+		return spans[i]
+	})
 	return markdown.Tidy(s)
 }
