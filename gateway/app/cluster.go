@@ -85,7 +85,7 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 	}
 	fetcher := remote.NewFetcher(c.fetcher)
 	c.extractor = remote.NewExtractor(c.extract)
-	c.pipeline = pipeline.New(logger, fetcher, c.extractor, r, pipeline.WithAnonymousRenders(all.AnonymousRenders))
+	c.pipeline = pipeline.New(logger, pageFetcher{fetcher}, c.extractor, r, pipeline.WithAnonymousRenders(all.AnonymousRenders))
 	// The map's sitemaps, robots.txt and pages go to the same fetcher
 	// address, whose cache of robots.txt and per-host limits serve both.
 	c.mapper = mapsite.New(logger, mapFetcher{fetcher}, c.pipeline)
@@ -247,6 +247,14 @@ func (c *cluster) ensureCrawlStream() error {
 	}
 	c.crawlStream = true
 	return nil
+}
+
+// pageFetcher is the pipeline's Fetcher over FetcherService, with the
+// Resource call the pipeline reads a brand's stylesheets with.
+type pageFetcher struct{ *remote.Fetcher }
+
+func (f pageFetcher) Resource(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*internalv1.FetcherServiceFetchResponse, error) {
+	return mapFetcher{f.Fetcher}.Resource(ctx, rawURL, opts)
 }
 
 // mapFetcher is mapsite's Fetcher over FetcherService.

@@ -49,6 +49,12 @@ func newExtractCmd(g *globals) *cobra.Command {
 			if cmd.Flags().Changed("max-bytes") {
 				opts.MaxBytes = &maxBytes
 			}
+			if err := f.readDiffWith(opts); err != nil {
+				return usageError{err}
+			}
+			if opts.GetDiffWith() != nil && len(files) > 1 {
+				return usagef("--diff-with compares one page with its earlier answer; got %d files", len(files))
+			}
 			if err := fetchopts.Validate(opts); err != nil {
 				return usageError{err}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	"distill.dev/gateway/output"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/extractor/citations"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/extractor/pick"
 	"distill.dev/services/platform/envflag"
@@ -30,6 +32,12 @@ type outputFlags struct {
 	actions            bool
 	maxActions         int32
 	pick               pickFlags
+	// The reading options.
+	query               string
+	chunk, chunkOverlap int32
+	citations           bool
+	diffWith            string
+	brand               bool
 }
 
 // pickFlags pick values, records and elements out of the page, as JSON.
@@ -43,9 +51,9 @@ type pickFlags struct {
 }
 
 func (f *outputFlags) register(fs *pflag.FlagSet) {
-	f.format = newEnum("markdown", "markdown", "text", "json", formatJSONL)
+	f.format = newEnum("markdown", "markdown", "text", "json", formatJSONL, "llm", "html")
 	f.profile = newEnum("article", "article", "full", "metadata")
-	fs.Var(f.format, "format", "output format: markdown, text, json, or jsonl (one {url, ok, result | error} a line)")
+	fs.Var(f.format, "format", "output format: markdown, text, json, jsonl (one {url, ok, result | error} a line), llm (compact context for a model: title, URL, metadata line, content with numbered citations) or html (the cleaned main-content HTML)")
 	fs.StringVar(&f.selector, "selector", "", "extract the elements matching this CSS selector instead of running a profile, as the page's content (Markdown); to pick values or records as JSON, use --select")
 	fs.Var(f.profile, "profile", "content selection: article (main content), full (whole page) or metadata; ignored with --selector")
 	fs.BoolVar(&f.stats, "stats", false, "print token-savings stats to stderr (inside the JSON with --format json)")
@@ -56,6 +64,12 @@ func (f *outputFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.tables, "tables", false, "extract tables as structured data")
 	fs.BoolVar(&f.actions, "actions", false, "extract the operable action tree (links, forms, buttons, downloads)")
 	fs.Int32Var(&f.maxActions, "max-actions", 0, "cap each action category, form fields and select options at this many entries (0 = no cap)")
+	fs.StringVar(&f.query, "query", "", "keep only the paragraphs, lists, tables and code blocks that answer this question, under their headings, within --max-output-tokens (4000 when unset); the page is unchanged when nothing matches")
+	fs.Int32Var(&f.chunk, "chunk", 0, "print the content as chunks of at most this many tokens, built from whole blocks, one JSON object a line ({url, index, heading_path, tokens, text}); with --format json, as the page's \"chunks\"")
+	fs.Int32Var(&f.chunkOverlap, "chunk-overlap", 0, "repeat up to this many tokens from the end of each chunk at the start of the next (at most half of --chunk)")
+	fs.StringVar(&f.diffWith, "diff-with", "", "compare the page with an earlier --format json answer for it, read from `OLD.json`: prints the fields, links and blocks that changed and a unified diff, or \"unchanged\" (with --format json, the page's \"diff\")")
+	fs.BoolVar(&f.brand, "brand", false, "print the site's brand instead of the page: name, logos, favicon, theme and style colours, fonts, social profiles (with --format json, the page's \"brand\")")
+	fs.BoolVar(&f.citations, "citations", false, "move link and image URLs into numbered footnotes under a closing \"## Links\" section (Markdown and JSON)")
 	f.pick.register(fs)
 }
 
@@ -99,6 +113,11 @@ func (f *outputFlags) apply(fs *pflag.FlagSet, o *distillv1.FetchOptions) {
 	o.LinksFull = f.linksAll
 	o.ExtractTables = f.tables
 	o.ExtractActions = f.actions
+	o.Query = f.query
+	o.Chunk = f.chunk
+	o.ChunkOverlap = f.chunkOverlap
+	o.Citations = f.citations
+	o.Brand = f.brand
 	setIfChanged(fs, "max-output-tokens", &o.MaxOutputTokens, &f.maxOutputTokens)
 	// 0 means no cap, as for the other limits; negative values are left for
 	// validation to refuse.
@@ -106,6 +125,24 @@ func (f *outputFlags) apply(fs *pflag.FlagSet, o *distillv1.FetchOptions) {
 		o.MaxActions = &f.maxActions
 	}
 	f.pick.apply(fs, o)
+}
+
+// readDiffWith reads --diff-with's file into o: a page's JSON, as
+// --format json printed it.
+func (f *outputFlags) readDiffWith(o *distillv1.FetchOptions) error {
+	if f.diffWith == "" {
+		return nil
+	}
+	b, err := os.ReadFile(f.diffWith)
+	if err != nil {
+		return fmt.Errorf("--diff-with: %w", err)
+	}
+	old, err := output.ReadDistilled(b)
+	if err != nil {
+		return fmt.Errorf("--diff-with %s: %w", f.diffWith, err)
+	}
+	o.DiffWith = old
+	return nil
 }
 
 // fetchFlags are the `distill fetch` flags, named as in the public surface.
@@ -186,6 +223,8 @@ var (
 		"markdown": distillv1.Format_FORMAT_MARKDOWN,
 		"text":     distillv1.Format_FORMAT_TEXT,
 		"json":     distillv1.Format_FORMAT_JSON,
+		"llm":      distillv1.Format_FORMAT_LLM,
+		"html":     distillv1.Format_FORMAT_HTML,
 		// JSON Lines is JSON for the services; only the CLI's printing differs.
 		formatJSONL: distillv1.Format_FORMAT_JSON,
 	}
@@ -236,6 +275,9 @@ func newFetchCmd(g *globals) *cobra.Command {
 				return usageError{err}
 			}
 			opts := f.options(cmd.Flags())
+			if err := f.readDiffWith(opts); err != nil {
+				return usageError{err}
+			}
 			if err := fetchopts.Validate(opts); err != nil {
 				return usageError{err}
 			}
@@ -256,6 +298,9 @@ func newFetchCmd(g *globals) *cobra.Command {
 			urls, err := batchURLs(args, input, cmd.InOrStdin())
 			if err != nil {
 				return usageError{err}
+			}
+			if opts.GetDiffWith() != nil && len(urls) > 1 {
+				return usagef("--diff-with compares one page with its earlier answer; got %d URLs", len(urls))
 			}
 			r := &fetchRun{
 				printer: printer{g: g, format: f.format.value, opts: opts, failOnHTTP: failOnHTTP, server: server, allowLocal: f.allowLocal, artifactFile: f.browser.outFile},
@@ -448,7 +493,17 @@ func (p *printer) printAll(items []output.BatchItem, batch bool) error {
 		err = output.WriteBatchJSON(p.g.stdout, items)
 	case format == distillv1.Format_FORMAT_JSON && failed == 0:
 		err = output.WriteJSON(p.g.stdout, items[0].Result)
+	case p.opts.GetChunk() > 0:
+		// Chunks name their page, so a batch's need no headers.
+		for _, it := range items {
+			if it.Err == nil {
+				if err = output.WriteChunkLines(p.g.stdout, it.Result); err != nil {
+					break
+				}
+			}
+		}
 	case batch:
+		p.citeAcross(items, format)
 		err = output.WriteBatch(p.g.stdout, items, format)
 	case failed == 0:
 		err = output.WritePage(p.g.stdout, items[0].Result, format)
@@ -460,6 +515,25 @@ func (p *printer) printAll(items []output.BatchItem, batch bool) error {
 		return exitError{ExitFailure}
 	}
 	return nil
+}
+
+// citeAcross renumbers the citations of pages printed one after another,
+// so that a number names one URL in the whole output, as one page's do.
+func (p *printer) citeAcross(items []output.BatchItem, format distillv1.Format) {
+	md := format == distillv1.Format_FORMAT_MARKDOWN && p.opts.GetCitations()
+	if !md && format != distillv1.Format_FORMAT_LLM {
+		return
+	}
+	n := citations.New(0)
+	for _, it := range items {
+		switch {
+		case it.Err != nil || it.Result.GetDiff() != nil || it.Result.GetBrand() != nil:
+		case md:
+			it.Result.Markdown = n.Renumber(it.Result.GetMarkdown())
+		default:
+			it.Result.Text = n.Renumber(it.Result.GetText())
+		}
+	}
 }
 
 func oneLine(s string) string {

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -46,7 +48,16 @@ type reach struct {
 	// group names options that cannot share a call with the others (one
 	// picker a call): each group reaches the doors in calls of its own.
 	group string
+	// file, when set, is written to a file whose path ends flag.
+	file string
+	// implied says the tool sets the field itself: it is called without
+	// a parameter for it.
+	implied bool
 }
+
+// oldPage is an earlier answer, as --diff-with reads it and the diff tool
+// takes it.
+const oldPage = `{"final_url":"http://127.0.0.1:1/page","status":200,"title":"Page","markdown":"# Page, before"}`
 
 // fetchOptionsReach lists every field of FetchOptions. The values differ
 // from the defaults, so a field left unset cannot pass for one that was
@@ -98,6 +109,14 @@ var fetchOptionsReach = map[protoreflect.Name]reach{
 	"capture_types":       {flag: "--capture-types=xhr,document", tool: "fetch_url", param: []string{"xhr", "document"}, want: list("capture_types", "xhr", "document")},
 	"capture_credentials": {flag: "--capture-credentials", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true)},
 	"block":               {flag: "--block=images,fonts", tool: "fetch_url", param: []string{"images", "fonts"}, want: list("block", "images", "fonts")},
+	// The reading options.
+	"query":         {flag: "--query=who keeps the lamp", tool: "fetch_url", param: "who keeps the lamp", want: protoreflect.ValueOfString("who keeps the lamp")},
+	"chunk":         {flag: "--chunk=64", tool: "fetch_url", param: 64, want: protoreflect.ValueOfInt32(64), json: "chunks"},
+	"chunk_overlap": {flag: "--chunk-overlap=8", tool: "fetch_url", param: 8, want: protoreflect.ValueOfInt32(8)},
+	"citations":     {flag: "--citations", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true)},
+	"diff_with": {flag: "--diff-with=", file: oldPage, tool: "diff", param: oldPage, json: "diff",
+		want: protoreflect.ValueOfMessage((&distillv1.Distilled{FinalUrl: page, Status: 200, Title: "Page", Markdown: "# Page, before"}).ProtoReflect())},
+	"brand": {flag: "--brand", tool: "brand", implied: true, param: true, want: protoreflect.ValueOfBool(true), json: "brand"},
 }
 
 // fieldsValue is FetchOptions.fields holding fs, as reflection reads it.
@@ -128,6 +147,8 @@ var toolArgs = map[string]map[string]any{
 	"fetch_url":  {"url": page},
 	"fetch_urls": {"urls": []string{page}},
 	"select":     {"url": page},
+	"diff":       {"url": page},
+	"brand":      {"url": page},
 }
 
 // TestEveryFetchOptionReachesThePublicSurface walks FetchOptions by
@@ -152,12 +173,22 @@ func TestEveryFetchOptionReachesThePublicSurface(t *testing.T) {
 			t.Errorf("fetchOptionsReach[%s] names no flag, tool, param or wanted value, and no reason to keep it internal", name)
 			continue
 		}
-		flags[r.group] = append(flags[r.group], r.flag)
+		flag := r.flag
+		if r.file != "" {
+			path := filepath.Join(t.TempDir(), string(name))
+			if err := os.WriteFile(path, []byte(r.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			flag += path
+		}
+		flags[r.group] = append(flags[r.group], flag)
 		key := [2]string{r.tool, r.group}
 		if params[key] == nil {
 			params[key] = map[string]any{}
 		}
-		params[key][string(name)] = r.param
+		if !r.implied {
+			params[key][string(name)] = r.param
+		}
 	}
 	cliOpts, cliJSON := map[string]*distillv1.FetchOptions{}, map[string]map[string]json.RawMessage{}
 	for group, fl := range flags {
@@ -226,6 +257,9 @@ func wholePage() *distillv1.Distilled {
 		Screenshot:  []byte("png"), Pdf: []byte("%PDF-"), Mhtml: []byte("MIME-Version: 1.0"),
 		Network: &distillv1.NetworkCapture{Responses: []*distillv1.CapturedResponse{{Url: page, Method: "GET", Status: 200}}},
 		Steps:   &distillv1.StepResults{Items: []*distillv1.StepResult{{Index: 0, Type: "executeJavascript", Value: proto.String("1")}}},
+		Chunks:  &distillv1.ChunkList{Items: []*distillv1.Chunk{{Url: page, HeadingPath: []string{"Page"}, Tokens: 3, Text: "# Page"}}},
+		Diff:    &distillv1.PageDiff{Changed: true, Fields: []*distillv1.FieldChange{{Field: "title", Old: "Old", New: "Page"}}},
+		Brand:   &distillv1.Brand{Name: "Page"},
 	}
 }
 

@@ -97,9 +97,12 @@ func (s *dirSink) writePage(name string, d *distillv1.Distilled) error {
 	if err != nil {
 		return err
 	}
-	if format := fetchopts.Format(s.p.opts); format == distillv1.Format_FORMAT_JSON {
+	switch format := fetchopts.Format(s.p.opts); {
+	case format == distillv1.Format_FORMAT_JSON:
 		err = output.WriteJSON(f, d)
-	} else {
+	case s.p.opts.GetChunk() > 0:
+		err = output.WriteChunkLines(f, d)
+	default:
 		err = output.WritePage(f, d, format)
 	}
 	return errors.Join(err, f.Close())
@@ -123,8 +126,12 @@ func (s *dirSink) close() error {
 // extension is the file extension of the pages p writes: what was picked
 // prints as JSON in every format.
 func (p *printer) extension() string {
-	if pick.Asked(p.opts) {
+	switch {
+	case pick.Asked(p.opts):
 		return ".json"
+	case p.opts.GetChunk() > 0 && fetchopts.Format(p.opts) != distillv1.Format_FORMAT_JSON:
+		// Chunks print one JSON object a line.
+		return ".jsonl"
 	}
 	return extension(p.format)
 }
@@ -136,6 +143,8 @@ func extension(format string) string {
 		return ".txt"
 	case "json", formatJSONL:
 		return ".json"
+	case "html":
+		return ".html"
 	default:
 		return ".md"
 	}

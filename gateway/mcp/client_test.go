@@ -108,6 +108,7 @@ type clientConfig struct {
 	Sessions  bool              `json:"sessions"`
 	Browser   bool              `json:"browser"`
 	Host      bool              `json:"host,omitempty"`
+	Reading   bool              `json:"reading"`
 }
 
 type outcome struct {
@@ -158,7 +159,7 @@ func runClient(t *testing.T, cfg clientConfig) report {
 
 // sitePages names the test site's pages for the client.
 func sitePages(base string) map[string]string {
-	return map[string]string{"article": base + "/article", "a": base + "/a", "b": base + "/b", "order": base + "/order", "grid": base + "/grid"}
+	return map[string]string{"article": base + "/article", "a": base + "/a", "b": base + "/b", "order": base + "/order", "grid": base + "/grid", "brand": base + "/brand"}
 }
 
 func stdioConfig(t *testing.T, base string) clientConfig {

@@ -148,6 +148,22 @@ var addedTools = map[string][]frozen{
 		{name: "allow_local", def: "false"},
 		{name: "timeout_secs", def: "20"},
 	},
+	"diff": {
+		{name: "url", required: true},
+		{name: "diff_with", required: true},
+		{name: "selector"},
+		{name: "profile", def: `"article"`},
+		{name: "js", def: `"auto"`},
+		{name: "allow_local", def: "false"},
+		{name: "timeout_secs", def: "20"},
+		{name: "no_cache", def: "false"},
+	},
+	"brand": {
+		{name: "url", required: true},
+		{name: "js", def: `"auto"`},
+		{name: "allow_local", def: "false"},
+		{name: "timeout_secs", def: "20"},
+	},
 	// Host mode's tools (distill mcp --policy FILE), served instead of the
 	// others; extract_product stands for one extract_<name> per schema the
 	// actor's policy names. None takes allow_local.

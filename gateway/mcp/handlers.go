@@ -110,6 +110,13 @@ func (h handlers) fetchURL(ctx context.Context, a args) ([]string, error) {
 		d.Diagnostics = nil
 	}
 	format := fetchopts.Format(opts)
+	if opts.GetChunk() > 0 && format != distillv1.Format_FORMAT_JSON {
+		texts, err := jsonText(output.MarshalChunks(d))
+		if truncated {
+			texts = append(texts, fmt.Sprintf("note: the page is longer than max_bytes; these chunks are of its first %d bytes (raise max_bytes for the rest)", fetchopts.MaxBytes(opts)))
+		}
+		return texts, err
+	}
 	if format == distillv1.Format_FORMAT_JSON && (!truncated || opts.GetDiagnostics()) {
 		return jsonText(output.MarshalDistilled(d))
 	}
@@ -177,6 +184,37 @@ func (h handlers) fetchURLs(ctx context.Context, a args) ([]string, error) {
 	// Compact, not indented as at a terminal: a model pays for whitespace in
 	// tokens.
 	return jsonText(output.MarshalBatchJSON(items))
+}
+
+func (h handlers) diff(ctx context.Context, a args) ([]string, error) {
+	old, err := output.ReadDistilled([]byte(a.str("diff_with")))
+	if err != nil {
+		// Not a page's JSON: the earlier Markdown itself.
+		old = &distillv1.Distilled{Markdown: a.str("diff_with")}
+	}
+	opts, err := options(a)
+	if err != nil {
+		return nil, err
+	}
+	opts.DiffWith = old
+	res, err := h.svc.Fetch(ctx, &distillv1.FetchRequest{Url: a.str("url"), Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	return []string{output.DiffText(res.GetDistilled().GetDiff())}, nil
+}
+
+func (h handlers) brand(ctx context.Context, a args) ([]string, error) {
+	opts, err := options(a)
+	if err != nil {
+		return nil, err
+	}
+	opts.Brand = true
+	res, err := h.svc.Fetch(ctx, &distillv1.FetchRequest{Url: a.str("url"), Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	return jsonText(output.MarshalBrand(res.GetDistilled().GetBrand()))
 }
 
 func (h handlers) sessionStart(ctx context.Context, a args) ([]string, error) {

@@ -76,6 +76,11 @@ func pages(t *testing.T) *httptest.Server {
 		serve("/"+name, fixture(t, name+".html"))
 	}
 	serve("/fog", fogHTML)
+	serve("/brand", brandHTML)
+	mux.HandleFunc("/brand.css", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/css")
+		io.WriteString(w, brandCSS)
+	})
 	for _, name := range []string{"a", "b"} {
 		serve("/"+name, fmt.Sprintf("<html><head><title>Page %s</title></head><body><main><h1>Page %s</h1>"+
 			"<p>This is page %s, with enough words in it to count as content for a reader.</p></main></body></html>", name, name, name))

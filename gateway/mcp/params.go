@@ -322,6 +322,8 @@ func (a args) int32p(name string) *int32 {
 	return nil
 }
 
+func (a args) int32v(name string) int32 { n, _ := a[name].(int32); return n }
+
 func (a args) int64p(name string) *int64 {
 	if n, ok := a[name].(int64); ok {
 		return &n

@@ -71,7 +71,7 @@ var browserParams = []param{
 // share.
 var optionParams = []param{
 	{name: "format", kind: kindEnum, enum: distillv1.Format(0).Descriptor(), def: quoted("markdown"),
-		desc: "markdown (readable page), text (plain text) or json (the page with metadata and any extracted links, tables, actions, stats and diagnostics)."},
+		desc: "markdown (readable page), text (plain text), json (the page with metadata and any extracted links, tables, actions, stats and diagnostics), llm (compact, links as numbered citations) or html (cleaned HTML)."},
 	profileParam,
 	{name: "stats", kind: kindBool, def: defFalse,
 		desc: "Report how many tokens the distilled page saves over the raw HTML."},
@@ -127,20 +127,34 @@ var screenshotParams = []param{
 	allowLocalParam,
 }
 
+// readingParams shape what fetch_url and fetch_urls return of a page.
+// Their descriptions are short: every tool's schema is read by the model
+// on every turn.
+var readingParams = []param{
+	{name: "query", kind: kindString,
+		desc: "A question: keep only the blocks that answer it, under their headings."},
+	{name: "chunk", kind: kindInt32,
+		desc: "Return a JSON array of chunks of at most this many tokens: {url, index, heading_path, tokens, text}."},
+	{name: "chunk_overlap", kind: kindInt32,
+		desc: "Tokens each chunk repeats from the one before; at most half of chunk."},
+	{name: "citations", kind: kindBool, def: defFalse,
+		desc: "Links and images become numbered footnotes under a final ## Links."},
+}
+
 var (
-	fetchParams = concat([]param{
-		{name: "url", kind: kindString, required: true,
-			desc: "Absolute http or https URL of the page."},
-		{name: "selector", kind: kindString,
-			desc: "CSS selector: return only the matching elements; profile is then ignored."},
-	}, optionParams, browserParams)
-	batchParams = concat([]param{
+	urlParam = param{name: "url", kind: kindString, required: true,
+		desc: "Absolute http or https URL of the page."}
+	selectorParam = param{name: "selector", kind: kindString,
+		desc: "CSS selector: return only the matching elements; profile is then ignored."}
+	observeParams = concat([]param{urlParam, selectorParam}, optionParams, browserParams)
+	fetchParams   = concat(observeParams, readingParams)
+	batchParams   = concat([]param{
 		{name: "urls", kind: kindStrings, required: true,
 			desc: "Absolute http or https URLs to fetch; results come back in this order."},
 	}, optionParams, browserParams, []param{
 		{name: "concurrency", kind: kindInt32, def: def(fetchopts.DefaultConcurrency),
 			desc: "How many of the URLs are fetched at once."},
-	})
+	}, readingParams)
 )
 
 // Session parameters.
@@ -214,6 +228,18 @@ var mapParams = []param{
 	timeoutParam,
 }
 
+// diffParams and brandParams are the diff and brand tools': the page,
+// and the few fetch knobs a model may need to reach it.
+var (
+	diffParams = []param{urlParam,
+		{name: "diff_with", kind: kindString, required: true,
+			desc: "The page's earlier answer: what fetch_url returned with format=json (or its Markdown)."},
+		selectorParam, profileParam, jsParam, allowLocalParam, timeoutParam,
+		{name: "no_cache", kind: kindBool, def: defFalse, desc: "Fetch fresh, not from the cache."},
+	}
+	brandParams = []param{urlParam, jsParam, allowLocalParam, timeoutParam}
+)
+
 func concat(lists ...[]param) []param {
 	var out []param
 	for _, l := range lists {
@@ -260,6 +286,10 @@ func fetchOptions(a args) *distillv1.FetchOptions {
 		ScreenshotFormat:   a.str("screenshot_format"),
 		Pdf:                a.flag("pdf"),
 		Mhtml:              a.flag("mhtml"),
+		Query:              a.str("query"),
+		Chunk:              a.int32v("chunk"),
+		ChunkOverlap:       a.int32v("chunk_overlap"),
+		Citations:          a.flag("citations"),
 	}
 	if c, ok := a["capture_network"].(string); ok {
 		o.CaptureNetwork = &c
@@ -286,7 +316,7 @@ func tools(svc Service) []tool {
 				"A page that cannot be fetched gives an error saying why.",
 		},
 		{
-			name: "observe_url", params: fetchParams, readOnly: true, run: h.observeURL,
+			name: "observe_url", params: observeParams, readOnly: true, run: h.observeURL,
 			desc: "Look at a page to see what can be done on it. Returns JSON: the distilled page (as fetch_url " +
 				"with format=json) plus its action tree — links, forms (method, action, fields, submit_id), buttons " +
 				"and downloads, each with a stable action_id — and extraction diagnostics. Takes fetch_url's " +
@@ -328,6 +358,16 @@ func tools(svc Service) []tool {
 				"printed to PDF or archived as one MHTML file. steps, scroll and js_wait_for bring the page to the " +
 				"state to picture first (close a banner, load more). Use it to see a page's layout, charts or " +
 				"anything its text does not carry.",
+		},
+		{
+			name: "diff", params: diffParams, readOnly: true, run: h.diff,
+			desc: "Compare a page now with an earlier fetch_url format=json answer for it: \"unchanged\", or the " +
+				"changed fields, links added and removed, and a unified diff of the Markdown.",
+		},
+		{
+			name: "brand", params: brandParams, readOnly: true, run: h.brand,
+			desc: "A site's brand from a page, as JSON: name, logos (URL, size), favicon, theme colour, main " +
+				"colours and fonts of its styles, social profiles.",
 		},
 		{
 			name: "session_start", params: sessionStartParams, run: h.sessionStart,

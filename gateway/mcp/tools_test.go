@@ -145,7 +145,7 @@ func TestBadArgumentsAreToolErrors(t *testing.T) {
 		{"integer as words", "fetch_url", map[string]any{"url": url, "timeout_secs": "abc"}, []string{"timeout_secs must be a whole number", `"abc"`}},
 		{"fraction for an integer", "fetch_url", map[string]any{"url": url, "max_bytes": 1.5}, []string{"max_bytes must be a whole number"}},
 		{"bool as words", "fetch_url", map[string]any{"url": url, "stats": "sometimes"}, []string{"stats must be true or false"}},
-		{"unknown format", "fetch_url", map[string]any{"url": url, "format": "html"}, []string{"format must be one of markdown, text, json"}},
+		{"unknown format", "fetch_url", map[string]any{"url": url, "format": "pdf"}, []string{"format must be one of markdown, text, json, llm, html"}},
 		{"unknown js mode", "observe_url", map[string]any{"url": url, "js": "never"}, []string{"js must be one of off, auto, always"}},
 		{"missing url", "fetch_url", map[string]any{}, []string{"url is required"}},
 		{"misspelt parameter", "fetch_url", map[string]any{"url": url, "max_tokens": 10}, []string{`unknown parameter "max_tokens"`, "max_output_tokens"}},

@@ -35,6 +35,9 @@ type distilledJSON struct {
 	MHTML      []byte            `json:"mhtml,omitempty"`
 	Network    *networkJSON      `json:"network,omitempty"`
 	Steps      *[]stepResultJSON `json:"steps,omitempty"`
+	Chunks     *[]ChunkJSON      `json:"chunks,omitempty"`
+	Diff       *diffJSON         `json:"diff,omitempty"`
+	Brand      *brandJSON        `json:"brand,omitempty"`
 }
 
 type networkJSON struct {
@@ -59,6 +62,16 @@ type stepResultJSON struct {
 	// Value is the script's value as it returned it, JSON inside JSON.
 	Value      json.RawMessage `json:"value,omitempty"`
 	Screenshot []byte          `json:"screenshot,omitempty"`
+}
+
+// ChunkJSON is one chunk of a page, as --chunk prints it and the page's
+// JSON carries it.
+type ChunkJSON struct {
+	URL         string   `json:"url"`
+	Index       int32    `json:"index"`
+	HeadingPath []string `json:"heading_path"`
+	Tokens      int64    `json:"tokens"`
+	Text        string   `json:"text"`
 }
 
 type statsJSON struct {
@@ -149,6 +162,9 @@ type diagnosticsJSON struct {
 	// StepsRun and BlockedResources are a render's with browser work.
 	StepsRun         *int32 `json:"steps_run,omitempty"`
 	BlockedResources *int32 `json:"blocked_resources,omitempty"`
+	// The query's figures; absent without a query.
+	QueryRelevance *float64 `json:"query_relevance,omitempty"`
+	QueryBlocks    *int32   `json:"query_blocks,omitempty"`
 }
 
 // BatchItem is one URL of a batch and its outcome: a page or an error.
@@ -285,6 +301,8 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 			out.Diagnostics.PageCount = &n
 		}
 		out.Diagnostics.StepsRun, out.Diagnostics.BlockedResources = g.StepsRun, g.BlockedResources
+		out.Diagnostics.QueryRelevance = g.QueryRelevance
+		out.Diagnostics.QueryBlocks = g.QueryBlocks
 	}
 	out.Screenshot, out.PDF, out.MHTML = d.Screenshot, d.Pdf, d.Mhtml
 	if n := d.GetNetwork(); n != nil {
@@ -311,7 +329,48 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 		}
 		out.Steps = &steps
 	}
+	if c := d.GetChunks(); c != nil {
+		chunks := Chunks(d)
+		out.Chunks = &chunks
+	}
+	if df := d.GetDiff(); df != nil {
+		out.Diff = toDiffJSON(df)
+	}
+	if b := d.GetBrand(); b != nil {
+		out.Brand = toBrandJSON(b)
+	}
 	return out
+}
+
+// Chunks returns a page's chunks in their JSON shape; an empty list when
+// it has none.
+func Chunks(d *distillv1.Distilled) []ChunkJSON {
+	items := d.GetChunks().GetItems()
+	out := make([]ChunkJSON, 0, len(items))
+	for _, c := range items {
+		out = append(out, ChunkJSON{URL: c.GetUrl(), Index: c.GetIndex(), HeadingPath: nonNil(c.GetHeadingPath()), Tokens: c.GetTokens(), Text: c.GetText()})
+	}
+	return out
+}
+
+// MarshalChunks returns a page's chunks as a compact JSON array, for
+// callers that embed it (MCP tool results).
+func MarshalChunks(d *distillv1.Distilled) ([]byte, error) {
+	return marshal(Chunks(d))
+}
+
+// WriteChunkLines writes a page's chunks as JSON Lines, one chunk a line.
+func WriteChunkLines(w io.Writer, d *distillv1.Distilled) error {
+	for _, c := range Chunks(d) {
+		b, err := marshal(c)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func toTableJSON(t *distillv1.Table) tableJSON {

@@ -9,13 +9,27 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
-// Content returns what the markdown and text formats print for a page:
-// its content, or, when a picker was asked for, what it picked, as JSON.
+// Content returns what the markdown, text, llm and html formats print for
+// a page: the three that are not Markdown come in the text field. A page
+// asked for what a picker picked prints that, as JSON; one asked for its
+// diff or its brand prints that instead (both, the diff first, when both
+// were asked for).
 func Content(d *distillv1.Distilled, format distillv1.Format) string {
 	if p := d.GetPicked(); p != nil {
 		return pickedText(p)
 	}
-	if format == distillv1.Format_FORMAT_TEXT {
+	var parts []string
+	if df := d.GetDiff(); df != nil {
+		parts = append(parts, DiffText(df))
+	}
+	if b := d.GetBrand(); b != nil {
+		parts = append(parts, BrandText(b))
+	}
+	if len(parts) > 0 {
+		return strings.Join(parts, "\n\n")
+	}
+	switch format {
+	case distillv1.Format_FORMAT_TEXT, distillv1.Format_FORMAT_LLM, distillv1.Format_FORMAT_HTML:
 		return d.GetText()
 	}
 	return d.GetMarkdown()
@@ -71,6 +85,9 @@ func DiagnosticsLine(d *distillv1.Distilled) string {
 	}
 	if g.PageCount != nil {
 		line += fmt.Sprintf(" pages=%d", g.GetPageCount())
+	}
+	if g.QueryRelevance != nil {
+		line += fmt.Sprintf(" query_relevance=%.3f query_blocks=%d", g.GetQueryRelevance(), g.GetQueryBlocks())
 	}
 	return line
 }

@@ -31,6 +31,11 @@ const (
 	// MaxBytesLimit keeps a body within what one message between
 	// services carries.
 	MaxBytesLimit = 64 << 20
+	// MinChunk is the smallest chunk size: below it a reopened code fence
+	// or a repeated table header leaves no room for content.
+	MinChunk = 16
+	// MaxQueryBytes bounds a query; a question is a sentence, not a page.
+	MaxQueryBytes = 1024
 )
 
 // Format returns the output format, markdown by default.
@@ -146,5 +151,31 @@ func Validate(o *distillv1.FetchOptions) error {
 	case o.JsWait != nil && o.GetJsWait() < 0:
 		return fmt.Errorf("--js-wait must not be negative, got %d", o.GetJsWait())
 	}
-	return validateBrowser(o)
+	if err := validateBrowser(o); err != nil {
+		return err
+	}
+	return validateReading(o)
+}
+
+// validateReading checks the reading options (query, chunks, citations)
+// and the formats they go with.
+func validateReading(o *distillv1.FetchOptions) error {
+	format := Format(o)
+	switch {
+	case len(o.GetQuery()) > MaxQueryBytes:
+		return fmt.Errorf("--query must be at most %d bytes, got %d", MaxQueryBytes, len(o.GetQuery()))
+	case o.GetChunk() < 0 || o.GetChunk() > 0 && o.GetChunk() < MinChunk:
+		return fmt.Errorf("--chunk must be 0 (none) or at least %d tokens, got %d", MinChunk, o.GetChunk())
+	case o.GetChunkOverlap() < 0:
+		return fmt.Errorf("--chunk-overlap must not be negative, got %d", o.GetChunkOverlap())
+	case o.GetChunkOverlap() > 0 && o.GetChunk() == 0:
+		return fmt.Errorf("--chunk-overlap needs --chunk")
+	case o.GetChunkOverlap()*2 > o.GetChunk():
+		return fmt.Errorf("--chunk-overlap must be at most half of --chunk (%d), got %d", o.GetChunk()/2, o.GetChunkOverlap())
+	case o.GetQuery() != "" && (format == distillv1.Format_FORMAT_TEXT || format == distillv1.Format_FORMAT_HTML):
+		return fmt.Errorf("--query keeps Markdown blocks: use it with --format markdown, json or llm")
+	case o.GetCitations() && (format == distillv1.Format_FORMAT_TEXT || format == distillv1.Format_FORMAT_HTML):
+		return fmt.Errorf("--citations needs Markdown: --format markdown, json or llm (llm cites links always)")
+	}
+	return nil
 }

@@ -62,6 +62,20 @@ func TestExplicitZeroIsNotTheDefault(t *testing.T) {
 	}
 }
 
+func TestValidateAcceptsReadingOptions(t *testing.T) {
+	for _, o := range []*distillv1.FetchOptions{
+		{Query: "who began the language?", Chunk: 256, ChunkOverlap: 128},
+		{Chunk: 16},
+		{Citations: true, Format: distillv1.Format_FORMAT_LLM},
+		{Citations: true, Format: distillv1.Format_FORMAT_JSON},
+		{Format: distillv1.Format_FORMAT_HTML, Chunk: 64},
+	} {
+		if err := Validate(o); err != nil {
+			t.Errorf("Validate(%v) = %v, want nil", o, err)
+		}
+	}
+}
+
 func TestValidateNamesTheFlag(t *testing.T) {
 	i32 := func(v int32) *int32 { return &v }
 	i64 := func(v int64) *int64 { return &v }
@@ -79,6 +93,13 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{"negative rate", &distillv1.FetchOptions{RateLimit: -1}, "--rate-limit"},
 		{"negative tokens", &distillv1.FetchOptions{MaxOutputTokens: i64(-5)}, "--max-output-tokens"},
 		{"negative per host", &distillv1.FetchOptions{PerHostConcurrency: i32(-1)}, "--per-host-concurrency"},
+		{"long query", &distillv1.FetchOptions{Query: strings.Repeat("why ", 300)}, "--query"},
+		{"tiny chunk", &distillv1.FetchOptions{Chunk: 8}, "--chunk"},
+		{"negative chunk", &distillv1.FetchOptions{Chunk: -1}, "--chunk"},
+		{"overlap without chunk", &distillv1.FetchOptions{ChunkOverlap: 10}, "--chunk-overlap"},
+		{"overlap over half", &distillv1.FetchOptions{Chunk: 100, ChunkOverlap: 51}, "--chunk-overlap"},
+		{"citations in text", &distillv1.FetchOptions{Format: distillv1.Format_FORMAT_TEXT, Citations: true}, "--citations"},
+		{"query in html", &distillv1.FetchOptions{Format: distillv1.Format_FORMAT_HTML, Query: "price"}, "--query"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

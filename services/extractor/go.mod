@@ -11,6 +11,7 @@ require (
 	github.com/antchfx/xpath v1.3.9
 	github.com/dlclark/regexp2/v2 v2.5.1
 	github.com/klippa-app/go-pdfium v1.21.4
+	github.com/pmezard/go-difflib v1.0.0
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/tiktoken-go/tokenizer v0.10.0
 	golang.org/x/net v0.60.0

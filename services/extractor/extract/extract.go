@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -15,11 +16,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
-	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/actions"
 	"distill.dev/services/extractor/markdown"
+	"distill.dev/services/extractor/metadata"
+	"distill.dev/services/extractor/pagediff"
 	"distill.dev/services/extractor/pdf"
 	"distill.dev/services/extractor/pick"
 	"distill.dev/services/extractor/readable"
@@ -104,6 +106,13 @@ type page struct {
 	cut bool
 	// picked is what a picker found; nil when none was asked for.
 	picked *distillv1.Picked
+	// meta is what an HTML page says about itself, for the llm format's
+	// header.
+	meta metadata.Metadata
+	// htmlBlocks is the content as clean HTML, one top-level block each,
+	// when the html format was asked for.
+	htmlBlocks []string
+	brand      *distillv1.Brand
 }
 
 // emptyLists gives a page without markup the empty lists of links, tables
@@ -187,6 +196,10 @@ func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest)
 		p.picked = picker.Empty()
 	}
 
+	if opts.GetBrand() && p.brand == nil {
+		// A PDF or a text file shows no brand but its site's name.
+		p.brand = &distillv1.Brand{Name: strings.TrimPrefix(u.Hostname(), "www.")}
+	}
 	d := finish(req, body, p)
 	e.logger.DebugContext(ctx, "extracted",
 		"url", req.GetUrl(), "profile", p.profile, "raw_bytes", len(req.GetHtml()),
@@ -198,16 +211,9 @@ func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest)
 // decoded page the stats count.
 func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Distilled {
 	opts := req.GetOptions()
-	if fetchopts.Format(opts) != distillv1.Format_FORMAT_TEXT {
-		p.text = ""
-	}
-	truncated := false
-	if budget := fetchopts.MaxOutputTokens(opts); budget > 0 {
-		var mdCut, textCut bool
-		p.markdown, mdCut = truncate(p.markdown, budget, true)
-		p.text, textCut = truncate(p.text, budget, false)
-		truncated = mdCut || textCut || p.cut
-	}
+	r := read(opts, req.GetUrl(), p)
+	p.markdown, p.text = r.markdown, r.text
+	truncated := r.truncated
 
 	d := &distillv1.Distilled{
 		FinalUrl: req.GetUrl(),
@@ -230,6 +236,15 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 	}
 	d.Actions = p.actions
 	d.Picked = p.picked
+	if r.chunks != nil {
+		d.Chunks = &distillv1.ChunkList{Items: r.chunks}
+	}
+	d.Brand = p.brand
+	// The earlier answer was printed by the same pipeline, so the diff
+	// compares output with output: the Markdown as it is returned.
+	if old := opts.GetDiffWith(); old != nil {
+		d.Diff = pagediff.Compare(old, d)
+	}
 
 	rawBytes := int64(len(req.GetHtml()))
 	// Counting builds the tokenizer's vocabulary on first use, so a
@@ -267,6 +282,8 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 		if p.pdfPages > 0 {
 			d.Diagnostics.PageCount = proto.Int32(int32(p.pdfPages))
 		}
+		d.Diagnostics.QueryRelevance = r.relevance
+		d.Diagnostics.QueryBlocks = r.kept
 	}
 	return d
 }

@@ -13,6 +13,8 @@ import (
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/actions"
+	"distill.dev/services/extractor/brand"
+	"distill.dev/services/extractor/cleanhtml"
 	"distill.dev/services/extractor/internal/htmlnode"
 	"distill.dev/services/extractor/internal/weburl"
 	"distill.dev/services/extractor/markdown"
@@ -45,7 +47,7 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 		allLinks = linksIn(htmlnode.First(doc, "body"), u, base)
 	}
 
-	p := page{title: meta.Title, byline: meta.Byline, excerpt: meta.Description}
+	p := page{title: meta.Title, byline: meta.Byline, excerpt: meta.Description, meta: meta}
 	if picker != nil {
 		// Picking reads the whole page, before choosing the content edits it.
 		if p.picked, err = picker.Run(ctx, doc, base); err != nil {
@@ -57,6 +59,9 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 			return page{}, err
 		}
 		p.actions = actions.Read(doc, u, base, actionLimit(opts))
+	}
+	if opts.GetBrand() {
+		p.brand = brand.Read(doc, base, meta)
 	}
 	if err := stopped(ctx, "reading the page"); err != nil {
 		return page{}, err
@@ -131,8 +136,12 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 	if err := stopped(ctx, "rendering Markdown"); err != nil {
 		return page{}, err
 	}
-	if fetchopts.Format(opts) == distillv1.Format_FORMAT_TEXT {
+	switch fetchopts.Format(opts) {
+	case distillv1.Format_FORMAT_TEXT:
 		p.text = plaintext.Render(content)
+	case distillv1.Format_FORMAT_HTML:
+		// Before the Markdown conversion, which rewrites the tree.
+		p.htmlBlocks = cleanhtml.Blocks(content, base)
 	}
 	// The rest of the page is read: cut the content loose so that the
 	// page around it can be freed while the Markdown is rendered, and the

@@ -188,6 +188,13 @@ func span(cell *html.Node, attr string) int {
 // lazily, most trusted first.
 var lazySourceAttrs = []string{"data-src", "data-lazy-src", "data-original", "data-lazy", "data-url"}
 
+// ImageSource is imageSource, for the other renderings of the content
+// (clean HTML), so that every format names the same image.
+func ImageSource(img *html.Node, base *url.URL) string { return imageSource(img, base) }
+
+// CodeLanguage is codeLanguage, for the same reason.
+func CodeLanguage(pre *html.Node) string { return codeLanguage(pre) }
+
 // imageSource returns the absolute http(s) source of an img element: its
 // src unless that is a placeholder, else a lazy-loading attribute, else the
 // first srcset candidate. It returns "" when there is none.

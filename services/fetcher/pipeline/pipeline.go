@@ -259,6 +259,9 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 	if req.KeepBody && res.Body == nil {
 		res.Body, res.ContentType = fetched.GetBody(), contentType(fetched)
 	}
+	if opts.GetBrand() {
+		p.brandStylesheets(ctx, res.Distilled, opts)
+	}
 	if !opts.GetDiagnostics() {
 		res.Distilled.Diagnostics = nil
 	}

@@ -2,8 +2,8 @@
 // gateway/mcp's Go tests. It takes one JSON argument:
 //
 //   {"transport": "stdio", "command": "/path/distill", "args": ["mcp", ...],
-//    "pages": {"article": URL, "a": URL, "b": URL, "order": URL, "grid": URL, "more": URL},
-//    "sessions": false, "browser": false}
+//    "pages": {"article": URL, "a": URL, "b": URL, "order": URL, "grid": URL, "more": URL, "brand": URL},
+//    "sessions": false, "browser": false, "reading": false}
 //   {"transport": "http", "url": "http://127.0.0.1:PORT/mcp", "token": "...", ...}
 //
 // With "host": true it makes host mode's calls instead.
@@ -143,6 +143,29 @@ if (config.browser) {
   calls.act_members = await call(client, "session_observe", { session_id: id, url: config.pages.members });
   calls.act_more = await call(client, "session_observe", { session_id: id, url: more });
   calls.act_clicks = await call(client, "session_act", { session_id: id, steps });
+}
+
+if (config.reading) {
+  calls.read_query = await call(client, "fetch_url", {
+    url: article, allow_local: true, query: "how many nights was the lamp lit in November?", diagnostics: true,
+  });
+  calls.read_chunks = await call(client, "fetch_url", { url: article, allow_local: true, chunk: 24, chunk_overlap: "6" });
+  calls.read_citations = await call(client, "fetch_url", { url: article, allow_local: true, citations: "true" });
+  calls.read_llm = await call(client, "fetch_url", { url: article, allow_local: true, format: "llm" });
+  calls.read_html = await call(client, "fetch_url", { url: article, allow_local: true, format: "html" });
+  calls.read_batch = await call(client, "fetch_urls", { urls: [article, a], allow_local: true, chunk: 32, query: "lamp beam" });
+  calls.read_bad_chunk = await call(client, "fetch_url", { url: article, allow_local: true, chunk: 4 });
+
+  // The article's JSON now, then the same with an older price of light:
+  // the first diff finds nothing, the second the edit.
+  const before = await call(client, "fetch_url", { url: article, allow_local: true, format: "json" });
+  const json = before.texts?.[0] ?? "{}";
+  calls.diff_unchanged = await call(client, "diff", { url: article, allow_local: true, diff_with: json });
+  const edited = JSON.parse(json);
+  edited.title = "Keeping the Old Lamp";
+  edited.markdown = (edited.markdown ?? "").replace("| November | 30 |", "| November | 12 |");
+  calls.diff_changed = await call(client, "diff", { url: article, allow_local: true, diff_with: JSON.stringify(edited) });
+  calls.brand = await call(client, "brand", { url: config.pages.brand, allow_local: true });
 }
 
 await client.close();

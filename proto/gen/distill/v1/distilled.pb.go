@@ -128,7 +128,13 @@ type Distilled struct {
 	Steps *StepResults `protobuf:"bytes,24,opt,name=steps,proto3" json:"steps,omitempty"`
 	// How well the page answers a crawl's query, 0 to 1; present only on the
 	// pages of a crawl that was given one.
-	Relevance     *float64 `protobuf:"fixed64,25,opt,name=relevance,proto3,oneof" json:"relevance,omitempty"`
+	Relevance *float64 `protobuf:"fixed64,25,opt,name=relevance,proto3,oneof" json:"relevance,omitempty"`
+	// The content cut into chunks; present when chunks were asked for.
+	Chunks *ChunkList `protobuf:"bytes,16,opt,name=chunks,proto3" json:"chunks,omitempty"`
+	// What changed since the page given as diff_with; present when one was.
+	Diff *PageDiff `protobuf:"bytes,17,opt,name=diff,proto3" json:"diff,omitempty"`
+	// The page's brand; present when it was asked for.
+	Brand         *Brand `protobuf:"bytes,18,opt,name=brand,proto3" json:"brand,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -294,6 +300,27 @@ func (x *Distilled) GetRelevance() float64 {
 		return *x.Relevance
 	}
 	return 0
+}
+
+func (x *Distilled) GetChunks() *ChunkList {
+	if x != nil {
+		return x.Chunks
+	}
+	return nil
+}
+
+func (x *Distilled) GetDiff() *PageDiff {
+	if x != nil {
+		return x.Diff
+	}
+	return nil
+}
+
+func (x *Distilled) GetBrand() *Brand {
+	if x != nil {
+		return x.Brand
+	}
+	return nil
 }
 
 // NetworkCapture is what a render captured of the page's own responses.
@@ -896,6 +923,663 @@ func (x *PickedElement) GetText() string {
 	return ""
 }
 
+// PageDiff compares a page with an earlier answer for it, block by block.
+type PageDiff struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when nothing differs: the page is "unchanged".
+	Changed bool `protobuf:"varint,1,opt,name=changed,proto3" json:"changed,omitempty"`
+	// The page fields that differ: title, byline, excerpt, final_url,
+	// status.
+	Fields []*FieldChange `protobuf:"bytes,2,rep,name=fields,proto3" json:"fields,omitempty"`
+	// The blocks added, removed and changed, in page order.
+	Blocks []*BlockChange `protobuf:"bytes,3,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	// Link URLs in the Markdown now and not before, and the other way round.
+	LinksAdded   []string `protobuf:"bytes,4,rep,name=links_added,json=linksAdded,proto3" json:"links_added,omitempty"`
+	LinksRemoved []string `protobuf:"bytes,5,rep,name=links_removed,json=linksRemoved,proto3" json:"links_removed,omitempty"`
+	// The Markdown as a unified diff, old then new; empty when unchanged.
+	Unified string `protobuf:"bytes,6,opt,name=unified,proto3" json:"unified,omitempty"`
+	// The pages were too long to compare whole: only their first 5,000
+	// blocks (and 20,000 lines of the unified diff) were.
+	Truncated     bool `protobuf:"varint,7,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PageDiff) Reset() {
+	*x = PageDiff{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PageDiff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PageDiff) ProtoMessage() {}
+
+func (x *PageDiff) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PageDiff.ProtoReflect.Descriptor instead.
+func (*PageDiff) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *PageDiff) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
+func (x *PageDiff) GetFields() []*FieldChange {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+func (x *PageDiff) GetBlocks() []*BlockChange {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+func (x *PageDiff) GetLinksAdded() []string {
+	if x != nil {
+		return x.LinksAdded
+	}
+	return nil
+}
+
+func (x *PageDiff) GetLinksRemoved() []string {
+	if x != nil {
+		return x.LinksRemoved
+	}
+	return nil
+}
+
+func (x *PageDiff) GetUnified() string {
+	if x != nil {
+		return x.Unified
+	}
+	return ""
+}
+
+func (x *PageDiff) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+// FieldChange is one page field that differs.
+type FieldChange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Field         string                 `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	Old           string                 `protobuf:"bytes,2,opt,name=old,proto3" json:"old,omitempty"`
+	New           string                 `protobuf:"bytes,3,opt,name=new,proto3" json:"new,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FieldChange) Reset() {
+	*x = FieldChange{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FieldChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FieldChange) ProtoMessage() {}
+
+func (x *FieldChange) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FieldChange.ProtoReflect.Descriptor instead.
+func (*FieldChange) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *FieldChange) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *FieldChange) GetOld() string {
+	if x != nil {
+		return x.Old
+	}
+	return ""
+}
+
+func (x *FieldChange) GetNew() string {
+	if x != nil {
+		return x.New
+	}
+	return ""
+}
+
+// BlockChange is one block of the Markdown added, removed or changed.
+type BlockChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// added, removed or changed.
+	Change string `protobuf:"bytes,1,opt,name=change,proto3" json:"change,omitempty"`
+	// The headings in effect at the block, outermost first.
+	HeadingPath []string `protobuf:"bytes,2,rep,name=heading_path,json=headingPath,proto3" json:"heading_path,omitempty"`
+	// The block before, absent when added.
+	Old *string `protobuf:"bytes,3,opt,name=old,proto3,oneof" json:"old,omitempty"`
+	// The block now, absent when removed.
+	New           *string `protobuf:"bytes,4,opt,name=new,proto3,oneof" json:"new,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockChange) Reset() {
+	*x = BlockChange{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockChange) ProtoMessage() {}
+
+func (x *BlockChange) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockChange.ProtoReflect.Descriptor instead.
+func (*BlockChange) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *BlockChange) GetChange() string {
+	if x != nil {
+		return x.Change
+	}
+	return ""
+}
+
+func (x *BlockChange) GetHeadingPath() []string {
+	if x != nil {
+		return x.HeadingPath
+	}
+	return nil
+}
+
+func (x *BlockChange) GetOld() string {
+	if x != nil && x.Old != nil {
+		return *x.Old
+	}
+	return ""
+}
+
+func (x *BlockChange) GetNew() string {
+	if x != nil && x.New != nil {
+		return *x.New
+	}
+	return ""
+}
+
+// Brand is what a page shows of who publishes it.
+type Brand struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The site's or organisation's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Logo images, most likely first.
+	Logos []*BrandImage `protobuf:"bytes,2,rep,name=logos,proto3" json:"logos,omitempty"`
+	// The page's icon.
+	Favicon *BrandImage `protobuf:"bytes,3,opt,name=favicon,proto3" json:"favicon,omitempty"`
+	// The colour the page asks browsers to paint around it (theme-color).
+	ThemeColor *string `protobuf:"bytes,4,opt,name=theme_color,json=themeColor,proto3,oneof" json:"theme_color,omitempty"`
+	// Colours the page's styles use most, most used first, as #rrggbb.
+	Colors []*BrandColor `protobuf:"bytes,5,rep,name=colors,proto3" json:"colors,omitempty"`
+	// Font families the styles name, most used first.
+	Fonts []string `protobuf:"bytes,6,rep,name=fonts,proto3" json:"fonts,omitempty"`
+	// Profiles on social networks the page links to.
+	Social []*SocialProfile `protobuf:"bytes,7,rep,name=social,proto3" json:"social,omitempty"`
+	// Linked stylesheets read for colours and fonts.
+	Stylesheets   []string `protobuf:"bytes,8,rep,name=stylesheets,proto3" json:"stylesheets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Brand) Reset() {
+	*x = Brand{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Brand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Brand) ProtoMessage() {}
+
+func (x *Brand) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Brand.ProtoReflect.Descriptor instead.
+func (*Brand) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Brand) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Brand) GetLogos() []*BrandImage {
+	if x != nil {
+		return x.Logos
+	}
+	return nil
+}
+
+func (x *Brand) GetFavicon() *BrandImage {
+	if x != nil {
+		return x.Favicon
+	}
+	return nil
+}
+
+func (x *Brand) GetThemeColor() string {
+	if x != nil && x.ThemeColor != nil {
+		return *x.ThemeColor
+	}
+	return ""
+}
+
+func (x *Brand) GetColors() []*BrandColor {
+	if x != nil {
+		return x.Colors
+	}
+	return nil
+}
+
+func (x *Brand) GetFonts() []string {
+	if x != nil {
+		return x.Fonts
+	}
+	return nil
+}
+
+func (x *Brand) GetSocial() []*SocialProfile {
+	if x != nil {
+		return x.Social
+	}
+	return nil
+}
+
+func (x *Brand) GetStylesheets() []string {
+	if x != nil {
+		return x.Stylesheets
+	}
+	return nil
+}
+
+// BrandImage is an image with what the page says of its size.
+type BrandImage struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Url    string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Width  *int32                 `protobuf:"varint,2,opt,name=width,proto3,oneof" json:"width,omitempty"`
+	Height *int32                 `protobuf:"varint,3,opt,name=height,proto3,oneof" json:"height,omitempty"`
+	// Where it was found: img, og:image, icon, apple-touch-icon, json-ld.
+	Source        string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BrandImage) Reset() {
+	*x = BrandImage{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BrandImage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BrandImage) ProtoMessage() {}
+
+func (x *BrandImage) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BrandImage.ProtoReflect.Descriptor instead.
+func (*BrandImage) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *BrandImage) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *BrandImage) GetWidth() int32 {
+	if x != nil && x.Width != nil {
+		return *x.Width
+	}
+	return 0
+}
+
+func (x *BrandImage) GetHeight() int32 {
+	if x != nil && x.Height != nil {
+		return *x.Height
+	}
+	return 0
+}
+
+func (x *BrandImage) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+// BrandColor is a colour and how often the styles use it.
+type BrandColor struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Hex   string                 `protobuf:"bytes,1,opt,name=hex,proto3" json:"hex,omitempty"`
+	Count int32                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// The CSS custom property that names it, when one does (--brand-primary).
+	Name          *string `protobuf:"bytes,3,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BrandColor) Reset() {
+	*x = BrandColor{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BrandColor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BrandColor) ProtoMessage() {}
+
+func (x *BrandColor) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BrandColor.ProtoReflect.Descriptor instead.
+func (*BrandColor) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *BrandColor) GetHex() string {
+	if x != nil {
+		return x.Hex
+	}
+	return ""
+}
+
+func (x *BrandColor) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *BrandColor) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+// SocialProfile is a link to the site's profile on a social network.
+type SocialProfile struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Network       string                 `protobuf:"bytes,1,opt,name=network,proto3" json:"network,omitempty"`
+	Url           string                 `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SocialProfile) Reset() {
+	*x = SocialProfile{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SocialProfile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SocialProfile) ProtoMessage() {}
+
+func (x *SocialProfile) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SocialProfile.ProtoReflect.Descriptor instead.
+func (*SocialProfile) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *SocialProfile) GetNetwork() string {
+	if x != nil {
+		return x.Network
+	}
+	return ""
+}
+
+func (x *SocialProfile) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+// Chunk is one piece of a page's content for a search index or a retrieval
+// pipeline: whole blocks where they fit, never more tokens than asked for.
+type Chunk struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The page's final URL.
+	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	// Position of the chunk in the page, from 0.
+	Index int32 `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	// The headings in effect where the chunk starts, outermost first.
+	HeadingPath []string `protobuf:"bytes,3,rep,name=heading_path,json=headingPath,proto3" json:"heading_path,omitempty"`
+	// The chunk's size in o200k_base tokens.
+	Tokens int64 `protobuf:"varint,4,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// The chunk's Markdown.
+	Text          string `protobuf:"bytes,5,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Chunk) Reset() {
+	*x = Chunk{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Chunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Chunk) ProtoMessage() {}
+
+func (x *Chunk) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
+func (*Chunk) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Chunk) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *Chunk) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *Chunk) GetHeadingPath() []string {
+	if x != nil {
+		return x.HeadingPath
+	}
+	return nil
+}
+
+func (x *Chunk) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *Chunk) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// ChunkList gives the chunks their presence, as LinkList does for links.
+type ChunkList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []*Chunk               `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunkList) Reset() {
+	*x = ChunkList{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunkList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunkList) ProtoMessage() {}
+
+func (x *ChunkList) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunkList.ProtoReflect.Descriptor instead.
+func (*ChunkList) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ChunkList) GetItems() []*Chunk {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
 // Stats compares the raw page with the distilled output, in tokens.
 type Stats struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -911,7 +1595,7 @@ type Stats struct {
 
 func (x *Stats) Reset() {
 	*x = Stats{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -923,7 +1607,7 @@ func (x *Stats) String() string {
 func (*Stats) ProtoMessage() {}
 
 func (x *Stats) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -936,7 +1620,7 @@ func (x *Stats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stats.ProtoReflect.Descriptor instead.
 func (*Stats) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Stats) GetRawBytes() int64 {
@@ -985,7 +1669,7 @@ type Link struct {
 
 func (x *Link) Reset() {
 	*x = Link{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -997,7 +1681,7 @@ func (x *Link) String() string {
 func (*Link) ProtoMessage() {}
 
 func (x *Link) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1010,7 +1694,7 @@ func (x *Link) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Link.ProtoReflect.Descriptor instead.
 func (*Link) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Link) GetHref() string {
@@ -1038,7 +1722,7 @@ type LinkList struct {
 
 func (x *LinkList) Reset() {
 	*x = LinkList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1050,7 +1734,7 @@ func (x *LinkList) String() string {
 func (*LinkList) ProtoMessage() {}
 
 func (x *LinkList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1063,7 +1747,7 @@ func (x *LinkList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkList.ProtoReflect.Descriptor instead.
 func (*LinkList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *LinkList) GetItems() []*Link {
@@ -1087,7 +1771,7 @@ type Table struct {
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1783,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,7 +1796,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Table) GetHeaders() []string {
@@ -1146,7 +1830,7 @@ type TableRow struct {
 
 func (x *TableRow) Reset() {
 	*x = TableRow{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1158,7 +1842,7 @@ func (x *TableRow) String() string {
 func (*TableRow) ProtoMessage() {}
 
 func (x *TableRow) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1171,7 +1855,7 @@ func (x *TableRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableRow.ProtoReflect.Descriptor instead.
 func (*TableRow) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TableRow) GetCells() []string {
@@ -1191,7 +1875,7 @@ type TableList struct {
 
 func (x *TableList) Reset() {
 	*x = TableList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1203,7 +1887,7 @@ func (x *TableList) String() string {
 func (*TableList) ProtoMessage() {}
 
 func (x *TableList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1216,7 +1900,7 @@ func (x *TableList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableList.ProtoReflect.Descriptor instead.
 func (*TableList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *TableList) GetItems() []*Table {
@@ -1242,7 +1926,7 @@ type Actions struct {
 
 func (x *Actions) Reset() {
 	*x = Actions{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[15]
+	mi := &file_distill_v1_distilled_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1254,7 +1938,7 @@ func (x *Actions) String() string {
 func (*Actions) ProtoMessage() {}
 
 func (x *Actions) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[15]
+	mi := &file_distill_v1_distilled_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1267,7 +1951,7 @@ func (x *Actions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actions.ProtoReflect.Descriptor instead.
 func (*Actions) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{15}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Actions) GetLinks() []*LinkAction {
@@ -1310,7 +1994,7 @@ type LinkAction struct {
 
 func (x *LinkAction) Reset() {
 	*x = LinkAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[16]
+	mi := &file_distill_v1_distilled_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1322,7 +2006,7 @@ func (x *LinkAction) String() string {
 func (*LinkAction) ProtoMessage() {}
 
 func (x *LinkAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[16]
+	mi := &file_distill_v1_distilled_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1335,7 +2019,7 @@ func (x *LinkAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkAction.ProtoReflect.Descriptor instead.
 func (*LinkAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{16}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *LinkAction) GetActionId() string {
@@ -1374,7 +2058,7 @@ type DownloadAction struct {
 
 func (x *DownloadAction) Reset() {
 	*x = DownloadAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[17]
+	mi := &file_distill_v1_distilled_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +2070,7 @@ func (x *DownloadAction) String() string {
 func (*DownloadAction) ProtoMessage() {}
 
 func (x *DownloadAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[17]
+	mi := &file_distill_v1_distilled_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +2083,7 @@ func (x *DownloadAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadAction.ProtoReflect.Descriptor instead.
 func (*DownloadAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{17}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DownloadAction) GetActionId() string {
@@ -1444,7 +2128,7 @@ type ButtonAction struct {
 
 func (x *ButtonAction) Reset() {
 	*x = ButtonAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[18]
+	mi := &file_distill_v1_distilled_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1456,7 +2140,7 @@ func (x *ButtonAction) String() string {
 func (*ButtonAction) ProtoMessage() {}
 
 func (x *ButtonAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[18]
+	mi := &file_distill_v1_distilled_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1469,7 +2153,7 @@ func (x *ButtonAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ButtonAction.ProtoReflect.Descriptor instead.
 func (*ButtonAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{18}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ButtonAction) GetActionId() string {
@@ -1510,7 +2194,7 @@ type FormAction struct {
 
 func (x *FormAction) Reset() {
 	*x = FormAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[19]
+	mi := &file_distill_v1_distilled_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1522,7 +2206,7 @@ func (x *FormAction) String() string {
 func (*FormAction) ProtoMessage() {}
 
 func (x *FormAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[19]
+	mi := &file_distill_v1_distilled_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1535,7 +2219,7 @@ func (x *FormAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormAction.ProtoReflect.Descriptor instead.
 func (*FormAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{19}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *FormAction) GetActionId() string {
@@ -1593,7 +2277,7 @@ type FormField struct {
 
 func (x *FormField) Reset() {
 	*x = FormField{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[20]
+	mi := &file_distill_v1_distilled_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1605,7 +2289,7 @@ func (x *FormField) String() string {
 func (*FormField) ProtoMessage() {}
 
 func (x *FormField) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[20]
+	mi := &file_distill_v1_distilled_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1618,7 +2302,7 @@ func (x *FormField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormField.ProtoReflect.Descriptor instead.
 func (*FormField) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{20}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *FormField) GetName() string {
@@ -1675,7 +2359,7 @@ type SelectOption struct {
 
 func (x *SelectOption) Reset() {
 	*x = SelectOption{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[21]
+	mi := &file_distill_v1_distilled_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1687,7 +2371,7 @@ func (x *SelectOption) String() string {
 func (*SelectOption) ProtoMessage() {}
 
 func (x *SelectOption) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[21]
+	mi := &file_distill_v1_distilled_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1700,7 +2384,7 @@ func (x *SelectOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SelectOption.ProtoReflect.Descriptor instead.
 func (*SelectOption) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{21}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SelectOption) GetValue() string {
@@ -1753,13 +2437,19 @@ type Diagnostics struct {
 	StepsRun *int32 `protobuf:"varint,18,opt,name=steps_run,json=stepsRun,proto3,oneof" json:"steps_run,omitempty"`
 	// Requests the render skipped because block asked it to.
 	BlockedResources *int32 `protobuf:"varint,19,opt,name=blocked_resources,json=blockedResources,proto3,oneof" json:"blocked_resources,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// How well the page answers the query, 0 to 1; present when a query
+	// was given.
+	QueryRelevance *float64 `protobuf:"fixed64,16,opt,name=query_relevance,json=queryRelevance,proto3,oneof" json:"query_relevance,omitempty"`
+	// Blocks kept for the query; absent when no query was given, 0 when
+	// none matched and the page came back whole.
+	QueryBlocks   *int32 `protobuf:"varint,17,opt,name=query_blocks,json=queryBlocks,proto3,oneof" json:"query_blocks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Diagnostics) Reset() {
 	*x = Diagnostics{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[22]
+	mi := &file_distill_v1_distilled_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +2461,7 @@ func (x *Diagnostics) String() string {
 func (*Diagnostics) ProtoMessage() {}
 
 func (x *Diagnostics) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[22]
+	mi := &file_distill_v1_distilled_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +2474,7 @@ func (x *Diagnostics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostics.ProtoReflect.Descriptor instead.
 func (*Diagnostics) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{22}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Diagnostics) GetProfile() string {
@@ -1892,12 +2582,26 @@ func (x *Diagnostics) GetBlockedResources() int32 {
 	return 0
 }
 
+func (x *Diagnostics) GetQueryRelevance() float64 {
+	if x != nil && x.QueryRelevance != nil {
+		return *x.QueryRelevance
+	}
+	return 0
+}
+
+func (x *Diagnostics) GetQueryBlocks() int32 {
+	if x != nil && x.QueryBlocks != nil {
+		return *x.QueryBlocks
+	}
+	return 0
+}
+
 var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 
 const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\n" +
 	"\x1adistill/v1/distilled.proto\x12\n" +
-	"distill.v1\"\x81\x06\n" +
+	"distill.v1\"\x83\a\n" +
 	"\tDistilled\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x14\n" +
@@ -1920,7 +2624,10 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\x05mhtml\x18\x16 \x01(\fH\x04R\x05mhtml\x88\x01\x01\x124\n" +
 	"\anetwork\x18\x17 \x01(\v2\x1a.distill.v1.NetworkCaptureR\anetwork\x12-\n" +
 	"\x05steps\x18\x18 \x01(\v2\x17.distill.v1.StepResultsR\x05steps\x12!\n" +
-	"\trelevance\x18\x19 \x01(\x01H\x05R\trelevance\x88\x01\x01B\t\n" +
+	"\trelevance\x18\x19 \x01(\x01H\x05R\trelevance\x88\x01\x01\x12-\n" +
+	"\x06chunks\x18\x10 \x01(\v2\x15.distill.v1.ChunkListR\x06chunks\x12(\n" +
+	"\x04diff\x18\x11 \x01(\v2\x14.distill.v1.PageDiffR\x04diff\x12'\n" +
+	"\x05brand\x18\x12 \x01(\v2\x11.distill.v1.BrandR\x05brandB\t\n" +
 	"\a_bylineB\n" +
 	"\n" +
 	"\b_excerptB\r\n" +
@@ -1979,7 +2686,63 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\x06_value\"?\n" +
 	"\rPickedElement\x12\x1a\n" +
 	"\bselector\x18\x01 \x01(\tR\bselector\x12\x12\n" +
-	"\x04text\x18\x02 \x01(\tR\x04text\"\xac\x01\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"\x84\x02\n" +
+	"\bPageDiff\x12\x18\n" +
+	"\achanged\x18\x01 \x01(\bR\achanged\x12/\n" +
+	"\x06fields\x18\x02 \x03(\v2\x17.distill.v1.FieldChangeR\x06fields\x12/\n" +
+	"\x06blocks\x18\x03 \x03(\v2\x17.distill.v1.BlockChangeR\x06blocks\x12\x1f\n" +
+	"\vlinks_added\x18\x04 \x03(\tR\n" +
+	"linksAdded\x12#\n" +
+	"\rlinks_removed\x18\x05 \x03(\tR\flinksRemoved\x12\x18\n" +
+	"\aunified\x18\x06 \x01(\tR\aunified\x12\x1c\n" +
+	"\ttruncated\x18\a \x01(\bR\ttruncated\"G\n" +
+	"\vFieldChange\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12\x10\n" +
+	"\x03old\x18\x02 \x01(\tR\x03old\x12\x10\n" +
+	"\x03new\x18\x03 \x01(\tR\x03new\"\x86\x01\n" +
+	"\vBlockChange\x12\x16\n" +
+	"\x06change\x18\x01 \x01(\tR\x06change\x12!\n" +
+	"\fheading_path\x18\x02 \x03(\tR\vheadingPath\x12\x15\n" +
+	"\x03old\x18\x03 \x01(\tH\x00R\x03old\x88\x01\x01\x12\x15\n" +
+	"\x03new\x18\x04 \x01(\tH\x01R\x03new\x88\x01\x01B\x06\n" +
+	"\x04_oldB\x06\n" +
+	"\x04_new\"\xcc\x02\n" +
+	"\x05Brand\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
+	"\x05logos\x18\x02 \x03(\v2\x16.distill.v1.BrandImageR\x05logos\x120\n" +
+	"\afavicon\x18\x03 \x01(\v2\x16.distill.v1.BrandImageR\afavicon\x12$\n" +
+	"\vtheme_color\x18\x04 \x01(\tH\x00R\n" +
+	"themeColor\x88\x01\x01\x12.\n" +
+	"\x06colors\x18\x05 \x03(\v2\x16.distill.v1.BrandColorR\x06colors\x12\x14\n" +
+	"\x05fonts\x18\x06 \x03(\tR\x05fonts\x121\n" +
+	"\x06social\x18\a \x03(\v2\x19.distill.v1.SocialProfileR\x06social\x12 \n" +
+	"\vstylesheets\x18\b \x03(\tR\vstylesheetsB\x0e\n" +
+	"\f_theme_color\"\x83\x01\n" +
+	"\n" +
+	"BrandImage\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x19\n" +
+	"\x05width\x18\x02 \x01(\x05H\x00R\x05width\x88\x01\x01\x12\x1b\n" +
+	"\x06height\x18\x03 \x01(\x05H\x01R\x06height\x88\x01\x01\x12\x16\n" +
+	"\x06source\x18\x04 \x01(\tR\x06sourceB\b\n" +
+	"\x06_widthB\t\n" +
+	"\a_height\"V\n" +
+	"\n" +
+	"BrandColor\x12\x10\n" +
+	"\x03hex\x18\x01 \x01(\tR\x03hex\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x17\n" +
+	"\x04name\x18\x03 \x01(\tH\x00R\x04name\x88\x01\x01B\a\n" +
+	"\x05_name\";\n" +
+	"\rSocialProfile\x12\x18\n" +
+	"\anetwork\x18\x01 \x01(\tR\anetwork\x12\x10\n" +
+	"\x03url\x18\x02 \x01(\tR\x03url\"~\n" +
+	"\x05Chunk\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\x12!\n" +
+	"\fheading_path\x18\x03 \x03(\tR\vheadingPath\x12\x16\n" +
+	"\x06tokens\x18\x04 \x01(\x03R\x06tokens\x12\x12\n" +
+	"\x04text\x18\x05 \x01(\tR\x04text\"4\n" +
+	"\tChunkList\x12'\n" +
+	"\x05items\x18\x01 \x03(\v2\x11.distill.v1.ChunkR\x05items\"\xac\x01\n" +
 	"\x05Stats\x12\x1b\n" +
 	"\traw_bytes\x18\x01 \x01(\x03R\brawBytes\x12\x1d\n" +
 	"\n" +
@@ -2042,7 +2805,7 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\fSelectOption\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\tR\x05value\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x1a\n" +
-	"\bselected\x18\x03 \x01(\bR\bselected\"\xd0\x04\n" +
+	"\bselected\x18\x03 \x01(\bR\bselected\"\xcb\x05\n" +
 	"\vDiagnostics\x12\x18\n" +
 	"\aprofile\x18\x01 \x01(\tR\aprofile\x12\x1b\n" +
 	"\traw_bytes\x18\x02 \x01(\x03R\brawBytes\x12!\n" +
@@ -2063,11 +2826,15 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\n" +
 	"page_count\x18\r \x01(\x05H\x00R\tpageCount\x88\x01\x01\x12 \n" +
 	"\tsteps_run\x18\x12 \x01(\x05H\x01R\bstepsRun\x88\x01\x01\x120\n" +
-	"\x11blocked_resources\x18\x13 \x01(\x05H\x02R\x10blockedResources\x88\x01\x01B\r\n" +
+	"\x11blocked_resources\x18\x13 \x01(\x05H\x02R\x10blockedResources\x88\x01\x01\x12,\n" +
+	"\x0fquery_relevance\x18\x10 \x01(\x01H\x03R\x0equeryRelevance\x88\x01\x01\x12&\n" +
+	"\fquery_blocks\x18\x11 \x01(\x05H\x04R\vqueryBlocks\x88\x01\x01B\r\n" +
 	"\v_page_countB\f\n" +
 	"\n" +
 	"_steps_runB\x14\n" +
-	"\x12_blocked_resources*\x8c\x01\n" +
+	"\x12_blocked_resourcesB\x12\n" +
+	"\x10_query_relevanceB\x0f\n" +
+	"\r_query_blocks*\x8c\x01\n" +
 	"\n" +
 	"PickedKind\x12\x1b\n" +
 	"\x17PICKED_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
@@ -2089,7 +2856,7 @@ func file_distill_v1_distilled_proto_rawDescGZIP() []byte {
 }
 
 var file_distill_v1_distilled_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_distill_v1_distilled_proto_goTypes = []any{
 	(PickedKind)(0),          // 0: distill.v1.PickedKind
 	(*Distilled)(nil),        // 1: distill.v1.Distilled
@@ -2101,52 +2868,71 @@ var file_distill_v1_distilled_proto_goTypes = []any{
 	(*PickedRecord)(nil),     // 7: distill.v1.PickedRecord
 	(*PickedField)(nil),      // 8: distill.v1.PickedField
 	(*PickedElement)(nil),    // 9: distill.v1.PickedElement
-	(*Stats)(nil),            // 10: distill.v1.Stats
-	(*Link)(nil),             // 11: distill.v1.Link
-	(*LinkList)(nil),         // 12: distill.v1.LinkList
-	(*Table)(nil),            // 13: distill.v1.Table
-	(*TableRow)(nil),         // 14: distill.v1.TableRow
-	(*TableList)(nil),        // 15: distill.v1.TableList
-	(*Actions)(nil),          // 16: distill.v1.Actions
-	(*LinkAction)(nil),       // 17: distill.v1.LinkAction
-	(*DownloadAction)(nil),   // 18: distill.v1.DownloadAction
-	(*ButtonAction)(nil),     // 19: distill.v1.ButtonAction
-	(*FormAction)(nil),       // 20: distill.v1.FormAction
-	(*FormField)(nil),        // 21: distill.v1.FormField
-	(*SelectOption)(nil),     // 22: distill.v1.SelectOption
-	(*Diagnostics)(nil),      // 23: distill.v1.Diagnostics
-	nil,                      // 24: distill.v1.CapturedResponse.RequestHeadersEntry
+	(*PageDiff)(nil),         // 10: distill.v1.PageDiff
+	(*FieldChange)(nil),      // 11: distill.v1.FieldChange
+	(*BlockChange)(nil),      // 12: distill.v1.BlockChange
+	(*Brand)(nil),            // 13: distill.v1.Brand
+	(*BrandImage)(nil),       // 14: distill.v1.BrandImage
+	(*BrandColor)(nil),       // 15: distill.v1.BrandColor
+	(*SocialProfile)(nil),    // 16: distill.v1.SocialProfile
+	(*Chunk)(nil),            // 17: distill.v1.Chunk
+	(*ChunkList)(nil),        // 18: distill.v1.ChunkList
+	(*Stats)(nil),            // 19: distill.v1.Stats
+	(*Link)(nil),             // 20: distill.v1.Link
+	(*LinkList)(nil),         // 21: distill.v1.LinkList
+	(*Table)(nil),            // 22: distill.v1.Table
+	(*TableRow)(nil),         // 23: distill.v1.TableRow
+	(*TableList)(nil),        // 24: distill.v1.TableList
+	(*Actions)(nil),          // 25: distill.v1.Actions
+	(*LinkAction)(nil),       // 26: distill.v1.LinkAction
+	(*DownloadAction)(nil),   // 27: distill.v1.DownloadAction
+	(*ButtonAction)(nil),     // 28: distill.v1.ButtonAction
+	(*FormAction)(nil),       // 29: distill.v1.FormAction
+	(*FormField)(nil),        // 30: distill.v1.FormField
+	(*SelectOption)(nil),     // 31: distill.v1.SelectOption
+	(*Diagnostics)(nil),      // 32: distill.v1.Diagnostics
+	nil,                      // 33: distill.v1.CapturedResponse.RequestHeadersEntry
 }
 var file_distill_v1_distilled_proto_depIdxs = []int32{
-	10, // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
-	12, // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
-	15, // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
-	16, // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
-	23, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
+	19, // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
+	21, // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
+	24, // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
+	25, // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
+	32, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
 	6,  // 5: distill.v1.Distilled.picked:type_name -> distill.v1.Picked
 	2,  // 6: distill.v1.Distilled.network:type_name -> distill.v1.NetworkCapture
 	4,  // 7: distill.v1.Distilled.steps:type_name -> distill.v1.StepResults
-	3,  // 8: distill.v1.NetworkCapture.responses:type_name -> distill.v1.CapturedResponse
-	24, // 9: distill.v1.CapturedResponse.request_headers:type_name -> distill.v1.CapturedResponse.RequestHeadersEntry
-	5,  // 10: distill.v1.StepResults.items:type_name -> distill.v1.StepResult
-	7,  // 11: distill.v1.Picked.records:type_name -> distill.v1.PickedRecord
-	9,  // 12: distill.v1.Picked.elements:type_name -> distill.v1.PickedElement
-	0,  // 13: distill.v1.Picked.kind:type_name -> distill.v1.PickedKind
-	8,  // 14: distill.v1.PickedRecord.fields:type_name -> distill.v1.PickedField
-	11, // 15: distill.v1.LinkList.items:type_name -> distill.v1.Link
-	14, // 16: distill.v1.Table.rows:type_name -> distill.v1.TableRow
-	13, // 17: distill.v1.TableList.items:type_name -> distill.v1.Table
-	17, // 18: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
-	20, // 19: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
-	19, // 20: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
-	18, // 21: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
-	21, // 22: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
-	22, // 23: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	18, // 8: distill.v1.Distilled.chunks:type_name -> distill.v1.ChunkList
+	10, // 9: distill.v1.Distilled.diff:type_name -> distill.v1.PageDiff
+	13, // 10: distill.v1.Distilled.brand:type_name -> distill.v1.Brand
+	3,  // 11: distill.v1.NetworkCapture.responses:type_name -> distill.v1.CapturedResponse
+	33, // 12: distill.v1.CapturedResponse.request_headers:type_name -> distill.v1.CapturedResponse.RequestHeadersEntry
+	5,  // 13: distill.v1.StepResults.items:type_name -> distill.v1.StepResult
+	7,  // 14: distill.v1.Picked.records:type_name -> distill.v1.PickedRecord
+	9,  // 15: distill.v1.Picked.elements:type_name -> distill.v1.PickedElement
+	0,  // 16: distill.v1.Picked.kind:type_name -> distill.v1.PickedKind
+	8,  // 17: distill.v1.PickedRecord.fields:type_name -> distill.v1.PickedField
+	11, // 18: distill.v1.PageDiff.fields:type_name -> distill.v1.FieldChange
+	12, // 19: distill.v1.PageDiff.blocks:type_name -> distill.v1.BlockChange
+	14, // 20: distill.v1.Brand.logos:type_name -> distill.v1.BrandImage
+	14, // 21: distill.v1.Brand.favicon:type_name -> distill.v1.BrandImage
+	15, // 22: distill.v1.Brand.colors:type_name -> distill.v1.BrandColor
+	16, // 23: distill.v1.Brand.social:type_name -> distill.v1.SocialProfile
+	17, // 24: distill.v1.ChunkList.items:type_name -> distill.v1.Chunk
+	20, // 25: distill.v1.LinkList.items:type_name -> distill.v1.Link
+	23, // 26: distill.v1.Table.rows:type_name -> distill.v1.TableRow
+	22, // 27: distill.v1.TableList.items:type_name -> distill.v1.Table
+	26, // 28: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
+	29, // 29: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
+	28, // 30: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
+	27, // 31: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
+	30, // 32: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
+	31, // 33: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_distilled_proto_init() }
@@ -2163,17 +2949,21 @@ func file_distill_v1_distilled_proto_init() {
 		(*Picked_Boolean)(nil),
 	}
 	file_distill_v1_distilled_proto_msgTypes[7].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[11].OneofWrappers = []any{}
 	file_distill_v1_distilled_proto_msgTypes[12].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[17].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[20].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[22].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[13].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[14].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[21].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[26].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[29].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[31].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_distilled_proto_rawDesc), len(file_distill_v1_distilled_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   24,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -30,6 +30,12 @@ const (
 	Format_FORMAT_MARKDOWN    Format = 1
 	Format_FORMAT_TEXT        Format = 2
 	Format_FORMAT_JSON        Format = 3
+	// Compact context for a model: title, URL, a metadata line and the
+	// content with its links as numbered citations, without decorative
+	// markup.
+	Format_FORMAT_LLM Format = 4
+	// The cleaned main-content HTML.
+	Format_FORMAT_HTML Format = 5
 )
 
 // Enum value maps for Format.
@@ -39,12 +45,16 @@ var (
 		1: "FORMAT_MARKDOWN",
 		2: "FORMAT_TEXT",
 		3: "FORMAT_JSON",
+		4: "FORMAT_LLM",
+		5: "FORMAT_HTML",
 	}
 	Format_value = map[string]int32{
 		"FORMAT_UNSPECIFIED": 0,
 		"FORMAT_MARKDOWN":    1,
 		"FORMAT_TEXT":        2,
 		"FORMAT_JSON":        3,
+		"FORMAT_LLM":         4,
+		"FORMAT_HTML":        5,
 	}
 )
 
@@ -299,7 +309,26 @@ type FetchOptions struct {
 	// values in captured responses instead of redacting them.
 	CaptureCredentials bool `protobuf:"varint,58,opt,name=capture_credentials,json=captureCredentials,proto3" json:"capture_credentials,omitempty"`
 	// --block: resource kinds the render skips: images, fonts, media.
-	Block         []string `protobuf:"bytes,59,rep,name=block,proto3" json:"block,omitempty"`
+	Block []string `protobuf:"bytes,59,rep,name=block,proto3" json:"block,omitempty"` // Fields 40 to 49 are the reading options.
+	// --query: keep only the paragraphs, lists, tables and code blocks that
+	// answer this question, under their headings, within max_output_tokens;
+	// the page comes back whole when no block shares a word with it.
+	Query string `protobuf:"bytes,40,opt,name=query,proto3" json:"query,omitempty"`
+	// --chunk: also cut the content into chunks of at most this many tokens
+	// (o200k_base), built from whole blocks; 0 = no chunks.
+	Chunk int32 `protobuf:"varint,41,opt,name=chunk,proto3" json:"chunk,omitempty"`
+	// --chunk-overlap: tokens each chunk repeats from the end of the one
+	// before; at most half of chunk.
+	ChunkOverlap int32 `protobuf:"varint,42,opt,name=chunk_overlap,json=chunkOverlap,proto3" json:"chunk_overlap,omitempty"`
+	// --citations: links and images become numbered footnotes under a
+	// closing "## Links" section.
+	Citations bool `protobuf:"varint,43,opt,name=citations,proto3" json:"citations,omitempty"`
+	// --diff-with: a previous answer for the same page (its JSON form read
+	// back); the answer then carries a diff against it.
+	DiffWith *Distilled `protobuf:"bytes,44,opt,name=diff_with,json=diffWith,proto3" json:"diff_with,omitempty"`
+	// --brand: the page's brand: name, logos, favicon, colours, fonts and
+	// social profiles.
+	Brand         bool `protobuf:"varint,45,opt,name=brand,proto3" json:"brand,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -635,6 +664,48 @@ func (x *FetchOptions) GetBlock() []string {
 	return nil
 }
 
+func (x *FetchOptions) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *FetchOptions) GetChunk() int32 {
+	if x != nil {
+		return x.Chunk
+	}
+	return 0
+}
+
+func (x *FetchOptions) GetChunkOverlap() int32 {
+	if x != nil {
+		return x.ChunkOverlap
+	}
+	return 0
+}
+
+func (x *FetchOptions) GetCitations() bool {
+	if x != nil {
+		return x.Citations
+	}
+	return false
+}
+
+func (x *FetchOptions) GetDiffWith() *Distilled {
+	if x != nil {
+		return x.DiffWith
+	}
+	return nil
+}
+
+func (x *FetchOptions) GetBrand() bool {
+	if x != nil {
+		return x.Brand
+	}
+	return false
+}
+
 // PickField is one field of a picked record.
 type PickField struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -696,7 +767,7 @@ var File_distill_v1_options_proto protoreflect.FileDescriptor
 const file_distill_v1_options_proto_rawDesc = "" +
 	"\n" +
 	"\x18distill/v1/options.proto\x12\n" +
-	"distill.v1\"\x9b\r\n" +
+	"distill.v1\x1a\x1adistill/v1/distilled.proto\"\xd4\x0e\n" +
 	"\fFetchOptions\x12*\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x12.distill.v1.FormatR\x06format\x12\x1a\n" +
 	"\bselector\x18\x02 \x01(\tR\bselector\x12-\n" +
@@ -751,7 +822,13 @@ const file_distill_v1_options_proto_rawDesc = "" +
 	"\x0fcapture_network\x188 \x01(\tH\vR\x0ecaptureNetwork\x88\x01\x01\x12#\n" +
 	"\rcapture_types\x189 \x03(\tR\fcaptureTypes\x12/\n" +
 	"\x13capture_credentials\x18: \x01(\bR\x12captureCredentials\x12\x14\n" +
-	"\x05block\x18; \x03(\tR\x05blockB\x14\n" +
+	"\x05block\x18; \x03(\tR\x05block\x12\x14\n" +
+	"\x05query\x18( \x01(\tR\x05query\x12\x14\n" +
+	"\x05chunk\x18) \x01(\x05R\x05chunk\x12#\n" +
+	"\rchunk_overlap\x18* \x01(\x05R\fchunkOverlap\x12\x1c\n" +
+	"\tcitations\x18+ \x01(\bR\tcitations\x122\n" +
+	"\tdiff_with\x18, \x01(\v2\x15.distill.v1.DistilledR\bdiffWith\x12\x14\n" +
+	"\x05brand\x18- \x01(\bR\x05brandB\x14\n" +
 	"\x12_max_output_tokensB\x0f\n" +
 	"\r_timeout_secsB\f\n" +
 	"\n" +
@@ -769,12 +846,15 @@ const file_distill_v1_options_proto_rawDesc = "" +
 	"\x10_capture_network\";\n" +
 	"\tPickField\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
-	"\bselector\x18\x02 \x01(\tR\bselector*W\n" +
+	"\bselector\x18\x02 \x01(\tR\bselector*x\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fFORMAT_MARKDOWN\x10\x01\x12\x0f\n" +
 	"\vFORMAT_TEXT\x10\x02\x12\x0f\n" +
-	"\vFORMAT_JSON\x10\x03*_\n" +
+	"\vFORMAT_JSON\x10\x03\x12\x0e\n" +
+	"\n" +
+	"FORMAT_LLM\x10\x04\x12\x0f\n" +
+	"\vFORMAT_HTML\x10\x05*_\n" +
 	"\aProfile\x12\x17\n" +
 	"\x13PROFILE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fPROFILE_ARTICLE\x10\x01\x12\x10\n" +
@@ -806,17 +886,19 @@ var file_distill_v1_options_proto_goTypes = []any{
 	(JsMode)(0),          // 2: distill.v1.JsMode
 	(*FetchOptions)(nil), // 3: distill.v1.FetchOptions
 	(*PickField)(nil),    // 4: distill.v1.PickField
+	(*Distilled)(nil),    // 5: distill.v1.Distilled
 }
 var file_distill_v1_options_proto_depIdxs = []int32{
 	0, // 0: distill.v1.FetchOptions.format:type_name -> distill.v1.Format
 	1, // 1: distill.v1.FetchOptions.profile:type_name -> distill.v1.Profile
 	2, // 2: distill.v1.FetchOptions.js:type_name -> distill.v1.JsMode
 	4, // 3: distill.v1.FetchOptions.fields:type_name -> distill.v1.PickField
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	5, // 4: distill.v1.FetchOptions.diff_with:type_name -> distill.v1.Distilled
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_options_proto_init() }
@@ -824,6 +906,7 @@ func file_distill_v1_options_proto_init() {
 	if File_distill_v1_options_proto != nil {
 		return
 	}
+	file_distill_v1_distilled_proto_init()
 	file_distill_v1_options_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
