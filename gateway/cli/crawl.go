@@ -39,7 +39,6 @@ type crawlFlags struct {
 	subdomains       bool
 	pathPrefix       string
 	include, exclude []string
-	query            string
 	stopWhenAnswered bool
 	state            string
 	outDir           string
@@ -50,7 +49,7 @@ type crawlFlags struct {
 // crawlFlagNames are the crawl's own flags, listed in their own help
 // section.
 var crawlFlagNames = []string{"depth", "max-pages", "delay", "ignore-robots", "include-subdomains", "path-prefix",
-	"include-paths", "exclude-paths", "query", "stop-when-answered", "crawl-state"}
+	"include-paths", "exclude-paths", "stop-when-answered", "crawl-state"}
 
 func newCrawlCmd(g *globals) *cobra.Command {
 	f := &crawlFlags{delay: durationMillis(crawl.DefaultDelay.Milliseconds())}
@@ -83,6 +82,10 @@ func newCrawlCmd(g *globals) *cobra.Command {
 				return err
 			}
 			opts := f.options(cmd.Flags())
+			// The crawl's query ranks links in every format; the pages'
+			// block filter is the crawl's to set, where the format has
+			// blocks to keep.
+			opts.Query = ""
 			if err := fetchopts.Validate(opts); err != nil {
 				return usageError{err}
 			}
@@ -139,13 +142,16 @@ func newCrawlCmd(g *globals) *cobra.Command {
 	fs.StringVar(&f.pathPrefix, "path-prefix", "", "follow only URLs whose path is at or under this prefix (by segment: /docs takes /docs/a, not /docs-old)")
 	fs.StringArrayVar(&f.include, "include-paths", nil, "print only pages whose path and query match this regular expression; others are read for their links (repeat for more)")
 	fs.StringArrayVar(&f.exclude, "exclude-paths", nil, "neither read nor print URLs whose path and query match this regular expression (repeat for more)")
-	fs.StringVar(&f.query, "query", "", "read the links most likely to answer this question first, and rate each page's relevance (0 to 1)")
 	fs.BoolVar(&f.stopWhenAnswered, "stop-when-answered", false, "with --query: stop once a page rated 0.8 or more has been followed by 8 rated no higher")
 	fs.StringVar(&f.state, "crawl-state", "", "keep the crawl's progress in `FILE`; the same command run again resumes it")
 	fs.StringVar(&f.outDir, "output-dir", "", "write each page to a file of its own in folder `DIR` (named after its URL) and an index.jsonl of {url, ok, file | error}, instead of to stdout")
 	fs.StringVar(&f.server, "server", g.env.String(envflag.Server, ""), envflag.Usage("crawl through the distill gateway at this gRPC address, host:port, instead of in this process", envflag.Server))
 	fs.SortFlags = false
 	groupFetchFlags(fs)
+	// fetch's --query, which here steers the crawl too.
+	query := fs.Lookup("query")
+	query.Usage = "read the links most likely to answer this question first, rate each page's relevance (0 to 1), and keep only the blocks of each page that answer it (Markdown, JSON and llm formats)"
+	query.Annotations[groupAnnotation] = []string{"Crawl"}
 	cmd.SetUsageFunc(groupedUsage)
 	return cmd
 }

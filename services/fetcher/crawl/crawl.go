@@ -230,10 +230,18 @@ func (j *Job) Close() {
 // followed (and dropped again from what the caller did not ask for);
 // robots.txt is obeyed on every hop unless the crawl ignores it; the
 // fetcher paces a page's own hops (a redirect, a robots.txt) at the
-// crawl's delay. The extractor's query block filter (FetchOptions.query)
-// is to be set here from req.Query, once the extractor has it.
+// crawl's delay. A crawl's query keeps only the blocks of each page that
+// answer it (the extractor's query filter), in the formats made of
+// Markdown blocks; a text or html crawl keeps its pages whole.
 func pageOptions(req Request, user *distillv1.FetchOptions) *distillv1.FetchOptions {
 	o := cloneOpts(user)
+	if q := strings.TrimSpace(req.Query); q != "" && o.GetQuery() == "" {
+		switch fetchopts.Format(o) {
+		case distillv1.Format_FORMAT_TEXT, distillv1.Format_FORMAT_HTML:
+		default:
+			o.Query = q
+		}
+	}
 	o.ExtractLinks = true
 	o.LinksFull = true
 	o.RespectRobots = !req.IgnoreRobots
