@@ -35,15 +35,13 @@ var (
 	maxActionsParam = param{name: "max_actions", kind: kindInt32,
 		desc: "Keep at most this many entries per action category, form fields and select options."}
 	stepsParam = param{name: "steps", kind: kindJSONArray,
-		desc: `Steps run in the rendered page after it loads and before it is read, in Firecrawl's action format, e.g. ` +
-			`[{"type":"click","selector":"#load-more","repeat":5},{"type":"type","selector":"#q","value":"tides"},{"type":"press","key":"Enter"},` +
-			`{"type":"scroll","direction":"down"},{"type":"wait","milliseconds":500},{"type":"waitForSelector","selector":".results"},` +
-			`{"type":"executeJavascript","script":"document.title"},{"type":"screenshot"}]. The page is rendered headless; ` +
-			`the first step that fails fails the call, naming it. executeJavascript values come back under steps in format json.`}
+		desc: `Steps run in the rendered page before it is read (Firecrawl's actions): click (selector, repeat), type (selector, value), ` +
+			`press (key), scroll, wait (milliseconds), waitForSelector, executeJavascript (script), screenshot; e.g. ` +
+			`[{"type":"click","selector":"#more","repeat":3}]. The first failing step fails the call, naming it.`}
 	scrollParam = param{name: "scroll", kind: kindInt32,
 		desc: fmt.Sprintf("Scroll to the end until the page stops growing, at most this many times (an infinite feed); 0 = %d.", fetchopts.DefaultScrolls)}
 	blockParam = param{name: "block", kind: kindStrings,
-		desc: `Resources the headless render skips: any of "images", "fonts", "media". Stylesheets always load.`}
+		desc: `Resources the render skips: any of "images", "fonts", "media".`}
 )
 
 // browserParams are the browser-work knobs of the reading tools.
@@ -51,19 +49,19 @@ var browserParams = []param{
 	stepsParam,
 	scrollParam,
 	{name: "screenshot", kind: kindString,
-		desc: "viewport or full: add a picture of the rendered page, base64, to the JSON (format json only); the screenshot tool returns it as an image."},
+		desc: "viewport or full: a picture of the page, base64 in format json (the screenshot tool returns an image)."},
 	{name: "screenshot_format", kind: kindString, def: quoted("png"),
 		desc: "png or jpeg, for screenshot."},
 	{name: "pdf", kind: kindBool, def: defFalse,
-		desc: "Add the rendered page printed to PDF, base64, to the JSON (format json only)."},
+		desc: "The page printed to PDF, base64 in format json."},
 	{name: "mhtml", kind: kindBool, def: defFalse,
-		desc: "Add the rendered page as one MHTML file, base64, to the JSON (format json only)."},
+		desc: "The page as one MHTML file, base64 in format json."},
 	{name: "capture_network", kind: kindString,
-		desc: "Return the page's XHR and fetch responses (url, method, status, request headers, text body) whose URL matches this regular expression; \"\" for all. At most 100 responses, 1 MB each, 5 MB in all. Comes back under network in format json, or as a second block."},
+		desc: "Return the page's XHR and fetch responses whose URL matches this regular expression (\"\" for all): url, method, status, request headers, text body; at most 100, 1 MB each, 5 MB in all."},
 	{name: "capture_types", kind: kindStrings,
-		desc: `Resource types to capture instead of xhr and fetch: document, script, stylesheet, image, font, media, xhr, fetch, websocket, other.`},
+		desc: `Types to capture instead of xhr and fetch: document, script, stylesheet, image, font, media, websocket, other.`},
 	{name: "capture_credentials", kind: kindBool, def: defFalse,
-		desc: "Keep credential-like request headers (Authorization, cookies, tokens) and query values in captured responses; redacted otherwise."},
+		desc: "Keep credentials (Authorization, cookies, tokens) in captured requests instead of redacting them."},
 	blockParam,
 }
 
@@ -146,8 +144,10 @@ var (
 		desc: "Absolute http or https URL of the page."}
 	selectorParam = param{name: "selector", kind: kindString,
 		desc: "CSS selector: return only the matching elements; profile is then ignored."}
-	observeParams = concat([]param{urlParam, selectorParam}, optionParams, browserParams)
-	fetchParams   = concat(observeParams, readingParams)
+	// observe_url takes the steps that bring a page to the state whose
+	// actions it lists; pictures and captures are fetch_url's.
+	observeParams = concat([]param{urlParam, selectorParam}, optionParams, []param{stepsParam, scrollParam, blockParam})
+	fetchParams   = concat([]param{urlParam, selectorParam}, optionParams, browserParams, readingParams)
 	batchParams   = concat([]param{
 		{name: "urls", kind: kindStrings, required: true,
 			desc: "Absolute http or https URLs to fetch; results come back in this order."},
