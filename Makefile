@@ -192,6 +192,10 @@ CORPUS ?= ../shared/bench/scrapinghub
 bench-extract: ## Score distill, go-trafilatura and go-readability on one core, per page type: make bench-extract [CORPUS=scrapinghub dir, WCXB split or repo] [BENCH_ARGS="-rounds 1 -worst 20 -type forum"].
 	cd services/extractor/bench && GOWORK=off go run ./cmd/bench-extract -corpus $(abspath $(CORPUS)) -out $(CURDIR)/bench-out $(BENCH_ARGS)
 
+.PHONY: bench-chunks
+bench-chunks: ## Check that no chunk of any page of the shared scrapinghub corpus passes its token bound, at four chunk sizes: make bench-chunks [DISTILL_BENCH_CORPUS=dir].
+	cd services/extractor && go test -run '^$$' -bench 'ChunkBoundOnCorpus' -benchtime 1x ./extract
+
 .PHONY: bench-fetch
 bench-fetch: ## Batch throughput over the NATS fan-out vs the pipeline called directly, on loopback: make bench-fetch [BENCH_ARGS="-count 1000 -concurrency 8 -rounds 5"].
 	go run ./gateway/cmd/bench-fetch $(BENCH_ARGS)

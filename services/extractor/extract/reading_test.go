@@ -272,15 +272,12 @@ func benchCorpus(t testing.TB) string {
 	}
 }
 
-// TestChunkBoundOnCorpus checks the bound on every page of the shared
-// scrapinghub corpus. Each page is extracted once and its Markdown cut at
+// BenchmarkChunkBoundOnCorpus checks the bound on every page of the
+// shared scrapinghub corpus, which lives beside the repository, not in it,
+// so it is a benchmark that make bench-chunks runs rather than a test. Each page is extracted once and its Markdown cut at
 // every size: the chunker is what the bound is about, and the fixtures
 // above check the same through the extraction option.
-func TestChunkBoundOnCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads the whole shared corpus; make test runs it")
-	}
-	t.Parallel()
+func BenchmarkChunkBoundOnCorpus(t *testing.B) {
 	pages, err := filepath.Glob(filepath.Join(benchCorpus(t), "html", "*.html"))
 	if err != nil || len(pages) == 0 {
 		t.Fatalf("no corpus pages (%v)", err)
@@ -311,6 +308,8 @@ func TestChunkBoundOnCorpus(t *testing.T) {
 	if chunks < len(pages) {
 		t.Errorf("%d chunks of %d pages", chunks, len(pages))
 	}
+	t.ReportMetric(float64(len(pages)), "pages")
+	t.ReportMetric(float64(chunks), "chunks")
 }
 
 // BenchmarkReadingTokens measures, over the shared corpus, the tokens of
