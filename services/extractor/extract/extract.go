@@ -44,7 +44,7 @@ type Extractor struct {
 	// article picks and cleans a page's main content. It is the one seam
 	// the article scorer sits behind, so a stronger scorer replaces it
 	// without touching the rest of the pipeline.
-	article func(ctx context.Context, doc *html.Node) (*html.Node, error)
+	article func(ctx context.Context, doc *html.Node, page readable.Page) (*html.Node, error)
 	// pdf reads PDF documents; it starts its engine on the first one.
 	pdf     *pdf.Engine
 	pdfOpts []pdf.Option
@@ -68,7 +68,7 @@ func New(logger *slog.Logger, opts ...Option) *Extractor {
 	e := &Extractor{
 		logger:  logger,
 		md:      markdown.New(),
-		article: readable.Article,
+		article: readable.ArticleOf,
 	}
 	for _, opt := range opts {
 		opt(e)
@@ -96,6 +96,9 @@ type page struct {
 	// lowContentReason is "" or one of the reason constants.
 	lowContentReason string
 	scripted         bool
+	// pageType is what kind of page an HTML page is, "" for other
+	// content.
+	pageType readable.PageType
 	// pdfPages is a PDF's page count, 0 for other content.
 	pdfPages int
 	// cut is set when the content was cut short before the token budget

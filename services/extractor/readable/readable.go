@@ -23,6 +23,7 @@ func Full(doc *html.Node) *html.Node {
 	if body == nil {
 		return nil
 	}
+	unwrapNoscript(body, measure(body).of(body).text)
 	RemoveNonContent(body)
 	return body
 }
@@ -33,15 +34,31 @@ func Full(doc *html.Node) *html.Node {
 // elements. It returns nil when doc has no body, and ctx's error when ctx
 // ends between two of its passes over the page.
 func Article(ctx context.Context, doc *html.Node) (*html.Node, error) {
+	return ArticleOf(ctx, doc, Page{Type: TypeArticle})
+}
+
+// ArticleOf is Article for a page classified as page: a thread keeps all
+// its posts, a list all its cards, a landing page all its sections.
+func ArticleOf(ctx context.Context, doc *html.Node, page Page) (*html.Node, error) {
 	body := htmlnode.First(doc, "body")
 	if body == nil {
 		return nil, nil
 	}
 	st := measure(body)
+	if unwrapNoscript(body, st.of(body).text) {
+		st = measure(body)
+	}
 	var content *html.Node
 	var sc *scoring
 	// Each pass is linear in the page: looking between them bounds how
 	// long a cancelled extraction runs on.
+	if page.Type != TypeArticle && page.Type != TypeDocumentation && page.Type != "" {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		removeNonContent(body, st)
+		return wide(body, st, page.Type == TypeForum), ctx.Err()
+	}
 	for _, pass := range []func(){
 		func() { removeNonContent(body, st) },
 		func() { sc = score(body, st) },

@@ -1,0 +1,340 @@
+package readable
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+
+	"distill.dev/services/extractor/internal/htmlnode"
+)
+
+// PageType is what kind of page a document is, which decides how its
+// content is drawn: one running text, a thread of posts, a list of cards,
+// a product, documentation, or a service's landing page.
+type PageType string
+
+// The page types, as diagnostics.page_type reports them.
+const (
+	TypeArticle       PageType = "article"
+	TypeForum         PageType = "forum"
+	TypeProduct       PageType = "product"
+	TypeCollection    PageType = "collection"
+	TypeListing       PageType = "listing"
+	TypeDocumentation PageType = "documentation"
+	TypeService       PageType = "service"
+	TypeOther         PageType = "other"
+)
+
+// Page is what the classifier found out about a page.
+type Page struct {
+	Type PageType
+	// Product holds what a product page's structured data says of the
+	// product, for the parts its markup hides.
+	Product Product
+}
+
+// Product is a product's structured data.
+type Product struct {
+	Name, Description string
+}
+
+// Bounds on the structured data the classifier reads.
+const (
+	maxLDBytes  = 1 << 20
+	maxLDBlocks = 20
+	maxLDDepth  = 12
+)
+
+// features are the signals a page gives about its type, read in one walk
+// before anything edits the tree.
+type features struct {
+	// types are the schema.org types the page declares, in JSON-LD and
+	// microdata, lower case.
+	types map[string]int
+	og    string
+	path  []string // the URL's path segments, lower case
+
+	text, prose, code int // runes of visible text, of prose paragraphs, of code
+	sections          int // section elements that carry a heading
+	headings          int
+	times             int // time elements and date-stamped bylines
+	authors           int // elements marked as a post's author
+	prices            int // text runs that read as a price
+	carts             int // controls that put something in a cart
+	docChrome         int // "edit this page", "on this page" and the like
+	product           Product
+}
+
+// Classify reads doc, before anything edits it, and says what kind of
+// page it is. u is the page's URL, or nil.
+func Classify(doc *html.Node, u *url.URL) Page {
+	f := readFeatures(doc, u)
+	return Page{Type: f.decide(), Product: f.product}
+}
+
+func readFeatures(doc *html.Node, u *url.URL) *features {
+	f := &features{types: map[string]int{}}
+	if u != nil {
+		for _, s := range strings.Split(strings.ToLower(u.Path), "/") {
+			if s != "" {
+				f.path = append(f.path, s)
+			}
+		}
+	}
+	ldBlocks := 0
+	htmlnode.Walk(doc, func(n *html.Node) bool {
+		switch n.Type {
+		case html.TextNode:
+			f.readText(n)
+			return false
+		case html.ElementNode:
+		default:
+			return true
+		}
+		switch n.Data {
+		case "script":
+			if strings.EqualFold(strings.TrimSpace(htmlnode.Attr(n, "type")), "application/ld+json") && ldBlocks < maxLDBlocks && n.FirstChild != nil && len(n.FirstChild.Data) <= maxLDBytes {
+				ldBlocks++
+				f.readJSONLD(n.FirstChild.Data)
+			}
+			return false
+		case "style", "template", "noscript", "svg":
+			return false
+		case "meta":
+			if strings.EqualFold(htmlnode.Attr(n, "property"), "og:type") {
+				f.og = strings.ToLower(strings.TrimSpace(htmlnode.Attr(n, "content")))
+			}
+		case "section":
+			if htmlnode.First(n, "h1", "h2", "h3", "h4") != nil {
+				f.sections++
+			}
+		case "h1", "h2", "h3", "h4":
+			f.headings++
+		case "time":
+			f.times++
+		case "p":
+			if l := htmlnode.TextLen(n); l >= proseMin {
+				f.prose += l
+			}
+		case "pre":
+			f.code += htmlnode.TextLen(n)
+			return false
+		case "button", "a", "input":
+			if isCart(n) {
+				f.carts++
+			}
+		}
+		if t := htmlnode.Attr(n, "itemtype"); t != "" {
+			for _, s := range strings.Fields(t) {
+				f.types[strings.ToLower(s[strings.LastIndexAny(s, "/#")+1:])]++
+			}
+		}
+		if ip := htmlnode.Attr(n, "itemprop"); ip == "author" || ip == "creator" {
+			f.authors++
+		} else if hasWord(n, authorWords) {
+			f.authors++
+		}
+		return true
+	})
+	return f
+}
+
+var authorWords = map[string]bool{
+	"author": true, "username": true, "poster": true, "postauthor": true, "userinfo": true,
+	"usercard": true, "avatar": true,
+}
+
+// hasWord reports whether a word of n's class names is in words.
+func hasWord(n *html.Node, words map[string]bool) bool {
+	found := false
+	for rest := htmlnode.Attr(n, "class"); rest != "" && !found; {
+		var token string
+		token, rest = nextField(rest)
+		eachWord(token, func(w []byte) {
+			if words[string(w)] {
+				found = true
+			}
+		})
+	}
+	return found
+}
+
+func (f *features) readText(n *html.Node) {
+	if n.Parent != nil && (n.Parent.Data == "script" || n.Parent.Data == "style" || n.Parent.Data == "noscript") {
+		return
+	}
+	s := n.Data
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			f.text++
+		}
+	}
+	if hasPrice(s) {
+		f.prices++
+	}
+	if len(s) < 40 {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "edit this page", "edit on github", "improve this page", "on this page", "in this article",
+			"table of contents", "was this page helpful?", "was this helpful?", "next topic", "previous topic":
+			f.docChrome++
+		}
+	}
+}
+
+// hasPrice reports whether s holds an amount of money: a currency sign
+// next to a digit.
+func hasPrice(s string) bool {
+	for i, r := range s {
+		if !strings.ContainsRune("$€£¥₹", r) {
+			continue
+		}
+		next := strings.TrimLeft(s[i+utf8.RuneLen(r):], " \u00a0")
+		if next != "" && next[0] >= '0' && next[0] <= '9' {
+			return true
+		}
+		before := strings.TrimRight(s[:i], " \u00a0")
+		if before != "" && before[len(before)-1] >= '0' && before[len(before)-1] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+// isCart reports whether a control puts an item in a cart or buys it.
+func isCart(n *html.Node) bool {
+	t := htmlnode.Attr(n, "value")
+	if n.Data != "input" {
+		if htmlnode.TextLen(n) > 40 {
+			return false
+		}
+		t = htmlnode.Text(n)
+	}
+	t = strings.ToLower(t)
+	return strings.Contains(t, "add to cart") || strings.Contains(t, "add to bag") || strings.Contains(t, "add to basket") || strings.Contains(t, "buy now") || strings.Contains(t, "add to trolley")
+}
+
+func (f *features) readJSONLD(raw string) {
+	var v any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(raw)), &v); err != nil {
+		return
+	}
+	f.walkLD(v, 0)
+}
+
+// walkLD counts the types of every object in a JSON-LD value and keeps
+// the first product's name and description.
+func (f *features) walkLD(v any, depth int) {
+	if depth > maxLDDepth {
+		return
+	}
+	switch t := v.(type) {
+	case []any:
+		for _, e := range t {
+			f.walkLD(e, depth+1)
+		}
+	case map[string]any:
+		isProduct := false
+		for _, typ := range ldTypes(t["@type"]) {
+			f.types[typ]++
+			if typ == "product" || typ == "productgroup" {
+				isProduct = true
+			}
+		}
+		if isProduct && f.product.Name == "" {
+			f.product.Name = str(t["name"])
+			f.product.Description = str(t["description"])
+		}
+		for k, e := range t {
+			if k == "@type" || k == "@context" {
+				continue
+			}
+			switch e.(type) {
+			case []any, map[string]any:
+				f.walkLD(e, depth+1)
+			}
+		}
+	}
+}
+
+func ldTypes(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return []string{strings.ToLower(t[strings.LastIndexAny(t, "/:")+1:])}
+	case []any:
+		var out []string
+		for _, e := range t {
+			if s, ok := e.(string); ok {
+				out = append(out, strings.ToLower(s[strings.LastIndexAny(s, "/:")+1:]))
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func str(v any) string {
+	if s, ok := v.(string); ok {
+		return strings.TrimSpace(s)
+	}
+	return ""
+}
+
+func (f *features) hasType(types ...string) bool {
+	for _, t := range types {
+		if f.types[t] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *features) pathHas(segs ...string) bool {
+	for _, p := range f.path {
+		for _, s := range segs {
+			if p == s {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// decide weighs the signals into a type.
+func (f *features) decide() PageType {
+	proseShare := 0.0
+	if f.text > 0 {
+		proseShare = float64(f.prose) / float64(f.text)
+	}
+	codeShare := 0.0
+	if f.text > 0 {
+		codeShare = float64(f.code) / float64(f.text)
+	}
+	articleLD := f.hasType("article", "newsarticle", "blogposting", "reportagenewsarticle", "analysisnewsarticle", "opinionnewsarticle", "scholarlyarticle")
+	switch {
+	case f.hasType("discussionforumposting", "qapage") || f.types["comment"] >= 3 && !articleLD:
+		return TypeForum
+	case f.pathHas("t", "d", "threads", "thread", "topic", "topics", "forum", "forums", "discussion", "discussions", "viewtopic.php", "showthread.php", "comments", "community") && f.authors >= 2 && !articleLD:
+		return TypeForum
+	case articleLD && proseShare >= 0.25:
+		return TypeArticle
+	case f.hasType("product", "productgroup") && f.types["product"] <= 2 || f.og == "product" || f.og == "og:product":
+		return TypeProduct
+	case f.hasType("techarticle", "apireference"),
+		f.pathHas("docs", "doc", "documentation", "api", "reference", "manual", "handbook") && !articleLD,
+		f.docChrome >= 1 && codeShare >= 0.05 && !articleLD:
+		return TypeDocumentation
+	case f.hasType("collectionpage", "offercatalog") || f.types["product"] > 2 || f.prices >= 6 && proseShare < 0.3:
+		return TypeCollection
+	case f.hasType("itemlist", "searchresultspage") && !articleLD:
+		return TypeListing
+	case articleLD || f.og == "article" || proseShare >= 0.5:
+		return TypeArticle
+	case f.sections >= 4 || proseShare < 0.25:
+		return TypeService
+	}
+	return TypeArticle
+}

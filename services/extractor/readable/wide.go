@@ -1,0 +1,89 @@
+package readable
+
+import (
+	"strings"
+
+	"golang.org/x/net/html"
+
+	"distill.dev/services/extractor/internal/htmlnode"
+)
+
+// wideMain is the share of the page's text a main landmark needs to stand
+// for the page: less, and the landmark is one block of several (a hero
+// outside it, the listing inside).
+const wideMain = 0.4
+
+// wide returns the content of a page that is not one running text (a
+// landing page, a list of cards, a product, a thread): the main landmark,
+// or the body, with the page's chrome taken out (header, navigation,
+// footers, asides, dialogs, forms and controls, furniture named as such)
+// and everything else kept, short blocks and lists of links included,
+// since there they are the content. keepComments keeps the blocks named
+// as comments and replies: on a thread they are the posts.
+func wide(body *html.Node, st treeStats, keepComments bool) *html.Node {
+	root := body
+	pageText := st.of(body).text
+	var best *html.Node
+	htmlnode.Walk(body, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		if n.Data == "main" || strings.EqualFold(htmlnode.Attr(n, "role"), "main") {
+			if best == nil || st.of(n).text > st.of(best).text {
+				best = n
+			}
+			return false
+		}
+		return true
+	})
+	if best != nil && float64(st.of(best).text) >= wideMain*float64(pageText) {
+		root = best
+	}
+	rootText := st.of(root).text
+	var doomed []*html.Node
+	htmlnode.Walk(root, func(n *html.Node) bool {
+		if n.Type != html.ElementNode || n == root {
+			return n.Type == html.ElementNode
+		}
+		if isChrome(n, st.of(n), rootText, keepComments) {
+			doomed = append(doomed, n)
+			return false
+		}
+		return true
+	})
+	for _, n := range doomed {
+		st.detach(n, root)
+	}
+	return root
+}
+
+// isChrome reports whether n, under the content root holding rootText
+// runes, is page chrome rather than content.
+func isChrome(n *html.Node, s textStats, rootText int, keepComments bool) bool {
+	if s.hint&hintOffscreen != 0 {
+		return true
+	}
+	// What holds most of the content is a wrapper, whatever its name.
+	major := s.text*2 > rootText
+	switch n.Data {
+	case "button", "select", "input", "textarea":
+		return true
+	case "nav", "aside", "footer", "dialog", "menu":
+		return true
+	case "form":
+		return !major
+	case "header":
+		return !major && htmlnode.Closest(n, "article", "section") == nil && htmlnode.First(n, "h1") == nil
+	}
+	if major {
+		return false
+	}
+	if unlikelyRole(n) {
+		return true
+	}
+	h := s.hint
+	if h&hintComments != 0 && !keepComments {
+		return true
+	}
+	return h&hintUnlikely != 0 && h&hintContent == 0
+}
