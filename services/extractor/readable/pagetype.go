@@ -32,6 +32,10 @@ const (
 // Page is what the classifier found out about a page.
 type Page struct {
 	Type PageType
+	// Uncertain says the signals for Type were weak: an article so
+	// classified is drawn wide when its best block holds little of the
+	// page.
+	Uncertain bool
 	// Product holds what a product page's structured data says of the
 	// product, for the parts its markup hides.
 	Product Product
@@ -73,7 +77,8 @@ type features struct {
 // page it is. u is the page's URL, or nil.
 func Classify(doc *html.Node, u *url.URL) Page {
 	f := readFeatures(doc, u)
-	return Page{Type: f.decide(), Product: f.product}
+	t, weak := f.decide()
+	return Page{Type: t, Uncertain: weak, Product: f.product}
 }
 
 func readFeatures(doc *html.Node, u *url.URL) *features {
@@ -171,6 +176,13 @@ func (f *features) readText(n *html.Node) {
 	for _, r := range s {
 		if !unicode.IsSpace(r) {
 			f.text++
+		}
+	}
+	if p := n.Parent; p != nil && p.Data != "p" && p.Data != "a" && len(s) >= proseMin {
+		// Running text written straight into a div or between line
+		// breaks, as older templates do.
+		if l := nonSpace(s); l >= proseMin {
+			f.prose += l
 		}
 	}
 	if hasPrice(s) {
@@ -303,8 +315,9 @@ func (f *features) pathHas(segs ...string) bool {
 	return false
 }
 
-// decide weighs the signals into a type.
-func (f *features) decide() PageType {
+// decide weighs the signals into a type, and says whether the signals
+// for it were weak.
+func (f *features) decide() (PageType, bool) {
 	proseShare := 0.0
 	if f.text > 0 {
 		proseShare = float64(f.prose) / float64(f.text)
@@ -316,25 +329,52 @@ func (f *features) decide() PageType {
 	articleLD := f.hasType("article", "newsarticle", "blogposting", "reportagenewsarticle", "analysisnewsarticle", "opinionnewsarticle", "scholarlyarticle")
 	switch {
 	case f.hasType("discussionforumposting", "qapage") || f.types["comment"] >= 3 && !articleLD:
-		return TypeForum
+		return TypeForum, false
 	case f.pathHas("t", "d", "threads", "thread", "topic", "topics", "forum", "forums", "discussion", "discussions", "viewtopic.php", "showthread.php", "comments", "community") && f.authors >= 2 && !articleLD:
-		return TypeForum
+		return TypeForum, false
 	case articleLD && proseShare >= 0.25:
-		return TypeArticle
+		return TypeArticle, false
 	case f.hasType("product", "productgroup") && f.types["product"] <= 2 || f.og == "product" || f.og == "og:product":
-		return TypeProduct
+		return TypeProduct, false
 	case f.hasType("techarticle", "apireference"),
 		f.pathHas("docs", "doc", "documentation", "api", "reference", "manual", "handbook") && !articleLD,
 		f.docChrome >= 1 && codeShare >= 0.05 && !articleLD:
-		return TypeDocumentation
+		return TypeDocumentation, false
+	case articleLD || f.datedPath():
+		return TypeArticle, false
+	case f.og == "article" && proseShare >= 0.2 || f.pathHas("blog", "news", "article", "articles", "story", "stories", "post", "posts"):
+		return TypeArticle, true
 	case f.hasType("collectionpage", "offercatalog") || f.types["product"] > 2 || f.prices >= 6 && proseShare < 0.3:
-		return TypeCollection
-	case f.hasType("itemlist", "searchresultspage") && !articleLD:
-		return TypeListing
-	case articleLD || f.og == "article" || proseShare >= 0.5:
-		return TypeArticle
-	case f.sections >= 4 || proseShare < 0.25:
-		return TypeService
+		return TypeCollection, false
+	case f.hasType("itemlist", "searchresultspage"):
+		return TypeListing, false
+	case proseShare >= 0.5:
+		return TypeArticle, true
+	case f.sections >= 4:
+		return TypeService, false
+	case proseShare < 0.25:
+		return TypeService, true
 	}
-	return TypeArticle
+	return TypeArticle, true
+}
+
+func nonSpace(s string) int {
+	n := 0
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// datedPath reports whether the URL's path files the page under a year,
+// as news sites and blogs do: /2019/11/18/slug.
+func (f *features) datedPath() bool {
+	for _, p := range f.path {
+		if len(p) == 4 && (strings.HasPrefix(p, "19") || strings.HasPrefix(p, "20")) && isDigit(p[2]) && isDigit(p[3]) {
+			return true
+		}
+	}
+	return false
 }

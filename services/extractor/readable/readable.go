@@ -48,23 +48,40 @@ func ArticleOf(ctx context.Context, doc *html.Node, page Page) (*html.Node, erro
 	if unwrapNoscript(body, st.of(body).text) {
 		st = measure(body)
 	}
-	var content *html.Node
-	var sc *scoring
-	// Each pass is linear in the page: looking between them bounds how
-	// long a cancelled extraction runs on.
-	if page.Type != TypeArticle && page.Type != TypeDocumentation && page.Type != "" {
+	if isWide(page.Type) && !page.Uncertain {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		removeNonContent(body, st)
 		return wide(body, st, page.Type == TypeForum), ctx.Err()
 	}
+	var content *html.Node
+	var sc *scoring
+	drawnWide := false
+	// Each pass is linear in the page: looking between them bounds how
+	// long a cancelled extraction runs on.
 	for _, pass := range []func(){
 		func() { removeNonContent(body, st) },
 		func() { sc = score(body, st) },
-		func() { content = mainContent(body, st, sc) },
-		func() { clean(content, st, sc) },
-		func() { trim(content, st) },
+		func() {
+			// On a page of no clear type, a best block with little of the
+			// page's text is one block of a landing page, not its article.
+			if page.Uncertain && thinPick(body, st, sc) {
+				content, drawnWide = wide(body, st, false), true
+				return
+			}
+			content = mainContent(body, st, sc)
+		},
+		func() {
+			if !drawnWide {
+				clean(content, st, sc)
+			}
+		},
+		func() {
+			if !drawnWide {
+				trim(content, st)
+			}
+		},
 	} {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -72,6 +89,15 @@ func ArticleOf(ctx context.Context, doc *html.Node, page Page) (*html.Node, erro
 		pass()
 	}
 	return content, nil
+}
+
+// isWide reports whether pages of type t are drawn wide.
+func isWide(t PageType) bool {
+	switch t {
+	case TypeForum, TypeProduct, TypeCollection, TypeListing, TypeService:
+		return true
+	}
+	return false
 }
 
 // nonContent are elements whose content is never page text.

@@ -87,3 +87,42 @@ func isChrome(n *html.Node, s textStats, rootText int, keepComments bool) bool {
 	}
 	return h&hintUnlikely != 0 && h&hintContent == 0
 }
+
+// thinPickShare is the share of the page's content text below which the
+// scorer's pick is one block among many rather than the page's text.
+const thinPickShare = 0.4
+
+// thinPickProse is the prose, in runes, from which the scorer's pick is
+// an article whatever else the page holds.
+const thinPickProse = 1200
+
+// thinPick reports whether the scorer's pick holds less than
+// thinPickShare of the text a wide draw of the page would keep, and not
+// much more of its text outside links: a news page's sidebars are lists
+// of links, a landing page's sections text.
+func thinPick(body *html.Node, st treeStats, sc *scoring) bool {
+	if sc.best == nil {
+		return true
+	}
+	if sc.prose[sc.best] >= thinPickProse {
+		return false
+	}
+	bodyText := st.of(body).text
+	wideText, wideContent := bodyText, st.of(body).contentLen()
+	htmlnode.Walk(body, func(n *html.Node) bool {
+		if n.Type != html.ElementNode || n == body {
+			return n.Type == html.ElementNode
+		}
+		if s := st.of(n); isChrome(n, s, bodyText, false) {
+			wideText -= s.text
+			wideContent -= s.contentLen()
+			return false
+		}
+		return true
+	})
+	best := st.of(sc.best)
+	return float64(best.text) < thinPickShare*float64(wideText) && float64(best.contentLen()) < thinContentShare*float64(wideContent)
+}
+
+// thinContentShare is thinPickShare for the text outside links.
+const thinContentShare = 0.6
