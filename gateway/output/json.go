@@ -114,6 +114,9 @@ type diagnosticsJSON struct {
 	TruncatedBody bool `json:"truncated_body,omitempty"`
 	// PageCount is a PDF's; absent for other content.
 	PageCount *int32 `json:"page_count,omitempty"`
+	// PageType is what kind of page the article profile read; absent
+	// for other profiles and content.
+	PageType string `json:"page_type,omitempty"`
 }
 
 // BatchItem is one URL of a batch and its outcome: a page or an error.
@@ -239,6 +242,7 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 			Truncated:       g.GetTruncated(),
 			LowContent:      g.GetLowContent(),
 			TruncatedBody:   g.GetTruncatedBody(),
+			PageType:        g.GetPageType(),
 		}
 		if g.PageCount != nil {
 			n := g.GetPageCount()

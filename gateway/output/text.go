@@ -68,6 +68,9 @@ func DiagnosticsLine(d *distillv1.Distilled) string {
 	if g.PageCount != nil {
 		line += fmt.Sprintf(" pages=%d", g.GetPageCount())
 	}
+	if t := g.GetPageType(); t != "" {
+		line += " page_type=" + t
+	}
 	return line
 }
 

@@ -254,6 +254,7 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 			UsedHeadless:    req.GetRendered(),
 			Truncated:       truncated,
 			LowContent:      p.lowContent(),
+			PageType:        string(p.pageType),
 		}
 		if p.pdfPages > 0 {
 			d.Diagnostics.PageCount = proto.Int32(int32(p.pdfPages))

@@ -315,6 +315,10 @@ func (f *features) pathHas(segs ...string) bool {
 	return false
 }
 
+// minTypedText is the visible text, in runes, a page needs to be of any
+// type: less is an empty shell or an error page.
+const minTypedText = 200
+
 // decide weighs the signals into a type, and says whether the signals
 // for it were weak.
 func (f *features) decide() (PageType, bool) {
@@ -328,6 +332,8 @@ func (f *features) decide() (PageType, bool) {
 	}
 	articleLD := f.hasType("article", "newsarticle", "blogposting", "reportagenewsarticle", "analysisnewsarticle", "opinionnewsarticle", "scholarlyarticle")
 	switch {
+	case f.text < minTypedText:
+		return TypeOther, true
 	case f.hasType("discussionforumposting", "qapage") || f.types["comment"] >= 3 && !articleLD:
 		return TypeForum, false
 	case f.pathHas("t", "d", "threads", "thread", "topic", "topics", "forum", "forums", "discussion", "discussions", "viewtopic.php", "showthread.php", "comments", "community") && f.authors >= 2 && !articleLD:

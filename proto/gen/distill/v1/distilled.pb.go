@@ -1021,7 +1021,11 @@ type Diagnostics struct {
 	// decoded bytes were read and distilled.
 	TruncatedBody bool `protobuf:"varint,12,opt,name=truncated_body,json=truncatedBody,proto3" json:"truncated_body,omitempty"`
 	// Pages of a PDF document; absent for other content.
-	PageCount     *int32 `protobuf:"varint,13,opt,name=page_count,json=pageCount,proto3,oneof" json:"page_count,omitempty"`
+	PageCount *int32 `protobuf:"varint,13,opt,name=page_count,json=pageCount,proto3,oneof" json:"page_count,omitempty"`
+	// What kind of page the article profile read: article, forum, product,
+	// collection, listing, documentation, service or other. It decides how
+	// the content was drawn. Empty for other profiles and non-HTML content.
+	PageType      string `protobuf:"bytes,14,opt,name=page_type,json=pageType,proto3" json:"page_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1147,6 +1151,13 @@ func (x *Diagnostics) GetPageCount() int32 {
 	return 0
 }
 
+func (x *Diagnostics) GetPageType() string {
+	if x != nil {
+		return x.PageType
+	}
+	return ""
+}
+
 var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 
 const file_distill_v1_distilled_proto_rawDesc = "" +
@@ -1232,7 +1243,7 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\fSelectOption\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\tR\x05value\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x1a\n" +
-	"\bselected\x18\x03 \x01(\bR\bselected\"\xd8\x03\n" +
+	"\bselected\x18\x03 \x01(\bR\bselected\"\xf5\x03\n" +
 	"\vDiagnostics\x12\x18\n" +
 	"\aprofile\x18\x01 \x01(\tR\aprofile\x12\x1b\n" +
 	"\traw_bytes\x18\x02 \x01(\x03R\brawBytes\x12!\n" +
@@ -1251,7 +1262,8 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"lowContent\x12%\n" +
 	"\x0etruncated_body\x18\f \x01(\bR\rtruncatedBody\x12\"\n" +
 	"\n" +
-	"page_count\x18\r \x01(\x05H\x00R\tpageCount\x88\x01\x01B\r\n" +
+	"page_count\x18\r \x01(\x05H\x00R\tpageCount\x88\x01\x01\x12\x1b\n" +
+	"\tpage_type\x18\x0e \x01(\tR\bpageTypeB\r\n" +
 	"\v_page_countB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
