@@ -74,6 +74,7 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 			p.profile = profileArticle
 			// Classified before the content is chosen: choosing it edits
 			// the tree.
+			readable.ShowNoscript(doc)
 			kind := readable.Classify(doc, u)
 			p.pageType = kind.Type
 			content, err = e.article(ctx, doc, kind)

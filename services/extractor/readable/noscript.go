@@ -2,6 +2,7 @@ package readable
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -18,6 +19,22 @@ const (
 	// noscriptMin is the least text a noscript block needs to be read.
 	noscriptMin = 200
 )
+
+// ShowNoscript does on doc what ArticleOf does first: a thin page's
+// noscript blocks are replaced with the markup they hold. Call it before
+// Classify, so the classifier reads what the reader will get.
+func ShowNoscript(doc *html.Node) {
+	body := htmlnode.First(doc, "body")
+	if body == nil {
+		return
+	}
+	text := 0
+	htmlnode.Words(body, func(n *html.Node) bool { return n.Data == "noscript" }, func(w string, _ bool) bool {
+		text += utf8.RuneCountInString(w)
+		return text < noscriptThin
+	})
+	unwrapNoscript(body, text)
+}
 
 // unwrapNoscript replaces the noscript blocks of a thin page with the
 // markup they hold, when that markup has more text than the rest of the

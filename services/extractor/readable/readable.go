@@ -53,7 +53,11 @@ func ArticleOf(ctx context.Context, doc *html.Node, page Page) (*html.Node, erro
 			return nil, err
 		}
 		removeNonContent(body, st)
-		return wide(body, st, page.Type == TypeForum), ctx.Err()
+		content := wide(body, st, page.Type == TypeForum)
+		if page.Type == TypeProduct {
+			addProductFacts(content, page.Product)
+		}
+		return content, ctx.Err()
 	}
 	var content *html.Node
 	var sc *scoring
