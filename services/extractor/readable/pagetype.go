@@ -61,6 +61,9 @@ type features struct {
 	types map[string]int
 	og    string
 	path  []string // the URL's path segments, lower case
+	// forumHost says the host is named as a forum's: forum.example.com,
+	// community.example.org, examplebbs.net.
+	forumHost bool
 
 	text, prose, code int // runes of visible text, of prose paragraphs, of code
 	sections          int // section elements that carry a heading
@@ -70,7 +73,10 @@ type features struct {
 	prices            int // text runs that read as a price
 	carts             int // controls that put something in a cart
 	docChrome         int // "edit this page", "on this page" and the like
-	product           Product
+	// cards is the text of lists of cards: six or more siblings of one
+	// tag and class, each with a link and a heading or an image.
+	cards   int
+	product Product
 }
 
 // Classify reads doc, before anything edits it, and says what kind of
@@ -84,6 +90,12 @@ func Classify(doc *html.Node, u *url.URL) Page {
 func readFeatures(doc *html.Node, u *url.URL) *features {
 	f := &features{types: map[string]int{}}
 	if u != nil {
+		host := strings.ToLower(u.Hostname())
+		for _, w := range []string{"forum", "community", "discuss", "boards.", "bbs."} {
+			if strings.Contains(host, w) {
+				f.forumHost = true
+			}
+		}
 		for _, s := range strings.Split(strings.ToLower(u.Path), "/") {
 			if s != "" {
 				f.path = append(f.path, s)
@@ -133,6 +145,11 @@ func readFeatures(doc *html.Node, u *url.URL) *features {
 				f.carts++
 			}
 		}
+		if n.Data != "ul" && n.Data != "ol" && n.Data != "table" && n.Data != "tbody" && n.Data != "select" {
+			if hasCards(n) {
+				f.cards += htmlnode.TextLen(n)
+			}
+		}
 		if t := htmlnode.Attr(n, "itemtype"); t != "" {
 			for _, s := range strings.Fields(t) {
 				f.types[strings.ToLower(s[strings.LastIndexAny(s, "/#")+1:])]++
@@ -151,6 +168,39 @@ func readFeatures(doc *html.Node, u *url.URL) *features {
 var authorWords = map[string]bool{
 	"author": true, "username": true, "poster": true, "postauthor": true, "userinfo": true,
 	"usercard": true, "avatar": true,
+}
+
+// minCards is how many alike siblings make a list of cards.
+const minCards = 6
+
+// hasCards reports whether n's children include a list of cards: minCards
+// or more elements of one tag and class, the first of which hold a link
+// and a heading or an image.
+func hasCards(n *html.Node) bool {
+	var sig string
+	run := 0
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		cs := c.Data + "." + htmlnode.Attr(c, "class")
+		if cs != sig {
+			sig, run = cs, 0
+		}
+		if run < minCards && !isCard(c) {
+			sig, run = "", 0
+			continue
+		}
+		run++
+		if run >= minCards {
+			return true
+		}
+	}
+	return false
+}
+
+func isCard(c *html.Node) bool {
+	return htmlnode.First(c, "a") != nil && htmlnode.First(c, "h2", "h3", "h4", "h5", "img") != nil
 }
 
 // hasWord reports whether a word of n's class names is in words.
@@ -304,6 +354,31 @@ func (f *features) hasType(types ...string) bool {
 	return false
 }
 
+// pathPrefix reports whether a path segment starts with one of prefixes.
+func (f *features) pathPrefix(prefixes ...string) bool {
+	for _, p := range f.path {
+		for _, s := range prefixes {
+			if strings.HasPrefix(p, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// forumScript reports whether the path names the page script of a classic
+// forum engine, which shows one thread.
+func (f *features) forumScript() bool {
+	for _, p := range f.path {
+		for _, s := range []string{"viewtopic.php", "showthread.php", "showtopic", "viewthread"} {
+			if strings.HasPrefix(p, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (f *features) pathHas(segs ...string) bool {
 	for _, p := range f.path {
 		for _, s := range segs {
@@ -336,7 +411,9 @@ func (f *features) decide() (PageType, bool) {
 		return TypeOther, true
 	case f.hasType("discussionforumposting", "qapage") || f.types["comment"] >= 3 && !articleLD:
 		return TypeForum, false
-	case f.pathHas("t", "d", "threads", "thread", "topic", "topics", "forum", "forums", "discussion", "discussions", "viewtopic.php", "showthread.php", "comments", "community") && f.authors >= 2 && !articleLD:
+	case f.forumScript():
+		return TypeForum, false
+	case (f.forumHost || f.pathHas("t", "d", "comments", "questions", "post") || f.pathPrefix("thread", "topic", "forum", "discussion", "community", "board")) && (f.authors >= 2 || f.times >= 2) && !articleLD:
 		return TypeForum, false
 	case articleLD && proseShare >= 0.25:
 		return TypeArticle, false
@@ -352,6 +429,11 @@ func (f *features) decide() (PageType, bool) {
 		return TypeArticle, true
 	case f.hasType("collectionpage", "offercatalog") || f.types["product"] > 2 || f.prices >= 6 && proseShare < 0.3:
 		return TypeCollection, false
+	case f.cards*10 >= f.text*4 && proseShare < 0.5:
+		if f.prices >= minCards {
+			return TypeCollection, false
+		}
+		return TypeListing, false
 	case f.hasType("itemlist", "searchresultspage"):
 		return TypeListing, false
 	case proseShare >= 0.5:

@@ -29,6 +29,10 @@ func TestClassifySignals(t *testing.T) {
 		{name: "many products are a collection", head: ld(`[{"@type":"Product"},{"@type":"Product"},{"@type":"Product"}]`), want: TypeCollection},
 		{name: "prices without prose", body: strings.Repeat(`<div><a href="/p">Kettle</a> $12.00 steel</div>`, 12), want: TypeCollection},
 		{name: "item list", head: ld(`{"@type":"ItemList"}`), body: `<div>x</div>`, want: TypeListing},
+		{name: "cards", body: strings.Repeat(`<div class="card"><h3><a href="/j">Analytics engineer wanted</a></h3><div>Remote, full time, data team.</div></div>`, 6), want: TypeListing},
+		{name: "cards with prices", body: strings.Repeat(`<div class="card"><h3><a href="/p">Enamelled stovetop kettle</a></h3><div>Steel body, 1.7 litres, $39.00</div></div>`, 6), want: TypeCollection},
+		{name: "forum engine script", url: "https://example.net/viewtopic.php?t=12", want: TypeForum},
+		{name: "forum host with dated posts", url: "https://forum.example.net/some-thread-title", body: `<time>1 May</time><time>2 May</time>`, want: TypeForum},
 		{name: "tech article", head: ld(`{"@type":"TechArticle"}`), want: TypeDocumentation},
 		{name: "docs path", url: "https://example.dev/docs/install/", want: TypeDocumentation},
 		{name: "article JSON-LD", head: ld(`{"@type":"NewsArticle"}`), want: TypeArticle},
@@ -44,7 +48,7 @@ func TestClassifySignals(t *testing.T) {
 			if tt.want == TypeOther {
 				body = tt.body
 			}
-			if strings.HasPrefix(tt.body, "<section") || strings.Contains(tt.body, "$") {
+			if strings.HasPrefix(tt.body, "<section") || strings.HasPrefix(tt.body, `<div class="card"`) || strings.Contains(tt.body, "$") {
 				body = tt.body
 			}
 			doc, err := html.Parse(strings.NewReader("<html><head>" + tt.head + "</head><body>" + body + "</body></html>"))
