@@ -145,15 +145,16 @@ func removeNonContent(root *html.Node, st treeStats) {
 	}
 }
 
-// isHidden reports whether n is hidden. aria-hidden alone does not count
-// when n holds most of the page's text: rendered pages often mark the whole
-// page aria-hidden while a dialog is open.
+// isHidden reports whether n is hidden. aria-hidden or a style alone does
+// not count when n holds most of the page's text: rendered pages often
+// mark the whole page aria-hidden while a dialog is open, and pages that
+// reveal themselves with scripts once styled wrap everything in a
+// visibility:hidden box.
 func isHidden(n *html.Node, text, rootText int) bool {
 	if !htmlnode.IsHidden(n) {
 		return false
 	}
-	ariaOnly := !htmlnode.HasAttr(n, "hidden") && !htmlnode.StyleHidden(n)
-	if ariaOnly && rootText > 0 && text*2 > rootText {
+	if !htmlnode.HasAttr(n, "hidden") && rootText > 0 && text*2 > rootText {
 		return false
 	}
 	return true
