@@ -49,7 +49,7 @@ func TestPageTypes(t *testing.T) {
 				"# Linden Trail Pack 28 L", "€89.00", "ventilated back panel", "## Specifications",
 				"28 litres", "Recycled ripstop nylon",
 			},
-			absent: []string{"Tents", "Add to cart", "You may also like", "Alder Pack", "Free returns"},
+			absent: []string{"Tents", "Add to cart", "You may also like", "Alder Pack", "Free returns", "Customers also bought", "Walnut Flask"},
 		},
 		{
 			page: "pagetype/collection.html", url: "https://hearthware.example.com/collections/tea-kettles",

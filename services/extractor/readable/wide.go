@@ -54,6 +54,7 @@ func wide(body *html.Node, st treeStats, keepComments bool) *html.Node {
 	for _, n := range doomed {
 		st.detach(n, root)
 	}
+	dropRecirculation(root, st)
 	return root
 }
 
@@ -126,3 +127,73 @@ func thinPick(body *html.Node, st treeStats, sc *scoring) bool {
 
 // thinContentShare is thinPickShare for the text outside links.
 const thinContentShare = 0.6
+
+// recircPrefixes open the headings of the blocks that send a reader on to
+// other pages: other products, other posts.
+var recircPrefixes = []string{
+	"related ", "you may also", "you might also", "customers also", "customers who",
+	"recently viewed", "similar ", "more from", "frequently bought", "more like this",
+	"other products", "explore more", "people also",
+}
+
+// isRecircHeading reports whether a heading's text opens a block of
+// links to other pages: "Related products", "You may also like".
+func isRecircHeading(text string) bool {
+	text = strings.ToLower(strings.TrimSpace(text))
+	if text == "related" || isFurnitureLabel(text) && text != "comments" && text != "comment" {
+		return true
+	}
+	for _, p := range recircPrefixes {
+		if strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// dropRecirculation removes from a wide draw the blocks a recirculation
+// heading opens: the heading's nearest container that starts with it and
+// holds less than half the content.
+func dropRecirculation(root *html.Node, st treeStats) {
+	rootText := st.of(root).text
+	var doomed []*html.Node
+	htmlnode.Walk(root, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return false
+		}
+		if !isHeading(n) {
+			return true
+		}
+		if s := st.of(n); s.text == 0 || s.text > maxLabel || !isRecircHeading(htmlnode.Text(n)) {
+			return false
+		}
+		block := n
+		for p := n.Parent; p != nil && p != root && startsWith(p, block) && st.of(p).text*2 < rootText; p = p.Parent {
+			block = p
+		}
+		if block != n {
+			doomed = append(doomed, block)
+		}
+		return false
+	})
+	for _, n := range doomed {
+		if n.Parent != nil {
+			st.detach(n, root)
+		}
+	}
+}
+
+// startsWith reports whether the first child of p with text is, or
+// holds, first.
+func startsWith(p, first *html.Node) bool {
+	for c := p.FirstChild; c != nil; c = c.NextSibling {
+		switch {
+		case c == first || htmlnode.Contains(c, first):
+			return true
+		case c.Type == html.TextNode && strings.TrimSpace(c.Data) != "",
+			c.Type == html.ElementNode && htmlnode.TextLen(c) > 0:
+			return false
+		}
+	}
+	return false
+}
