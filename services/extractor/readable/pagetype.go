@@ -71,7 +71,6 @@ type features struct {
 	times             int // time elements and date-stamped bylines
 	authors           int // elements marked as a post's author
 	prices            int // text runs that read as a price
-	carts             int // controls that put something in a cart
 	docChrome         int // "edit this page", "on this page" and the like
 	// cards is the text of lists of cards: six or more siblings of one
 	// tag and class, each with a link and a heading or an image.
@@ -140,10 +139,6 @@ func readFeatures(doc *html.Node, u *url.URL) *features {
 		case "pre":
 			f.code += htmlnode.TextLen(n)
 			return false
-		case "button", "a", "input":
-			if isCart(n) {
-				f.carts++
-			}
 		}
 		if n.Data != "ul" && n.Data != "ol" && n.Data != "table" && n.Data != "tbody" && n.Data != "select" {
 			if hasCards(n) {
@@ -157,7 +152,7 @@ func readFeatures(doc *html.Node, u *url.URL) *features {
 		}
 		if ip := htmlnode.Attr(n, "itemprop"); ip == "author" || ip == "creator" {
 			f.authors++
-		} else if hasWord(n, authorWords) {
+		} else if c := htmlnode.Attr(n, "class"); mayNameAuthor(c) && hasWord(n, authorWords) {
 			f.authors++
 		}
 		return true
@@ -174,33 +169,61 @@ var authorWords = map[string]bool{
 const minCards = 6
 
 // hasCards reports whether n's children include a list of cards: minCards
-// or more elements of one tag and class, the first of which hold a link
-// and a heading or an image.
+// or more elements in a row of one tag and class, the first of which hold
+// a link and a heading or an image. The run is found by names first, so
+// only the children of a long run are looked into.
 func hasCards(n *html.Node) bool {
-	var sig string
+	var start *html.Node
 	run := 0
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		if c.Type != html.ElementNode {
 			continue
 		}
-		cs := c.Data + "." + htmlnode.Attr(c, "class")
-		if cs != sig {
-			sig, run = cs, 0
-		}
-		if run < minCards && !isCard(c) {
-			sig, run = "", 0
-			continue
+		if start == nil || !alike(c, start) {
+			start, run = c, 0
 		}
 		run++
-		if run >= minCards {
+		if run == minCards && cardsFrom(start) {
 			return true
 		}
 	}
 	return false
 }
 
+// alike reports whether a and b have one tag and one class.
+func alike(a, b *html.Node) bool {
+	return a.Data == b.Data && htmlnode.Attr(a, "class") == htmlnode.Attr(b, "class")
+}
+
+// cardsFrom reports whether the first minCards elements from start on,
+// all alike, are cards.
+func cardsFrom(start *html.Node) bool {
+	seen := 0
+	for c := start; c != nil && seen < minCards; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		if !alike(c, start) || !isCard(c) {
+			return false
+		}
+		seen++
+	}
+	return seen == minCards
+}
+
 func isCard(c *html.Node) bool {
 	return htmlnode.First(c, "a") != nil && htmlnode.First(c, "h2", "h3", "h4", "h5", "img") != nil
+}
+
+// mayNameAuthor is a cheap test every class naming an author passes:
+// splitting every class into words is the classifier's costliest step.
+func mayNameAuthor(class string) bool {
+	for _, frag := range []string{"uthor", "ser", "oster", "vatar"} {
+		if strings.Contains(class, frag) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasWord reports whether a word of n's class names is in words.
@@ -235,7 +258,8 @@ func (f *features) readText(n *html.Node) {
 			f.prose += l
 		}
 	}
-	if hasPrice(s) {
+	// $, or the lead byte of £, ¥, € or ₹: most text has none.
+	if (strings.IndexByte(s, '$') >= 0 || strings.IndexByte(s, 0xc2) >= 0 || strings.IndexByte(s, 0xe2) >= 0) && hasPrice(s) {
 		f.prices++
 	}
 	if len(s) < 40 {
@@ -264,19 +288,6 @@ func hasPrice(s string) bool {
 		}
 	}
 	return false
-}
-
-// isCart reports whether a control puts an item in a cart or buys it.
-func isCart(n *html.Node) bool {
-	t := htmlnode.Attr(n, "value")
-	if n.Data != "input" {
-		if htmlnode.TextLen(n) > 40 {
-			return false
-		}
-		t = htmlnode.Text(n)
-	}
-	t = strings.ToLower(t)
-	return strings.Contains(t, "add to cart") || strings.Contains(t, "add to bag") || strings.Contains(t, "add to basket") || strings.Contains(t, "buy now") || strings.Contains(t, "add to trolley")
 }
 
 func (f *features) readJSONLD(raw string) {
