@@ -165,6 +165,9 @@ type diagnosticsJSON struct {
 	// The query's figures; absent without a query.
 	QueryRelevance *float64 `json:"query_relevance,omitempty"`
 	QueryBlocks    *int32   `json:"query_blocks,omitempty"`
+	// PageType is what kind of page the article profile read; absent
+	// for other profiles and content.
+	PageType string `json:"page_type,omitempty"`
 }
 
 // BatchItem is one URL of a batch and its outcome: a page or an error.
@@ -295,6 +298,7 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 			Truncated:       g.GetTruncated(),
 			LowContent:      g.GetLowContent(),
 			TruncatedBody:   g.GetTruncatedBody(),
+			PageType:        g.GetPageType(),
 		}
 		if g.PageCount != nil {
 			n := g.GetPageCount()

@@ -89,6 +89,9 @@ func DiagnosticsLine(d *distillv1.Distilled) string {
 	if g.QueryRelevance != nil {
 		line += fmt.Sprintf(" query_relevance=%.3f query_blocks=%d", g.GetQueryRelevance(), g.GetQueryBlocks())
 	}
+	if t := g.GetPageType(); t != "" {
+		line += " page_type=" + t
+	}
 	return line
 }
 

@@ -47,7 +47,7 @@ type Extractor struct {
 	// article picks and cleans a page's main content. It is the one seam
 	// the article scorer sits behind, so a stronger scorer replaces it
 	// without touching the rest of the pipeline.
-	article func(ctx context.Context, doc *html.Node) (*html.Node, error)
+	article func(ctx context.Context, doc *html.Node, page readable.Page) (*html.Node, error)
 	// pdf reads PDF documents; it starts its engine on the first one.
 	pdf     *pdf.Engine
 	pdfOpts []pdf.Option
@@ -71,7 +71,7 @@ func New(logger *slog.Logger, opts ...Option) *Extractor {
 	e := &Extractor{
 		logger:  logger,
 		md:      markdown.New(),
-		article: readable.Article,
+		article: readable.ArticleOf,
 	}
 	for _, opt := range opts {
 		opt(e)
@@ -99,6 +99,9 @@ type page struct {
 	// lowContentReason is "" or one of the reason constants.
 	lowContentReason string
 	scripted         bool
+	// pageType is what kind of page an HTML page is, "" for other
+	// content.
+	pageType readable.PageType
 	// pdfPages is a PDF's page count, 0 for other content.
 	pdfPages int
 	// cut is set when the content was cut short before the token budget
@@ -278,6 +281,7 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 			UsedHeadless:    req.GetRendered(),
 			Truncated:       truncated,
 			LowContent:      p.lowContent(),
+			PageType:        string(p.pageType),
 		}
 		if p.pdfPages > 0 {
 			d.Diagnostics.PageCount = proto.Int32(int32(p.pdfPages))

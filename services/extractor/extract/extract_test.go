@@ -403,6 +403,7 @@ func TestDiagnostics(t *testing.T) {
 			LinkCount: 2,
 			// The aside's table is not in the content.
 			TableCount: 1,
+			PageType:   "article",
 		}
 		if !proto.Equal(diag, want) {
 			t.Errorf("diagnostics = %v, want %v", diag, want)

@@ -81,10 +81,15 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 			content = readable.Full(doc)
 		case distillv1.Profile_PROFILE_METADATA:
 			p.profile = profileMetadata
-			content, err = e.article(ctx, doc)
+			content, err = e.article(ctx, doc, readable.Page{Type: readable.TypeArticle})
 		default:
 			p.profile = profileArticle
-			content, err = e.article(ctx, doc)
+			// Classified before the content is chosen: choosing it edits
+			// the tree.
+			readable.ShowNoscript(doc)
+			kind := readable.Classify(doc, u)
+			p.pageType = kind.Type
+			content, err = e.article(ctx, doc, kind)
 		}
 		if err != nil {
 			return page{}, stopped(ctx, "choosing the content")

@@ -114,7 +114,7 @@ func hintOf(n *html.Node) hint {
 		for rest := a.Val; rest != ""; {
 			var token string
 			token, rest = nextField(rest)
-			if token == "" || a.Key == "class" && isTaxonomy(token) {
+			if token == "" || a.Key == "class" && (isTaxonomy(token) || isVariant(token)) {
 				continue
 			}
 			if a.Key == "class" && isOffscreen(token) {
@@ -170,6 +170,13 @@ func isTaxonomy(token string) bool {
 		}
 	}
 	return false
+}
+
+// isVariant reports whether a class token is a utility framework's
+// variant ("lg:pt-0", "has-[>[data-slot=banner]]:pt-0"): it styles the
+// element in a state, and the words in it name other elements.
+func isVariant(token string) bool {
+	return strings.ContainsAny(token, ":[")
 }
 
 var taxonomyPrefixes = []string{"category-", "tag-", "tags-", "topic-", "format-", "type-", "status-"}

@@ -23,6 +23,7 @@ func Full(doc *html.Node) *html.Node {
 	if body == nil {
 		return nil
 	}
+	unwrapNoscript(body, measure(body).of(body).text)
 	RemoveNonContent(body)
 	return body
 }
@@ -33,21 +34,58 @@ func Full(doc *html.Node) *html.Node {
 // elements. It returns nil when doc has no body, and ctx's error when ctx
 // ends between two of its passes over the page.
 func Article(ctx context.Context, doc *html.Node) (*html.Node, error) {
+	return ArticleOf(ctx, doc, Page{Type: TypeArticle})
+}
+
+// ArticleOf is Article for a page classified as page: a thread keeps all
+// its posts, a list all its cards, a landing page all its sections.
+func ArticleOf(ctx context.Context, doc *html.Node, page Page) (*html.Node, error) {
 	body := htmlnode.First(doc, "body")
 	if body == nil {
 		return nil, nil
 	}
 	st := measure(body)
+	if unwrapNoscript(body, st.of(body).text) {
+		st = measure(body)
+	}
+	if isWide(page.Type) && !page.Uncertain {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		removeNonContent(body, st)
+		content := wide(body, st, page.Type == TypeForum)
+		if page.Type == TypeProduct {
+			addProductFacts(content, page.Product)
+		}
+		return content, ctx.Err()
+	}
 	var content *html.Node
 	var sc *scoring
+	drawnWide := false
 	// Each pass is linear in the page: looking between them bounds how
 	// long a cancelled extraction runs on.
 	for _, pass := range []func(){
 		func() { removeNonContent(body, st) },
 		func() { sc = score(body, st) },
-		func() { content = mainContent(body, st, sc) },
-		func() { clean(content, st, sc) },
-		func() { trim(content, st) },
+		func() {
+			// On a page of no clear type, a best block with little of the
+			// page's text is one block of a landing page, not its article.
+			if page.Uncertain && thinPick(body, st, sc) {
+				content, drawnWide = wide(body, st, false), true
+				return
+			}
+			content = mainContent(body, st, sc)
+		},
+		func() {
+			if !drawnWide {
+				clean(content, st, sc)
+			}
+		},
+		func() {
+			if !drawnWide {
+				trim(content, st)
+			}
+		},
 	} {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -55,6 +93,15 @@ func Article(ctx context.Context, doc *html.Node) (*html.Node, error) {
 		pass()
 	}
 	return content, nil
+}
+
+// isWide reports whether pages of type t are drawn wide.
+func isWide(t PageType) bool {
+	switch t {
+	case TypeForum, TypeProduct, TypeCollection, TypeListing, TypeService:
+		return true
+	}
+	return false
 }
 
 // nonContent are elements whose content is never page text.
@@ -98,15 +145,16 @@ func removeNonContent(root *html.Node, st treeStats) {
 	}
 }
 
-// isHidden reports whether n is hidden. aria-hidden alone does not count
-// when n holds most of the page's text: rendered pages often mark the whole
-// page aria-hidden while a dialog is open.
+// isHidden reports whether n is hidden. aria-hidden or a style alone does
+// not count when n holds most of the page's text: rendered pages often
+// mark the whole page aria-hidden while a dialog is open, and pages that
+// reveal themselves with scripts once styled wrap everything in a
+// visibility:hidden box.
 func isHidden(n *html.Node, text, rootText int) bool {
 	if !htmlnode.IsHidden(n) {
 		return false
 	}
-	ariaOnly := !htmlnode.HasAttr(n, "hidden") && !htmlnode.StyleHidden(n)
-	if ariaOnly && rootText > 0 && text*2 > rootText {
+	if !htmlnode.HasAttr(n, "hidden") && rootText > 0 && text*2 > rootText {
 		return false
 	}
 	return true

@@ -2442,7 +2442,11 @@ type Diagnostics struct {
 	QueryRelevance *float64 `protobuf:"fixed64,16,opt,name=query_relevance,json=queryRelevance,proto3,oneof" json:"query_relevance,omitempty"`
 	// Blocks kept for the query; absent when no query was given, 0 when
 	// none matched and the page came back whole.
-	QueryBlocks   *int32 `protobuf:"varint,17,opt,name=query_blocks,json=queryBlocks,proto3,oneof" json:"query_blocks,omitempty"`
+	QueryBlocks *int32 `protobuf:"varint,17,opt,name=query_blocks,json=queryBlocks,proto3,oneof" json:"query_blocks,omitempty"`
+	// What kind of page the article profile read: article, forum, product,
+	// collection, listing, documentation, service or other. It decides how
+	// the content was drawn. Empty for other profiles and non-HTML content.
+	PageType      string `protobuf:"bytes,14,opt,name=page_type,json=pageType,proto3" json:"page_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2594,6 +2598,13 @@ func (x *Diagnostics) GetQueryBlocks() int32 {
 		return *x.QueryBlocks
 	}
 	return 0
+}
+
+func (x *Diagnostics) GetPageType() string {
+	if x != nil {
+		return x.PageType
+	}
+	return ""
 }
 
 var File_distill_v1_distilled_proto protoreflect.FileDescriptor
@@ -2805,7 +2816,7 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\fSelectOption\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\tR\x05value\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x1a\n" +
-	"\bselected\x18\x03 \x01(\bR\bselected\"\xcb\x05\n" +
+	"\bselected\x18\x03 \x01(\bR\bselected\"\xe8\x05\n" +
 	"\vDiagnostics\x12\x18\n" +
 	"\aprofile\x18\x01 \x01(\tR\aprofile\x12\x1b\n" +
 	"\traw_bytes\x18\x02 \x01(\x03R\brawBytes\x12!\n" +
@@ -2828,7 +2839,8 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\tsteps_run\x18\x12 \x01(\x05H\x01R\bstepsRun\x88\x01\x01\x120\n" +
 	"\x11blocked_resources\x18\x13 \x01(\x05H\x02R\x10blockedResources\x88\x01\x01\x12,\n" +
 	"\x0fquery_relevance\x18\x10 \x01(\x01H\x03R\x0equeryRelevance\x88\x01\x01\x12&\n" +
-	"\fquery_blocks\x18\x11 \x01(\x05H\x04R\vqueryBlocks\x88\x01\x01B\r\n" +
+	"\fquery_blocks\x18\x11 \x01(\x05H\x04R\vqueryBlocks\x88\x01\x01\x12\x1b\n" +
+	"\tpage_type\x18\x0e \x01(\tR\bpageTypeB\r\n" +
 	"\v_page_countB\f\n" +
 	"\n" +
 	"_steps_runB\x14\n" +
