@@ -49,6 +49,8 @@ type Engine struct {
 	mu      sync.Mutex
 	startup *startup
 	closed  bool
+	// reads are the reads in flight, which Close waits for.
+	reads sync.WaitGroup
 }
 
 // startup is one attempt to make the runtime.
@@ -229,6 +231,7 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	<-s.done
+	e.reads.Wait()
 	if s.pool == nil {
 		return nil
 	}

@@ -58,6 +58,16 @@ const MaxChars = 16 << 20
 // timeout, whichever comes first, killing the worker if it is mid-call. A document that needs a
 // password or cannot be parsed is a failure.UnsupportedContent.
 func (e *Engine) Read(ctx context.Context, body []byte, maxChars int) (*Document, error) {
+	// Close waits for the reads in flight, a worker being killed included:
+	// the runtime's pool must not be closed under them.
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errClosed
+	}
+	e.reads.Add(1)
+	e.mu.Unlock()
+	defer e.reads.Done()
 	inst, err := e.instance(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -71,11 +81,19 @@ func (e *Engine) Read(ctx context.Context, body []byte, maxChars int) (*Document
 	defer cancel()
 	// A worker is never reused, so killing it mid-call loses nothing but
 	// this document.
-	stop := context.AfterFunc(ctx, func() { _ = inst.Kill() })
+	killed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(killed)
+		_ = inst.Kill()
+	})
 	defer func() {
 		if stop() {
 			_ = inst.Close()
+			return
 		}
+		// The kill runs in a goroutine of its own: wait for it, so that
+		// nothing touches the pool once Read has returned.
+		<-killed
 	}()
 	if maxChars <= 0 || maxChars > MaxChars {
 		maxChars = MaxChars
