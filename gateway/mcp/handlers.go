@@ -183,7 +183,7 @@ func (h handlers) fetchURLs(ctx context.Context, a args) ([]string, error) {
 	}
 	// Compact, not indented as at a terminal: a model pays for whitespace in
 	// tokens.
-	return jsonText(output.MarshalBatchJSON(items))
+	return jsonText(output.MarshalBatchJSONIn(items, fetchopts.Format(opts)))
 }
 
 func (h handlers) diff(ctx context.Context, a args) ([]string, error) {

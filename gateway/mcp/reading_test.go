@@ -79,6 +79,19 @@ func TestMCPReadingWithTypeScriptClient(t *testing.T) {
 	if !strings.Contains(batch[0].Result.Markdown, "beam") || strings.Contains(batch[0].Result.Markdown, "| October |") {
 		t.Errorf("fetch_urls query kept:\n%s", batch[0].Result.Markdown)
 	}
+	var llmBatch []struct {
+		OK     bool `json:"ok"`
+		Result struct {
+			Markdown string `json:"markdown"`
+			Content  string `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(text("read_batch_llm")), &llmBatch); err != nil || len(llmBatch) != 1 || !llmBatch[0].OK {
+		t.Fatalf("fetch_urls format=llm: %v, %+v", err, llmBatch)
+	}
+	if c := llmBatch[0].Result.Content; c != text("read_llm") || llmBatch[0].Result.Markdown == "" {
+		t.Errorf("fetch_urls format=llm: content %q, want what fetch_url gives in llm, beside the Markdown", c)
+	}
 	if bad := r.Calls["read_bad_chunk"]; !bad.IsError || len(bad.Texts) != 1 || !strings.Contains(bad.Texts[0], "chunk") {
 		t.Errorf("chunk=4 = %+v, want a tool error naming chunk", bad)
 	}

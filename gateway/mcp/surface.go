@@ -327,7 +327,7 @@ func tools(svc Service) []tool {
 			name: "fetch_urls", params: batchParams, readOnly: true, run: h.fetchURLs,
 			desc: "Fetch several pages at once, up to concurrency in parallel. Returns a JSON array with one " +
 				"entry per URL in the order given: {url, ok: true, result} where result is the page as fetch_url " +
-				"returns it with format=json (the content is in result.markdown), or {url, ok: false, error}. " +
+				"returns it with format=json (content in result.markdown; with format text, llm or html also in result.content), or {url, ok: false, error}. " +
 				"One failing URL does not fail the others. Use it instead of repeated fetch_url calls when you " +
 				"already know the URLs.",
 		},

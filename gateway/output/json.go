@@ -29,6 +29,9 @@ type distilledJSON struct {
 	Diagnostics *diagnosticsJSON `json:"diagnostics,omitempty"`
 	Picked      *pickedJSON      `json:"picked,omitempty"`
 	Relevance   *float64         `json:"relevance,omitempty"`
+	// Content is the page as a format other than Markdown prints it (text,
+	// llm, html), in a batch read in that format.
+	Content string `json:"content,omitempty"`
 	// Browser work, each present only when asked for; bytes are base64.
 	Screenshot []byte            `json:"screenshot,omitempty"`
 	PDF        []byte            `json:"pdf,omitempty"`
@@ -215,6 +218,22 @@ func WriteBatchJSON(w io.Writer, items []BatchItem) error {
 // it (MCP tool results).
 func MarshalBatchJSON(items []BatchItem) ([]byte, error) {
 	return marshal(batchToJSON(items))
+}
+
+// MarshalBatchJSONIn is MarshalBatchJSON for a batch read in format: in
+// the formats that are not Markdown (text, llm, html) each page also
+// carries what that format prints, as result.content.
+func MarshalBatchJSONIn(items []BatchItem, format distillv1.Format) ([]byte, error) {
+	out := batchToJSON(items)
+	switch format {
+	case distillv1.Format_FORMAT_TEXT, distillv1.Format_FORMAT_LLM, distillv1.Format_FORMAT_HTML:
+		for i, it := range items {
+			if out[i].Result != nil {
+				out[i].Result.Content = it.Result.GetText()
+			}
+		}
+	}
+	return marshal(out)
 }
 
 func batchToJSON(items []BatchItem) []batchItemJSON {

@@ -196,3 +196,44 @@ func TestItemOf(t *testing.T) {
 		t.Fatalf("failure = %+v", bad)
 	}
 }
+
+// TestBatchJSONCarriesTheFormat checks that a batch read in a format other
+// than Markdown carries each page as that format prints it, and that a
+// Markdown batch and failed URLs carry no content.
+func TestBatchJSONCarriesTheFormat(t *testing.T) {
+	items := []BatchItem{
+		{URL: "https://example.com/a", Result: &distillv1.Distilled{FinalUrl: "https://example.com/a", Markdown: "# A", Text: "A as llm"}},
+		{URL: "https://example.com/b", Err: errors.New("refused")},
+	}
+	for _, tc := range []struct {
+		format distillv1.Format
+		want   string
+	}{
+		{distillv1.Format_FORMAT_LLM, "A as llm"},
+		{distillv1.Format_FORMAT_HTML, "A as llm"},
+		{distillv1.Format_FORMAT_TEXT, "A as llm"},
+		{distillv1.Format_FORMAT_MARKDOWN, ""},
+		{distillv1.Format_FORMAT_JSON, ""},
+	} {
+		b, err := MarshalBatchJSONIn(items, tc.format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []struct {
+			Result *struct {
+				Markdown string  `json:"markdown"`
+				Content  *string `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(b, &got); err != nil || len(got) != 2 {
+			t.Fatalf("%v: %v, %s", tc.format, err, b)
+		}
+		content := ""
+		if c := got[0].Result.Content; c != nil {
+			content = *c
+		}
+		if content != tc.want || got[0].Result.Markdown != "# A" || got[1].Result != nil {
+			t.Errorf("%v: %s", tc.format, b)
+		}
+	}
+}

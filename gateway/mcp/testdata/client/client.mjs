@@ -154,6 +154,7 @@ if (config.reading) {
   calls.read_llm = await call(client, "fetch_url", { url: article, allow_local: true, format: "llm" });
   calls.read_html = await call(client, "fetch_url", { url: article, allow_local: true, format: "html" });
   calls.read_batch = await call(client, "fetch_urls", { urls: [article, a], allow_local: true, chunk: 32, query: "lamp beam" });
+  calls.read_batch_llm = await call(client, "fetch_urls", { urls: [article], allow_local: true, format: "llm" });
   calls.read_bad_chunk = await call(client, "fetch_url", { url: article, allow_local: true, chunk: 4 });
 
   // The article's JSON now, then the same with an older price of light:
