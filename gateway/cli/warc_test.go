@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"distill.dev/gateway/internal/localcluster"
 	"github.com/nlnwa/gowarc/v3"
 )
 
@@ -32,17 +33,7 @@ import (
 
 const warcioDir = "testdata/warcio"
 
-var warcioOnce = sync.OnceValue(func() error {
-	if _, err := os.Stat(filepath.Join(warcioDir, "node_modules")); err == nil {
-		return nil
-	}
-	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = warcioDir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm ci in %s: %v\n%s", warcioDir, err, out)
-	}
-	return nil
-})
+var warcioOnce = sync.OnceValue(func() error { return localcluster.NPMInstall(warcioDir) })
 
 // warcioRecord is what read.mjs reports of a record.
 type warcioRecord struct {

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -48,31 +47,15 @@ func TestMain(m *testing.M) {
 
 var (
 	binaryOnce = sync.OnceValues(func() (string, error) {
-		if dir := os.Getenv(localcluster.BinEnv); dir != "" {
-			return filepath.Join(dir, "distill"), localcluster.Check(dir, "distill")
-		}
-		dir, err := os.MkdirTemp("", "distill-firecrawl-test")
-		if err != nil {
-			return "", err
-		}
-		built = dir
 		root, err := filepath.Abs("../..")
 		if err != nil {
 			return "", err
 		}
-		return filepath.Join(dir, "distill"), localcluster.Build(root, dir, "distill")
+		bin, dir, err := localcluster.Distill(root, "distill-firecrawl-test")
+		built = dir
+		return bin, err
 	})
-	npmOnce = sync.OnceValue(func() error {
-		if _, err := os.Stat(filepath.Join(sdkDir, "node_modules")); err == nil {
-			return nil
-		}
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = sdkDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("npm ci in %s: %v\n%s", sdkDir, err, out)
-		}
-		return nil
-	})
+	npmOnce = sync.OnceValue(func() error { return localcluster.NPMInstall(sdkDir) })
 )
 
 func needNode(t *testing.T) {

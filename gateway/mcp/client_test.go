@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -44,31 +43,15 @@ func TestMain(m *testing.M) {
 
 var (
 	binaryOnce = sync.OnceValues(func() (string, error) {
-		if dir := os.Getenv(localcluster.BinEnv); dir != "" {
-			return filepath.Join(dir, "distill"), localcluster.Check(dir, "distill")
-		}
-		dir, err := os.MkdirTemp("", "distill-mcp-test")
-		if err != nil {
-			return "", err
-		}
-		built = dir
 		root, err := filepath.Abs("../..")
 		if err != nil {
 			return "", err
 		}
-		return filepath.Join(dir, "distill"), localcluster.Build(root, dir, "distill")
+		bin, dir, err := localcluster.Distill(root, "distill-mcp-test")
+		built = dir
+		return bin, err
 	})
-	npmOnce = sync.OnceValue(func() error {
-		if _, err := os.Stat(filepath.Join(clientDir, "node_modules")); err == nil {
-			return nil
-		}
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = clientDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("npm ci in %s: %v\n%s", clientDir, err, out)
-		}
-		return nil
-	})
+	npmOnce = sync.OnceValue(func() error { return localcluster.NPMInstall(clientDir) })
 )
 
 // distillBinary is the distill command, built once for the package's

@@ -74,3 +74,32 @@ func Check(dir string, names ...string) error {
 	}
 	return nil
 }
+
+// Distill returns the distill binary a test package runs: the one in
+// BinEnv's folder, or else one built from the checkout at root into a new
+// temporary folder named after prefix, which it returns as built for the
+// package to remove when its tests end ("" when it built none).
+func Distill(root, prefix string) (bin, built string, err error) {
+	if dir := os.Getenv(BinEnv); dir != "" {
+		return filepath.Join(dir, "distill"), "", Check(dir, "distill")
+	}
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", "", err
+	}
+	return filepath.Join(dir, "distill"), dir, Build(root, dir, "distill")
+}
+
+// NPMInstall installs the Node packages that dir's lock file pins, unless
+// its node_modules is there already (make installs them before the suite).
+func NPMInstall(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err == nil {
+		return nil
+	}
+	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("npm ci in %s: %v\n%s", dir, err, out)
+	}
+	return nil
+}
