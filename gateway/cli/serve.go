@@ -98,6 +98,13 @@ func newServeCmd(g *globals) *cobra.Command {
 			defer stop()
 			var hostSrv *host.Server
 			if policies != nil {
+				// A reload's new tokens are admitted, its dropped ones
+				// refused, from the next call on.
+				policies.OnReload(func(p *host.Policy) {
+					if err := guard.SetScoped(p.Tokens()); err != nil {
+						logger.Error("host policy reloaded, but its tokens were not taken", "err", err.Error())
+					}
+				})
 				engine, err := hostEngine(cmd.Context(), logger, g.env, policies, sys, sf.allowLocal)
 				if err != nil {
 					return err

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
 )
@@ -16,6 +17,9 @@ type Policies struct {
 	path   string
 	lookup func(string) (string, bool)
 	cur    atomic.Pointer[Policy]
+
+	mu      sync.Mutex
+	watches []func(*Policy)
 }
 
 // Open loads the policy at path.
@@ -39,19 +43,34 @@ func Fixed(p *Policy) *Policies {
 // Current is the policy in force.
 func (ps *Policies) Current() *Policy { return ps.cur.Load() }
 
+// OnReload calls f with each policy a reload puts in force, after it is
+// in force: the server's guard admits the tokens it names.
+func (ps *Policies) OnReload(f func(*Policy)) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.watches = append(ps.watches, f)
+}
+
 // Reload reads the file again; on error the policy in force stays.
 func (ps *Policies) Reload() error {
 	p, err := Load(ps.path, ps.lookup)
 	if err != nil {
 		return err
 	}
+	// Held through the watches, so that two reloads tell them in the
+	// order they put their policies in force.
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
 	ps.cur.Store(p)
+	for _, f := range ps.watches {
+		f(p)
+	}
 	return nil
 }
 
 // ReloadOnHangup reloads the file on every SIGHUP until ctx ends, logging
-// what happened. Tokens a reload adds are known to the actor mapping at
-// once, but a server's guard admits only the tokens it started with.
+// what happened. Tokens a reload adds reach the servers that watch it
+// (OnReload) at once.
 func (ps *Policies) ReloadOnHangup(ctx context.Context, logger *slog.Logger) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync/atomic"
 	"unicode"
 
 	"google.golang.org/grpc"
@@ -55,9 +56,16 @@ type Config struct {
 
 // Guard checks every call's bearer token.
 type Guard struct {
-	tokens, operators, scoped [][sha256.Size]byte
-	operatorMethods           map[string]bool
-	scopedPrefix              string
+	tokens, operators [][sha256.Size]byte
+	// scoped changes while the server runs (SetScoped): a host policy
+	// reloaded on SIGHUP adds and removes actors' tokens.
+	scoped          atomic.Pointer[[][sha256.Size]byte]
+	operatorMethods map[string]bool
+	scopedPrefix    string
+	// enabled is decided once, at New: a reload that empties the scoped
+	// tokens must not open a guarded server, nor one that adds some close
+	// a server that was open.
+	enabled bool
 }
 
 // New returns a guard admitting cfg's tokens. With no token at all it
@@ -72,21 +80,40 @@ func New(cfg Config) (*Guard, error) {
 	if g.operators, err = digests(cfg.OperatorTokens); err != nil {
 		return nil, err
 	}
-	if g.scoped, err = digests(cfg.ScopedTokens); err != nil {
+	scoped, err := digests(cfg.ScopedTokens)
+	if err != nil {
 		return nil, err
 	}
-	if len(g.scoped) > 0 && cfg.ScopedPrefix == "" {
+	if len(scoped) > 0 && cfg.ScopedPrefix == "" {
 		return nil, errors.New("scoped tokens need the prefix of the methods they may call")
 	}
+	g.scoped.Store(&scoped)
 	g.scopedPrefix = cfg.ScopedPrefix
+	g.enabled = len(g.tokens)+len(g.operators)+len(scoped) > 0
 	for _, m := range cfg.OperatorMethods {
 		g.operatorMethods[m] = true
 	}
 	return g, nil
 }
 
-// Enabled reports whether calls need a token.
-func (g *Guard) Enabled() bool { return len(g.tokens)+len(g.operators)+len(g.scoped) > 0 }
+// Enabled reports whether calls need a token. It is fixed when the guard
+// is made.
+func (g *Guard) Enabled() bool { return g.enabled }
+
+// SetScoped replaces the scoped tokens, for the calls that start from now
+// on: the tokens of a host policy that was reloaded. A guard made without
+// a scoped prefix takes none, and a guard made open stays open.
+func (g *Guard) SetScoped(tokens []string) error {
+	d, err := digests(tokens)
+	if err != nil {
+		return err
+	}
+	if len(d) > 0 && g.scopedPrefix == "" {
+		return errors.New("scoped tokens need the prefix of the methods they may call")
+	}
+	g.scoped.Store(&d)
+	return nil
+}
 
 // digests hashes each token, so that comparing them takes the same time
 // whatever their lengths.
@@ -147,11 +174,9 @@ func (g *Guard) authorize(ctx context.Context, method string) error {
 	}
 	api, operator, scoped := g.admit(token)
 	switch {
-	case scoped && !api && !operator:
-		if !strings.HasPrefix(method, g.scopedPrefix) {
-			return status.Errorf(codes.PermissionDenied, "%s is not for this token: it may call only %s", method, strings.TrimSuffix(g.scopedPrefix, "/"))
-		}
-	case !api && !operator:
+	case scoped && !api && !operator && !strings.HasPrefix(method, g.scopedPrefix):
+		return status.Errorf(codes.PermissionDenied, "%s is not for this token: it may call only %s", method, strings.TrimSuffix(g.scopedPrefix, "/"))
+	case !scoped && !api && !operator:
 		return status.Error(codes.Unauthenticated, ErrUnknownToken.Error())
 	case g.operatorMethods[method] && !operator:
 		return status.Errorf(codes.PermissionDenied, "%s is an operator call: it needs an operator token", method)
@@ -165,7 +190,7 @@ func (g *Guard) admit(token string) (api, operator, scoped bool) {
 	d := sha256.Sum256([]byte(token))
 	// Every configured token is compared, whichever matches, so the time
 	// taken says nothing about which one, if any, was close.
-	return match(d, g.tokens), match(d, g.operators), match(d, g.scoped)
+	return match(d, g.tokens), match(d, g.operators), match(d, *g.scoped.Load())
 }
 
 // Errors of CheckHeader, for the HTTP doors that share the gRPC API's

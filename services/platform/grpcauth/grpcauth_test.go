@@ -37,6 +37,11 @@ func serve(t *testing.T, cfg grpcauth.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveGuard(t, g)
+}
+
+func serveGuard(t *testing.T, g *grpcauth.Guard) string {
+	t.Helper()
 	srv := grpcserve.New(slog.New(slog.NewTextHandler(io.Discard, nil)), func(s *grpc.Server) {
 		distillv1.RegisterDistillServiceServer(s, distillv1.UnimplementedDistillServiceServer{})
 	}, g.ServerOptions()...)

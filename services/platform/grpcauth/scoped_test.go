@@ -32,3 +32,47 @@ func TestScopedTokens(t *testing.T) {
 		t.Fatal("scoped tokens without a prefix were taken")
 	}
 }
+
+// Scoped tokens change while the server runs, as a host policy reloaded on
+// SIGHUP changes them; the guard stays on when none is left, and a scoped
+// token never makes an operator's call, even under its prefix.
+func TestSetScoped(t *testing.T) {
+	cfg := guarded
+	cfg.ScopedTokens = []string{scopedToken}
+	cfg.ScopedPrefix = "/distill.v1.DistillService/"
+	g, err := grpcauth.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveGuard(t, g)
+	const added = "added-scoped-token-0123456789"
+	call := func(token string) codes.Code {
+		_, err := distillv1.NewDistillServiceClient(dial(t, addr, grpcauth.DialOption(token))).SessionClose(t.Context(), &distillv1.SessionCloseRequest{})
+		return status.Code(err)
+	}
+	if got := call(added); got != codes.Unauthenticated {
+		t.Fatalf("a token not yet added: %v", got)
+	}
+	if err := g.SetScoped([]string{added}); err != nil {
+		t.Fatal(err)
+	}
+	if got := call(added); got != codes.Unimplemented {
+		t.Fatalf("an added token: %v", got)
+	}
+	if got := call(scopedToken); got != codes.Unauthenticated {
+		t.Fatalf("a removed token: %v", got)
+	}
+	_, err = distillv1.NewDistillServiceClient(dial(t, addr, grpcauth.DialOption(added))).CacheClear(t.Context(), &distillv1.CacheClearRequest{})
+	if status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("a scoped token made an operator's call: %v", err)
+	}
+	if err := g.SetScoped(nil); err != nil || !g.Enabled() {
+		t.Fatalf("emptied: %v, enabled %v", err, g.Enabled())
+	}
+	if got := call(added); got != codes.Unauthenticated {
+		t.Fatalf("after emptying: %v", got)
+	}
+	if err := g.SetScoped([]string{"short"}); err == nil {
+		t.Fatal("a short token was taken")
+	}
+}
