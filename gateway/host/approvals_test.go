@@ -14,7 +14,7 @@ var click = Action{Method: "click", Selector: "#buy"}
 func TestApprovalConsumedOnce(t *testing.T) {
 	js1, js2 := twoGateways(t)
 	g1, g2 := NewApprovals(js1), NewApprovals(js2)
-	ap, err := g1.Create(t.Context(), "team-a", "run-1", "https://shop.example.com/cart", click, time.Minute, "")
+	ap, err := g1.Create(t.Context(), "team-a", "run-1", "https://shop.example.com/cart", click, time.Minute, Bindings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestApprovalConsumedOnce(t *testing.T) {
 			g = g2
 		}
 		wg.Go(func() {
-			err := g.Consume(t.Context(), ap.ID, "team-a", "run-1", "https://shop.example.com/cart", click, "")
+			err := g.Consume(t.Context(), ap.ID, Use{Actor: "team-a", Run: "run-1", URL: "https://shop.example.com/cart", Action: click})
 			if err == nil {
 				fired.Add(1)
 				return
@@ -48,8 +48,8 @@ func TestApprovalBindings(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	g1, g2 := NewApprovals(js1, WithClock(clk.now)), NewApprovals(js2, WithClock(clk.now))
 	const u = "https://shop.example.com/cart"
-	mk := func(op string) *Approval {
-		ap, err := g1.Create(t.Context(), "team-a", "run-1", u, click, time.Minute, op)
+	mk := func(b Bindings) *Approval {
+		ap, err := g1.Create(t.Context(), "team-a", "run-1", u, click, time.Minute, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,8 +60,8 @@ func TestApprovalBindings(t *testing.T) {
 		actor, run string
 		url        string
 		action     Action
-		op         string
-		bindOp     string
+		use        Bindings
+		bind       Bindings
 		revoke     bool
 		advance    time.Duration
 		want       Code
@@ -70,21 +70,32 @@ func TestApprovalBindings(t *testing.T) {
 		{name: "other run", actor: "team-a", run: "run-2", url: u, action: click, want: ApprovalStale},
 		{name: "other URL", actor: "team-a", run: "run-1", url: u + "?x=1", action: click, want: ApprovalStale},
 		{name: "other action", actor: "team-a", run: "run-1", url: u, action: Action{Method: "click", Selector: "#delete"}, want: ApprovalStale},
-		{name: "other operation", actor: "team-a", run: "run-1", url: u, action: click, bindOp: "op-1", op: "op-2", want: ApprovalStale},
+		{name: "other operation", actor: "team-a", run: "run-1", url: u, action: click, bind: Bindings{OperationID: "op-1"}, use: Bindings{OperationID: "op-2"}, want: ApprovalStale},
+		{name: "other session", actor: "team-a", run: "run-1", url: u, action: click, bind: Bindings{SessionID: "s-1"}, use: Bindings{SessionID: "s-2"}, want: ApprovalStale},
+		{name: "page changed", actor: "team-a", run: "run-1", url: u, action: click, bind: Bindings{PageDigest: "aa"}, use: Bindings{PageDigest: "bb"}, want: ApprovalStale},
+		{name: "page not checked", actor: "team-a", run: "run-1", url: u, action: click, bind: Bindings{PageDigest: "aa"}, want: ApprovalStale},
+		{name: "other arguments", actor: "team-a", run: "run-1", url: u, action: Action{Method: "click", Selector: "#buy", Arguments: map[string]string{"x": "1"}}, want: ApprovalStale},
 		{name: "revoked", actor: "team-a", run: "run-1", url: u, action: click, revoke: true, want: ApprovalStale},
 		{name: "expired", actor: "team-a", run: "run-1", url: u, action: click, advance: time.Minute, want: ApprovalStale},
-		{name: "bound operation", actor: "team-a", run: "run-1", url: u, action: click, bindOp: "op-1", op: "op-1"},
+		{name: "bound operation", actor: "team-a", run: "run-1", url: u, action: click, bind: Bindings{OperationID: "op-1"}, use: Bindings{OperationID: "op-1"}},
+		{name: "every binding", actor: "team-a", run: "run-1", url: u, action: click, bind: Bindings{OperationID: "op-1", SessionID: "s", PageDigest: "aa"}, use: Bindings{OperationID: "op-1", SessionID: "s", PageDigest: "aa"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ap := mk(tt.bindOp)
+			ap := mk(tt.bind)
 			if tt.revoke {
-				if err := g2.Revoke(t.Context(), ap.ID); err != nil {
+				if _, err := g2.Revoke(t.Context(), ap.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
 			clk.add(tt.advance)
-			err := g2.Consume(t.Context(), ap.ID, tt.actor, tt.run, tt.url, tt.action, tt.op)
+			use := Use{Actor: tt.actor, Run: tt.run, URL: tt.url, Action: tt.action, Bindings: tt.use}
+			if _, err := g2.Peek(t.Context(), ap.ID, use); tt.want != "" && tt.name != "page not checked" {
+				wantCode(t, err, tt.want)
+			} else if err != nil {
+				t.Fatalf("peek: %v", err)
+			}
+			err := g2.Consume(t.Context(), ap.ID, use)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -94,5 +105,10 @@ func TestApprovalBindings(t *testing.T) {
 			wantCode(t, err, tt.want)
 		})
 	}
-	wantCode(t, g2.Consume(t.Context(), "never-made", "team-a", "run-1", u, click, ""), ApprovalRequired)
+	wantCode(t, g2.Consume(t.Context(), "never-made", Use{Actor: "team-a", Run: "run-1", URL: u, Action: click}), ApprovalRequired)
+	_, err := g2.Peek(t.Context(), "never-made", Use{Actor: "team-a", Run: "run-1", URL: u, Action: click})
+	wantCode(t, err, ApprovalRequired)
+	if _, err := g1.Create(t.Context(), "team-a", "run-1", u, click, 25*time.Hour, Bindings{}); err == nil {
+		t.Fatal("an approval for over a day was made")
+	}
 }

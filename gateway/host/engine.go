@@ -38,6 +38,9 @@ type Pages interface {
 type Who struct {
 	Actor string
 	Run   string
+	// Session is the client's session (an MCP session, a gRPC call's
+	// distill-session-id), which an approval may be bound to.
+	Session string
 }
 
 // Input is what the model may choose for a read-only tool.
@@ -48,6 +51,9 @@ type Input struct {
 	MaxBytes int
 	// Length is summarize's: short, medium (default) or long.
 	Length string
+	// OperationID names an operation the host reserved for this actor and
+	// run, which the call starts; empty records a new one.
+	OperationID string
 }
 
 // Engine runs host mode's tools for actors under their policy and budget.
@@ -56,6 +62,7 @@ type Engine struct {
 	policies   *Policies
 	budgets    *Budgets
 	operations *Operations
+	approvals  *Approvals
 	pages      Pages
 	provider   llm.Provider
 	resolver   *net.Resolver
@@ -75,6 +82,9 @@ type EngineConfig struct {
 	// Operations, when set, records each call that passes its checks as a
 	// durable operation, whose id the envelope carries.
 	Operations *Operations
+	// Approvals, when set, are the host's approvals act consumes; nil
+	// refuses act.
+	Approvals *Approvals
 }
 
 // NewEngine returns an engine.
@@ -83,7 +93,7 @@ func NewEngine(logger *slog.Logger, policies *Policies, budgets *Budgets, pages 
 	if r == nil {
 		r = net.DefaultResolver
 	}
-	return &Engine{logger: logger, policies: policies, budgets: budgets, operations: cfg.Operations, pages: pages,
+	return &Engine{logger: logger, policies: policies, budgets: budgets, operations: cfg.Operations, approvals: cfg.Approvals, pages: pages,
 		provider: cfg.Provider, resolver: r, allowLocal: cfg.AllowLocal, now: time.Now}
 }
 
@@ -95,6 +105,8 @@ type op struct {
 	id       string
 	tool     string
 	recorded bool // a durable operation records the call
+	who      Who
+	in       Input
 	actor    *Actor
 	call     *Call
 	prov     provenance
@@ -102,26 +114,72 @@ type op struct {
 	page     *pipeline.Result
 }
 
+// spec is what a tool does within run.
+type spec struct {
+	tool     string
+	provider bool // it asks the LLM provider
+	// pre runs before any budget is spent: a check that refuses the call
+	// for free (act's approval).
+	pre func(context.Context, *op) error
+	// noLoad leaves the page to work: act loads it itself, with its steps.
+	noLoad bool
+	work   func(context.Context, *op) (any, error)
+}
+
+// unknownEffects is a failure after something was dispatched to a page:
+// what it did there cannot be known, so the envelope says unknown and the
+// operation is left for the host to review.
+type unknownEffects struct{ err error }
+
+func (u *unknownEffects) Error() string { return u.err.Error() }
+func (u *unknownEffects) Unwrap() error { return u.err }
+
 // Inspect returns candidate interactions of a page, ranked by the
 // instruction when there is one. Nothing is dispatched.
 func (e *Engine) Inspect(ctx context.Context, who Who, in Input) *Envelope {
-	return e.run(ctx, who, "inspect", in, false, func(ctx context.Context, o *op) (any, error) {
+	return e.run(ctx, who, in, spec{tool: "inspect", work: func(ctx context.Context, o *op) (any, error) {
 		if err := o.call.Step(ctx); err != nil { // the observation
 			return nil, err
 		}
 		return candidates(o.page.Distilled, in.Instruction), nil
-	})
+	}})
 }
 
 // Extract asks the provider for the page's data in the shape of the
 // actor's schema named schema. Data that fails the schema is
 // PROVIDER_ERROR.
 func (e *Engine) Extract(ctx context.Context, who Who, schema string, in Input) *Envelope {
-	return e.run(ctx, who, "extract_"+schema, in, true, func(ctx context.Context, o *op) (any, error) {
-		sc, ok := o.actor.Schemas[schema]
+	return e.extract(ctx, who, "extract_"+schema, in, func(a *Actor) (*Schema, error) {
+		sc, ok := a.Schemas[schema]
 		if !ok {
 			return nil, errorf(NotAuthorized, "the host allows no schema %q for this actor", schema)
 		}
+		return sc, nil
+	})
+}
+
+// ExtractWith is Extract with a schema the host gives for this call alone
+// (an operator's gRPC call): it must pass the actor's schema limits.
+func (e *Engine) ExtractWith(ctx context.Context, who Who, raw json.RawMessage, in Input) *Envelope {
+	return e.extract(ctx, who, "extract", in, func(a *Actor) (*Schema, error) {
+		sc, err := CompileSchema(raw, a.schemaLims)
+		if err != nil {
+			return nil, errorf(InvalidInput, "the host's schema: %v", err)
+		}
+		return sc, nil
+	})
+}
+
+func (e *Engine) extract(ctx context.Context, who Who, tool string, in Input, schemaOf func(*Actor) (*Schema, error)) *Envelope {
+	return e.run(ctx, who, in, spec{tool: tool, provider: true, pre: func(_ context.Context, o *op) error {
+		_, err := schemaOf(o.actor)
+		return err
+	}, work: func(ctx context.Context, o *op) (any, error) {
+		sc, err := schemaOf(o.actor)
+		if err != nil {
+			return nil, err
+		}
+		schema := strings.TrimPrefix(tool, "extract_")
 		if err := o.call.Step(ctx); err != nil { // the extraction
 			return nil, err
 		}
@@ -150,12 +208,12 @@ func (e *Engine) Extract(ctx context.Context, who Who, schema string, in Input) 
 		}
 		o.usage(a)
 		return data, nil
-	})
+	}})
 }
 
 // Summarize asks the provider for a summary of the page.
 func (e *Engine) Summarize(ctx context.Context, who Who, in Input) *Envelope {
-	return e.run(ctx, who, "summarize", in, true, func(ctx context.Context, o *op) (any, error) {
+	return e.run(ctx, who, in, spec{tool: "summarize", provider: true, work: func(ctx context.Context, o *op) (any, error) {
 		sentences := map[string]string{"short": "two or three sentences", "": "one paragraph", "medium": "one paragraph", "long": "three to five paragraphs"}[in.Length]
 		if err := o.call.Step(ctx); err != nil { // the extraction
 			return nil, err
@@ -174,7 +232,7 @@ func (e *Engine) Summarize(ctx context.Context, who Who, in Input) *Envelope {
 		}
 		o.usage(a)
 		return text, nil
-	})
+	}})
 }
 
 func (o *op) usage(a *llm.Answer) {
@@ -193,33 +251,49 @@ func (e *Engine) ask(ctx context.Context, req llm.Request) (*llm.Answer, error) 
 	return a, nil
 }
 
-// run is what every read-only tool does around its own work: authorise,
-// check the input and the URL, take the budget, load the page, and seal
-// the answer in an envelope.
-func (e *Engine) run(ctx context.Context, who Who, tool string, in Input, needsProvider bool, work func(context.Context, *op) (any, error)) *Envelope {
-	o := &op{id: newID(), tool: tool, prov: provenance{requested: in.URL}}
-	data, err := e.prepare(ctx, who, in, needsProvider, o, work)
+// run is what every tool does around its own work: authorise, check the
+// input and the URL, take the budget, record the operation, load the page,
+// and seal the answer in an envelope.
+func (e *Engine) run(ctx context.Context, who Who, in Input, sp spec) *Envelope {
+	o := &op{id: newID(), tool: sp.tool, who: who, in: in, prov: provenance{requested: in.URL}}
+	data, err := e.prepare(ctx, sp, o)
 	o.prov.captured = e.now()
 	var env *Envelope
 	if err == nil {
 		env, err = e.sealWithin(ctx, o, data)
 	}
+	state := OpClosed
 	if err != nil {
 		env = failed(o.id, o.prov, e.safe(err))
+		var ue *unknownEffects
+		if errors.As(err, &ue) {
+			env.Status, state = StatusUnknown, OpUnknown
+		}
 	}
+	cleaned := true
 	if o.recorded {
 		var code Code
 		if env.Error != nil {
 			code = env.Error.Code
 		}
-		if err := e.operations.End(ctx, o.id, OpClosed, code); err != nil {
+		if err := e.operations.End(ctx, o.id, state, code); err != nil {
+			// The record still says the call is under way: until a host
+			// reviews it, it keeps its slot of the actor's concurrency.
 			e.logger.Warn("host operation not closed", "operation", o.id, "err", err.Error())
+			env = cleanupPending(env)
+			cleaned = false
+		}
+	}
+	if o.call != nil && cleaned {
+		if err := o.call.End(ctx); err != nil {
+			e.logger.Warn("host budget slot not given back; it lapses on its own", "actor", who.Actor, "err", err.Error())
 		}
 	}
 	return env
 }
 
-func (e *Engine) prepare(ctx context.Context, who Who, in Input, needsProvider bool, o *op, work func(context.Context, *op) (any, error)) (any, error) {
+func (e *Engine) prepare(ctx context.Context, sp spec, o *op) (any, error) {
+	who, in := o.who, o.in
 	actor, ok := e.policies.Current().Actor(who.Actor)
 	if !ok {
 		return nil, errorf(NotAuthorized, "the host's policy names no actor %q", who.Actor)
@@ -232,27 +306,37 @@ func (e *Engine) prepare(ctx context.Context, who Who, in Input, needsProvider b
 	if in.MaxBytes > 0 {
 		o.limit = min(o.limit, in.MaxBytes)
 	}
-	if needsProvider && e.provider == nil {
+	if sp.provider && e.provider == nil {
 		return nil, errorf(UnsupportedSecurityCapability, "the host configured no LLM provider")
+	}
+	if in.OperationID != "" && e.operations == nil {
+		return nil, errorf(UnsupportedSecurityCapability, "this gateway keeps no operations")
 	}
 	if err := e.preflight(ctx, actor, in.URL); err != nil {
 		return nil, err
+	}
+	if sp.pre != nil {
+		if err := sp.pre(ctx, o); err != nil {
+			return nil, err
+		}
 	}
 	call, err := e.budgets.Begin(ctx, who.Actor, who.Run, actor.Budget)
 	if err != nil {
 		return nil, err
 	}
 	o.call = call
-	defer func() {
-		if err := call.End(ctx); err != nil {
-			e.logger.Warn("host budget slot not given back; it lapses on its own", "actor", who.Actor, "err", err.Error())
-		}
-	}()
 	ctx, cancel := context.WithDeadline(netpolicy.WithAllowlist(ctx, actor.Allowlist), call.Deadline())
 	defer cancel()
 
 	if e.operations != nil {
-		rec, err := e.operations.Begin(ctx, who.Actor, who.Run, o.tool, in.URL)
+		var rec *Operation
+		if in.OperationID != "" {
+			// The host reserved it: starting it is an atomic claim that
+			// only one call wins, never a retry.
+			rec, err = e.operations.Claim(ctx, in.OperationID, who.Actor, who.Run, o.tool, in.URL)
+		} else {
+			rec, err = e.operations.Begin(ctx, who.Actor, who.Run, o.tool, in.URL)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -261,22 +345,34 @@ func (e *Engine) prepare(ctx context.Context, who Who, in Input, needsProvider b
 			return nil, err
 		}
 	}
-	if err := call.Step(ctx); err != nil { // the navigation
-		return nil, err
+	if !sp.noLoad {
+		if err := e.load(ctx, o, nil); err != nil {
+			return nil, err
+		}
 	}
-	res, err := e.pages.Do(ctx, pipeline.Request{URL: in.URL, Options: &distillv1.FetchOptions{
-		AllowLocal: e.allowLocal, ExtractActions: true,
-	}})
+	return sp.work(ctx, o)
+}
+
+// load counts a navigation and loads the page, with steps when set.
+func (e *Engine) load(ctx context.Context, o *op, steps *string) error {
+	if err := o.call.Step(ctx); err != nil { // the navigation
+		return err
+	}
+	opts := &distillv1.FetchOptions{AllowLocal: e.allowLocal, ExtractActions: true}
+	if steps != nil {
+		opts.Steps, opts.Js = *steps, distillv1.JsMode_JS_MODE_ALWAYS
+	}
+	res, err := e.pages.Do(ctx, pipeline.Request{URL: o.in.URL, Options: opts})
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-			return nil, errorf(BudgetExhausted, "the run's time ran out loading the page")
+			return errorf(BudgetExhausted, "the run's time ran out loading the page")
 		}
-		return nil, pageError(err)
+		return pageError(err)
 	}
 	o.page = res
 	o.prov.final = res.Distilled.GetFinalUrl()
 	o.prov.redirects = res.RedirectHistory
-	return work(ctx, o)
+	return nil
 }
 
 // sealWithin cuts the data to the call's limit and to the bytes left in

@@ -25,11 +25,18 @@ and comes in three colours. Reviews say it lasts for years and that it is easy t
 <form action="/search" method="get"><label for="q">Search</label><input id="q" name="q" type="text" required><button type="submit">Search</button></form>
 </main></body></html>`
 
+const shopPage = `<!doctype html><html><head><title>Shop</title></head><body><main>
+<h1>Shop</h1><p>One widget, 9.50 euros, ships in two days. Press the button to order it; the order cannot be undone.</p>
+<form action="/order" method="post"><input type="hidden" name="item" value="widget"><button id="buy" type="submit">Buy now</button></form>
+<p><a id="delete-account" href="/account/delete">Delete my account</a></p>
+</main></body></html>`
+
 // site serves the test pages and counts the requests of another server,
 // the one off the allowlist.
 type site struct {
 	on, off   *httptest.Server
 	offHits   atomic.Int32
+	orders    atomic.Int32
 	onURL     string
 	offTarget string
 }
@@ -48,6 +55,17 @@ func newSite(t *testing.T) *site {
 		switch r.URL.Path {
 		case "/away":
 			http.Redirect(w, r, s.offTarget, http.StatusFound)
+		case "/shop":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, shopPage)
+		case "/order":
+			if r.Method != http.MethodPost {
+				http.Error(w, "POST only", http.StatusMethodNotAllowed)
+				return
+			}
+			s.orders.Add(1)
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, `<!doctype html><html><head><title>Thanks</title></head><body><main><h1>Thanks</h1><p>Your order of one widget is placed and ships in two days.</p><p><a href="/shop">Back to the shop</a></p></main></body></html>`)
 		default:
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			io.WriteString(w, productPage)
@@ -64,7 +82,8 @@ func (s *site) port(t *testing.T, srv *httptest.Server) string {
 }
 
 type rig struct {
-	ops    *Operations
+	ops       *Operations
+	approvals *Approvals
 	engine *Engine
 	site   *site
 	wire   *llmtest.Server
@@ -110,9 +129,9 @@ actors:
 			t.Fatal(err)
 		}
 	}
-	ops := NewOperations(js)
-	e := NewEngine(logger, Fixed(p), NewBudgets(js), sys, EngineConfig{Provider: provider, AllowLocal: true, Operations: ops})
-	return &rig{engine: e, site: s, wire: wire, ops: ops}
+	ops, approvals := NewOperations(js), NewApprovals(js)
+	e := NewEngine(logger, Fixed(p), NewBudgets(js), sys, EngineConfig{Provider: provider, AllowLocal: true, Operations: ops, Approvals: approvals})
+	return &rig{engine: e, site: s, wire: wire, ops: ops, approvals: approvals}
 }
 
 const teamToken = "team-token-0123456789abcdef"

@@ -185,3 +185,14 @@ func (e *Envelope) JSON() ([]byte, error) {
 	}
 	return b, nil
 }
+
+// cleanupPending supersedes env: the call's durable record could not be
+// closed, so what it did waits for the host's review, whatever it
+// returned.
+func cleanupPending(env *Envelope) *Envelope {
+	digest, _ := Digest(nil)
+	out := *env
+	out.Status, out.Data, out.Digest, out.Truncated = StatusCleanupPending, nil, digest, false
+	out.Error = &ErrorBody{Code: CleanupPending, Message: "the call's operation could not be closed; the host must review it"}
+	return &out
+}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -59,6 +60,7 @@ type actorSpec struct {
 	MaxSchemaBytes      *int                       `json:"max_schema_bytes"`
 	Budget              budgetSpec                 `json:"budget"`
 	Schemas             map[string]json.RawMessage `json:"schemas"`
+	ActRefusedWords     *[]string                  `json:"act_refused_words"`
 }
 
 type budgetSpec struct {
@@ -89,7 +91,10 @@ type Actor struct {
 	MaxResult  int
 	Budget     Budget
 	Schemas    map[string]*Schema
-	schemaLims SchemaLimits
+	// ActRefusedWords are refused in act's selector and description,
+	// lower-case.
+	ActRefusedWords []string
+	schemaLims      SchemaLimits
 }
 
 // Budget bounds one run of an actor; MaxConcurrent bounds the actor's
@@ -232,6 +237,16 @@ func newActor(name string, s actorSpec) (*Actor, error) {
 	}
 	if c := s.Budget.MaxCostUSD; c != nil && *c < 0 {
 		errs = append(errs, fmt.Errorf("budget.max_cost_usd: %v, want zero or more", *c))
+	}
+	a.ActRefusedWords = DefaultActRefusedWords
+	if s.ActRefusedWords != nil {
+		a.ActRefusedWords = nil
+		for _, w := range *s.ActRefusedWords {
+			if w = strings.ToLower(strings.TrimSpace(w)); w == "" {
+				errs = append(errs, errors.New("act_refused_words: an empty word would refuse every action"))
+			}
+			a.ActRefusedWords = append(a.ActRefusedWords, w)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errs[0]

@@ -27,7 +27,10 @@ type HostServiceInspectRequest struct {
 	Url         string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
 	Instruction string                 `protobuf:"bytes,2,opt,name=instruction,proto3" json:"instruction,omitempty"`
 	// Tightens the actor's max_result_bytes; absent leaves it.
-	MaxBytes      *int64 `protobuf:"varint,3,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
+	MaxBytes *int64 `protobuf:"varint,3,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
+	// A host-reserved operation of the same actor and run to start; absent
+	// records a new one.
+	OperationId   *string `protobuf:"bytes,4,opt,name=operation_id,json=operationId,proto3,oneof" json:"operation_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -83,6 +86,13 @@ func (x *HostServiceInspectRequest) GetMaxBytes() int64 {
 	return 0
 }
 
+func (x *HostServiceInspectRequest) GetOperationId() string {
+	if x != nil && x.OperationId != nil {
+		return *x.OperationId
+	}
+	return ""
+}
+
 type HostServiceInspectResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Envelope      *HostEnvelope          `protobuf:"bytes,1,opt,name=envelope,proto3" json:"envelope,omitempty"`
@@ -130,10 +140,15 @@ func (x *HostServiceInspectResponse) GetEnvelope() *HostEnvelope {
 type HostServiceExtractRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The name of a schema in the actor's policy.
-	Schema        string `protobuf:"bytes,1,opt,name=schema,proto3" json:"schema,omitempty"`
-	Url           string `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
-	Instruction   string `protobuf:"bytes,3,opt,name=instruction,proto3" json:"instruction,omitempty"`
-	MaxBytes      *int64 `protobuf:"varint,4,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
+	Schema      string  `protobuf:"bytes,1,opt,name=schema,proto3" json:"schema,omitempty"`
+	Url         string  `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	Instruction string  `protobuf:"bytes,3,opt,name=instruction,proto3" json:"instruction,omitempty"`
+	MaxBytes    *int64  `protobuf:"varint,4,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
+	OperationId *string `protobuf:"bytes,5,opt,name=operation_id,json=operationId,proto3,oneof" json:"operation_id,omitempty"`
+	// A schema the host gives for this call alone instead of naming one:
+	// only an operator token may send it (with the actor in the
+	// "distill-actor" metadata); it must pass the actor's schema limits.
+	InlineSchema  *structpb.Struct `protobuf:"bytes,6,opt,name=inline_schema,json=inlineSchema,proto3" json:"inline_schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -196,6 +211,20 @@ func (x *HostServiceExtractRequest) GetMaxBytes() int64 {
 	return 0
 }
 
+func (x *HostServiceExtractRequest) GetOperationId() string {
+	if x != nil && x.OperationId != nil {
+		return *x.OperationId
+	}
+	return ""
+}
+
+func (x *HostServiceExtractRequest) GetInlineSchema() *structpb.Struct {
+	if x != nil {
+		return x.InlineSchema
+	}
+	return nil
+}
+
 type HostServiceExtractResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Envelope      *HostEnvelope          `protobuf:"bytes,1,opt,name=envelope,proto3" json:"envelope,omitempty"`
@@ -246,7 +275,8 @@ type HostServiceSummarizeRequest struct {
 	Instruction string                 `protobuf:"bytes,2,opt,name=instruction,proto3" json:"instruction,omitempty"`
 	MaxBytes    *int64                 `protobuf:"varint,3,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
 	// short, medium (the default) or long.
-	Length        string `protobuf:"bytes,4,opt,name=length,proto3" json:"length,omitempty"`
+	Length        string  `protobuf:"bytes,4,opt,name=length,proto3" json:"length,omitempty"`
+	OperationId   *string `protobuf:"bytes,5,opt,name=operation_id,json=operationId,proto3,oneof" json:"operation_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -309,6 +339,842 @@ func (x *HostServiceSummarizeRequest) GetLength() string {
 	return ""
 }
 
+func (x *HostServiceSummarizeRequest) GetOperationId() string {
+	if x != nil && x.OperationId != nil {
+		return *x.OperationId
+	}
+	return ""
+}
+
+type HostServiceActRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Url        string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	ApprovalId string                 `protobuf:"bytes,2,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	// click, type or scroll.
+	Method string `protobuf:"bytes,3,opt,name=method,proto3" json:"method,omitempty"`
+	// The CSS selector of the element acted on.
+	Selector string `protobuf:"bytes,4,opt,name=selector,proto3" json:"selector,omitempty"`
+	// What the action is meant to do, in a sentence; checked against the
+	// actor's refused words, never trusted.
+	Description string `protobuf:"bytes,5,opt,name=description,proto3" json:"description,omitempty"`
+	// type: text (and key, pressed after it); scroll: direction, amount.
+	Arguments     map[string]string `protobuf:"bytes,6,rep,name=arguments,proto3" json:"arguments,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	MaxBytes      *int64            `protobuf:"varint,7,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
+	OperationId   *string           `protobuf:"bytes,8,opt,name=operation_id,json=operationId,proto3,oneof" json:"operation_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostServiceActRequest) Reset() {
+	*x = HostServiceActRequest{}
+	mi := &file_distill_v1_host_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostServiceActRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostServiceActRequest) ProtoMessage() {}
+
+func (x *HostServiceActRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_host_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostServiceActRequest.ProtoReflect.Descriptor instead.
+func (*HostServiceActRequest) Descriptor() ([]byte, []int) {
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *HostServiceActRequest) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *HostServiceActRequest) GetApprovalId() string {
+	if x != nil {
+		return x.ApprovalId
+	}
+	return ""
+}
+
+func (x *HostServiceActRequest) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *HostServiceActRequest) GetSelector() string {
+	if x != nil {
+		return x.Selector
+	}
+	return ""
+}
+
+func (x *HostServiceActRequest) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *HostServiceActRequest) GetArguments() map[string]string {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *HostServiceActRequest) GetMaxBytes() int64 {
+	if x != nil && x.MaxBytes != nil {
+		return *x.MaxBytes
+	}
+	return 0
+}
+
+func (x *HostServiceActRequest) GetOperationId() string {
+	if x != nil && x.OperationId != nil {
+		return *x.OperationId
+	}
+	return ""
+}
+
+type HostServiceActResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Envelope      *HostEnvelope          `protobuf:"bytes,1,opt,name=envelope,proto3" json:"envelope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostServiceActResponse) Reset() {
+	*x = HostServiceActResponse{}
+	mi := &file_distill_v1_host_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostServiceActResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostServiceActResponse) ProtoMessage() {}
+
+func (x *HostServiceActResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_host_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostServiceActResponse.ProtoReflect.Descriptor instead.
+func (*HostServiceActResponse) Descriptor() ([]byte, []int) {
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *HostServiceActResponse) GetEnvelope() *HostEnvelope {
+	if x != nil {
+		return x.Envelope
+	}
+	return nil
+}
+
+type HostServiceCreateApprovalRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Actor string                 `protobuf:"bytes,1,opt,name=actor,proto3" json:"actor,omitempty"`
+	Run   string                 `protobuf:"bytes,2,opt,name=run,proto3" json:"run,omitempty"`
+	// The exact URL act will be called with.
+	Url       string            `protobuf:"bytes,3,opt,name=url,proto3" json:"url,omitempty"`
+	Method    string            `protobuf:"bytes,4,opt,name=method,proto3" json:"method,omitempty"`
+	Selector  string            `protobuf:"bytes,5,opt,name=selector,proto3" json:"selector,omitempty"`
+	Arguments map[string]string `protobuf:"bytes,6,rep,name=arguments,proto3" json:"arguments,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// How long the approval lasts: 1 to 86400 seconds.
+	TtlSeconds int32 `protobuf:"varint,7,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	// Optional bindings: the operation act must run as, the digest of the
+	// page's candidates (an inspect envelope's digest, without instruction
+	// or truncation) the page must still show, and the client session
+	// (gRPC "distill-session-id" metadata, or the MCP session) it must come
+	// from.
+	OperationId   string `protobuf:"bytes,8,opt,name=operation_id,json=operationId,proto3" json:"operation_id,omitempty"`
+	PageDigest    string `protobuf:"bytes,9,opt,name=page_digest,json=pageDigest,proto3" json:"page_digest,omitempty"`
+	SessionId     string `protobuf:"bytes,10,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostServiceCreateApprovalRequest) Reset() {
+	*x = HostServiceCreateApprovalRequest{}
+	mi := &file_distill_v1_host_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostServiceCreateApprovalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostServiceCreateApprovalRequest) ProtoMessage() {}
+
+func (x *HostServiceCreateApprovalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_host_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostServiceCreateApprovalRequest.ProtoReflect.Descriptor instead.
+func (*HostServiceCreateApprovalRequest) Descriptor() ([]byte, []int) {
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *HostServiceCreateApprovalRequest) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *HostServiceCreateApprovalRequest) GetRun() string {
+	if x != nil {
+		return x.Run
+	}
+	return ""
+}
+
+func (x *HostServiceCreateApprovalRequest) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *HostServiceCreateApprovalRequest) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *HostServiceCreateApprovalRequest) GetSelector() string {
+	if x != nil {
+		return x.Selector
+	}
+	return ""
+}
+
+func (x *HostServiceCreateApprovalRequest) GetArguments() map[string]string {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *HostServiceCreateApprovalRequest) GetTtlSeconds() int32 {
+	if x != nil {
+		return x.TtlSeconds
+	}
+	return 0
+}
+
+func (x *HostServiceCreateApprovalRequest) GetOperationId() string {
+	if x != nil {
+		return x.OperationId
+	}
+	return ""
+}
+
+func (x *HostServiceCreateApprovalRequest) GetPageDigest() string {
+	if x != nil {
+		return x.PageDigest
+	}
+	return ""
+}
+
+func (x *HostServiceCreateApprovalRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+type HostServiceCreateApprovalResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Approval      *HostApproval          `protobuf:"bytes,1,opt,name=approval,proto3" json:"approval,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostServiceCreateApprovalResponse) Reset() {
+	*x = HostServiceCreateApprovalResponse{}
+	mi := &file_distill_v1_host_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostServiceCreateApprovalResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostServiceCreateApprovalResponse) ProtoMessage() {}
+
+func (x *HostServiceCreateApprovalResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_host_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostServiceCreateApprovalResponse.ProtoReflect.Descriptor instead.
+func (*HostServiceCreateApprovalResponse) Descriptor() ([]byte, []int) {
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *HostServiceCreateApprovalResponse) GetApproval() *HostApproval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+type HostServiceRevokeApprovalRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostServiceRevokeApprovalRequest) Reset() {
+	*x = HostServiceRevokeApprovalRequest{}
+	mi := &file_distill_v1_host_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostServiceRevokeApprovalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostServiceRevokeApprovalRequest) ProtoMessage() {}
+
+func (x *HostServiceRevokeApprovalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_host_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostServiceRevokeApprovalRequest.ProtoReflect.Descriptor instead.
+func (*HostServiceRevokeApprovalRequest) Descriptor() ([]byte, []int) {
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *HostServiceRevokeApprovalRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type HostServiceRevokeApprovalResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Approval      *HostApproval          `protobuf:"bytes,1,opt,name=approval,proto3" json:"approval,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostServiceRevokeApprovalResponse) Reset() {
+	*x = HostServiceRevokeApprovalResponse{}
+	mi := &file_distill_v1_host_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostServiceRevokeApprovalResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostServiceRevokeApprovalResponse) ProtoMessage() {}
+
+func (x *HostServiceRevokeApprovalResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_host_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostServiceRevokeApprovalResponse.ProtoReflect.Descriptor instead.
+func (*HostServiceRevokeApprovalResponse) Descriptor() ([]byte, []int) {
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *HostServiceRevokeApprovalResponse) GetApproval() *HostApproval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+// HostApproval is an approval as the store keeps it.
+type HostApproval struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Actor string                 `protobuf:"bytes,2,opt,name=actor,proto3" json:"actor,omitempty"`
+	Run   string                 `protobuf:"bytes,3,opt,name=run,proto3" json:"run,omitempty"`
+	Url   string                 `protobuf:"bytes,4,opt,name=url,proto3" json:"url,omitempty"`
+	// Lower-case hex SHA-256 of the RFC 8785 JSON of {method, selector,
+	// arguments}.
+	ActionDigest string `protobuf:"bytes,5,opt,name=action_digest,json=actionDigest,proto3" json:"action_digest,omitempty"`
+	// UTC ISO 8601.
+	ExpiresAt     string `protobuf:"bytes,6,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	OperationId   string `protobuf:"bytes,7,opt,name=operation_id,json=operationId,proto3" json:"operation_id,omitempty"`
+	PageDigest    string `protobuf:"bytes,8,opt,name=page_digest,json=pageDigest,proto3" json:"page_digest,omitempty"`
+	SessionId     string `protobuf:"bytes,9,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Revoked       bool   `protobuf:"varint,10,opt,name=revoked,proto3" json:"revoked,omitempty"`
+	Consumed      bool   `protobuf:"varint,11,opt,name=consumed,proto3" json:"consumed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostApproval) Reset() {
+	*x = HostApproval{}
+	mi := &file_distill_v1_host_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostApproval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostApproval) ProtoMessage() {}
+
+func (x *HostApproval) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_host_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostApproval.ProtoReflect.Descriptor instead.
+func (*HostApproval) Descriptor() ([]byte, []int) {
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *HostApproval) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *HostApproval) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *HostApproval) GetRun() string {
+	if x != nil {
+		return x.Run
+	}
+	return ""
+}
+
+func (x *HostApproval) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *HostApproval) GetActionDigest() string {
+	if x != nil {
+		return x.ActionDigest
+	}
+	return ""
+}
+
+func (x *HostApproval) GetExpiresAt() string {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return ""
+}
+
+func (x *HostApproval) GetOperationId() string {
+	if x != nil {
+		return x.OperationId
+	}
+	return ""
+}
+
+func (x *HostApproval) GetPageDigest() string {
+	if x != nil {
+		return x.PageDigest
+	}
+	return ""
+}
+
+func (x *HostApproval) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *HostApproval) GetRevoked() bool {
+	if x != nil {
+		return x.Revoked
+	}
+	return false
+}
+
+func (x *HostApproval) GetConsumed() bool {
+	if x != nil {
+		return x.Consumed
+	}
+	return false
+}
+
+type HostServiceReserveOperationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Actor         string                 `protobuf:"bytes,1,opt,name=actor,proto3" json:"actor,omitempty"`
+	Run           string                 `protobuf:"bytes,2,opt,name=run,proto3" json:"run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostServiceReserveOperationRequest) Reset() {
+	*x = HostServiceReserveOperationRequest{}
+	mi := &file_distill_v1_host_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostServiceReserveOperationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostServiceReserveOperationRequest) ProtoMessage() {}
+
+func (x *HostServiceReserveOperationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_host_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostServiceReserveOperationRequest.ProtoReflect.Descriptor instead.
+func (*HostServiceReserveOperationRequest) Descriptor() ([]byte, []int) {
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *HostServiceReserveOperationRequest) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *HostServiceReserveOperationRequest) GetRun() string {
+	if x != nil {
+		return x.Run
+	}
+	return ""
+}
+
+type HostServiceReserveOperationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Operation     *HostOperation         `protobuf:"bytes,1,opt,name=operation,proto3" json:"operation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostServiceReserveOperationResponse) Reset() {
+	*x = HostServiceReserveOperationResponse{}
+	mi := &file_distill_v1_host_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostServiceReserveOperationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostServiceReserveOperationResponse) ProtoMessage() {}
+
+func (x *HostServiceReserveOperationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_host_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostServiceReserveOperationResponse.ProtoReflect.Descriptor instead.
+func (*HostServiceReserveOperationResponse) Descriptor() ([]byte, []int) {
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *HostServiceReserveOperationResponse) GetOperation() *HostOperation {
+	if x != nil {
+		return x.Operation
+	}
+	return nil
+}
+
+type HostServiceGetOperationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostServiceGetOperationRequest) Reset() {
+	*x = HostServiceGetOperationRequest{}
+	mi := &file_distill_v1_host_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostServiceGetOperationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostServiceGetOperationRequest) ProtoMessage() {}
+
+func (x *HostServiceGetOperationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_host_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostServiceGetOperationRequest.ProtoReflect.Descriptor instead.
+func (*HostServiceGetOperationRequest) Descriptor() ([]byte, []int) {
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *HostServiceGetOperationRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type HostServiceGetOperationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Operation     *HostOperation         `protobuf:"bytes,1,opt,name=operation,proto3" json:"operation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostServiceGetOperationResponse) Reset() {
+	*x = HostServiceGetOperationResponse{}
+	mi := &file_distill_v1_host_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostServiceGetOperationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostServiceGetOperationResponse) ProtoMessage() {}
+
+func (x *HostServiceGetOperationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_host_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostServiceGetOperationResponse.ProtoReflect.Descriptor instead.
+func (*HostServiceGetOperationResponse) Descriptor() ([]byte, []int) {
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *HostServiceGetOperationResponse) GetOperation() *HostOperation {
+	if x != nil {
+		return x.Operation
+	}
+	return nil
+}
+
+// HostOperation is the durable record of one host-mode call: state
+// reserved, starting, active, closed, unknown or cleanup_pending, with the
+// safe code of a call that failed.
+type HostOperation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Actor string                 `protobuf:"bytes,2,opt,name=actor,proto3" json:"actor,omitempty"`
+	Run   string                 `protobuf:"bytes,3,opt,name=run,proto3" json:"run,omitempty"`
+	Tool  string                 `protobuf:"bytes,4,opt,name=tool,proto3" json:"tool,omitempty"`
+	// Redacted.
+	Url       string `protobuf:"bytes,5,opt,name=url,proto3" json:"url,omitempty"`
+	State     string `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
+	ErrorCode string `protobuf:"bytes,7,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	// UTC ISO 8601.
+	CreatedAt     string `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt     string `protobuf:"bytes,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostOperation) Reset() {
+	*x = HostOperation{}
+	mi := &file_distill_v1_host_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostOperation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostOperation) ProtoMessage() {}
+
+func (x *HostOperation) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_host_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostOperation.ProtoReflect.Descriptor instead.
+func (*HostOperation) Descriptor() ([]byte, []int) {
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *HostOperation) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *HostOperation) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *HostOperation) GetRun() string {
+	if x != nil {
+		return x.Run
+	}
+	return ""
+}
+
+func (x *HostOperation) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *HostOperation) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *HostOperation) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *HostOperation) GetErrorCode() string {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return ""
+}
+
+func (x *HostOperation) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *HostOperation) GetUpdatedAt() string {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return ""
+}
+
 type HostServiceSummarizeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Envelope      *HostEnvelope          `protobuf:"bytes,1,opt,name=envelope,proto3" json:"envelope,omitempty"`
@@ -318,7 +1184,7 @@ type HostServiceSummarizeResponse struct {
 
 func (x *HostServiceSummarizeResponse) Reset() {
 	*x = HostServiceSummarizeResponse{}
-	mi := &file_distill_v1_host_proto_msgTypes[5]
+	mi := &file_distill_v1_host_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -330,7 +1196,7 @@ func (x *HostServiceSummarizeResponse) String() string {
 func (*HostServiceSummarizeResponse) ProtoMessage() {}
 
 func (x *HostServiceSummarizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_host_proto_msgTypes[5]
+	mi := &file_distill_v1_host_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -343,7 +1209,7 @@ func (x *HostServiceSummarizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostServiceSummarizeResponse.ProtoReflect.Descriptor instead.
 func (*HostServiceSummarizeResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_host_proto_rawDescGZIP(), []int{5}
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HostServiceSummarizeResponse) GetEnvelope() *HostEnvelope {
@@ -375,7 +1241,7 @@ type HostEnvelope struct {
 
 func (x *HostEnvelope) Reset() {
 	*x = HostEnvelope{}
-	mi := &file_distill_v1_host_proto_msgTypes[6]
+	mi := &file_distill_v1_host_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -387,7 +1253,7 @@ func (x *HostEnvelope) String() string {
 func (*HostEnvelope) ProtoMessage() {}
 
 func (x *HostEnvelope) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_host_proto_msgTypes[6]
+	mi := &file_distill_v1_host_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -400,7 +1266,7 @@ func (x *HostEnvelope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostEnvelope.ProtoReflect.Descriptor instead.
 func (*HostEnvelope) Descriptor() ([]byte, []int) {
-	return file_distill_v1_host_proto_rawDescGZIP(), []int{6}
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HostEnvelope) GetStatus() string {
@@ -479,7 +1345,7 @@ type HostError struct {
 
 func (x *HostError) Reset() {
 	*x = HostError{}
-	mi := &file_distill_v1_host_proto_msgTypes[7]
+	mi := &file_distill_v1_host_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -491,7 +1357,7 @@ func (x *HostError) String() string {
 func (*HostError) ProtoMessage() {}
 
 func (x *HostError) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_host_proto_msgTypes[7]
+	mi := &file_distill_v1_host_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -504,7 +1370,7 @@ func (x *HostError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostError.ProtoReflect.Descriptor instead.
 func (*HostError) Descriptor() ([]byte, []int) {
-	return file_distill_v1_host_proto_rawDescGZIP(), []int{7}
+	return file_distill_v1_host_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HostError) GetCode() string {
@@ -526,31 +1392,118 @@ var File_distill_v1_host_proto protoreflect.FileDescriptor
 const file_distill_v1_host_proto_rawDesc = "" +
 	"\n" +
 	"\x15distill/v1/host.proto\x12\n" +
-	"distill.v1\x1a\x1cgoogle/protobuf/struct.proto\"\x7f\n" +
+	"distill.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xb8\x01\n" +
 	"\x19HostServiceInspectRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12 \n" +
 	"\vinstruction\x18\x02 \x01(\tR\vinstruction\x12 \n" +
-	"\tmax_bytes\x18\x03 \x01(\x03H\x00R\bmaxBytes\x88\x01\x01B\f\n" +
+	"\tmax_bytes\x18\x03 \x01(\x03H\x00R\bmaxBytes\x88\x01\x01\x12&\n" +
+	"\foperation_id\x18\x04 \x01(\tH\x01R\voperationId\x88\x01\x01B\f\n" +
 	"\n" +
-	"_max_bytes\"R\n" +
+	"_max_bytesB\x0f\n" +
+	"\r_operation_id\"R\n" +
 	"\x1aHostServiceInspectResponse\x124\n" +
-	"\benvelope\x18\x01 \x01(\v2\x18.distill.v1.HostEnvelopeR\benvelope\"\x97\x01\n" +
+	"\benvelope\x18\x01 \x01(\v2\x18.distill.v1.HostEnvelopeR\benvelope\"\x8e\x02\n" +
 	"\x19HostServiceExtractRequest\x12\x16\n" +
 	"\x06schema\x18\x01 \x01(\tR\x06schema\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12 \n" +
 	"\vinstruction\x18\x03 \x01(\tR\vinstruction\x12 \n" +
-	"\tmax_bytes\x18\x04 \x01(\x03H\x00R\bmaxBytes\x88\x01\x01B\f\n" +
+	"\tmax_bytes\x18\x04 \x01(\x03H\x00R\bmaxBytes\x88\x01\x01\x12&\n" +
+	"\foperation_id\x18\x05 \x01(\tH\x01R\voperationId\x88\x01\x01\x12<\n" +
+	"\rinline_schema\x18\x06 \x01(\v2\x17.google.protobuf.StructR\finlineSchemaB\f\n" +
 	"\n" +
-	"_max_bytes\"R\n" +
+	"_max_bytesB\x0f\n" +
+	"\r_operation_id\"R\n" +
 	"\x1aHostServiceExtractResponse\x124\n" +
-	"\benvelope\x18\x01 \x01(\v2\x18.distill.v1.HostEnvelopeR\benvelope\"\x99\x01\n" +
+	"\benvelope\x18\x01 \x01(\v2\x18.distill.v1.HostEnvelopeR\benvelope\"\xd2\x01\n" +
 	"\x1bHostServiceSummarizeRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12 \n" +
 	"\vinstruction\x18\x02 \x01(\tR\vinstruction\x12 \n" +
 	"\tmax_bytes\x18\x03 \x01(\x03H\x00R\bmaxBytes\x88\x01\x01\x12\x16\n" +
-	"\x06length\x18\x04 \x01(\tR\x06lengthB\f\n" +
+	"\x06length\x18\x04 \x01(\tR\x06length\x12&\n" +
+	"\foperation_id\x18\x05 \x01(\tH\x01R\voperationId\x88\x01\x01B\f\n" +
 	"\n" +
-	"_max_bytes\"T\n" +
+	"_max_bytesB\x0f\n" +
+	"\r_operation_id\"\x97\x03\n" +
+	"\x15HostServiceActRequest\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x1f\n" +
+	"\vapproval_id\x18\x02 \x01(\tR\n" +
+	"approvalId\x12\x16\n" +
+	"\x06method\x18\x03 \x01(\tR\x06method\x12\x1a\n" +
+	"\bselector\x18\x04 \x01(\tR\bselector\x12 \n" +
+	"\vdescription\x18\x05 \x01(\tR\vdescription\x12N\n" +
+	"\targuments\x18\x06 \x03(\v20.distill.v1.HostServiceActRequest.ArgumentsEntryR\targuments\x12 \n" +
+	"\tmax_bytes\x18\a \x01(\x03H\x00R\bmaxBytes\x88\x01\x01\x12&\n" +
+	"\foperation_id\x18\b \x01(\tH\x01R\voperationId\x88\x01\x01\x1a<\n" +
+	"\x0eArgumentsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\f\n" +
+	"\n" +
+	"_max_bytesB\x0f\n" +
+	"\r_operation_id\"N\n" +
+	"\x16HostServiceActResponse\x124\n" +
+	"\benvelope\x18\x01 \x01(\v2\x18.distill.v1.HostEnvelopeR\benvelope\"\xad\x03\n" +
+	" HostServiceCreateApprovalRequest\x12\x14\n" +
+	"\x05actor\x18\x01 \x01(\tR\x05actor\x12\x10\n" +
+	"\x03run\x18\x02 \x01(\tR\x03run\x12\x10\n" +
+	"\x03url\x18\x03 \x01(\tR\x03url\x12\x16\n" +
+	"\x06method\x18\x04 \x01(\tR\x06method\x12\x1a\n" +
+	"\bselector\x18\x05 \x01(\tR\bselector\x12Y\n" +
+	"\targuments\x18\x06 \x03(\v2;.distill.v1.HostServiceCreateApprovalRequest.ArgumentsEntryR\targuments\x12\x1f\n" +
+	"\vttl_seconds\x18\a \x01(\x05R\n" +
+	"ttlSeconds\x12!\n" +
+	"\foperation_id\x18\b \x01(\tR\voperationId\x12\x1f\n" +
+	"\vpage_digest\x18\t \x01(\tR\n" +
+	"pageDigest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\n" +
+	" \x01(\tR\tsessionId\x1a<\n" +
+	"\x0eArgumentsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Y\n" +
+	"!HostServiceCreateApprovalResponse\x124\n" +
+	"\bapproval\x18\x01 \x01(\v2\x18.distill.v1.HostApprovalR\bapproval\"2\n" +
+	" HostServiceRevokeApprovalRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"Y\n" +
+	"!HostServiceRevokeApprovalResponse\x124\n" +
+	"\bapproval\x18\x01 \x01(\v2\x18.distill.v1.HostApprovalR\bapproval\"\xb5\x02\n" +
+	"\fHostApproval\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05actor\x18\x02 \x01(\tR\x05actor\x12\x10\n" +
+	"\x03run\x18\x03 \x01(\tR\x03run\x12\x10\n" +
+	"\x03url\x18\x04 \x01(\tR\x03url\x12#\n" +
+	"\raction_digest\x18\x05 \x01(\tR\factionDigest\x12\x1d\n" +
+	"\n" +
+	"expires_at\x18\x06 \x01(\tR\texpiresAt\x12!\n" +
+	"\foperation_id\x18\a \x01(\tR\voperationId\x12\x1f\n" +
+	"\vpage_digest\x18\b \x01(\tR\n" +
+	"pageDigest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\t \x01(\tR\tsessionId\x12\x18\n" +
+	"\arevoked\x18\n" +
+	" \x01(\bR\arevoked\x12\x1a\n" +
+	"\bconsumed\x18\v \x01(\bR\bconsumed\"L\n" +
+	"\"HostServiceReserveOperationRequest\x12\x14\n" +
+	"\x05actor\x18\x01 \x01(\tR\x05actor\x12\x10\n" +
+	"\x03run\x18\x02 \x01(\tR\x03run\"^\n" +
+	"#HostServiceReserveOperationResponse\x127\n" +
+	"\toperation\x18\x01 \x01(\v2\x19.distill.v1.HostOperationR\toperation\"0\n" +
+	"\x1eHostServiceGetOperationRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"Z\n" +
+	"\x1fHostServiceGetOperationResponse\x127\n" +
+	"\toperation\x18\x01 \x01(\v2\x19.distill.v1.HostOperationR\toperation\"\xe0\x01\n" +
+	"\rHostOperation\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05actor\x18\x02 \x01(\tR\x05actor\x12\x10\n" +
+	"\x03run\x18\x03 \x01(\tR\x03run\x12\x12\n" +
+	"\x04tool\x18\x04 \x01(\tR\x04tool\x12\x10\n" +
+	"\x03url\x18\x05 \x01(\tR\x03url\x12\x14\n" +
+	"\x05state\x18\x06 \x01(\tR\x05state\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\a \x01(\tR\terrorCode\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\b \x01(\tR\tcreatedAt\x12\x1d\n" +
+	"\n" +
+	"updated_at\x18\t \x01(\tR\tupdatedAt\"T\n" +
 	"\x1cHostServiceSummarizeResponse\x124\n" +
 	"\benvelope\x18\x01 \x01(\v2\x18.distill.v1.HostEnvelopeR\benvelope\"\xc9\x02\n" +
 	"\fHostEnvelope\x12\x16\n" +
@@ -566,11 +1519,16 @@ const file_distill_v1_host_proto_rawDesc = "" +
 	"\x05error\x18\t \x01(\v2\x15.distill.v1.HostErrorR\x05error\"9\n" +
 	"\tHostError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage2\xa1\x02\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage2\xab\x06\n" +
 	"\vHostService\x12X\n" +
 	"\aInspect\x12%.distill.v1.HostServiceInspectRequest\x1a&.distill.v1.HostServiceInspectResponse\x12X\n" +
 	"\aExtract\x12%.distill.v1.HostServiceExtractRequest\x1a&.distill.v1.HostServiceExtractResponse\x12^\n" +
-	"\tSummarize\x12'.distill.v1.HostServiceSummarizeRequest\x1a(.distill.v1.HostServiceSummarizeResponseB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"\tSummarize\x12'.distill.v1.HostServiceSummarizeRequest\x1a(.distill.v1.HostServiceSummarizeResponse\x12L\n" +
+	"\x03Act\x12!.distill.v1.HostServiceActRequest\x1a\".distill.v1.HostServiceActResponse\x12m\n" +
+	"\x0eCreateApproval\x12,.distill.v1.HostServiceCreateApprovalRequest\x1a-.distill.v1.HostServiceCreateApprovalResponse\x12m\n" +
+	"\x0eRevokeApproval\x12,.distill.v1.HostServiceRevokeApprovalRequest\x1a-.distill.v1.HostServiceRevokeApprovalResponse\x12s\n" +
+	"\x10ReserveOperation\x12..distill.v1.HostServiceReserveOperationRequest\x1a/.distill.v1.HostServiceReserveOperationResponse\x12g\n" +
+	"\fGetOperation\x12*.distill.v1.HostServiceGetOperationRequest\x1a+.distill.v1.HostServiceGetOperationResponseB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_host_proto_rawDescOnce sync.Once
@@ -584,37 +1542,69 @@ func file_distill_v1_host_proto_rawDescGZIP() []byte {
 	return file_distill_v1_host_proto_rawDescData
 }
 
-var file_distill_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_distill_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_distill_v1_host_proto_goTypes = []any{
-	(*HostServiceInspectRequest)(nil),    // 0: distill.v1.HostServiceInspectRequest
-	(*HostServiceInspectResponse)(nil),   // 1: distill.v1.HostServiceInspectResponse
-	(*HostServiceExtractRequest)(nil),    // 2: distill.v1.HostServiceExtractRequest
-	(*HostServiceExtractResponse)(nil),   // 3: distill.v1.HostServiceExtractResponse
-	(*HostServiceSummarizeRequest)(nil),  // 4: distill.v1.HostServiceSummarizeRequest
-	(*HostServiceSummarizeResponse)(nil), // 5: distill.v1.HostServiceSummarizeResponse
-	(*HostEnvelope)(nil),                 // 6: distill.v1.HostEnvelope
-	(*HostError)(nil),                    // 7: distill.v1.HostError
-	(*structpb.Struct)(nil),              // 8: google.protobuf.Struct
-	(*structpb.Value)(nil),               // 9: google.protobuf.Value
+	(*HostServiceInspectRequest)(nil),           // 0: distill.v1.HostServiceInspectRequest
+	(*HostServiceInspectResponse)(nil),          // 1: distill.v1.HostServiceInspectResponse
+	(*HostServiceExtractRequest)(nil),           // 2: distill.v1.HostServiceExtractRequest
+	(*HostServiceExtractResponse)(nil),          // 3: distill.v1.HostServiceExtractResponse
+	(*HostServiceSummarizeRequest)(nil),         // 4: distill.v1.HostServiceSummarizeRequest
+	(*HostServiceActRequest)(nil),               // 5: distill.v1.HostServiceActRequest
+	(*HostServiceActResponse)(nil),              // 6: distill.v1.HostServiceActResponse
+	(*HostServiceCreateApprovalRequest)(nil),    // 7: distill.v1.HostServiceCreateApprovalRequest
+	(*HostServiceCreateApprovalResponse)(nil),   // 8: distill.v1.HostServiceCreateApprovalResponse
+	(*HostServiceRevokeApprovalRequest)(nil),    // 9: distill.v1.HostServiceRevokeApprovalRequest
+	(*HostServiceRevokeApprovalResponse)(nil),   // 10: distill.v1.HostServiceRevokeApprovalResponse
+	(*HostApproval)(nil),                        // 11: distill.v1.HostApproval
+	(*HostServiceReserveOperationRequest)(nil),  // 12: distill.v1.HostServiceReserveOperationRequest
+	(*HostServiceReserveOperationResponse)(nil), // 13: distill.v1.HostServiceReserveOperationResponse
+	(*HostServiceGetOperationRequest)(nil),      // 14: distill.v1.HostServiceGetOperationRequest
+	(*HostServiceGetOperationResponse)(nil),     // 15: distill.v1.HostServiceGetOperationResponse
+	(*HostOperation)(nil),                       // 16: distill.v1.HostOperation
+	(*HostServiceSummarizeResponse)(nil),        // 17: distill.v1.HostServiceSummarizeResponse
+	(*HostEnvelope)(nil),                        // 18: distill.v1.HostEnvelope
+	(*HostError)(nil),                           // 19: distill.v1.HostError
+	nil,                                         // 20: distill.v1.HostServiceActRequest.ArgumentsEntry
+	nil,                                         // 21: distill.v1.HostServiceCreateApprovalRequest.ArgumentsEntry
+	(*structpb.Struct)(nil),                     // 22: google.protobuf.Struct
+	(*structpb.Value)(nil),                      // 23: google.protobuf.Value
 }
 var file_distill_v1_host_proto_depIdxs = []int32{
-	6, // 0: distill.v1.HostServiceInspectResponse.envelope:type_name -> distill.v1.HostEnvelope
-	6, // 1: distill.v1.HostServiceExtractResponse.envelope:type_name -> distill.v1.HostEnvelope
-	6, // 2: distill.v1.HostServiceSummarizeResponse.envelope:type_name -> distill.v1.HostEnvelope
-	8, // 3: distill.v1.HostEnvelope.locator:type_name -> google.protobuf.Struct
-	9, // 4: distill.v1.HostEnvelope.data:type_name -> google.protobuf.Value
-	7, // 5: distill.v1.HostEnvelope.error:type_name -> distill.v1.HostError
-	0, // 6: distill.v1.HostService.Inspect:input_type -> distill.v1.HostServiceInspectRequest
-	2, // 7: distill.v1.HostService.Extract:input_type -> distill.v1.HostServiceExtractRequest
-	4, // 8: distill.v1.HostService.Summarize:input_type -> distill.v1.HostServiceSummarizeRequest
-	1, // 9: distill.v1.HostService.Inspect:output_type -> distill.v1.HostServiceInspectResponse
-	3, // 10: distill.v1.HostService.Extract:output_type -> distill.v1.HostServiceExtractResponse
-	5, // 11: distill.v1.HostService.Summarize:output_type -> distill.v1.HostServiceSummarizeResponse
-	9, // [9:12] is the sub-list for method output_type
-	6, // [6:9] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	18, // 0: distill.v1.HostServiceInspectResponse.envelope:type_name -> distill.v1.HostEnvelope
+	22, // 1: distill.v1.HostServiceExtractRequest.inline_schema:type_name -> google.protobuf.Struct
+	18, // 2: distill.v1.HostServiceExtractResponse.envelope:type_name -> distill.v1.HostEnvelope
+	20, // 3: distill.v1.HostServiceActRequest.arguments:type_name -> distill.v1.HostServiceActRequest.ArgumentsEntry
+	18, // 4: distill.v1.HostServiceActResponse.envelope:type_name -> distill.v1.HostEnvelope
+	21, // 5: distill.v1.HostServiceCreateApprovalRequest.arguments:type_name -> distill.v1.HostServiceCreateApprovalRequest.ArgumentsEntry
+	11, // 6: distill.v1.HostServiceCreateApprovalResponse.approval:type_name -> distill.v1.HostApproval
+	11, // 7: distill.v1.HostServiceRevokeApprovalResponse.approval:type_name -> distill.v1.HostApproval
+	16, // 8: distill.v1.HostServiceReserveOperationResponse.operation:type_name -> distill.v1.HostOperation
+	16, // 9: distill.v1.HostServiceGetOperationResponse.operation:type_name -> distill.v1.HostOperation
+	18, // 10: distill.v1.HostServiceSummarizeResponse.envelope:type_name -> distill.v1.HostEnvelope
+	22, // 11: distill.v1.HostEnvelope.locator:type_name -> google.protobuf.Struct
+	23, // 12: distill.v1.HostEnvelope.data:type_name -> google.protobuf.Value
+	19, // 13: distill.v1.HostEnvelope.error:type_name -> distill.v1.HostError
+	0,  // 14: distill.v1.HostService.Inspect:input_type -> distill.v1.HostServiceInspectRequest
+	2,  // 15: distill.v1.HostService.Extract:input_type -> distill.v1.HostServiceExtractRequest
+	4,  // 16: distill.v1.HostService.Summarize:input_type -> distill.v1.HostServiceSummarizeRequest
+	5,  // 17: distill.v1.HostService.Act:input_type -> distill.v1.HostServiceActRequest
+	7,  // 18: distill.v1.HostService.CreateApproval:input_type -> distill.v1.HostServiceCreateApprovalRequest
+	9,  // 19: distill.v1.HostService.RevokeApproval:input_type -> distill.v1.HostServiceRevokeApprovalRequest
+	12, // 20: distill.v1.HostService.ReserveOperation:input_type -> distill.v1.HostServiceReserveOperationRequest
+	14, // 21: distill.v1.HostService.GetOperation:input_type -> distill.v1.HostServiceGetOperationRequest
+	1,  // 22: distill.v1.HostService.Inspect:output_type -> distill.v1.HostServiceInspectResponse
+	3,  // 23: distill.v1.HostService.Extract:output_type -> distill.v1.HostServiceExtractResponse
+	17, // 24: distill.v1.HostService.Summarize:output_type -> distill.v1.HostServiceSummarizeResponse
+	6,  // 25: distill.v1.HostService.Act:output_type -> distill.v1.HostServiceActResponse
+	8,  // 26: distill.v1.HostService.CreateApproval:output_type -> distill.v1.HostServiceCreateApprovalResponse
+	10, // 27: distill.v1.HostService.RevokeApproval:output_type -> distill.v1.HostServiceRevokeApprovalResponse
+	13, // 28: distill.v1.HostService.ReserveOperation:output_type -> distill.v1.HostServiceReserveOperationResponse
+	15, // 29: distill.v1.HostService.GetOperation:output_type -> distill.v1.HostServiceGetOperationResponse
+	22, // [22:30] is the sub-list for method output_type
+	14, // [14:22] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_host_proto_init() }
@@ -625,13 +1615,14 @@ func file_distill_v1_host_proto_init() {
 	file_distill_v1_host_proto_msgTypes[0].OneofWrappers = []any{}
 	file_distill_v1_host_proto_msgTypes[2].OneofWrappers = []any{}
 	file_distill_v1_host_proto_msgTypes[4].OneofWrappers = []any{}
+	file_distill_v1_host_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_host_proto_rawDesc), len(file_distill_v1_host_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

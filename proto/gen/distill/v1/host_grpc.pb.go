@@ -19,9 +19,14 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	HostService_Inspect_FullMethodName   = "/distill.v1.HostService/Inspect"
-	HostService_Extract_FullMethodName   = "/distill.v1.HostService/Extract"
-	HostService_Summarize_FullMethodName = "/distill.v1.HostService/Summarize"
+	HostService_Inspect_FullMethodName          = "/distill.v1.HostService/Inspect"
+	HostService_Extract_FullMethodName          = "/distill.v1.HostService/Extract"
+	HostService_Summarize_FullMethodName        = "/distill.v1.HostService/Summarize"
+	HostService_Act_FullMethodName              = "/distill.v1.HostService/Act"
+	HostService_CreateApproval_FullMethodName   = "/distill.v1.HostService/CreateApproval"
+	HostService_RevokeApproval_FullMethodName   = "/distill.v1.HostService/RevokeApproval"
+	HostService_ReserveOperation_FullMethodName = "/distill.v1.HostService/ReserveOperation"
+	HostService_GetOperation_FullMethodName     = "/distill.v1.HostService/GetOperation"
 )
 
 // HostServiceClient is the client API for HostService service.
@@ -41,6 +46,23 @@ type HostServiceClient interface {
 	Extract(ctx context.Context, in *HostServiceExtractRequest, opts ...grpc.CallOption) (*HostServiceExtractResponse, error)
 	// Summarize returns a summary of a page.
 	Summarize(ctx context.Context, in *HostServiceSummarizeRequest, opts ...grpc.CallOption) (*HostServiceSummarizeResponse, error)
+	// Act performs one browser action on a page, only with an approval the
+	// host created for this actor, run, exact URL and action; the approval is
+	// consumed, once across every gateway, immediately before dispatch.
+	Act(ctx context.Context, in *HostServiceActRequest, opts ...grpc.CallOption) (*HostServiceActResponse, error)
+	// CreateApproval records the host's approval of one action (operator
+	// token).
+	CreateApproval(ctx context.Context, in *HostServiceCreateApprovalRequest, opts ...grpc.CallOption) (*HostServiceCreateApprovalResponse, error)
+	// RevokeApproval withdraws an approval; using it later is APPROVAL_STALE
+	// (operator token).
+	RevokeApproval(ctx context.Context, in *HostServiceRevokeApprovalRequest, opts ...grpc.CallOption) (*HostServiceRevokeApprovalResponse, error)
+	// ReserveOperation records an operation for an actor and run, for a later
+	// call to start: an atomic reserved -> starting claim, never a retry
+	// (operator token).
+	ReserveOperation(ctx context.Context, in *HostServiceReserveOperationRequest, opts ...grpc.CallOption) (*HostServiceReserveOperationResponse, error)
+	// GetOperation reads an operation's durable record, to review a call's
+	// effects after a crash (operator token).
+	GetOperation(ctx context.Context, in *HostServiceGetOperationRequest, opts ...grpc.CallOption) (*HostServiceGetOperationResponse, error)
 }
 
 type hostServiceClient struct {
@@ -81,6 +103,56 @@ func (c *hostServiceClient) Summarize(ctx context.Context, in *HostServiceSummar
 	return out, nil
 }
 
+func (c *hostServiceClient) Act(ctx context.Context, in *HostServiceActRequest, opts ...grpc.CallOption) (*HostServiceActResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HostServiceActResponse)
+	err := c.cc.Invoke(ctx, HostService_Act_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostServiceClient) CreateApproval(ctx context.Context, in *HostServiceCreateApprovalRequest, opts ...grpc.CallOption) (*HostServiceCreateApprovalResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HostServiceCreateApprovalResponse)
+	err := c.cc.Invoke(ctx, HostService_CreateApproval_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostServiceClient) RevokeApproval(ctx context.Context, in *HostServiceRevokeApprovalRequest, opts ...grpc.CallOption) (*HostServiceRevokeApprovalResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HostServiceRevokeApprovalResponse)
+	err := c.cc.Invoke(ctx, HostService_RevokeApproval_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostServiceClient) ReserveOperation(ctx context.Context, in *HostServiceReserveOperationRequest, opts ...grpc.CallOption) (*HostServiceReserveOperationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HostServiceReserveOperationResponse)
+	err := c.cc.Invoke(ctx, HostService_ReserveOperation_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostServiceClient) GetOperation(ctx context.Context, in *HostServiceGetOperationRequest, opts ...grpc.CallOption) (*HostServiceGetOperationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HostServiceGetOperationResponse)
+	err := c.cc.Invoke(ctx, HostService_GetOperation_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServiceServer is the server API for HostService service.
 // All implementations must embed UnimplementedHostServiceServer
 // for forward compatibility.
@@ -98,6 +170,23 @@ type HostServiceServer interface {
 	Extract(context.Context, *HostServiceExtractRequest) (*HostServiceExtractResponse, error)
 	// Summarize returns a summary of a page.
 	Summarize(context.Context, *HostServiceSummarizeRequest) (*HostServiceSummarizeResponse, error)
+	// Act performs one browser action on a page, only with an approval the
+	// host created for this actor, run, exact URL and action; the approval is
+	// consumed, once across every gateway, immediately before dispatch.
+	Act(context.Context, *HostServiceActRequest) (*HostServiceActResponse, error)
+	// CreateApproval records the host's approval of one action (operator
+	// token).
+	CreateApproval(context.Context, *HostServiceCreateApprovalRequest) (*HostServiceCreateApprovalResponse, error)
+	// RevokeApproval withdraws an approval; using it later is APPROVAL_STALE
+	// (operator token).
+	RevokeApproval(context.Context, *HostServiceRevokeApprovalRequest) (*HostServiceRevokeApprovalResponse, error)
+	// ReserveOperation records an operation for an actor and run, for a later
+	// call to start: an atomic reserved -> starting claim, never a retry
+	// (operator token).
+	ReserveOperation(context.Context, *HostServiceReserveOperationRequest) (*HostServiceReserveOperationResponse, error)
+	// GetOperation reads an operation's durable record, to review a call's
+	// effects after a crash (operator token).
+	GetOperation(context.Context, *HostServiceGetOperationRequest) (*HostServiceGetOperationResponse, error)
 	mustEmbedUnimplementedHostServiceServer()
 }
 
@@ -116,6 +205,21 @@ func (UnimplementedHostServiceServer) Extract(context.Context, *HostServiceExtra
 }
 func (UnimplementedHostServiceServer) Summarize(context.Context, *HostServiceSummarizeRequest) (*HostServiceSummarizeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Summarize not implemented")
+}
+func (UnimplementedHostServiceServer) Act(context.Context, *HostServiceActRequest) (*HostServiceActResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Act not implemented")
+}
+func (UnimplementedHostServiceServer) CreateApproval(context.Context, *HostServiceCreateApprovalRequest) (*HostServiceCreateApprovalResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateApproval not implemented")
+}
+func (UnimplementedHostServiceServer) RevokeApproval(context.Context, *HostServiceRevokeApprovalRequest) (*HostServiceRevokeApprovalResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeApproval not implemented")
+}
+func (UnimplementedHostServiceServer) ReserveOperation(context.Context, *HostServiceReserveOperationRequest) (*HostServiceReserveOperationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReserveOperation not implemented")
+}
+func (UnimplementedHostServiceServer) GetOperation(context.Context, *HostServiceGetOperationRequest) (*HostServiceGetOperationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetOperation not implemented")
 }
 func (UnimplementedHostServiceServer) mustEmbedUnimplementedHostServiceServer() {}
 func (UnimplementedHostServiceServer) testEmbeddedByValue()                     {}
@@ -192,6 +296,96 @@ func _HostService_Summarize_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _HostService_Act_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HostServiceActRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).Act(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_Act_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).Act(ctx, req.(*HostServiceActRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _HostService_CreateApproval_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HostServiceCreateApprovalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).CreateApproval(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_CreateApproval_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).CreateApproval(ctx, req.(*HostServiceCreateApprovalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _HostService_RevokeApproval_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HostServiceRevokeApprovalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).RevokeApproval(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_RevokeApproval_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).RevokeApproval(ctx, req.(*HostServiceRevokeApprovalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _HostService_ReserveOperation_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HostServiceReserveOperationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).ReserveOperation(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_ReserveOperation_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).ReserveOperation(ctx, req.(*HostServiceReserveOperationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _HostService_GetOperation_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HostServiceGetOperationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).GetOperation(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_GetOperation_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).GetOperation(ctx, req.(*HostServiceGetOperationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // HostService_ServiceDesc is the grpc.ServiceDesc for HostService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -210,6 +404,26 @@ var HostService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Summarize",
 			Handler:    _HostService_Summarize_Handler,
+		},
+		{
+			MethodName: "Act",
+			Handler:    _HostService_Act_Handler,
+		},
+		{
+			MethodName: "CreateApproval",
+			Handler:    _HostService_CreateApproval_Handler,
+		},
+		{
+			MethodName: "RevokeApproval",
+			Handler:    _HostService_RevokeApproval_Handler,
+		},
+		{
+			MethodName: "ReserveOperation",
+			Handler:    _HostService_ReserveOperation_Handler,
+		},
+		{
+			MethodName: "GetOperation",
+			Handler:    _HostService_GetOperation_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
