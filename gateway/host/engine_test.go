@@ -84,9 +84,9 @@ func (s *site) port(t *testing.T, srv *httptest.Server) string {
 type rig struct {
 	ops       *Operations
 	approvals *Approvals
-	engine *Engine
-	site   *site
-	wire   *llmtest.Server
+	engine    *Engine
+	site      *site
+	wire      *llmtest.Server
 }
 
 // newRig runs the engine over distill in this process (app.Open, with

@@ -85,12 +85,12 @@ type Policy struct {
 
 // Actor is what one actor may do.
 type Actor struct {
-	Name       string
-	Allowlist  *netpolicy.Allowlist
-	VerifyDNS  bool
-	MaxResult  int
-	Budget     Budget
-	Schemas    map[string]*Schema
+	Name      string
+	Allowlist *netpolicy.Allowlist
+	VerifyDNS bool
+	MaxResult int
+	Budget    Budget
+	Schemas   map[string]*Schema
 	// ActRefusedWords are refused in act's selector and description,
 	// lower-case.
 	ActRefusedWords []string
