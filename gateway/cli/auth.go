@@ -44,7 +44,13 @@ func (f *authFlags) guard(env *envflag.Env, scoped ...string) (*grpcauth.Guard, 
 	}
 	g, err := grpcauth.New(grpcauth.Config{
 		Tokens: tokens, OperatorTokens: operators,
-		OperatorMethods: []string{distillv1.DistillService_CachePrune_FullMethodName, distillv1.DistillService_CacheClear_FullMethodName},
+		OperatorMethods: []string{
+			distillv1.DistillService_CachePrune_FullMethodName, distillv1.DistillService_CacheClear_FullMethodName,
+			// The host's own calls: approvals and reserved operations are
+			// the platform's to make, never an actor's.
+			distillv1.HostService_CreateApproval_FullMethodName, distillv1.HostService_RevokeApproval_FullMethodName,
+			distillv1.HostService_ReserveOperation_FullMethodName, distillv1.HostService_GetOperation_FullMethodName,
+		},
 		ScopedTokens:    scoped, ScopedPrefix: "/" + distillv1.HostService_ServiceDesc.ServiceName + "/",
 	})
 	if err != nil {

@@ -64,7 +64,8 @@ func hostEngine(ctx context.Context, logger *slog.Logger, env *envflag.Env, ps *
 	ps.ReloadOnHangup(ctx, logger)
 	budgets := host.NewBudgets(js, host.WithStorage(storage, replicas))
 	ops := host.NewOperations(js, host.WithStorage(storage, replicas))
-	return host.NewEngine(logger, ps, budgets, sys, host.EngineConfig{Provider: provider, AllowLocal: allowLocal, Operations: ops}), nil
+	approvals := host.NewApprovals(js, host.WithStorage(storage, replicas))
+	return host.NewEngine(logger, ps, budgets, sys, host.EngineConfig{Provider: provider, AllowLocal: allowLocal, Operations: ops, Approvals: approvals}), nil
 }
 
 // defaultSchemas are the schema names of the actor the CLI and stdio MCP

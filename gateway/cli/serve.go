@@ -109,7 +109,7 @@ func newServeCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				hostSrv = host.NewServer(engine, !guard.Enabled())
+				hostSrv = host.NewServer(engine, !guard.Enabled(), guard.Operator)
 			}
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
 				distillv1.RegisterDistillServiceServer(s, serveAPI(logger, sys))

@@ -193,6 +193,22 @@ func (g *Guard) admit(token string) (api, operator, scoped bool) {
 	return match(d, g.tokens), match(d, g.operators), match(d, *g.scoped.Load())
 }
 
+// Operator reports whether the call may make operator calls: it carries an
+// operator token, or the guard is open (its machine's user is its
+// operator). A server that answers operator calls and others in one
+// method asks it.
+func (g *Guard) Operator(ctx context.Context) bool {
+	if !g.Enabled() {
+		return true
+	}
+	token, ok := bearer(ctx)
+	if !ok {
+		return false
+	}
+	_, operator, _ := g.admit(token)
+	return operator
+}
+
 // Errors of CheckHeader, for the HTTP doors that share the gRPC API's
 // tokens.
 var (

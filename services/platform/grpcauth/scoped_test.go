@@ -1,10 +1,13 @@
 package grpcauth_test
 
 import (
+	"context"
+
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
@@ -74,5 +77,22 @@ func TestSetScoped(t *testing.T) {
 	}
 	if err := g.SetScoped([]string{"short"}); err == nil {
 		t.Fatal("a short token was taken")
+	}
+}
+
+func TestOperator(t *testing.T) {
+	g, err := grpcauth.New(guarded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := func(token string) context.Context {
+		return metadata.NewIncomingContext(t.Context(), metadata.Pairs("authorization", "Bearer "+token))
+	}
+	if !g.Operator(ctx(operatorToken)) || g.Operator(ctx(apiToken)) || g.Operator(t.Context()) {
+		t.Fatal("operator tokens misjudged")
+	}
+	open, _ := grpcauth.New(grpcauth.Config{})
+	if !open.Operator(t.Context()) {
+		t.Fatal("an open guard's caller is its operator")
 	}
 }
