@@ -51,7 +51,7 @@ func (f *authFlags) guard(env *envflag.Env, scoped ...string) (*grpcauth.Guard, 
 			distillv1.HostService_CreateApproval_FullMethodName, distillv1.HostService_RevokeApproval_FullMethodName,
 			distillv1.HostService_ReserveOperation_FullMethodName, distillv1.HostService_GetOperation_FullMethodName,
 		},
-		ScopedTokens:    scoped, ScopedPrefix: "/" + distillv1.HostService_ServiceDesc.ServiceName + "/",
+		ScopedTokens: scoped, ScopedPrefix: "/" + distillv1.HostService_ServiceDesc.ServiceName + "/",
 	})
 	if err != nil {
 		return nil, usageError{err}

@@ -94,7 +94,6 @@ func (s *Server) who(ctx context.Context) (Who, *Envelope) {
 	return Who{}, Refuse(NotAuthorized, "this token is not one the host's policy maps to an actor")
 }
 
-
 func maxBytes(p *int64) int {
 	if p == nil {
 		return 0
