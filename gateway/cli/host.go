@@ -20,6 +20,8 @@ import (
 // browse, and only host mode's tools are served.
 type hostFlags struct {
 	policy string
+	// run is distill mcp's --run.
+	run string
 }
 
 func (f *hostFlags) register(fs *pflag.FlagSet, env *envflag.Env) {

@@ -55,6 +55,9 @@ func newMCPCmd(g *globals) *cobra.Command {
 				return usagef("OTEL_TRACES_EXPORTER=console would write spans into the MCP stream on stdout: use otlp or none with stdio")
 			}
 
+			if hf.run != "" && (!hf.enabled() || len(hf.run) > 128) {
+				return usagef("--run names a host mode run (with --policy) of 1 to 128 bytes")
+			}
 			var policies *host.Policies
 			var schemas []string
 			if hf.enabled() {
@@ -92,7 +95,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				srv = mcp.NewHost(logger, engine, host.DefaultActor, schemas, version.String())
+				srv = mcp.NewHost(logger, engine, host.DefaultActor, hf.run, schemas, version.String())
 			} else {
 				srv = mcp.New(logger, serveAPI(logger, sys), version.String())
 			}
@@ -110,6 +113,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&unauthRemote, unauthRemoteFlag, false, "with --http --no-auth, serve without a token on addresses other machines can reach: anyone who reaches them uses distill")
 	sf.register(cmd.Flags(), g.env)
 	hf.register(cmd.Flags(), g.env)
+	cmd.Flags().StringVar(&hf.run, "run", "", "host mode: the run every call belongs to, for approvals and operations the host makes for it (default: one run per MCP session)")
 	return cmd
 }
 

@@ -111,6 +111,10 @@ type report struct {
 		Name     string   `json:"name"`
 		Params   []string `json:"params"`
 		Required []string `json:"required"`
+		// The annotations a client decides by whether to ask its user.
+		ReadOnly    bool   `json:"readOnly"`
+		Destructive bool   `json:"destructive"`
+		Title       string `json:"title"`
 	} `json:"tools"`
 	Calls map[string]outcome `json:"calls"`
 }

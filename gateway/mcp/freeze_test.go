@@ -171,22 +171,35 @@ var addedTools = map[string][]frozen{
 		{name: "url", required: true},
 		{name: "instruction"},
 		{name: "max_bytes"},
+		{name: "operation_id"},
 	},
 	"summarize": {
 		{name: "url", required: true},
 		{name: "instruction"},
 		{name: "max_bytes"},
+		{name: "operation_id"},
 		{name: "length", def: `"medium"`},
 	},
 	"extract_product": {
 		{name: "url", required: true},
 		{name: "instruction"},
 		{name: "max_bytes"},
+		{name: "operation_id"},
+	},
+	"act": {
+		{name: "url", required: true},
+		{name: "approval_id", required: true},
+		{name: "method", required: true},
+		{name: "selector", required: true},
+		{name: "description"},
+		{name: "arguments"},
+		{name: "max_bytes"},
+		{name: "operation_id"},
 	},
 }
 
 // hostTools are the tools only host mode serves.
-var hostTools = []string{"inspect", "summarize", "extract_product"}
+var hostTools = []string{"inspect", "summarize", "extract_product", "act"}
 
 // plainTools are the pinned tools distill mcp serves without a policy.
 func plainTools() map[string][]frozen {
@@ -214,7 +227,7 @@ func TestToolSchemaFrozen(t *testing.T) {
 	}
 	listed := map[string]schema{}
 	hostListed := map[string]bool{}
-	plain, hostMode := connect(t, nil), connectTo(t, NewHost(quiet, nil, "default", []string{"product"}, "test"))
+	plain, hostMode := connect(t, nil), connectTo(t, NewHost(quiet, nil, "default", "", []string{"product"}, "test"))
 	for tool, err := range chainTools(plain, hostMode, hostListed) {
 		if err != nil {
 			t.Fatal(err)

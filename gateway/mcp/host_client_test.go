@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"distill.dev/gateway/host"
@@ -42,9 +43,13 @@ actors:
 		if slices.Contains(tool.Params, "allow_local") {
 			t.Errorf("%s takes allow_local", tool.Name)
 		}
+		// act is the one the client must ask its user about.
+		if act := tool.Name == "act"; tool.Destructive != act || tool.ReadOnly == act || (act && !strings.Contains(tool.Title, "approval")) {
+			t.Errorf("%s: readOnly %v destructive %v title %q", tool.Name, tool.ReadOnly, tool.Destructive, tool.Title)
+		}
 	}
 	slices.Sort(names)
-	if !slices.Equal(names, []string{"extract_product", "inspect", "summarize"}) {
+	if !slices.Equal(names, []string{"act", "extract_product", "inspect", "summarize"}) {
 		t.Fatalf("tools %v", names)
 	}
 	envelope := func(label string) (host.Envelope, bool) {
@@ -65,10 +70,17 @@ actors:
 		"inspect_allow_local": host.InvalidInput,
 		"inspect_off_list":    host.NotAuthorized,
 		"extract":             host.UnsupportedSecurityCapability,
+		"act_unapproved":      host.ApprovalRequired,
+		"act_bad_method":      host.InvalidInput,
+		"inspect_operation":   host.SessionUnknown,
 	} {
 		if env, isErr := envelope(label); !isErr || env.Error == nil || env.Error.Code != code {
 			t.Errorf("%s: %+v, want %s", label, env, code)
 		}
+	}
+	// approval_id is required: the SDK's schema check refuses the call.
+	if o := r.Calls["act_no_approval"]; o.ProtocolError == "" && !o.IsError {
+		t.Errorf("act without approval_id answered: %+v", o)
 	}
 	if o := r.Calls["fetch_url"]; o.ProtocolError == "" && !o.IsError {
 		t.Errorf("fetch_url answered in host mode: %+v", o)

@@ -28,6 +28,7 @@ const (
 	kindFormValues // an object of field name to value(s)
 	kindFields     // an object of record field name to selector, in order
 	kindJSONArray  // a JSON array, or a string holding one; kept as its JSON text
+	kindStringMap  // an object of names to strings
 )
 
 // param is one tool parameter: its schema, and how its value is decoded.
@@ -64,7 +65,7 @@ func (p param) schema() *jsonschema.Schema {
 	case kindStrings:
 		s.Type = "array"
 		s.Items = &jsonschema.Schema{Type: "string"}
-	case kindFields:
+	case kindFields, kindStringMap:
 		s.Type = "object"
 		s.AdditionalProperties = &jsonschema.Schema{Type: "string"}
 	case kindFormValues:
@@ -192,6 +193,12 @@ func (p param) decode(v json.RawMessage) (any, error) {
 		return formValues(p.name, v)
 	case kindFields:
 		return decodeFields(p.name, v)
+	case kindStringMap:
+		var m map[string]string
+		if err := json.Unmarshal(v, &m); err != nil || m == nil {
+			return nil, fmt.Errorf(`%s must be an object of names to strings, like {"text": "blue socks"}`, p.name)
+		}
+		return m, nil
 	case kindJSONArray:
 		var s string
 		if json.Unmarshal(v, &s) == nil {
@@ -329,6 +336,11 @@ func (a args) int64p(name string) *int64 {
 		return &n
 	}
 	return nil
+}
+
+func (a args) stringMap(name string) map[string]string {
+	v, _ := a[name].(map[string]string)
+	return v
 }
 
 func (a args) fields(name string) []*distillv1.PickField {

@@ -55,6 +55,9 @@ for (const t of tools) {
     name: t.name,
     params: Object.keys(t.inputSchema.properties ?? {}),
     required: t.inputSchema.required ?? [],
+    readOnly: t.annotations?.readOnlyHint === true,
+    destructive: t.annotations?.destructiveHint === true,
+    title: t.title ?? t.annotations?.title ?? "",
   });
 }
 
@@ -67,6 +70,11 @@ if (config.host) {
   calls.inspect_off_list = await call(client, "inspect", { url: "https://example.com/" });
   calls.extract = await call(client, "extract_product", { url: article, max_bytes: "512" });
   calls.fetch_url = await call(client, "fetch_url", { url: article, allow_local: true });
+  const act = { url: article, method: "click", selector: "a", description: "open the first link" };
+  calls.act_unapproved = await call(client, "act", { ...act, approval_id: "never-made" });
+  calls.act_no_approval = await call(client, "act", act);
+  calls.act_bad_method = await call(client, "act", { ...act, approval_id: "x", method: "drag" });
+  calls.inspect_operation = await call(client, "inspect", { url: article, operation_id: "never-reserved" });
   await client.close();
   process.stdout.write(JSON.stringify(report) + "\n");
   process.exit(0);
