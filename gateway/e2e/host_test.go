@@ -6,12 +6,15 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"distill.dev/gateway/host"
 	distillv1 "distill.dev/proto/gen/distill/v1"
@@ -94,4 +97,133 @@ func (p *pages) hitsOf(path string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.hits[path]
+}
+
+const (
+	hostTeamBToken   = "team-b-e2e-token-0123456789"
+	hostOperatorE2E  = "operator-e2e-token-0123456789"
+	hostPolicyFormat = `
+actors:
+  team-a:
+    allowed_hosts: [127.0.0.1]
+    allowed_schemes: [http]
+    allowed_ports: [%[1]s]
+    budget: {max_steps: 40, max_concurrent: 8}
+%[2]s
+tokens:
+  - {token_env: TEAM_A_TOKEN, actor: team-a}
+%[3]s
+`
+)
+
+// Two gateway processes, one approval: the host creates it on one, acts
+// race for it on both, and it fires once, in real Chromium. A SIGHUP then
+// has one gateway admit a token its reloaded policy added, without a
+// restart, while the other, not reloaded, still refuses it.
+func TestHostApprovalsAndReloadAcrossTwoGateways(t *testing.T) {
+	p := newPages(t, 0)
+	u, _ := url.Parse(p.URL)
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	write := func(teamB bool) {
+		actor, token := "", ""
+		if teamB {
+			actor = fmt.Sprintf("  team-b:\n    allowed_hosts: [127.0.0.1]\n    allowed_schemes: [http]\n    allowed_ports: [%s]", u.Port())
+			token = "  - {token_env: TEAM_B_TOKEN, actor: team-b}"
+		}
+		if err := os.WriteFile(policy, []byte(fmt.Sprintf(hostPolicyFormat, u.Port(), actor, token)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(false)
+	c := startCluster(t, clusterOpts{Gateways: 2, Env: []string{"DISTILL_POLICY=" + policy,
+		"TEAM_A_TOKEN=" + hostTeamToken, "TEAM_B_TOKEN=" + hostTeamBToken, "DISTILL_OPERATOR_TOKENS=" + hostOperatorE2E}})
+	client := func(i int, token string) distillv1.HostServiceClient {
+		cc, err := grpc.NewClient(c.Gateways[i].Addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpcauth.DialOption(token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cc.Close() })
+		return distillv1.NewHostServiceClient(cc)
+	}
+	ctx := func(run string) context.Context {
+		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), host.RunMetadata, run), 90*time.Second)
+		t.Cleanup(cancel)
+		return ctx
+	}
+
+	login := p.URL + "/login"
+	args := map[string]string{"text": "alice", "key": "Enter"}
+	ap, err := client(0, hostOperatorE2E).CreateApproval(ctx(""), &distillv1.HostServiceCreateApprovalRequest{
+		Actor: "team-a", Run: "run-act", Url: login, Method: "type", Selector: "input[name=user]", Arguments: args, TtlSeconds: 300,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client(1, hostTeamToken).CreateApproval(ctx(""), &distillv1.HostServiceCreateApprovalRequest{}); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("an actor's token created an approval: %v", err)
+	}
+	acts := []distillv1.HostServiceClient{client(0, hostTeamToken), client(1, hostTeamToken)}
+	results := make(chan *distillv1.HostEnvelope, 4)
+	for i := range 4 {
+		go func() {
+			res, err := acts[i%2].Act(ctx("run-act"), &distillv1.HostServiceActRequest{
+				Url: login, ApprovalId: ap.GetApproval().GetId(), Method: "type", Selector: "input[name=user]", Arguments: args,
+			})
+			if err != nil {
+				t.Error(err)
+			}
+			results <- res.GetEnvelope()
+		}()
+	}
+	var fired *distillv1.HostEnvelope
+	stale := 0
+	for range 4 {
+		env := <-results
+		switch {
+		case env.GetStatus() == host.StatusOK:
+			fired = env
+		case env.GetError().GetCode() == string(host.ApprovalStale):
+			stale++
+		default:
+			t.Errorf("an act: %v", env)
+		}
+	}
+	if fired == nil || stale != 3 || p.hitsOf("/members") != 1 {
+		t.Fatalf("fired %v, %d stale, %d sign-ins; want one of each and 3 stale", fired, stale, p.hitsOf("/members"))
+	}
+	if title := fired.GetData().GetStructValue().GetFields()["title"].GetStringValue(); title != "Members area" {
+		t.Fatalf("after the act: %q", title)
+	}
+	rec, err := client(1, hostOperatorE2E).GetOperation(ctx(""), &distillv1.HostServiceGetOperationRequest{Id: fired.GetOperationId()})
+	if err != nil || rec.GetOperation().GetState() != host.OpClosed || rec.GetOperation().GetActor() != "team-a" {
+		t.Fatalf("the act's operation on the other gateway: %v, %v", rec, err)
+	}
+
+	// The reload.
+	inspect := func(i int) (*distillv1.HostEnvelope, error) {
+		res, err := client(i, hostTeamBToken).Inspect(ctx("run-b"), &distillv1.HostServiceInspectRequest{Url: p.URL + "/p/1"})
+		return res.GetEnvelope(), err
+	}
+	if _, err := inspect(1); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("team-b before the reload: %v", err)
+	}
+	write(true)
+	if err := c.Gateways[1].Notify(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		env, err := inspect(1)
+		if err == nil {
+			if env.GetStatus() != host.StatusOK {
+				t.Fatalf("team-b after the reload: %v", env)
+			}
+			break
+		}
+		if status.Code(err) != codes.Unauthenticated || time.Now().After(deadline) {
+			t.Fatalf("team-b after the reload: %v", err)
+		}
+	}
+	if _, err := inspect(0); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("team-b on the gateway not reloaded: %v", err)
+	}
 }

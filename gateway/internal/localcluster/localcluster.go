@@ -125,6 +125,16 @@ func (p *Proc) Signal(sig syscall.Signal) error {
 	}
 }
 
+// Notify sends sig and returns: a signal the process handles and lives on
+// (SIGHUP reloads a host policy).
+func (p *Proc) Notify(sig syscall.Signal) error {
+	cmd, _ := p.current()
+	if cmd == nil || !p.Running() {
+		return fmt.Errorf("%s is not running", p.Name)
+	}
+	return cmd.Process.Signal(sig)
+}
+
 // Running reports whether the process has not exited.
 func (p *Proc) Running() bool {
 	_, done := p.current()
