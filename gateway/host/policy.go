@@ -53,6 +53,7 @@ type actorSpec struct {
 	AllowedHosts        []string                   `json:"allowed_hosts"`
 	AllowedSchemes      []string                   `json:"allowed_schemes"`
 	AllowedPorts        []int                      `json:"allowed_ports"`
+	AssetOrigins        []string                   `json:"asset_origins"`
 	VerifyDNS           *bool                      `json:"verify_dns"`
 	MaxResultBytes      *int                       `json:"max_result_bytes"`
 	MaxSchemaDepth      *int                       `json:"max_schema_depth"`
@@ -207,6 +208,10 @@ func newActor(name string, s actorSpec) (*Actor, error) {
 	al, err := netpolicy.NewAllowlist(s.AllowedHosts, s.AllowedSchemes, s.AllowedPorts)
 	if err != nil {
 		return nil, err
+	}
+	// A page's CDN: its subresources load in a render, nothing else.
+	if al, err = al.WithAssetOrigins(s.AssetOrigins); err != nil {
+		return nil, fmt.Errorf("asset_origins: %w", err)
 	}
 	a := &Actor{Name: name, Allowlist: al, VerifyDNS: true, Schemas: map[string]*Schema{}}
 	if s.VerifyDNS != nil {

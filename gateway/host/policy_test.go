@@ -3,6 +3,7 @@ package host
 import (
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,8 @@ actors:
       product: {type: object, properties: {name: {type: string}}, required: [name], additionalProperties: false}
   team-a:
     allowed_hosts: [shop.example.com]
+    asset_origins: ["https://cdn.example.net"]
+    act_refused_words: [Checkout]
     allowed_schemes: [https]
     verify_dns: false
     max_result_bytes: 1024
@@ -53,6 +56,12 @@ func TestParseSeedPolicy(t *testing.T) {
 		t.Error("schema product missing")
 	}
 	a, _ := p.Actor("team-a")
+	if cdn, _ := url.Parse("https://cdn.example.net/app.js"); a.Allowlist.CheckAsset(cdn) != nil || a.Allowlist.Check(cdn) == nil {
+		t.Error("team-a's asset origin is not one for assets only")
+	}
+	if strings.Join(a.ActRefusedWords, ",") != "checkout" || strings.Join(d.ActRefusedWords, ",") != strings.Join(DefaultActRefusedWords, ",") {
+		t.Errorf("act_refused_words: team-a %v, default %v", a.ActRefusedWords, d.ActRefusedWords)
+	}
 	if a.VerifyDNS || a.MaxResult != 1024 || a.Budget.MaxSteps != 3 || a.Budget.MaxSeconds != DefaultMaxSeconds ||
 		a.Budget.MaxBytes != DefaultMaxBytes || a.Budget.MaxConcurrent != DefaultMaxConcurrent || *a.Budget.MaxCostUSD != 0.5 {
 		t.Errorf("team-a %+v budget %+v", a, a.Budget)
@@ -96,6 +105,8 @@ func TestParseRefuses(t *testing.T) {
 		{"token unset", "actors: {default: {allowed_hosts: [a.example]}}\ntokens: [{token_env: NOPE, actor: default}]", "tokens[0]: variable NOPE is not set"},
 		{"token actor unknown", "actors: {default: {allowed_hosts: [a.example]}}\ntokens: [{token_env: GOOD, actor: ghost}]", `tokens[0]: actor "ghost" is not under actors`},
 		{"token short", "actors: {default: {allowed_hosts: [a.example]}}\ntokens: [{token_env: SHORT, actor: default}]", "tokens: token of default: 3 characters"},
+		{"bad asset origin", "actors: {default: {allowed_hosts: [a.example], asset_origins: [cdn.example]}}", `actors.default: asset_origins: asset origin "cdn.example"`},
+		{"empty refused word", "actors: {default: {allowed_hosts: [a.example], act_refused_words: [' ']}}", "act_refused_words: an empty word"},
 		{"token twice", "actors: {default: {allowed_hosts: [a.example]}, b: {allowed_hosts: [a.example]}}\ntokens: [{token_env: GOOD, actor: default}, {token_env: GOOD, actor: b}]", "tokens[1]: the token in GOOD is already default's"},
 	}
 	for _, tt := range tests {

@@ -25,6 +25,135 @@ type Allowlist struct {
 	suffixes []string // ".example.com" for "*.example.com"
 	schemes  []string
 	ports    []uint16
+	// assets are origins a page may load subresources from (its CDN):
+	// never a page, a frame or a first URL (see CheckAsset).
+	assets []assetOrigin
+}
+
+// assetOrigin is one approved asset origin: scheme, host (exact, or a
+// suffix for "*.cdn.example") and port.
+type assetOrigin struct {
+	scheme string
+	host   string
+	suffix bool
+	port   uint16
+}
+
+func (o assetOrigin) String() string {
+	h := o.host
+	if o.suffix {
+		h = "*" + h
+	} else if strings.Contains(h, ":") {
+		h = "[" + h + "]"
+	}
+	return fmt.Sprintf("%s://%s:%d", o.scheme, h, o.port)
+}
+
+func (o assetOrigin) matches(scheme, host string, port uint16) bool {
+	if (scheme != "" && scheme != o.scheme) || port != o.port {
+		return false
+	}
+	if o.suffix {
+		return strings.HasSuffix(host, o.host) && len(host) > len(o.host)
+	}
+	return host == o.host
+}
+
+// WithAssetOrigins returns a copy of a that also lets a page load
+// subresources (images, stylesheets, scripts, fonts, media) from origins,
+// each "https://cdn.example.net" or "https://*.cdn.example.net", with a
+// port when not the scheme's own. An origin is never a place to browse: a
+// first URL, a redirect of the page, a frame or a fetch there is judged by
+// the list alone.
+func (a *Allowlist) WithAssetOrigins(origins []string) (*Allowlist, error) {
+	out := *a
+	out.assets = slices.Clone(a.assets)
+	for _, raw := range origins {
+		o, err := parseAssetOrigin(raw)
+		if err != nil {
+			return nil, fmt.Errorf("asset origin %q: %w", raw, err)
+		}
+		out.assets = append(out.assets, o)
+	}
+	return &out, nil
+}
+
+func parseAssetOrigin(raw string) (assetOrigin, error) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	scheme = strings.ToLower(scheme)
+	if !ok || (scheme != "http" && scheme != "https") {
+		return assetOrigin{}, errors.New("an origin is http:// or https:// and a host")
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	if rest == "" || strings.ContainsAny(rest, "/?#@ ") {
+		return assetOrigin{}, errors.New("an origin has no path, query, fragment or user (write https://cdn.example.net)")
+	}
+	wild := strings.HasPrefix(rest, "*.")
+	u, err := url.Parse(scheme + "://" + strings.TrimPrefix(rest, "*."))
+	if err != nil {
+		return assetOrigin{}, errors.New("not an origin")
+	}
+	port, ok := Port(u)
+	if !ok {
+		return assetOrigin{}, fmt.Errorf("bad port %q", u.Port())
+	}
+	host, err := normalHost(u.Hostname())
+	if err != nil {
+		return assetOrigin{}, err
+	}
+	if strings.Contains(host, "*") {
+		return assetOrigin{}, errors.New("a wildcard is only allowed as the whole first label (https://*.cdn.example.net)")
+	}
+	o := assetOrigin{scheme: scheme, host: host, port: port}
+	if wild {
+		if _, err := netip.ParseAddr(host); err == nil {
+			return assetOrigin{}, errors.New("an address cannot take a wildcard")
+		}
+		o.host, o.suffix = "."+host, true
+	}
+	return o, nil
+}
+
+// CheckAsset is Check for a subresource of a page: u may also be on one of
+// the approved asset origins.
+func (a *Allowlist) CheckAsset(u *url.URL) error {
+	err := a.Check(u)
+	if err == nil || a == nil {
+		return err
+	}
+	port, ok := Port(u)
+	host, herr := normalHost(u.Hostname())
+	if !ok || herr != nil {
+		return err
+	}
+	for _, o := range a.assets {
+		if o.matches(strings.ToLower(u.Scheme), host, port) {
+			return nil
+		}
+	}
+	return err
+}
+
+// CheckTunnel is CheckHostPort for a proxy's CONNECT, which carries HTTPS
+// and every WebSocket alike: an asset origin is tunnelled to only when it
+// is an https one, so that a page's WebSocket cannot reach a plain-http
+// CDN.
+func (a *Allowlist) CheckTunnel(host string, port uint16) error {
+	if a == nil {
+		return nil
+	}
+	err := a.checkHostPort(host, port)
+	if err == nil {
+		return nil
+	}
+	if h, herr := normalHost(host); herr == nil {
+		for _, o := range a.assets {
+			if o.scheme == "https" && o.matches("", h, port) {
+				return nil
+			}
+		}
+	}
+	return err
 }
 
 // DefaultSchemes and DefaultPorts are what an allowlist permits when it
@@ -126,11 +255,27 @@ func (a *Allowlist) Check(u *url.URL) error {
 }
 
 // CheckHostPort is Check for a connection that names only its host and
-// port (a proxy's CONNECT).
+// port (a proxy's dial): an asset origin's host and port pass too, whatever
+// its scheme, since the request it carries was judged by URL before.
 func (a *Allowlist) CheckHostPort(host string, port uint16) error {
 	if a == nil {
 		return nil
 	}
+	err := a.checkHostPort(host, port)
+	if err == nil {
+		return nil
+	}
+	if h, herr := normalHost(host); herr == nil {
+		for _, o := range a.assets {
+			if o.matches("", h, port) {
+				return nil
+			}
+		}
+	}
+	return err
+}
+
+func (a *Allowlist) checkHostPort(host string, port uint16) error {
 	if !slices.Contains(a.ports, port) {
 		return &BlockedError{Host: host, Reason: fmt.Sprintf("port %d is not in the host's allowed ports", port)}
 	}
@@ -160,11 +305,16 @@ type wire struct {
 	Suffixes []string `json:"suffixes,omitempty"`
 	Schemes  []string `json:"schemes"`
 	Ports    []uint16 `json:"ports"`
+	Assets   []string `json:"assets,omitempty"`
 }
 
 // MarshalText encodes the list for gRPC metadata.
 func (a *Allowlist) MarshalText() ([]byte, error) {
-	return json.Marshal(wire{Exact: a.exact, Suffixes: a.suffixes, Schemes: a.schemes, Ports: a.ports})
+	w := wire{Exact: a.exact, Suffixes: a.suffixes, Schemes: a.schemes, Ports: a.ports}
+	for _, o := range a.assets {
+		w.Assets = append(w.Assets, o.String())
+	}
+	return json.Marshal(w)
 }
 
 // UnmarshalText decodes what MarshalText wrote.
@@ -176,7 +326,15 @@ func (a *Allowlist) UnmarshalText(b []byte) error {
 	if len(w.Schemes) == 0 || len(w.Ports) == 0 {
 		return errors.New("allowlist: no schemes or no ports")
 	}
-	*a = Allowlist{exact: w.Exact, suffixes: w.Suffixes, schemes: w.Schemes, ports: w.Ports}
+	out := Allowlist{exact: w.Exact, suffixes: w.Suffixes, schemes: w.Schemes, ports: w.Ports}
+	for _, raw := range w.Assets {
+		o, err := parseAssetOrigin(raw)
+		if err != nil {
+			return fmt.Errorf("allowlist: %w", err)
+		}
+		out.assets = append(out.assets, o)
+	}
+	*a = out
 	return nil
 }
 

@@ -149,3 +149,70 @@ func TestAllowlistText(t *testing.T) {
 		t.Fatal("a list without schemes or ports decoded")
 	}
 }
+
+// Approved asset origins admit a page's subresources, never a page: the
+// URL checks of a navigation ignore them, the subresource check takes them
+// by scheme, host and port, and a tunnel reaches only the https ones.
+func TestAllowlistAssetOrigins(t *testing.T) {
+	base, err := NewAllowlist([]string{"docs.example.com"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := base.WithAssetOrigins([]string{"https://cdn.example.net", "http://*.static.example:8080", "https://[2606:4700::1111]:8443"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Allowlists: []*Allowlist{a}}
+	for raw, want := range map[string][2]bool{ // {as a page, as an asset}
+		"https://docs.example.com/":            {true, true},
+		"https://cdn.example.net/app.js":       {false, true},
+		"http://cdn.example.net/app.js":        {false, false}, // another scheme
+		"https://cdn.example.net:8443/app.js":  {false, false}, // another port
+		"https://evil.cdn.example.net/a.js":    {false, false},
+		"http://img.static.example:8080/a.png": {false, true},
+		"http://static.example:8080/a.png":     {false, false}, // a wildcard never allows the bare domain
+		"http://img.static.example/a.png":      {false, false},
+		"https://[2606:4700::1111]:8443/f.woff":    {false, true},
+	} {
+		_, pageErr := p.CheckURL(raw)
+		_, assetErr := p.CheckAssetURL(raw)
+		if (pageErr == nil) != want[0] || (assetErr == nil) != want[1] {
+			t.Errorf("%s: page %v, asset %v; want allowed %v", raw, pageErr, assetErr, want)
+		}
+	}
+	for _, tt := range []struct {
+		host         string
+		port         uint16
+		dial, tunnel bool
+	}{
+		{"docs.example.com", 443, true, true},
+		{"cdn.example.net", 443, true, true},
+		{"img.static.example", 8080, true, false}, // an http origin: no WebSocket tunnel to it
+		{"cdn.example.net", 80, false, false},
+	} {
+		if got := a.CheckHostPort(tt.host, tt.port) == nil; got != tt.dial {
+			t.Errorf("CheckHostPort(%s, %d) = %v", tt.host, tt.port, got)
+		}
+		if got := a.CheckTunnel(tt.host, tt.port) == nil; got != tt.tunnel {
+			t.Errorf("CheckTunnel(%s, %d) = %v", tt.host, tt.port, got)
+		}
+	}
+	// The origins cross processes with the list.
+	b, err := a.MarshalText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Allowlist
+	if err := back.UnmarshalText(b); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := url.Parse("http://img.static.example:8080/a.png"); back.CheckAsset(u) != nil {
+		t.Fatalf("the origins were lost on the wire: %s", b)
+	}
+	for _, bad := range []string{"cdn.example.net", "ftp://cdn.example.net", "https://cdn.example.net/path", "https://user@cdn.example.net",
+		"https://*.127.0.0.1", "https://cdn.*.example", "https://cdn.example.net:99999"} {
+		if _, err := base.WithAssetOrigins([]string{bad}); err == nil {
+			t.Errorf("%s was taken as an origin", bad)
+		}
+	}
+}

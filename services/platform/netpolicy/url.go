@@ -37,6 +37,22 @@ func (p Policy) CheckURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// CheckAssetURL is CheckURL for a page's subresource (an image, a
+// stylesheet, a script, a font): it may also be on an allowlist's approved
+// asset origins.
+func (p Policy) CheckAssetURL(raw string) (*url.URL, error) {
+	u, err := p.checkURL(raw)
+	if err != nil {
+		return u, err
+	}
+	for _, a := range p.Allowlists {
+		if err := a.CheckAsset(u); err != nil {
+			return u, err
+		}
+	}
+	return u, nil
+}
+
 func (p Policy) checkURL(raw string) (*url.URL, error) {
 	invalid := func(format string, args ...any) error {
 		return &InvalidURLError{URL: raw, Reason: fmt.Sprintf(format, args...)}

@@ -80,3 +80,72 @@ func TestRenderKeepsThePageInsideTheAllowlist(t *testing.T) {
 		t.Fatalf("a first URL off the list: %v", err)
 	}
 }
+
+// An approved asset origin (the page's CDN, off the list itself) serves the
+// page's images and scripts, and nothing else: no fetch, XHR, frame,
+// redirect or WebSocket of the page reaches it, nor may a render start
+// there.
+func TestRenderLoadsAssetsFromApprovedOrigins(t *testing.T) {
+	t.Parallel()
+	requireChromium(t)
+	cdn := newHitCounter(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		switch r.URL.Path {
+		case "/img":
+			w.Header().Set("Content-Type", "image/gif")
+			_, _ = w.Write([]byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"))
+		case "/app.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			_, _ = io.WriteString(w, "window.fromCDN = true;")
+		default:
+			_, _ = io.WriteString(w, "reached")
+		}
+	}))
+	cdnBase := fmt.Sprintf("http://127.0.0.1:%d", cdn.port())
+	site := newHitCounter(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/redirect":
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+		case "/probe":
+			targets, _ := json.Marshal([]string{cdnBase})
+			ws, _ := json.Marshal([]string{strings.Replace(cdnBase, "http:", "ws:", 1)})
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, "<!doctype html><title>probe</title><p>probe page</p><script src=\"%s/app.js\"></script>"+
+				"<script>document.title = window.fromCDN ? 'cdn script ran' : 'no cdn script';</script><script>"+probeScript+"</script>", cdnBase, targets, ws, 9)
+		}
+	}))
+	base, err := netpolicy.NewAllowlist([]string{"127.0.0.1"}, []string{"http"}, []int{site.port()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := base.WithAssetOrigins([]string{cdnBase})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(slog.New(slog.NewTextHandler(io.Discard, nil)), WithAllowLocal(true))
+	defer func() { _ = r.Close() }()
+	ctx, cancel := context.WithTimeout(netpolicy.WithAllowlist(context.Background(), list), 30*time.Second)
+	defer cancel()
+	res, err := r.Render(ctx, localReq(fmt.Sprintf("http://127.0.0.1:%d/probe", site.port()), func(o *distillv1.FetchOptions) {
+		o.JsWaitFor = "#done"
+		o.TimeoutSecs = proto.Int32(30)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(res.GetHtml())
+	if !strings.Contains(html, `id="done"`) || !strings.Contains(html, "cdn script ran") {
+		t.Fatalf("the probe did not finish with the CDN's script: %.400s", html)
+	}
+	if cdn.count("/img") == 0 || cdn.count("/app.js") == 0 {
+		t.Fatalf("the page's assets were not loaded from the approved origin: %v", cdn.hits)
+	}
+	for _, path := range []string{"/fetch", "/xhr", "/frame", "/redirected", "/ws"} {
+		if n := cdn.count(path); n != 0 {
+			t.Errorf("%s reached the asset origin %d times", path, n)
+		}
+	}
+	if _, err := r.Render(ctx, localReq(cdnBase+"/frame", nil)); err == nil {
+		t.Fatal("a render started on an asset origin")
+	}
+}

@@ -123,6 +123,18 @@ func (e *egress) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // tunnel serves CONNECT: HTTPS and every WebSocket.
 func (e *egress) tunnel(w http.ResponseWriter, r *http.Request) {
+	// A plain-http asset origin is never tunnelled to: its assets come
+	// forwarded, and a tunnel could only be a WebSocket.
+	if host, portStr, err := net.SplitHostPort(r.Host); err == nil {
+		if port, err := strconv.ParseUint(portStr, 10, 16); err == nil {
+			for _, a := range e.policy.Allowlists {
+				if err := a.CheckTunnel(host, uint16(port)); err != nil {
+					e.refuse(w, r, err)
+					return
+				}
+			}
+		}
+	}
 	upstream, err := e.dialChecked(r.Context(), "tcp", r.Host)
 	if err != nil {
 		e.refuse(w, r, err)

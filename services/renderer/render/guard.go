@@ -39,6 +39,16 @@ func (g *guard) check(ctx context.Context, raw string) error {
 	return g.checkHost(ctx, u)
 }
 
+// checkAsset is check for a subresource, which may also come from an
+// approved asset origin of the host's allowlist.
+func (g *guard) checkAsset(ctx context.Context, raw string) error {
+	u, err := g.policy.CheckAssetURL(raw)
+	if err != nil {
+		return err
+	}
+	return g.checkHost(ctx, u)
+}
+
 func (g *guard) checkHost(ctx context.Context, u *url.URL) error {
 	// The port matters too: the process's own listeners are refused on
 	// whichever address leads to them.

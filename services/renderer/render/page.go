@@ -209,7 +209,11 @@ func (r *Renderer) judge(ctx context.Context, t *tab, g *guard, e *proto.FetchRe
 		_ = fail.Call(t.page)
 		return
 	}
-	if err := g.check(ctx, u); err != nil {
+	check := g.check
+	if assetTypes[e.ResourceType] {
+		check = g.checkAsset
+	}
+	if err := check(ctx, u); err != nil {
 		if e.ResourceType == proto.NetworkResourceTypeDocument {
 			t.mu.Lock()
 			if t.blockedNav == nil {
@@ -226,6 +230,14 @@ func (r *Renderer) judge(ctx context.Context, t *tab, g *guard, e *proto.FetchRe
 		return
 	}
 	_ = proto.FetchContinueRequest{RequestID: e.RequestID}.Call(t.page)
+}
+
+// assetTypes are the requests a host's approved asset origins (a page's
+// CDN) may answer: what a page is built from, never a page, a frame, a
+// fetch or an XHR.
+var assetTypes = map[proto.NetworkResourceType]bool{
+	proto.NetworkResourceTypeImage: true, proto.NetworkResourceTypeStylesheet: true, proto.NetworkResourceTypeScript: true,
+	proto.NetworkResourceTypeFont: true, proto.NetworkResourceTypeMedia: true,
 }
 
 // unsafeMethod reports whether a request may change something on the
