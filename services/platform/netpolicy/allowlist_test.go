@@ -164,15 +164,15 @@ func TestAllowlistAssetOrigins(t *testing.T) {
 	}
 	p := Policy{Allowlists: []*Allowlist{a}}
 	for raw, want := range map[string][2]bool{ // {as a page, as an asset}
-		"https://docs.example.com/":            {true, true},
-		"https://cdn.example.net/app.js":       {false, true},
-		"http://cdn.example.net/app.js":        {false, false}, // another scheme
-		"https://cdn.example.net:8443/app.js":  {false, false}, // another port
-		"https://evil.cdn.example.net/a.js":    {false, false},
-		"http://img.static.example:8080/a.png": {false, true},
-		"http://static.example:8080/a.png":     {false, false}, // a wildcard never allows the bare domain
-		"http://img.static.example/a.png":      {false, false},
-		"https://[2606:4700::1111]:8443/f.woff":    {false, true},
+		"https://docs.example.com/":             {true, true},
+		"https://cdn.example.net/app.js":        {false, true},
+		"http://cdn.example.net/app.js":         {false, false}, // another scheme
+		"https://cdn.example.net:8443/app.js":   {false, false}, // another port
+		"https://evil.cdn.example.net/a.js":     {false, false},
+		"http://img.static.example:8080/a.png":  {false, true},
+		"http://static.example:8080/a.png":      {false, false}, // a wildcard never allows the bare domain
+		"http://img.static.example/a.png":       {false, false},
+		"https://[2606:4700::1111]:8443/f.woff": {false, true},
 	} {
 		_, pageErr := p.CheckURL(raw)
 		_, assetErr := p.CheckAssetURL(raw)
