@@ -237,6 +237,13 @@ func (e *Engine) Summarize(ctx context.Context, who Who, in Input) *Envelope {
 
 func (o *op) usage(a *llm.Answer) {
 	o.prov.usage = map[string]any{"model": a.Model, "input_tokens": float64(a.InputTokens), "output_tokens": float64(a.OutputTokens)}
+	if a.CostUSD != nil {
+		o.prov.usage["cost_usd"] = *a.CostUSD
+	}
+	// Advisory: reported beside the cost, never enforced.
+	if c := o.actor.Budget.MaxCostUSD; c != nil {
+		o.prov.usage["max_cost_usd"] = *c
+	}
 }
 
 func (e *Engine) ask(ctx context.Context, req llm.Request) (*llm.Answer, error) {

@@ -235,7 +235,7 @@ func TestBudgetBytesThroughTools(t *testing.T) {
 func TestExtractAndSummarize(t *testing.T) {
 	for _, kind := range []string{llm.OpenAI, llm.Anthropic} {
 		t.Run(kind, func(t *testing.T) {
-			r := newRig(t, kind, "")
+			r := newRig(t, kind, "    budget: {max_cost_usd: 0.5}")
 			run := 0
 			next := func() Who { run++; return Who{Actor: DefaultActor, Run: fmt.Sprint(kind, run)} }
 
@@ -268,6 +268,24 @@ func TestExtractAndSummarize(t *testing.T) {
 					b, _ := env.JSON()
 					t.Fatalf("%s: %s, want PROVIDER_ERROR and no data", name, b)
 				}
+			}
+
+			// A stream the provider breaks off, after a valid first delta.
+			r.wire.Set(`{"name":"Widget","price":9.5}`, "", 0)
+			r.wire.SetStreamFailure(true)
+			env = r.engine.Extract(t.Context(), next(), "product", Input{URL: r.site.onURL})
+			wantEnvelope(t, env, StatusError, ProviderError)
+			r.wire.SetStreamFailure(false)
+			// The cost, when the provider reports one, beside the advisory
+			// ceiling.
+			if kind == llm.OpenAI {
+				r.wire.SetCost(0.0012)
+				env = r.engine.Extract(t.Context(), next(), "product", Input{URL: r.site.onURL})
+				wantEnvelope(t, env, StatusOK, "")
+				if u, _ := env.Locator["provider_usage"].(map[string]any); u["cost_usd"] != 0.0012 || u["max_cost_usd"] != 0.5 {
+					t.Fatalf("usage %v", env.Locator)
+				}
+				r.wire.SetCost(0)
 			}
 
 			// A schema the policy does not name is not the model's to ask for.

@@ -49,18 +49,36 @@ func (p *anthropicProvider) Complete(ctx context.Context, req Request) (*Answer,
 		}
 		params.OutputConfig = anthropic.OutputConfigParam{Format: anthropic.JSONOutputFormatParam{Schema: schema}}
 	}
-	res, err := p.client.Messages.New(ctx, params)
-	if err != nil {
+	// Streamed, so that an answer is cut off at maxAnswerBytes as it comes.
+	stream := p.client.Messages.NewStreaming(ctx, params)
+	defer stream.Close()
+	var msg anthropic.Message
+	n := 0
+	for stream.Next() {
+		ev := stream.Current()
+		if err := msg.Accumulate(ev); err != nil {
+			return nil, fmt.Errorf("anthropic: %w", err)
+		}
+		if ev.Type == "content_block_delta" {
+			if n += len(ev.Delta.Text); n > maxAnswerBytes {
+				return nil, fmt.Errorf("anthropic: the answer is over %d bytes", maxAnswerBytes)
+			}
+		}
+	}
+	if err := stream.Err(); err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
+	if msg.ID == "" {
+		return nil, errors.New("anthropic: the stream held no message")
+	}
 	var text strings.Builder
-	for _, block := range res.Content {
+	for _, block := range msg.Content {
 		if block.Type == "text" {
 			text.WriteString(block.Text)
 		}
 	}
-	if res.StopReason == "refusal" {
+	if msg.StopReason == "refusal" {
 		return nil, errors.New("anthropic: the model refused")
 	}
-	return &Answer{Text: text.String(), Model: string(res.Model), InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens}, nil
+	return &Answer{Text: text.String(), Model: string(msg.Model), InputTokens: msg.Usage.InputTokens, OutputTokens: msg.Usage.OutputTokens}, nil
 }

@@ -31,6 +31,10 @@ const (
 // DefaultMaxTokens bounds an answer.
 const DefaultMaxTokens = 2048
 
+// maxAnswerBytes cuts off an answer that streams on past what any answer
+// of DefaultMaxTokens holds: a misbehaving server is not read forever.
+const maxAnswerBytes = 1 << 20
+
 // Config chooses a provider.
 type Config struct {
 	Kind    string // OpenAI, Anthropic or Ollama
@@ -56,6 +60,8 @@ type Answer struct {
 	Model        string
 	InputTokens  int64
 	OutputTokens int64
+	// CostUSD is the call's cost when the provider reported one.
+	CostUSD *float64
 }
 
 // Provider asks a model. Errors are the provider's: the caller maps them to

@@ -42,8 +42,25 @@ func TestProvidersOverTheirWire(t *testing.T) {
 					t.Fatalf("output_config %v", w.Last()["output_config"])
 				}
 			}
-			if w.Last()["model"] != "test-model" {
-				t.Fatalf("model %v", w.Last()["model"])
+			if w.Last()["model"] != "test-model" || w.Last()["stream"] != true {
+				t.Fatalf("model %v, stream %v", w.Last()["model"], w.Last()["stream"])
+			}
+			// Several deltas, non-ASCII cut between them, make one answer.
+			w.Set(`{"name":"Wídgét – ünïcode"}`, "", 0)
+			if a, err := p.Complete(t.Context(), llm.Request{System: "s", User: "u"}); err != nil || a.Text != `{"name":"Wídgét – ünïcode"}` {
+				t.Fatalf("a streamed answer: %+v, %v", a, err)
+			}
+			// A stream the provider ends with an error is an error, never
+			// the text that came before it.
+			w.SetStreamFailure(true)
+			if a, err := p.Complete(t.Context(), llm.Request{System: "s", User: "u"}); err == nil {
+				t.Fatalf("a stream that failed midway was taken: %+v", a)
+			}
+			w.SetStreamFailure(false)
+			// A stream of no events.
+			w.Set("", "data: [DONE]\n\n", 0)
+			if a, err := p.Complete(t.Context(), llm.Request{System: "s", User: "u"}); err == nil {
+				t.Fatalf("an empty stream was taken: %+v", a)
 			}
 
 			// Malformed answers and failures are errors, never text.
@@ -81,5 +98,24 @@ func TestFromEnv(t *testing.T) {
 				t.Fatalf("%+v, %v; want %+v (error %v)", got, err, tt.want, tt.err)
 			}
 		})
+	}
+}
+
+// A cost, where an OpenAI-compatible server reports one, is passed on.
+func TestOpenAICost(t *testing.T) {
+	w, cfg := llmtest.Start(t, llm.OpenAI)
+	p, err := llm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Set("a summary", "", 0)
+	a, err := p.Complete(t.Context(), llm.Request{System: "s", User: "u"})
+	if err != nil || a.CostUSD != nil {
+		t.Fatalf("no cost reported: %+v, %v", a, err)
+	}
+	w.SetCost(0.00042)
+	a, err = p.Complete(t.Context(), llm.Request{System: "s", User: "u"})
+	if err != nil || a.CostUSD == nil || *a.CostUSD != 0.00042 {
+		t.Fatalf("cost: %+v, %v", a, err)
 	}
 }

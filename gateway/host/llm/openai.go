@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/respjson"
 	"github.com/openai/openai-go/v3/shared"
 )
 
@@ -56,18 +58,59 @@ func (p *openAI) Complete(ctx context.Context, req Request) (*Answer, error) {
 			},
 		}
 	}
-	res, err := p.client.Chat.Completions.New(ctx, params)
-	if err != nil {
+	// Streamed, so that an answer is cut off at maxAnswerBytes as it comes
+	// rather than read whole, and usage comes in the last chunk.
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	stream := p.client.Chat.Completions.NewStreaming(ctx, params)
+	defer stream.Close()
+	var text, refusal strings.Builder
+	a := &Answer{}
+	choices := 0
+	for stream.Next() {
+		chunk := stream.Current()
+		if chunk.Model != "" {
+			a.Model = chunk.Model
+		}
+		if len(chunk.Choices) > 0 {
+			choices++
+			text.WriteString(chunk.Choices[0].Delta.Content)
+			refusal.WriteString(chunk.Choices[0].Delta.Refusal)
+			if text.Len()+refusal.Len() > maxAnswerBytes {
+				return nil, fmt.Errorf("openai: the answer is over %d bytes", maxAnswerBytes)
+			}
+		}
+		if u := chunk.Usage; u.PromptTokens+u.CompletionTokens > 0 {
+			a.InputTokens, a.OutputTokens = u.PromptTokens, u.CompletionTokens
+			a.CostUSD = extraCost(u.JSON.ExtraFields)
+		}
+	}
+	if err := stream.Err(); err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
-	if len(res.Choices) == 0 {
+	if choices == 0 {
 		return nil, errors.New("openai: the answer has no choices")
 	}
-	msg := res.Choices[0].Message
-	if msg.Refusal != "" {
-		return nil, fmt.Errorf("openai: the model refused: %s", msg.Refusal)
+	if refusal.Len() > 0 {
+		return nil, fmt.Errorf("openai: the model refused: %s", refusal.String())
 	}
-	return &Answer{Text: msg.Content, Model: res.Model, InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens}, nil
+	a.Text = text.String()
+	return a, nil
+}
+
+// extraCost is the cost some OpenAI-compatible servers (OpenRouter, say)
+// add to the usage they report, in US dollars; nil when there is none.
+func extraCost(extra map[string]respjson.Field) *float64 {
+	// An extra field has no type for the SDK to check it against: its raw
+	// JSON is read here.
+	f, ok := extra["cost"]
+	if !ok {
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal([]byte(f.Raw()), &v); err != nil || v < 0 {
+		return nil
+	}
+	return &v
 }
 
 func maxTokens(req Request) int {

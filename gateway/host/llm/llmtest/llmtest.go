@@ -5,6 +5,7 @@ package llmtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,7 +17,8 @@ import (
 
 // Server is a provider on loopback that speaks the real protocol of OpenAI's
 // chat completions or Anthropic's messages: it checks what the SDK sends
-// and answers with body as the provider would.
+// and answers as the provider would, streamed as server-sent events when
+// the request asks for a stream (the reply cut into several deltas).
 type Server struct {
 	t    *testing.T
 	kind string
@@ -26,7 +28,26 @@ type Server struct {
 	Reply  string
 	Raw    string
 	Status int
-	last   map[string]any
+	// Cost, when set, is reported in OpenAI's usage as OpenRouter does.
+	Cost float64
+	// MidStreamError ends a stream with the provider's error event after
+	// the first delta.
+	MidStreamError bool
+	last           map[string]any
+}
+
+// SetStreamFailure makes streams fail midway (true) or not.
+func (w *Server) SetStreamFailure(fail bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.MidStreamError = fail
+}
+
+// SetCost sets the cost reported with OpenAI's usage.
+func (w *Server) SetCost(c float64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.Cost = c
 }
 
 // Set changes the answers to come.
@@ -64,27 +85,90 @@ func (w *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			w.t.Errorf("anthropic request %s %s version %q", r.Method, r.URL.Path, r.Header.Get("Anthropic-Version"))
 		}
 	}
-	rw.Header().Set("Content-Type", "application/json")
+	stream, _ := req["stream"].(bool)
 	if w.Status != 0 {
+		rw.Header().Set("Content-Type", "application/json")
 		rw.WriteHeader(w.Status)
 		_, _ = io.WriteString(rw, `{"error":{"type":"server_error","message":"overloaded"}}`)
 		return
+	}
+	if stream {
+		rw.Header().Set("Content-Type", "text/event-stream")
+	} else {
+		rw.Header().Set("Content-Type", "application/json")
 	}
 	if w.Raw != "" {
 		_, _ = io.WriteString(rw, w.Raw)
 		return
 	}
 	text, _ := json.Marshal(w.Reply)
+	usage := `"usage":{"prompt_tokens":120,"completion_tokens":7,"total_tokens":127}`
+	if w.Cost != 0 {
+		usage = fmt.Sprintf(`"usage":{"prompt_tokens":120,"completion_tokens":7,"total_tokens":127,"cost":%g}`, w.Cost)
+	}
+	if !stream {
+		switch w.kind {
+		case llm.OpenAI:
+			_, _ = io.WriteString(rw, `{"id":"chatcmpl-1","object":"chat.completion","created":1764614400,"model":"gpt-test",`+
+				`"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":`+string(text)+`,"refusal":null}}],`+usage+`}`)
+		case llm.Anthropic:
+			_, _ = io.WriteString(rw, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test",`+
+				`"content":[{"type":"text","text":`+string(text)+`}],"stop_reason":"end_turn","stop_sequence":null,`+
+				`"usage":{"input_tokens":130,"output_tokens":9}}`)
+		}
+		return
+	}
+	event := func(name, data string) {
+		if name != "" {
+			fmt.Fprintf(rw, "event: %s\n", name)
+		}
+		fmt.Fprintf(rw, "data: %s\n\n", data)
+		if f, ok := rw.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	parts := split(w.Reply)
 	switch w.kind {
 	case llm.OpenAI:
-		_, _ = io.WriteString(rw, `{"id":"chatcmpl-1","object":"chat.completion","created":1764614400,"model":"gpt-test",`+
-			`"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":`+string(text)+`,"refusal":null}}],`+
-			`"usage":{"prompt_tokens":120,"completion_tokens":7,"total_tokens":127}}`)
+		chunk := func(choices string) string {
+			return `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764614400,"model":"gpt-test","choices":[` + choices + `]}`
+		}
+		event("", chunk(`{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}`))
+		for i, p := range parts {
+			b, _ := json.Marshal(p)
+			event("", chunk(`{"index":0,"delta":{"content":`+string(b)+`},"finish_reason":null}`))
+			if i == 0 && w.MidStreamError {
+				event("", `{"error":{"type":"server_error","message":"the model stopped"}}`)
+				return
+			}
+		}
+		event("", chunk(`{"index":0,"delta":{},"finish_reason":"stop"}`))
+		event("", `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764614400,"model":"gpt-test","choices":[],`+usage+`}`)
+		event("", "[DONE]")
 	case llm.Anthropic:
-		_, _ = io.WriteString(rw, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test",`+
-			`"content":[{"type":"text","text":`+string(text)+`}],"stop_reason":"end_turn","stop_sequence":null,`+
-			`"usage":{"input_tokens":130,"output_tokens":9}}`)
+		event("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-test",`+
+			`"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":130,"output_tokens":1}}}`)
+		event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+		for i, p := range parts {
+			b, _ := json.Marshal(p)
+			event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`+string(b)+`}}`)
+			if i == 0 && w.MidStreamError {
+				event("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+				return
+			}
+		}
+		event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}`)
+		event("message_stop", `{"type":"message_stop"}`)
 	}
+}
+
+// split cuts s into three pieces at character boundaries, as a model's
+// deltas come.
+func split(s string) []string {
+	r := []rune(s)
+	a, b := len(r)/3, 2*len(r)/3
+	return []string{string(r[:a]), string(r[a:b]), string(r[b:])}
 }
 
 // Start serves a provider of kind on loopback and returns its Config.
