@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"distill.dev/gateway/app"
 	"distill.dev/gateway/host/llm"
 	"distill.dev/gateway/host/llm/llmtest"
@@ -82,6 +84,9 @@ func (s *site) port(t *testing.T, srv *httptest.Server) string {
 }
 
 type rig struct {
+	sys       *app.System
+	js        jetstream.JetStream
+	policy    *Policy
 	ops       *Operations
 	approvals *Approvals
 	engine    *Engine
@@ -131,7 +136,7 @@ actors:
 	}
 	ops, approvals := NewOperations(js), NewApprovals(js)
 	e := NewEngine(logger, Fixed(p), NewBudgets(js), sys, EngineConfig{Provider: provider, AllowLocal: true, Operations: ops, Approvals: approvals})
-	return &rig{engine: e, site: s, wire: wire, ops: ops, approvals: approvals}
+	return &rig{engine: e, site: s, wire: wire, ops: ops, approvals: approvals, sys: sys, js: js, policy: p}
 }
 
 const teamToken = "team-token-0123456789abcdef"

@@ -1,9 +1,16 @@
 package host
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"distill.dev/services/fetcher/pipeline"
 )
 
 // Starting a reserved operation is an atomic claim: of many attempts on
@@ -67,4 +74,49 @@ func TestEngineRecordsOperations(t *testing.T) {
 	if err != nil || op.State != OpClosed || op.ErrorCode != BudgetExhausted {
 		t.Fatalf("record of a refused call %+v, %v", op, err)
 	}
+}
+
+// losingRecords loads pages while the operation store loses every record,
+// as a store that failed would: no call can be closed.
+type losingRecords struct {
+	Pages
+	kv jetstream.KeyValue
+}
+
+func (l losingRecords) Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error) {
+	keys, err := l.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for k := range keys.Keys() {
+		if err := l.kv.Purge(ctx, k); err != nil {
+			return nil, err
+		}
+	}
+	return l.Pages.Do(ctx, req)
+}
+
+// A call whose operation cannot be closed answers cleanup_pending, whatever
+// it found, and keeps its slot of the actor's concurrency until the host
+// reviews it (or the slot lapses).
+func TestCleanupPendingHoldsTheSlot(t *testing.T) {
+	r := newRig(t, "", "")
+	kv, err := r.js.KeyValue(t.Context(), OperationBucket)
+	if err != nil {
+		// Made by the first recorded call.
+		wantEnvelope(t, r.engine.Inspect(t.Context(), Who{Actor: DefaultActor, Run: "first"}, Input{URL: r.site.onURL}), StatusOK, "")
+		if kv, err = r.js.KeyValue(t.Context(), OperationBucket); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	losing := NewEngine(logger, Fixed(r.policy), NewBudgets(r.js), losingRecords{Pages: r.sys, kv: kv},
+		EngineConfig{AllowLocal: true, Operations: NewOperations(r.js)})
+	env := losing.Inspect(t.Context(), Who{Actor: DefaultActor, Run: "lost"}, Input{URL: r.site.onURL})
+	if env.Status != StatusCleanupPending || env.Error == nil || env.Error.Code != CleanupPending || env.Data != nil {
+		b, _ := env.JSON()
+		t.Fatalf("a call that could not be closed: %s", b)
+	}
+	// max_concurrent is 1: the slot is still held, for any run.
+	wantEnvelope(t, r.engine.Inspect(t.Context(), Who{Actor: DefaultActor, Run: "next"}, Input{URL: r.site.onURL}), StatusError, BudgetExhausted)
 }
