@@ -30,10 +30,12 @@ func newMCPCmd(g *globals) *cobra.Command {
 			"Host names none of them (or, on loopback or every address, this machine) is refused.\n\n" +
 			"Every service runs in this process unless --cluster points to them over the network,\n" +
 			"as for `distill serve --cluster`. Stops gracefully on SIGINT or SIGTERM.\n\n" +
-			"With --policy FILE it is in host mode: it serves only inspect, summarize and one\n" +
+			"With --policy FILE it is in host mode: it serves only inspect, summarize, act and one\n" +
 			"extract_<schema> tool per schema of the policy's \"default\" actor, which it runs as,\n" +
 			"each answering a result envelope; extract and summarize use the LLM provider the\n" +
-			"environment names (" + string(envflag.LLMProvider) + ", or " + string(envflag.AnthropicAPIKey) + ", " + string(envflag.OpenAIAPIKey) + ", " + string(envflag.OllamaHost) + ").",
+			"environment names (" + string(envflag.LLMProvider) + ", or " + string(envflag.AnthropicAPIKey) + ", " + string(envflag.OpenAIAPIKey) + ", " + string(envflag.OllamaHost) + ").\n" +
+			"act runs only with an approval the host created (HostService.CreateApproval on a\n" +
+			"distill serve --policy sharing this one's NATS, --cluster) for the run --run names.",
 		Example: "  distill mcp\n" +
 			"  " + string(envflag.MCPToken) + "=$(openssl rand -hex 32) distill mcp --http 127.0.0.1:7001",
 		Args: cobra.NoArgs,

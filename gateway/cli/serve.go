@@ -47,10 +47,12 @@ func newServeCmd(g *globals) *cobra.Command {
 			"as 'Authorization: Bearer <token>'; its requests reach loopback only with\n" +
 			"--allow-local. Batch webhooks are signed with " + string(envflag.WebhookSecret) + "\n" +
 			"(refused without it) and delivered under the network policy.\n\n" +
-			"With --policy FILE it serves HostService too: host mode's inspect, extract and\n" +
-			"summarize under the policy, for the actor whose token (the policy's tokens) calls,\n" +
-			"in the run the call's distill-run-id metadata names; an actor's token reaches\n" +
-			"HostService only. SIGHUP reloads the policy.",
+			"With --policy FILE it serves HostService too: host mode's inspect, extract,\n" +
+			"summarize and act under the policy, for the actor whose token (the policy's tokens)\n" +
+			"calls, in the run the call's distill-run-id metadata names; an actor's token reaches\n" +
+			"HostService only, and never its host calls (CreateApproval, RevokeApproval,\n" +
+			"ReserveOperation, GetOperation), which need an operator token. SIGHUP reloads the\n" +
+			"policy, its tokens included.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var policies *host.Policies
