@@ -155,6 +155,7 @@ func TestHostApprovalsAndReloadAcrossTwoGateways(t *testing.T) {
 	args := map[string]string{"text": "alice", "key": "Enter"}
 	ap, err := client(0, hostOperatorE2E).CreateApproval(ctx(""), &distillv1.HostServiceCreateApprovalRequest{
 		Actor: "team-a", Run: "run-act", Url: login, Method: "type", Selector: "input[name=user]", Arguments: args, TtlSeconds: 300,
+		AllowUnsafe: true, // signing in is a POST
 	})
 	if err != nil {
 		t.Fatal(err)

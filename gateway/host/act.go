@@ -45,7 +45,8 @@ type ActInput struct {
 
 // Act performs one browser action on the page at the URL, in a page of its
 // own, with an approval the host created for this actor, run, exact URL
-// and action. The approval is read before anything is spent and consumed,
+// and action. Only an approval that consents to it (AllowUnsafe) lets the
+// action send a request other than GET: a form's POST, say. The approval is read before anything is spent and consumed,
 // once across every gateway, immediately before the action is dispatched;
 // an approval bound to the page's candidates first has the page loaded and
 // compared. Once dispatched, a failure leaves the effects unknown: the
@@ -84,7 +85,7 @@ func (e *Engine) Act(ctx context.Context, who Who, in ActInput) *Envelope {
 		work: func(ctx context.Context, o *op) (any, error) {
 			u := use(o)
 			if approval.PageDigest != "" {
-				if err := e.load(ctx, o, nil); err != nil {
+				if err := e.load(ctx, o, nil, false); err != nil {
 					return nil, err
 				}
 				d, err := Digest(candidates(o.page.Distilled, ""))
@@ -100,8 +101,14 @@ func (e *Engine) Act(ctx context.Context, who Who, in ActInput) *Envelope {
 				return nil, err
 			}
 			e.logger.Info("host act dispatched", "actor", who.Actor, "operation", o.id, "approval", in.ApprovalID, "method", in.Method)
-			if err := e.load(ctx, o, &steps); err != nil {
+			// Without the host's consent, a request that may change
+			// something on the site (any but GET) is withheld, not sent.
+			if err := e.load(ctx, o, &steps, !approval.AllowUnsafe); err != nil {
 				return nil, &unknownEffects{err}
+			}
+			if w := o.page.Withheld; w != nil {
+				return nil, errorf(ApprovalRequired, "the action would send %s %s, which may change something on the site: "+
+					"nothing was sent, and the approval does not consent to it", w.GetMethod(), RedactURL(w.GetUrl()))
 			}
 			return map[string]any{
 				"performed":  map[string]any{"method": in.Method, "selector": in.Selector},

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,9 +10,11 @@ import (
 
 var buy = ActInput{Method: ActClick, Selector: "#buy", Description: "order the widget"}
 
+// approve creates an approval that consents to the action's form
+// submissions.
 func (r *rig) approve(t *testing.T, who Who, url string, in ActInput, b Bindings) string {
 	t.Helper()
-	ap, err := r.approvals.Create(t.Context(), who.Actor, who.Run, url, Action{Method: in.Method, Selector: in.Selector, Arguments: in.Arguments}, time.Minute, b)
+	ap, err := r.approvals.Create(t.Context(), who.Actor, who.Run, url, Action{Method: in.Method, Selector: in.Selector, Arguments: in.Arguments}, time.Minute, b, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +46,22 @@ func TestAct(t *testing.T) {
 		t.Fatalf("%d orders placed without an approval", n)
 	}
 
-	in.ApprovalID = r.approve(t, who, shop, buy, Bindings{SessionID: "s-1"})
+	// An approval without the host's consent to submissions: the order's
+	// POST is withheld, and the approval spent.
+	ap, err := r.approvals.Create(t.Context(), who.Actor, who.Run, shop, Action{Method: ActClick, Selector: "#buy"}, time.Minute, Bindings{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.ApprovalID = ap.ID
 	env := act(in)
+	wantEnvelope(t, env, StatusError, ApprovalRequired)
+	if !strings.Contains(env.Error.Message, "POST") || r.site.orders.Load() != 0 {
+		t.Fatalf("without consent: %s, %d orders", env.Error.Message, r.site.orders.Load())
+	}
+	wantEnvelope(t, act(in), StatusError, ApprovalStale)
+
+	in.ApprovalID = r.approve(t, who, shop, buy, Bindings{SessionID: "s-1"})
+	env = act(in)
 	wantEnvelope(t, env, StatusOK, "")
 	if got := env.Data.(map[string]any)["title"]; got != "Thanks" || r.site.orders.Load() != 1 {
 		t.Fatalf("after the click: title %v, %d orders", got, r.site.orders.Load())

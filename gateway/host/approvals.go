@@ -29,7 +29,10 @@ type Approval struct {
 	ActionDigest string    `json:"action_digest"`
 	Expires      time.Time `json:"expires"`
 	Bindings
-	Revoked  bool `json:"revoked,omitempty"`
+	// AllowUnsafe is the host's consent to the action sending requests
+	// other than GET (submitting a form): without it they are withheld.
+	AllowUnsafe bool `json:"allow_unsafe,omitempty"`
+	Revoked     bool `json:"revoked,omitempty"`
 	Consumed bool `json:"consumed,omitempty"`
 }
 
@@ -105,7 +108,7 @@ func approvalKey(id string) string { return "approval." + keyPart(id) }
 
 // Create records an approval the host made (an operator's call), valid for
 // ttl.
-func (a *Approvals) Create(ctx context.Context, actor, run, url string, action Action, ttl time.Duration, bind Bindings) (*Approval, error) {
+func (a *Approvals) Create(ctx context.Context, actor, run, url string, action Action, ttl time.Duration, bind Bindings, allowUnsafe bool) (*Approval, error) {
 	switch {
 	case ttl <= 0 || ttl > MaxApprovalTTL:
 		return nil, errorf(InvalidInput, "an approval lasts a positive time of at most %s", MaxApprovalTTL)
@@ -121,7 +124,7 @@ func (a *Approvals) Create(ctx context.Context, actor, run, url string, action A
 		return nil, err
 	}
 	ap := &Approval{ID: newID(), Actor: actor, Run: run, URL: url, ActionDigest: digest,
-		Expires: a.now().Add(ttl).UTC(), Bindings: bind}
+		Expires: a.now().Add(ttl).UTC(), Bindings: bind, AllowUnsafe: allowUnsafe}
 	b, _ := json.Marshal(ap)
 	if _, err := kv.Create(ctx, approvalKey(ap.ID), b); err != nil {
 		return nil, fmt.Errorf("approval store: %w", err)

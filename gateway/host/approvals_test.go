@@ -14,7 +14,7 @@ var click = Action{Method: "click", Selector: "#buy"}
 func TestApprovalConsumedOnce(t *testing.T) {
 	js1, js2 := twoGateways(t)
 	g1, g2 := NewApprovals(js1), NewApprovals(js2)
-	ap, err := g1.Create(t.Context(), "team-a", "run-1", "https://shop.example.com/cart", click, time.Minute, Bindings{})
+	ap, err := g1.Create(t.Context(), "team-a", "run-1", "https://shop.example.com/cart", click, time.Minute, Bindings{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestApprovalBindings(t *testing.T) {
 	g1, g2 := NewApprovals(js1, WithClock(clk.now)), NewApprovals(js2, WithClock(clk.now))
 	const u = "https://shop.example.com/cart"
 	mk := func(b Bindings) *Approval {
-		ap, err := g1.Create(t.Context(), "team-a", "run-1", u, click, time.Minute, b)
+		ap, err := g1.Create(t.Context(), "team-a", "run-1", u, click, time.Minute, b, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestApprovalBindings(t *testing.T) {
 	wantCode(t, g2.Consume(t.Context(), "never-made", Use{Actor: "team-a", Run: "run-1", URL: u, Action: click}), ApprovalRequired)
 	_, err := g2.Peek(t.Context(), "never-made", Use{Actor: "team-a", Run: "run-1", URL: u, Action: click})
 	wantCode(t, err, ApprovalRequired)
-	if _, err := g1.Create(t.Context(), "team-a", "run-1", u, click, 25*time.Hour, Bindings{}); err == nil {
+	if _, err := g1.Create(t.Context(), "team-a", "run-1", u, click, 25*time.Hour, Bindings{}, false); err == nil {
 		t.Fatal("an approval for over a day was made")
 	}
 }

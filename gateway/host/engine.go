@@ -353,15 +353,17 @@ func (e *Engine) prepare(ctx context.Context, sp spec, o *op) (any, error) {
 		}
 	}
 	if !sp.noLoad {
-		if err := e.load(ctx, o, nil); err != nil {
+		if err := e.load(ctx, o, nil, false); err != nil {
 			return nil, err
 		}
 	}
 	return sp.work(ctx, o)
 }
 
-// load counts a navigation and loads the page, with steps when set.
-func (e *Engine) load(ctx context.Context, o *op, steps *string) error {
+// load counts a navigation and loads the page, with steps when set; with
+// withhold, the steps' first request other than GET is withheld and named
+// in o.page.Withheld instead of sent.
+func (e *Engine) load(ctx context.Context, o *op, steps *string, withhold bool) error {
 	if err := o.call.Step(ctx); err != nil { // the navigation
 		return err
 	}
@@ -369,7 +371,7 @@ func (e *Engine) load(ctx context.Context, o *op, steps *string) error {
 	if steps != nil {
 		opts.Steps, opts.Js = *steps, distillv1.JsMode_JS_MODE_ALWAYS
 	}
-	res, err := e.pages.Do(ctx, pipeline.Request{URL: o.in.URL, Options: opts})
+	res, err := e.pages.Do(ctx, pipeline.Request{URL: o.in.URL, Options: opts, WithholdUnsafe: withhold})
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 			return errorf(BudgetExhausted, "the run's time ran out loading the page")

@@ -183,7 +183,7 @@ func (s *Server) CreateApproval(ctx context.Context, req *distillv1.HostServiceC
 	ttl := time.Duration(req.GetTtlSeconds()) * time.Second
 	ap, err := s.engine.approvals.Create(ctx, req.GetActor(), req.GetRun(), req.GetUrl(), action, ttl, Bindings{
 		OperationID: req.GetOperationId(), PageDigest: req.GetPageDigest(), SessionID: req.GetSessionId(),
-	})
+	}, req.GetAllowUnsafe())
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -264,7 +264,7 @@ func approvalProto(ap *Approval) *distillv1.HostApproval {
 	return &distillv1.HostApproval{
 		Id: ap.ID, Actor: ap.Actor, Run: ap.Run, Url: ap.URL, ActionDigest: ap.ActionDigest,
 		ExpiresAt: ap.Expires.UTC().Format(time.RFC3339Nano), OperationId: ap.OperationID,
-		PageDigest: ap.PageDigest, SessionId: ap.SessionID, Revoked: ap.Revoked, Consumed: ap.Consumed,
+		PageDigest: ap.PageDigest, SessionId: ap.SessionID, Revoked: ap.Revoked, Consumed: ap.Consumed, AllowUnsafe: ap.AllowUnsafe,
 	}
 }
 

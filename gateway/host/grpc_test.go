@@ -114,7 +114,7 @@ func TestHostServiceHostCalls(t *testing.T) {
 	shop := r.site.onURL + "/shop"
 	run := metadata.AppendToOutgoingContext(t.Context(), RunMetadata, "grpc-act", SessionMetadata, "sess-1")
 
-	create := &distillv1.HostServiceCreateApprovalRequest{Actor: DefaultActor, Run: "grpc-act", Url: shop, Method: "click", Selector: "#buy", TtlSeconds: 60, SessionId: "sess-1"}
+	create := &distillv1.HostServiceCreateApprovalRequest{Actor: DefaultActor, Run: "grpc-act", Url: shop, Method: "click", Selector: "#buy", TtlSeconds: 60, SessionId: "sess-1", AllowUnsafe: true}
 	for name, c := range map[string]distillv1.HostServiceClient{"actor": team, "api": distillv1.NewHostServiceClient(dial(apiToken))} {
 		if _, err := c.CreateApproval(t.Context(), create); status.Code(err) != codes.PermissionDenied {
 			t.Fatalf("%s token created an approval: %v", name, err)

@@ -157,7 +157,7 @@ func TestHostAct(t *testing.T) {
 	}
 	// The run the operator named (--run).
 	ap, err := approvals.Create(t.Context(), host.DefaultActor, "mcp-test-run", shop,
-		host.Action{Method: "type", Selector: "#q", Arguments: map[string]string{"text": "steel", "key": "Enter"}}, time.Minute, host.Bindings{})
+		host.Action{Method: "type", Selector: "#q", Arguments: map[string]string{"text": "steel", "key": "Enter"}}, time.Minute, host.Bindings{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -511,9 +511,13 @@ type HostServiceCreateApprovalRequest struct {
 	// or truncation) the page must still show, and the client session
 	// (gRPC "distill-session-id" metadata, or the MCP session) it must come
 	// from.
-	OperationId   string `protobuf:"bytes,8,opt,name=operation_id,json=operationId,proto3" json:"operation_id,omitempty"`
-	PageDigest    string `protobuf:"bytes,9,opt,name=page_digest,json=pageDigest,proto3" json:"page_digest,omitempty"`
-	SessionId     string `protobuf:"bytes,10,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	OperationId string `protobuf:"bytes,8,opt,name=operation_id,json=operationId,proto3" json:"operation_id,omitempty"`
+	PageDigest  string `protobuf:"bytes,9,opt,name=page_digest,json=pageDigest,proto3" json:"page_digest,omitempty"`
+	SessionId   string `protobuf:"bytes,10,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The host's consent to the action sending requests other than GET
+	// (submitting a form); without it they are withheld and act answers
+	// APPROVAL_REQUIRED.
+	AllowUnsafe   bool `protobuf:"varint,11,opt,name=allow_unsafe,json=allowUnsafe,proto3" json:"allow_unsafe,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -616,6 +620,13 @@ func (x *HostServiceCreateApprovalRequest) GetSessionId() string {
 		return x.SessionId
 	}
 	return ""
+}
+
+func (x *HostServiceCreateApprovalRequest) GetAllowUnsafe() bool {
+	if x != nil {
+		return x.AllowUnsafe
+	}
+	return false
 }
 
 type HostServiceCreateApprovalResponse struct {
@@ -767,6 +778,7 @@ type HostApproval struct {
 	SessionId     string `protobuf:"bytes,9,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	Revoked       bool   `protobuf:"varint,10,opt,name=revoked,proto3" json:"revoked,omitempty"`
 	Consumed      bool   `protobuf:"varint,11,opt,name=consumed,proto3" json:"consumed,omitempty"`
+	AllowUnsafe   bool   `protobuf:"varint,12,opt,name=allow_unsafe,json=allowUnsafe,proto3" json:"allow_unsafe,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -874,6 +886,13 @@ func (x *HostApproval) GetRevoked() bool {
 func (x *HostApproval) GetConsumed() bool {
 	if x != nil {
 		return x.Consumed
+	}
+	return false
+}
+
+func (x *HostApproval) GetAllowUnsafe() bool {
+	if x != nil {
+		return x.AllowUnsafe
 	}
 	return false
 }
@@ -1441,7 +1460,7 @@ const file_distill_v1_host_proto_rawDesc = "" +
 	"_max_bytesB\x0f\n" +
 	"\r_operation_id\"N\n" +
 	"\x16HostServiceActResponse\x124\n" +
-	"\benvelope\x18\x01 \x01(\v2\x18.distill.v1.HostEnvelopeR\benvelope\"\xad\x03\n" +
+	"\benvelope\x18\x01 \x01(\v2\x18.distill.v1.HostEnvelopeR\benvelope\"\xd0\x03\n" +
 	" HostServiceCreateApprovalRequest\x12\x14\n" +
 	"\x05actor\x18\x01 \x01(\tR\x05actor\x12\x10\n" +
 	"\x03run\x18\x02 \x01(\tR\x03run\x12\x10\n" +
@@ -1456,7 +1475,8 @@ const file_distill_v1_host_proto_rawDesc = "" +
 	"pageDigest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\n" +
-	" \x01(\tR\tsessionId\x1a<\n" +
+	" \x01(\tR\tsessionId\x12!\n" +
+	"\fallow_unsafe\x18\v \x01(\bR\vallowUnsafe\x1a<\n" +
 	"\x0eArgumentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Y\n" +
@@ -1465,7 +1485,7 @@ const file_distill_v1_host_proto_rawDesc = "" +
 	" HostServiceRevokeApprovalRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"Y\n" +
 	"!HostServiceRevokeApprovalResponse\x124\n" +
-	"\bapproval\x18\x01 \x01(\v2\x18.distill.v1.HostApprovalR\bapproval\"\xb5\x02\n" +
+	"\bapproval\x18\x01 \x01(\v2\x18.distill.v1.HostApprovalR\bapproval\"\xd8\x02\n" +
 	"\fHostApproval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05actor\x18\x02 \x01(\tR\x05actor\x12\x10\n" +
@@ -1481,7 +1501,8 @@ const file_distill_v1_host_proto_rawDesc = "" +
 	"session_id\x18\t \x01(\tR\tsessionId\x12\x18\n" +
 	"\arevoked\x18\n" +
 	" \x01(\bR\arevoked\x12\x1a\n" +
-	"\bconsumed\x18\v \x01(\bR\bconsumed\"L\n" +
+	"\bconsumed\x18\v \x01(\bR\bconsumed\x12!\n" +
+	"\fallow_unsafe\x18\f \x01(\bR\vallowUnsafe\"L\n" +
 	"\"HostServiceReserveOperationRequest\x12\x14\n" +
 	"\x05actor\x18\x01 \x01(\tR\x05actor\x12\x10\n" +
 	"\x03run\x18\x02 \x01(\tR\x03run\"^\n" +
