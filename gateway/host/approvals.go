@@ -33,7 +33,7 @@ type Approval struct {
 	// other than GET (submitting a form): without it they are withheld.
 	AllowUnsafe bool `json:"allow_unsafe,omitempty"`
 	Revoked     bool `json:"revoked,omitempty"`
-	Consumed bool `json:"consumed,omitempty"`
+	Consumed    bool `json:"consumed,omitempty"`
 }
 
 // Bindings are an approval's optional bindings: each one set must match
