@@ -35,7 +35,7 @@ actors:
     allowed_hosts: [127.0.0.1]
     allowed_schemes: [http]
     allowed_ports: [%s]
-    budget: {max_steps: 4, max_concurrent: 1}
+    budget: {max_steps: 4, max_concurrent: 1, max_bytes: 120}
 tokens:
   - {token_env: TEAM_A_TOKEN, actor: team-a}
 `, u.Port())), 0o600); err != nil {
@@ -90,6 +90,28 @@ tokens:
 	}
 	if env := inspect(g0, "run-steps", "/p/3"); env.GetError().GetCode() != string(host.BudgetExhausted) {
 		t.Fatalf("a third inspect past max_steps: %v", env)
+	}
+
+	// Bytes: the sign-in form's candidates take more than the run's 120
+	// and are cut to fit; the same run on the other gateway gets what is
+	// left, a new run the whole again.
+	size := func(env *distillv1.HostEnvelope) int {
+		c, err := host.Canonical(env.GetData().AsInterface())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(c)
+	}
+	first := inspect(g1, "run-bytes", "/login")
+	if first.GetStatus() != host.StatusTruncated || size(first) > 120 {
+		t.Fatalf("an inspect past max_bytes: %v", first)
+	}
+	second := inspect(g0, "run-bytes", "/login")
+	if second.GetStatus() != host.StatusTruncated || size(second) > max(2, 120-size(first)) {
+		t.Fatalf("the same run on the other gateway kept %d bytes after %d: %v", size(second), size(first), second)
+	}
+	if fresh := inspect(g0, "run-bytes-2", "/login"); size(fresh) != size(first) {
+		t.Fatalf("a new run kept %d bytes, the first %d", size(fresh), size(first))
 	}
 }
 
