@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -17,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"distill.dev/gateway/host"
+	"distill.dev/gateway/internal/localcluster"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/grpcauth"
 )
@@ -248,5 +252,105 @@ func TestHostApprovalsAndReloadAcrossTwoGateways(t *testing.T) {
 	}
 	if _, err := inspect(0); status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("team-b on the gateway not reloaded: %v", err)
+	}
+}
+
+// Host mode's MCP sidecar (distill mcp --policy --run --http --cluster)
+// beside a gateway the host calls over gRPC, sharing the cluster's NATS:
+// the host approves an action and reserves an operation for the sidecar's
+// run, and the agent's MCP client uses both, once.
+func TestHostMCPSidecarUsesTheHostsApprovals(t *testing.T) {
+	site := newPages(t, 0)
+	u, _ := url.Parse(site.URL)
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policy, []byte(fmt.Sprintf(`
+actors:
+  default:
+    allowed_hosts: [127.0.0.1]
+    allowed_schemes: [http]
+    allowed_ports: [%s]
+    budget: {max_steps: 40}
+`, u.Port())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := startCluster(t, clusterOpts{Env: []string{"DISTILL_POLICY=" + policy, "DISTILL_OPERATOR_TOKENS=" + hostOperatorE2E}})
+	addr, err := localcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const token, run = "host-sidecar-token-0123456789", "agent-run-7"
+	sidecar := &localcluster.Proc{
+		Name: "distill",
+		Args: []string{"mcp", "--allow-local", "--policy", policy, "--run", run, "--http", addr, "--cluster", "--nats", "nats://" + c.NATS.Addr,
+			"--fetcher", c.Fetchers[0].Addr, "--extractor", c.Extractor.Addr, "--renderer", c.Renderer.Addr},
+		Env: []string{"DISTILL_MCP_TOKEN=" + token, "DISTILL_SESSION_KEY=" + localcluster.SessionKey},
+	}
+	sidecar.SetBin(binDir(t))
+	if err := sidecar.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := sidecar.Signal(syscall.SIGTERM); err != nil {
+			t.Error(err)
+		}
+		checkProc(t, sidecar)
+	}()
+	waitListening(t, addr)
+	tr := &mcpsdk.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: &http.Client{Transport: bearer(token)}, MaxRetries: -1}
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "agent", Version: "test"}, nil).Connect(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cc, err := grpc.NewClient(c.Gateways[0].Addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpcauth.DialOption(hostOperatorE2E))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	operator := distillv1.NewHostServiceClient(cc)
+	envelope := func(res *mcpsdk.CallToolResult, err error) host.Envelope {
+		t.Helper()
+		var env host.Envelope
+		if err != nil || json.Unmarshal([]byte(text(res)), &env) != nil {
+			t.Fatalf("not an envelope: %v %s", err, text(res))
+		}
+		return env
+	}
+
+	login := site.URL + "/login"
+	act := map[string]any{"url": login, "method": "type", "selector": "input[name=user]", "arguments": map[string]any{"text": "alice", "key": "Enter"}}
+	ap, err := operator.CreateApproval(ctx, &distillv1.HostServiceCreateApprovalRequest{
+		Actor: host.DefaultActor, Run: run, Url: login, Method: "type", Selector: "input[name=user]",
+		Arguments: map[string]string{"text": "alice", "key": "Enter"}, TtlSeconds: 300, AllowUnsafe: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act["approval_id"] = ap.GetApproval().GetId()
+	env := envelope(cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "act", Arguments: act}))
+	if env.Status != host.StatusOK || env.Data.(map[string]any)["title"] != "Members area" || site.hitsOf("/members") != 1 {
+		t.Fatalf("act with the host's approval: %+v, %d sign-ins", env, site.hitsOf("/members"))
+	}
+	if env := envelope(cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "act", Arguments: act})); env.Error == nil || env.Error.Code != host.ApprovalStale {
+		t.Fatalf("the approval used again: %+v", env)
+	}
+
+	op, err := operator.ReserveOperation(ctx, &distillv1.HostServiceReserveOperationRequest{Actor: host.DefaultActor, Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inspect := map[string]any{"url": site.URL + "/p/1", "operation_id": op.GetOperation().GetId()}
+	env = envelope(cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "inspect", Arguments: inspect}))
+	if env.Status != host.StatusOK || env.OperationID != op.GetOperation().GetId() {
+		t.Fatalf("inspect starting the reserved operation: %+v", env)
+	}
+	rec, err := operator.GetOperation(ctx, &distillv1.HostServiceGetOperationRequest{Id: op.GetOperation().GetId()})
+	if err != nil || rec.GetOperation().GetState() != host.OpClosed || rec.GetOperation().GetTool() != "inspect" {
+		t.Fatalf("the reserved operation: %v, %v", rec, err)
+	}
+	if env := envelope(cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "inspect", Arguments: inspect})); env.Error == nil || env.Error.Code != host.SessionUnknown {
+		t.Fatalf("the operation started again: %+v", env)
 	}
 }
