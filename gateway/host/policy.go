@@ -45,8 +45,12 @@ const (
 
 // fileSpec is the policy file as written.
 type fileSpec struct {
-	Actors map[string]actorSpec `json:"actors"`
-	Tokens []tokenSpec          `json:"tokens"`
+	// Defaults are what every actor has unless it says otherwise (the
+	// seed's process defaults): limits, budget, schemes, ports, words,
+	// never hosts or schemas, which are each actor's own.
+	Defaults *actorSpec           `json:"defaults"`
+	Actors   map[string]actorSpec `json:"actors"`
+	Tokens   []tokenSpec          `json:"tokens"`
 }
 
 type actorSpec struct {
@@ -168,8 +172,11 @@ func Parse(b []byte, lookup func(string) (string, bool)) (*Policy, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	if d := spec.Defaults; d != nil && (len(d.AllowedHosts) > 0 || len(d.Schemas) > 0) {
+		return nil, errors.New("defaults: allowed_hosts and schemas are each actor's own, never defaults")
+	}
 	for _, n := range names {
-		a, err := newActor(n, spec.Actors[n])
+		a, err := newActor(n, withDefaults(spec.Actors[n], spec.Defaults))
 		if err != nil {
 			return nil, fmt.Errorf("actors.%s: %w", n, err)
 		}
@@ -272,6 +279,46 @@ func newActor(name string, s actorSpec) (*Actor, error) {
 		a.Schemas[n] = sc
 	}
 	return a, nil
+}
+
+// withDefaults fills what s leaves unset from d.
+func withDefaults(s actorSpec, d *actorSpec) actorSpec {
+	if d == nil {
+		return s
+	}
+	pick := func(v, def *int) *int {
+		if v == nil {
+			return def
+		}
+		return v
+	}
+	if s.AllowedSchemes == nil {
+		s.AllowedSchemes = d.AllowedSchemes
+	}
+	if s.AllowedPorts == nil {
+		s.AllowedPorts = d.AllowedPorts
+	}
+	if s.AssetOrigins == nil {
+		s.AssetOrigins = d.AssetOrigins
+	}
+	if s.VerifyDNS == nil {
+		s.VerifyDNS = d.VerifyDNS
+	}
+	if s.ActRefusedWords == nil {
+		s.ActRefusedWords = d.ActRefusedWords
+	}
+	s.MaxResultBytes = pick(s.MaxResultBytes, d.MaxResultBytes)
+	s.MaxSchemaDepth = pick(s.MaxSchemaDepth, d.MaxSchemaDepth)
+	s.MaxSchemaProperties = pick(s.MaxSchemaProperties, d.MaxSchemaProperties)
+	s.MaxSchemaBytes = pick(s.MaxSchemaBytes, d.MaxSchemaBytes)
+	s.Budget.MaxSeconds = pick(s.Budget.MaxSeconds, d.Budget.MaxSeconds)
+	s.Budget.MaxSteps = pick(s.Budget.MaxSteps, d.Budget.MaxSteps)
+	s.Budget.MaxBytes = pick(s.Budget.MaxBytes, d.Budget.MaxBytes)
+	s.Budget.MaxConcurrent = pick(s.Budget.MaxConcurrent, d.Budget.MaxConcurrent)
+	if s.Budget.MaxCostUSD == nil {
+		s.Budget.MaxCostUSD = d.Budget.MaxCostUSD
+	}
+	return s
 }
 
 // jsonErr names the key a decoding error is about.

@@ -107,6 +107,8 @@ func TestParseRefuses(t *testing.T) {
 		{"token short", "actors: {default: {allowed_hosts: [a.example]}}\ntokens: [{token_env: SHORT, actor: default}]", "tokens: token of default: 3 characters"},
 		{"bad asset origin", "actors: {default: {allowed_hosts: [a.example], asset_origins: [cdn.example]}}", `actors.default: asset_origins: asset origin "cdn.example"`},
 		{"empty refused word", "actors: {default: {allowed_hosts: [a.example], act_refused_words: [' ']}}", "act_refused_words: an empty word"},
+		{"hosts as defaults", "defaults: {allowed_hosts: [a.example]}\nactors: {default: {allowed_hosts: [a.example]}}", "defaults: allowed_hosts and schemas"},
+		{"bad default", "defaults: {budget: {max_steps: 0}}\nactors: {default: {allowed_hosts: [a.example]}}", "actors.default: budget.max_steps: 0"},
 		{"token twice", "actors: {default: {allowed_hosts: [a.example]}, b: {allowed_hosts: [a.example]}}\ntokens: [{token_env: GOOD, actor: default}, {token_env: GOOD, actor: b}]", "tokens[1]: the token in GOOD is already default's"},
 	}
 	for _, tt := range tests {
@@ -174,5 +176,33 @@ func TestReloadOnHangup(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("SIGHUP did not reload the policy")
 		}
+	}
+}
+
+// defaults fill what an actor leaves unset, and only that.
+func TestPolicyDefaults(t *testing.T) {
+	p, err := Parse([]byte(`
+defaults:
+  allowed_ports: [8443]
+  max_result_bytes: 4096
+  budget: {max_steps: 30, max_cost_usd: 2}
+actors:
+  a: {allowed_hosts: [a.example]}
+  b: {allowed_hosts: [b.example], allowed_ports: [443], budget: {max_steps: 5}}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := p.Actor("a")
+	b, _ := p.Actor("b")
+	if a.MaxResult != 4096 || a.Budget.MaxSteps != 30 || *a.Budget.MaxCostUSD != 2 || a.Budget.MaxSeconds != DefaultMaxSeconds {
+		t.Errorf("a: max_result %d, budget %+v", a.MaxResult, a.Budget)
+	}
+	if b.MaxResult != 4096 || b.Budget.MaxSteps != 5 {
+		t.Errorf("b: max_result %d, budget %+v", b.MaxResult, b.Budget)
+	}
+	on := func(ac *Actor, raw string) bool { u, _ := url.Parse(raw); return ac.Allowlist.Check(u) == nil }
+	if !on(a, "https://a.example:8443/") || on(a, "https://a.example/") || !on(b, "https://b.example/") || on(b, "https://b.example:8443/") {
+		t.Error("ports: the default went where an actor set its own, or not where it did not")
 	}
 }
