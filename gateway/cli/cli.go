@@ -173,7 +173,7 @@ func newRoot(env *envflag.Env, stdout, stderr io.Writer) *cobra.Command {
 		}
 		return nil
 	}
-	root.AddCommand(newFetchCmd(g), newMapCmd(g), newCrawlCmd(g), newExtractCmd(g), newServeCmd(g), newMCPCmd(g), newCacheCmd(g), newVersionCmd(g))
+	root.AddCommand(newFetchCmd(g), newMapCmd(g), newCrawlCmd(g), newExtractCmd(g), newServeCmd(g), newMCPCmd(g), newHostCmd(g), newCacheCmd(g), newVersionCmd(g))
 	return root
 }
 
