@@ -1,9 +1,9 @@
 package readable
 
 import (
-	"os"
 	"hash/fnv"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"unicode"
@@ -28,6 +28,8 @@ type textBlock struct {
 	// runes and words measure the block's own text.
 	runes, words int
 	isH1         bool
+	// x are the dense features the trees read.
+	x []float32
 }
 
 // ownText reports the visible text of n outside its block descendants,
@@ -78,7 +80,7 @@ func blockText(n *html.Node) string {
 
 // segment lists the blocks of root, in document order, with their
 // features. page is what the classifier said of the page.
-func segment(root *html.Node, st treeStats, page Page, withText bool) []textBlock {
+func segment(root *html.Node, st treeStats, page Page, title map[string]bool, withText bool) []textBlock {
 	var blocks []textBlock
 	var walk func(n *html.Node)
 	var nodes []*html.Node
@@ -105,6 +107,7 @@ func segment(root *html.Node, st treeStats, page Page, withText bool) []textBloc
 		blocks[i] = textBlock{n: n, feats: fx.features(n, i)}
 		blocks[i].runes, _ = ownText(n, st)
 		blocks[i].words = fx.words
+		blocks[i].x, _ = dense(n, st, page, i, len(nodes), title)
 		blocks[i].isH1 = n.Data == "h1" || htmlnode.Closest(n, "h1") != nil
 		if withText {
 			blocks[i].text = blockText(n)
@@ -227,6 +230,23 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 		}
 	} else if len(fields) > 0 {
 		f.add("tw1", strings.ToLower(fields[0]))
+	}
+	if os.Getenv("BOW") != "" {
+		prev := ""
+		for i, w := range fields {
+			if i == 40 {
+				break
+			}
+			w = normWord(w)
+			if w == "" || utf8.RuneCountInString(w) > 20 {
+				continue
+			}
+			f.add("bw", w)
+			if prev != "" {
+				f.add("bb", prev, w)
+			}
+			prev = w
+		}
 	}
 	// The ancestors: tags, class and id words, landmarks and the rules'
 	// hints, nearest first.
@@ -415,9 +435,34 @@ func placeInContent(content *html.Node, blocks []textBlock, page Page) []int {
 		}
 		b.feats = append(b.feats, h.Sum32())
 	}
+	regionBlocks := map[*html.Node]int{}
+	for _, r := range regionOf {
+		regionBlocks[r]++
+	}
 	cum := 0
 	for k, i := range in {
 		b := &blocks[i]
+		x := b.x
+		x[xKept] = 1
+		x[xContentPos] = float32(cum) / float32(max(total, 1))
+		x[xRegionShare] = float32(regions[regionOf[k]]) / float32(max(total, 1))
+		x[xRegionBlocks] = float32(math.Log2(float64(regionBlocks[regionOf[k]])))
+		x[xContentSize] = float32(math.Log2(float64(total) + 1))
+		x[xContentBlocks] = float32(math.Log2(float64(len(in))))
+		switch {
+		case firstLong < 0:
+			x[xPlace] = 2
+		case k < firstLong:
+			x[xPlace], x[xLongDist] = -1, float32(firstLong-k)
+		case k > lastLong:
+			x[xPlace], x[xLongDist] = 1, float32(k-lastLong)
+		}
+		if h1 >= 0 && k < h1 {
+			x[xBeforeH1] = 1
+		}
+		if k == h1 {
+			x[xIsH1] = 1
+		}
 		add(b, "cpos", bucket(float64(cum)/float64(max(total, 1)), 0.05, 0.15, 0.3, 0.5, 0.7, 0.85, 0.95))
 		cum += b.runes
 		switch {

@@ -18,21 +18,28 @@ import (
 type BlockModel struct {
 	bits uint
 	w    []float32
+	// trees, when present, add their score to the weights'.
+	trees *forest
 	// Threshold is the rating under which a block is dropped.
 	Threshold float32
 }
 
 // Prob is the model's rating of a block with features feats, 0 to 1.
-func (m *BlockModel) Prob(feats []uint32) float32 {
+func (m *BlockModel) Prob(feats []uint32, x []float32) float32 {
 	mask := uint32(len(m.w) - 1)
 	var z float32
 	for _, f := range feats {
 		z += m.w[f&mask]
 	}
+	if m.trees != nil {
+		z += m.trees.score(x)
+	}
 	return float32(1 / (1 + math.Exp(-float64(z))))
 }
 
-const modelMagic = "DBM1"
+func (m *BlockModel) rate(b textBlock) float32 { return m.Prob(b.feats, b.x) }
+
+const modelMagic = "DBM2"
 
 // MarshalBinary encodes m: a magic, the hash width, the threshold, and
 // the weights as float16-free float32 little-endian, nonzero ones only.
@@ -54,6 +61,13 @@ func (m *BlockModel) MarshalBinary() ([]byte, error) {
 			binary.Write(&b, binary.LittleEndian, w)
 		}
 	}
+	if m.trees == nil {
+		b.WriteByte(0)
+		return b.Bytes(), nil
+	}
+	b.WriteByte(1)
+	binary.Write(&b, binary.LittleEndian, uint32(xFeatures))
+	m.trees.marshal(&b)
 	return b.Bytes(), nil
 }
 
@@ -88,6 +102,23 @@ func (m *BlockModel) UnmarshalBinary(data []byte) error {
 		w[i] = v
 	}
 	m.bits, m.w, m.Threshold = uint(bits), w, threshold
+	hasTrees, err := r.ReadByte()
+	if err != nil || hasTrees > 1 {
+		return errors.New("block model: truncated")
+	}
+	if hasTrees == 1 {
+		var features uint32
+		if err := binary.Read(r, binary.LittleEndian, &features); err != nil || features != xFeatures {
+			return errors.New("block model: trained on other features than this build computes")
+		}
+		m.trees = &forest{}
+		if err := m.trees.unmarshal(r, xFeatures); err != nil {
+			return err
+		}
+	}
+	if r.Len() != 0 {
+		return errors.New("block model: trailing bytes")
+	}
 	return nil
 }
 
@@ -111,6 +142,7 @@ var DefaultBlockModel = sync.OnceValue(func() *BlockModel {
 // belong to the page's content, and how much it weighs.
 type Example struct {
 	Features []uint32
+	Dense    []float32
 	Content  bool
 	Weight   float32
 }
@@ -123,6 +155,9 @@ type TrainConfig struct {
 	L1, L2      float64 // regularisation
 	Threshold   float32 // the model's drop threshold
 	Seed        uint64  // order of the examples in each pass
+	// Boost, when it has trees, grows a forest on the dense features
+	// that fits what the weights leave.
+	Boost BoostConfig
 }
 
 // TrainBlockModel fits a model to examples by FTRL-proximal logistic
@@ -178,8 +213,30 @@ func TrainBlockModel(examples []Example, cfg TrainConfig) *BlockModel {
 		}
 	}
 	m := &BlockModel{bits: cfg.Bits, w: make([]float32, size), Threshold: cfg.Threshold}
-	for i := range m.w {
-		m.w[i] = float32(weight(uint32(i)))
+	if cfg.Epochs > 0 {
+		for i := range m.w {
+			m.w[i] = float32(weight(uint32(i)))
+		}
+	}
+	if cfg.Boost.Trees > 0 {
+		xs := make([][]float32, len(examples))
+		ys := make([]bool, len(examples))
+		ws := make([]float32, len(examples))
+		for i, ex := range examples {
+			xs[i], ys[i], ws[i] = ex.Dense, ex.Content, ex.Weight
+		}
+		var init []float64
+		if cfg.Epochs > 0 {
+			init = make([]float64, len(examples))
+			for i, ex := range examples {
+				for _, f := range ex.Features {
+					init[i] += float64(m.w[f&uint32(size-1)])
+				}
+			}
+		}
+		b := cfg.Boost
+		b.Features = xFeatures
+		m.trees = growForest(xs, ys, ws, init, b)
 	}
 	return m
 }

@@ -58,6 +58,7 @@ func ArticleWith(m *BlockModel) func(ctx context.Context, doc *html.Node, page P
 type Sample struct {
 	Text     string
 	Features []uint32
+	Dense    []float32
 	Kept     bool
 }
 
@@ -71,7 +72,7 @@ func Samples(ctx context.Context, doc *html.Node, page Page) ([]Sample, error) {
 	}
 	samples := make([]Sample, len(blocks))
 	for i, b := range blocks {
-		samples[i] = Sample{Text: b.text, Features: b.feats, Kept: content != nil && under(content, b.n)}
+		samples[i] = Sample{Text: b.text, Features: b.feats, Dense: b.x, Kept: content != nil && under(content, b.n)}
 	}
 	return samples, nil
 }
@@ -93,7 +94,7 @@ func articleOf(ctx context.Context, doc *html.Node, page Page, m *BlockModel, ca
 	removeNonContent(body, st)
 	var blocks []textBlock
 	if m != nil || capture != nil {
-		blocks = segment(body, st, page, capture != nil)
+		blocks = segment(body, st, page, titleWords(doc), capture != nil)
 		if capture != nil {
 			*capture = blocks
 		}
@@ -172,7 +173,7 @@ func under(content, n *html.Node) bool {
 func (m *BlockModel) prune(content *html.Node, blocks []textBlock, in []int) {
 	for k := len(in) - 1; k >= 0; k-- {
 		b := blocks[in[k]]
-		if m.Prob(b.feats) >= m.Threshold {
+		if m.rate(b) >= m.Threshold {
 			continue
 		}
 		for c := b.n.FirstChild; c != nil; {

@@ -47,9 +47,13 @@ func main() {
 	alpha := flag.Float64("alpha", 0.1, "FTRL learning rate")
 	thresholds := flag.String("thresholds", "0.3,0.4,0.5", "drop thresholds to cross-validate; the best one is written")
 	proxy := flag.Bool("proxy", false, "cross-validate on the kept blocks' text alone, without extracting again (fast, approximate), with the labels as an oracle")
+	trees := flag.Int("trees", 0, "boosted trees on the dense features")
+	depth := flag.Int("depth", 4, "levels of each tree")
+	rate := flag.Float64("rate", 0.1, "shrinkage of each tree")
 	flag.Parse()
 	if err := run(*corpus, *out, *proxy, *folds, readable.TrainConfig{
 		Bits: *bits, Epochs: *epochs, Alpha: *alpha, Beta: 1, L1: *l1, L2: *l2, Seed: 1,
+		Boost: readable.BoostConfig{Trees: *trees, Depth: *depth, Rate: *rate, Lambda: 1, MinHess: 0.5, Bins: 64},
 	}, *thresholds, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "train-blocks:", err)
 		os.Exit(1)
@@ -122,6 +126,11 @@ func foldOf(u *url.URL, folds int) int {
 // label turns the blocks the rules keep into examples, each weighing its
 // share of the page's kept words, so every page counts alike, as pages do
 // in the benchmark's mean.
+// allBlocks learns from every block, not only the kept ones.
+var allBlocks = os.Getenv("ALLBLOCKS") != ""
+
+const keptFeature = 0x6b657074
+
 func label(samples []readable.Sample, truth string) ([]readable.Example, []string) {
 	tt := metric.WordTokens(truth)
 	grams := map[string]bool{}
@@ -135,8 +144,12 @@ func label(samples []readable.Sample, truth string) ([]readable.Example, []strin
 	words := 0
 	var sizes []int
 	for _, s := range samples {
-		if !s.Kept {
+		if !s.Kept && !allBlocks {
 			continue
+		}
+		feats := s.Features
+		if s.Kept {
+			feats = append(feats[:len(feats):len(feats)], keptFeature)
 		}
 		bt := metric.WordTokens(s.Text)
 		if len(bt) == 0 {
@@ -150,7 +163,7 @@ func label(samples []readable.Sample, truth string) ([]readable.Example, []strin
 				hits++
 			}
 		}
-		examples = append(examples, readable.Example{Features: s.Features, Content: hits*2 >= all})
+		examples = append(examples, readable.Example{Features: feats, Dense: s.Dense, Content: hits*2 >= all})
 		sizes = append(sizes, len(bt))
 		texts = append(texts, s.Text)
 		words += len(bt)
@@ -270,7 +283,7 @@ func proxyValidate(w io.Writer, pages []page, folds int, cfg readable.TrainConfi
 			scores[1][i] = metric.CompareWords(p.p.Truth, join(p, func(j int) bool { return p.examples[j].Content })).F1
 			probs := make([]float32, len(p.examples))
 			for j, ex := range p.examples {
-				probs[j] = m.Prob(ex.Features)
+				probs[j] = m.Prob(ex.Features, ex.Dense)
 			}
 			for t, th := range thresholds {
 				scores[2+t][i] = metric.CompareWords(p.p.Truth, join(p, func(j int) bool { return probs[j] >= th })).F1
