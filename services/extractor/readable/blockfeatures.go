@@ -1,9 +1,8 @@
 package readable
 
 import (
-	"hash/fnv"
 	"math"
-	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -28,8 +27,8 @@ type textBlock struct {
 	// runes and words measure the block's own text.
 	runes, words int
 	isH1         bool
-	// x are the dense features the trees read.
-	x []float32
+	// kept says the block stays whatever the model rates it; see keeps.
+	kept bool
 }
 
 // ownText reports the visible text of n outside its block descendants,
@@ -101,14 +100,14 @@ func segment(root *html.Node, st treeStats, page Page, title map[string]bool, wi
 		nodes = append(nodes, root)
 	}
 	walk(root)
-	fx := featurizer{st: st, page: page, total: len(nodes), root: root}
+	fx := featurizer{st: st, page: page, total: len(nodes), root: root, title: title}
 	blocks = make([]textBlock, len(nodes))
 	for i, n := range nodes {
 		blocks[i] = textBlock{n: n, feats: fx.features(n, i)}
 		blocks[i].runes, _ = ownText(n, st)
 		blocks[i].words = fx.words
-		blocks[i].x, _ = dense(n, st, page, i, len(nodes), title)
 		blocks[i].isH1 = n.Data == "h1" || htmlnode.Closest(n, "h1") != nil
+		blocks[i].kept = keeps(n, page)
 		if withText {
 			blocks[i].text = blockText(n)
 		}
@@ -123,28 +122,29 @@ type featurizer struct {
 	root  *html.Node
 	out   []uint32
 	words int // of the last block featurized
+	title map[string]bool
 }
 
-var dropGroups = func() map[string]bool {
-	m := map[string]bool{}
-	for _, g := range strings.Split(os.Getenv("DROP"), ",") {
-		m[g] = true
-	}
-	return m
-}()
-
 func (f *featurizer) add(parts ...string) {
-	if dropGroups[parts[0]] {
-		return
-	}
-	h := fnv.New32a()
+	f.out = append(f.out, hashParts(parts...))
+}
+
+// hashParts is the 32-bit FNV-1a hash of parts joined by '|', computed
+// without allocating: features are hashed by the hundred per block.
+func hashParts(parts ...string) uint32 {
+	const prime = 16777619
+	h := uint32(2166136261)
 	for i, p := range parts {
 		if i > 0 {
-			h.Write([]byte{'|'})
+			h ^= '|'
+			h *= prime
 		}
-		h.Write([]byte(p))
+		for j := 0; j < len(p); j++ {
+			h ^= uint32(p[j])
+			h *= prime
+		}
 	}
-	f.out = append(f.out, h.Sum32())
+	return h
 }
 
 func bucket(x float64, edges ...float64) string {
@@ -218,6 +218,15 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 	if hasPrice(s) {
 		f.add("price")
 	}
+	if len(f.title) > 0 && words > 0 && words <= 40 {
+		hits := 0
+		for _, w := range fields {
+			if f.title[normWord(w)] {
+				hits++
+			}
+		}
+		f.add("title", bucket(float64(hits)/float64(words), 0.01, 0.3, 0.6, 0.9))
+	}
 	if strings.ContainsAny(s, "©|") {
 		f.add("sym", "copy")
 	}
@@ -231,7 +240,7 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 	} else if len(fields) > 0 {
 		f.add("tw1", strings.ToLower(fields[0]))
 	}
-	if os.Getenv("BOW") != "" {
+	{
 		prev := ""
 		for i, w := range fields {
 			if i == 40 {
@@ -250,7 +259,7 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 	}
 	// The ancestors: tags, class and id words, landmarks and the rules'
 	// hints, nearest first.
-	seen := map[string]bool{}
+	var seen []string // landmarks already counted; a handful at most
 	d := 0
 	for a := n; a != nil && a.Type == html.ElementNode; a = a.Parent {
 		if d == 1 {
@@ -259,8 +268,8 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 		if d == 2 {
 			f.add("g", a.Data)
 		}
-		if d > 0 && landmarks[a.Data] && !seen[a.Data] {
-			seen[a.Data] = true
+		if d > 0 && landmarks[a.Data] && !slices.Contains(seen, a.Data) {
+			seen = append(seen, a.Data)
 			f.add("in", a.Data)
 			f.add("pt", pt, "in", a.Data)
 		}
@@ -421,19 +430,8 @@ func placeInContent(content *html.Node, blocks []textBlock, page Page) []int {
 		regionOf[k] = r
 		regions[r] += b.runes
 	}
-	h := fnv.New32a()
 	add := func(b *textBlock, parts ...string) {
-		if dropGroups[parts[0]] {
-			return
-		}
-		h.Reset()
-		for j, p := range parts {
-			if j > 0 {
-				h.Write([]byte{'|'})
-			}
-			h.Write([]byte(p))
-		}
-		b.feats = append(b.feats, h.Sum32())
+		b.feats = append(b.feats, hashParts(parts...))
 	}
 	regionBlocks := map[*html.Node]int{}
 	for _, r := range regionOf {
@@ -442,27 +440,6 @@ func placeInContent(content *html.Node, blocks []textBlock, page Page) []int {
 	cum := 0
 	for k, i := range in {
 		b := &blocks[i]
-		x := b.x
-		x[xKept] = 1
-		x[xContentPos] = float32(cum) / float32(max(total, 1))
-		x[xRegionShare] = float32(regions[regionOf[k]]) / float32(max(total, 1))
-		x[xRegionBlocks] = float32(math.Log2(float64(regionBlocks[regionOf[k]])))
-		x[xContentSize] = float32(math.Log2(float64(total) + 1))
-		x[xContentBlocks] = float32(math.Log2(float64(len(in))))
-		switch {
-		case firstLong < 0:
-			x[xPlace] = 2
-		case k < firstLong:
-			x[xPlace], x[xLongDist] = -1, float32(firstLong-k)
-		case k > lastLong:
-			x[xPlace], x[xLongDist] = 1, float32(k-lastLong)
-		}
-		if h1 >= 0 && k < h1 {
-			x[xBeforeH1] = 1
-		}
-		if k == h1 {
-			x[xIsH1] = 1
-		}
 		add(b, "cpos", bucket(float64(cum)/float64(max(total, 1)), 0.05, 0.15, 0.3, 0.5, 0.7, 0.85, 0.95))
 		cum += b.runes
 		switch {
@@ -491,4 +468,65 @@ func placeInContent(content *html.Node, blocks []textBlock, page Page) []int {
 		add(b, "ctotal", bucket(float64(total), 500, 2000, 8000))
 	}
 	return in
+}
+
+// normWord is w lower-cased without the punctuation around it.
+func normWord(w string) string {
+	return strings.ToLower(strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }))
+}
+
+// titleWords are the words of the document's title.
+func titleWords(doc *html.Node) map[string]bool {
+	t := htmlnode.First(doc, "title")
+	if t == nil {
+		return nil
+	}
+	words := map[string]bool{}
+	for _, w := range strings.Fields(htmlnode.Text(t)) {
+		if w = normWord(w); len(w) > 1 {
+			words[w] = true
+		}
+	}
+	return words
+}
+
+// referenceWords name the lists of references and footnotes that
+// citations point into.
+var referenceWords = map[string]bool{
+	"references": true, "reflist": true, "footnotes": true, "footnote": true,
+	"citations": true, "bibliography": true, "endnotes": true,
+}
+
+// keeps reports whether block n stays whatever the model says: what a
+// reader needs even where a benchmark's ground truth leaves it out. The
+// headings that map the page, the dates and authors of posts (a block
+// holding a <time>), a product's price, and the references citations
+// point to.
+func keeps(n *html.Node, page Page) bool {
+	if isHeading(n) || htmlnode.Closest(n, "h1", "h2", "h3", "h4", "h5", "h6") != nil {
+		return true
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && inlineTags[c.Data] && (c.Data == "time" || htmlnode.First(c, "time") != nil) {
+			return true
+		}
+	}
+	if page.Type == TypeProduct && hasPrice(blockText(n)) {
+		return true
+	}
+	d := 0
+	for a := n; a != nil && a.Type == html.ElementNode && d < 6; a = a.Parent {
+		for _, at := range a.Attr {
+			if at.Key != "class" && at.Key != "id" {
+				continue
+			}
+			for _, w := range splitName(at.Val) {
+				if referenceWords[w] {
+					return true
+				}
+			}
+		}
+		d++
+	}
+	return false
 }

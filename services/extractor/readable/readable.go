@@ -9,6 +9,7 @@ package readable
 
 import (
 	"context"
+	"strings"
 
 	"golang.org/x/net/html"
 
@@ -58,8 +59,9 @@ func ArticleWith(m *BlockModel) func(ctx context.Context, doc *html.Node, page P
 type Sample struct {
 	Text     string
 	Features []uint32
-	Dense    []float32
 	Kept     bool
+	// Protected says the block stays whatever a model rates it.
+	Protected bool
 }
 
 // Samples runs ArticleOf's rules on doc, without a model, and returns every
@@ -72,7 +74,7 @@ func Samples(ctx context.Context, doc *html.Node, page Page) ([]Sample, error) {
 	}
 	samples := make([]Sample, len(blocks))
 	for i, b := range blocks {
-		samples[i] = Sample{Text: b.text, Features: b.feats, Dense: b.x, Kept: content != nil && under(content, b.n)}
+		samples[i] = Sample{Text: b.text, Features: b.feats, Kept: content != nil && under(content, b.n), Protected: b.kept}
 	}
 	return samples, nil
 }
@@ -105,7 +107,7 @@ func articleOf(ctx context.Context, doc *html.Node, page Page, m *BlockModel, ca
 	}
 	in := placeInContent(content, blocks, page)
 	if m != nil {
-		m.prune(content, blocks, in)
+		m.prune(content, blocks, in, m.threshold(page.Type))
 	}
 	return content, ctx.Err()
 }
@@ -170,10 +172,10 @@ func under(content, n *html.Node) bool {
 // prune removes from content the text of the blocks in it (in, indexes of
 // blocks) that m rates under its threshold, and the blocks left empty by
 // that.
-func (m *BlockModel) prune(content *html.Node, blocks []textBlock, in []int) {
+func (m *BlockModel) prune(content *html.Node, blocks []textBlock, in []int, threshold float32) {
 	for k := len(in) - 1; k >= 0; k-- {
 		b := blocks[in[k]]
-		if m.rate(b) >= m.Threshold {
+		if b.kept || m.Prob(b.feats) >= threshold {
 			continue
 		}
 		for c := b.n.FirstChild; c != nil; {
@@ -183,10 +185,23 @@ func (m *BlockModel) prune(content *html.Node, blocks []textBlock, in []int) {
 			}
 			c = next
 		}
-		if b.n != content && b.n.FirstChild == nil {
-			htmlnode.Remove(b.n)
+		// The block, and the wrappers it leaves empty, go too.
+		for n := b.n; n != content && n.Parent != nil && empty(n); {
+			parent := n.Parent
+			htmlnode.Remove(n)
+			n = parent
 		}
 	}
+}
+
+// empty reports whether n holds nothing but white space.
+func empty(n *html.Node) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.TextNode || strings.TrimSpace(c.Data) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // isWide reports whether pages of type t are drawn wide.

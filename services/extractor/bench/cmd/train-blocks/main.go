@@ -1,12 +1,14 @@
 // Command train-blocks trains the extractor's block model on a corpus with
-// ground truth (the WCXB development split), reports its cross-validated
-// word F1 per page type beside the rules alone, and writes the model the
-// extractor embeds.
+// ground truth (the WCXB development split), cross-validates it, and
+// writes the model the extractor embeds.
 //
 // A block is labelled content when most of its word trigrams (bigram or
 // word, for shorter blocks) occur in the page's ground truth. Only blocks
 // the rules keep are learned from and rated: the model drops, it never
-// adds.
+// adds. Pages are split into folds by host, so a fold's model has never
+// seen the site it is scored on; the drop threshold of each page type (as
+// the extractor classifies it) is the one with the best out-of-fold word
+// F1 over the pages of that type.
 package main
 
 import (
@@ -19,7 +21,6 @@ import (
 	"net/url"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -29,93 +30,147 @@ import (
 	"distill.dev/services/extractor/readable"
 )
 
+// page is one page of the corpus with what training needs of it.
 type page struct {
 	p        harness.Page
+	kind     readable.PageType // as the extractor classifies it
 	fold     int
 	examples []readable.Example
-	texts    []string // each example's text
+	texts    []string  // each example's text
+	kept     []bool    // each example stays whatever the model says
+	probs    []float32 // each example's out-of-fold rating
 }
 
+// grid are the thresholds tried for each page type.
+var grid = []float32{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6}
+
 func main() {
-	corpus := flag.String("corpus", "", "WCXB split `dir` (or repository, read as its dev split)")
-	out := flag.String("out", "", "write the model trained on every page to `file`")
-	folds := flag.Int("folds", 4, "cross-validation folds, pages split by host; 0 skips cross-validation")
-	bits := flag.Uint("bits", 18, "hash width: 2^bits weights")
-	epochs := flag.Int("epochs", 4, "passes over the examples")
-	l1 := flag.Float64("l1", 1, "L1 regularisation")
-	l2 := flag.Float64("l2", 1, "L2 regularisation")
-	alpha := flag.Float64("alpha", 0.1, "FTRL learning rate")
-	thresholds := flag.String("thresholds", "0.3,0.4,0.5", "drop thresholds to cross-validate; the best one is written")
-	proxy := flag.Bool("proxy", false, "cross-validate on the kept blocks' text alone, without extracting again (fast, approximate), with the labels as an oracle")
-	trees := flag.Int("trees", 0, "boosted trees on the dense features")
-	depth := flag.Int("depth", 4, "levels of each tree")
-	rate := flag.Float64("rate", 0.1, "shrinkage of each tree")
+	var o options
+	flag.StringVar(&o.corpus, "corpus", "", "WCXB split `dir` (or repository, read as its dev split)")
+	flag.StringVar(&o.out, "out", "", "write the model trained on every page to `file`")
+	flag.IntVar(&o.folds, "folds", 4, "cross-validation folds, pages split by host (at least 2)")
+	flag.BoolVar(&o.extract, "extract", true, "score the cross-validated models by extracting every page again, as the benchmark does (slower); false scores the kept blocks' text only")
+	flag.UintVar(&o.cfg.Bits, "bits", 16, "hash width: 2^bits weights")
+	flag.IntVar(&o.cfg.Epochs, "epochs", 4, "passes over the examples")
+	flag.Float64Var(&o.cfg.L1, "l1", 1, "L1 regularisation")
+	flag.Float64Var(&o.cfg.L2, "l2", 1, "L2 regularisation")
+	flag.Float64Var(&o.cfg.Alpha, "alpha", 0.1, "FTRL learning rate")
 	flag.Parse()
-	if err := run(*corpus, *out, *proxy, *folds, readable.TrainConfig{
-		Bits: *bits, Epochs: *epochs, Alpha: *alpha, Beta: 1, L1: *l1, L2: *l2, Seed: 1,
-		Boost: readable.BoostConfig{Trees: *trees, Depth: *depth, Rate: *rate, Lambda: 1, MinHess: 0.5, Bins: 64},
-	}, *thresholds, os.Stdout); err != nil {
+	o.cfg.Beta, o.cfg.Seed = 1, 1
+	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "train-blocks:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, out string, proxy bool, folds int, cfg readable.TrainConfig, thresholdList string, w io.Writer) error {
-	var thresholds []float32
-	for _, s := range strings.Split(thresholdList, ",") {
-		t, err := strconv.ParseFloat(strings.TrimSpace(s), 32)
-		if err != nil || t <= 0 || t >= 1 {
-			return fmt.Errorf("-thresholds: %q is not a number between 0 and 1", s)
-		}
-		thresholds = append(thresholds, float32(t))
+type options struct {
+	corpus, out string
+	folds       int
+	extract     bool
+	cfg         readable.TrainConfig
+}
+
+func run(ctx context.Context, o options, w io.Writer) error {
+	if o.folds < 2 {
+		return fmt.Errorf("-folds %d: need at least 2", o.folds)
 	}
-	c, err := harness.LoadCorpus(dir)
+	if o.cfg.Bits < 8 || o.cfg.Bits > 24 {
+		return fmt.Errorf("-bits %d: want 8 to 24", o.cfg.Bits)
+	}
+	c, err := harness.LoadCorpus(o.corpus)
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
+	if c.Layout != harness.WCXB {
+		return fmt.Errorf("%s: want a WCXB split, whose pages carry their type", c.Dir)
+	}
 	pages := make([]page, len(c.Pages))
 	total := 0
 	for i, p := range c.Pages {
 		u, _ := url.Parse(p.URL)
-		samples, _, err := extract.BlockSamples(ctx, p.HTML, u)
+		samples, kind, err := extract.BlockSamples(ctx, p.HTML, u)
 		if err != nil {
 			return fmt.Errorf("page %s: %w", p.ID, err)
 		}
-		ex, texts := label(samples, p.Truth)
-		pages[i] = page{p: p, fold: foldOf(u, folds), examples: ex, texts: texts}
-		total += len(pages[i].examples)
+		ex, texts, kept := label(samples, p.Truth)
+		pages[i] = page{p: p, kind: kind.Type, fold: foldOf(u, o.folds), examples: ex, texts: texts, kept: kept}
+		total += len(ex)
 	}
-	fmt.Fprintf(w, "corpus %s: %d pages, %d kept blocks to learn from\n", c.Dir, len(pages), total)
+	fmt.Fprintf(w, "corpus %s: %d pages, %d kept blocks to learn from, %d folds by host\n", c.Dir, len(pages), total, o.folds)
 
-	best := thresholds[0]
-	if proxy && folds > 1 {
-		proxyValidate(w, pages, folds, cfg, thresholds)
+	models := make([]*readable.BlockModel, o.folds)
+	for k := range models {
+		models[k] = readable.TrainBlockModel(examplesOf(pages, k), o.cfg)
+		for i := range pages {
+			p := &pages[i]
+			if p.fold != k {
+				continue
+			}
+			p.probs = make([]float32, len(p.examples))
+			for j, ex := range p.examples {
+				p.probs[j] = models[k].Prob(ex.Features)
+			}
+		}
+	}
+	global, perType := chooseThresholds(pages)
+	fmt.Fprintf(w, "\nthresholds by page type as classified (out of fold, on the kept blocks' text): default %.2f", global)
+	for _, t := range sortedTypes(perType) {
+		fmt.Fprintf(w, ", %s %.2f", t, perType[t])
+	}
+	fmt.Fprintln(w)
+
+	columns := []string{"rules", "labels", "model"}
+	scores := make([][]float64, len(columns))
+	for s := range scores {
+		scores[s] = make([]float64, len(pages))
+	}
+	for i, p := range pages {
+		scores[0][i] = blockF1(p, func(int) bool { return true })
+		scores[1][i] = blockF1(p, func(j int) bool { return p.examples[j].Content })
+		th := thresholdFor(p.kind, global, perType)
+		scores[2][i] = blockF1(p, func(j int) bool { return p.kept[j] || p.probs[j] >= th })
+	}
+	fmt.Fprintln(w, "\nword F1 of the kept blocks' text: all of them (rules), those labelled content (labels: the bound of dropping), those the out-of-fold model keeps (model)")
+	table(w, pages, columns, scores)
+
+	if o.extract {
+		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+		rules := harness.DistillWith(extract.New(logger, extract.WithBlockModel(nil)))
+		columns := []string{"rules", "model"}
+		scores := [][]float64{make([]float64, len(pages)), make([]float64, len(pages))}
+		for k, m := range models {
+			m.Threshold, m.Thresholds = global, perType
+			withModel := harness.DistillWith(extract.New(logger, extract.WithBlockModel(m)))
+			for i, p := range pages {
+				if p.fold == k {
+					scores[0][i] = extractF1(ctx, rules, p.p)
+					scores[1][i] = extractF1(ctx, withModel, p.p)
+				}
+			}
+		}
+		fmt.Fprintln(w, "\nword F1 of distill's text output, out of fold: the rules alone, and with the model of the other folds")
+		table(w, pages, columns, scores)
+	}
+
+	if o.out == "" {
 		return nil
 	}
-	if folds > 1 {
-		best = crossValidate(ctx, w, pages, folds, cfg, thresholds)
-	}
-	if out == "" {
-		return nil
-	}
-	cfg.Threshold = best
-	m := readable.TrainBlockModel(examplesOf(pages, -1), cfg)
+	m := readable.TrainBlockModel(examplesOf(pages, -1), o.cfg)
+	m.Threshold, m.Thresholds = global, perType
 	b, err := m.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(out, b, 0o644); err != nil {
+	if err := os.WriteFile(o.out, b, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "wrote %s: %d bytes, threshold %.2f\n", out, len(b), best)
+	fmt.Fprintf(w, "\nwrote %s (%d bytes): trained on all %d pages\n", o.out, len(b), len(pages))
 	return nil
 }
 
-// foldOf puts every page of one host in the same fold, so a fold's model
-// never saw the site it is scored on.
+// foldOf puts every page of one host in the same fold.
 func foldOf(u *url.URL, folds int) int {
-	if folds < 2 || u == nil {
+	if u == nil {
 		return 0
 	}
 	h := fnv.New32a()
@@ -126,12 +181,7 @@ func foldOf(u *url.URL, folds int) int {
 // label turns the blocks the rules keep into examples, each weighing its
 // share of the page's kept words, so every page counts alike, as pages do
 // in the benchmark's mean.
-// allBlocks learns from every block, not only the kept ones.
-var allBlocks = os.Getenv("ALLBLOCKS") != ""
-
-const keptFeature = 0x6b657074
-
-func label(samples []readable.Sample, truth string) ([]readable.Example, []string) {
+func label(samples []readable.Sample, truth string) ([]readable.Example, []string, []bool) {
 	tt := metric.WordTokens(truth)
 	grams := map[string]bool{}
 	for n := 1; n <= 3; n++ {
@@ -141,15 +191,12 @@ func label(samples []readable.Sample, truth string) ([]readable.Example, []strin
 	}
 	var examples []readable.Example
 	var texts []string
-	words := 0
+	var kept []bool
 	var sizes []int
+	words := 0
 	for _, s := range samples {
-		if !s.Kept && !allBlocks {
+		if !s.Kept {
 			continue
-		}
-		feats := s.Features
-		if s.Kept {
-			feats = append(feats[:len(feats):len(feats)], keptFeature)
 		}
 		bt := metric.WordTokens(s.Text)
 		if len(bt) == 0 {
@@ -163,15 +210,16 @@ func label(samples []readable.Sample, truth string) ([]readable.Example, []strin
 				hits++
 			}
 		}
-		examples = append(examples, readable.Example{Features: feats, Dense: s.Dense, Content: hits*2 >= all})
-		sizes = append(sizes, len(bt))
+		examples = append(examples, readable.Example{Features: s.Features, Content: hits*2 >= all})
 		texts = append(texts, s.Text)
+		kept = append(kept, s.Protected)
+		sizes = append(sizes, len(bt))
 		words += len(bt)
 	}
 	for i := range examples {
 		examples[i].Weight = float32(sizes[i]) / float32(words) * 20
 	}
-	return examples, texts
+	return examples, texts, kept
 }
 
 // examplesOf gathers the examples of every page outside fold skip.
@@ -185,117 +233,71 @@ func examplesOf(pages []page, skip int) []readable.Example {
 	return all
 }
 
-// crossValidate scores, page by page, the rules alone and the rules with
-// a model trained on the other folds at each threshold, prints word F1 per
-// page type, and returns the threshold with the best mean.
-func crossValidate(ctx context.Context, w io.Writer, pages []page, folds int, cfg readable.TrainConfig, thresholds []float32) float32 {
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rules := extract.New(logger, extract.WithBlockModel(nil))
-	// scores[0] is the rules alone, scores[1+i] thresholds[i].
-	scores := make([][]float64, 1+len(thresholds))
-	for i := range scores {
-		scores[i] = make([]float64, len(pages))
-	}
-	for k := range folds {
-		cfg.Threshold = thresholds[0]
-		m := readable.TrainBlockModel(examplesOf(pages, k), cfg)
-		for i, p := range pages {
-			if p.fold != k {
-				continue
-			}
-			scores[0][i] = f1(ctx, rules, p.p)
-			for t, th := range thresholds {
-				m.Threshold = th
-				e := extract.New(logger, extract.WithBlockModel(m))
-				scores[1+t][i] = f1(ctx, e, p.p)
-			}
+// blockF1 is the word F1 of the text of p's kept blocks that keep selects.
+func blockF1(p page, keep func(i int) bool) float64 {
+	var b strings.Builder
+	for i, t := range p.texts {
+		if keep(i) {
+			b.WriteString(t)
+			b.WriteByte('\n')
 		}
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "type\tpages\trules\t")
-	for _, th := range thresholds {
-		fmt.Fprintf(tw, "cv@%.2f\t", th)
-	}
-	fmt.Fprintln(tw)
-	types := append(slices.Clone(harness.PageTypes), "all")
-	bestMean, best := -1.0, thresholds[0]
-	for _, typ := range types {
-		n := 0
-		sums := make([]float64, len(scores))
-		for i, p := range pages {
-			if typ != "all" && p.p.Type != typ {
-				continue
-			}
-			n++
-			for s := range scores {
-				sums[s] += scores[s][i]
-			}
-		}
-		if n == 0 {
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%d\t", typ, n)
-		for s := range sums {
-			fmt.Fprintf(tw, "%.3f\t", sums[s]/float64(n))
-			if typ == "all" && s > 0 && sums[s]/float64(n) > bestMean {
-				bestMean, best = sums[s]/float64(n), thresholds[s-1]
-			}
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "word F1, out of fold (%d folds by host); best threshold %.2f\n", folds, best)
-	return best
+	return metric.CompareWords(p.p.Truth, b.String()).F1
 }
 
-func f1(ctx context.Context, e *extract.Extractor, p harness.Page) float64 {
-	text, err := harness.DistillWith(e).Extract(ctx, p)
-	if err != nil {
-		return 0
+// chooseThresholds picks, from grid, the threshold with the best mean
+// out-of-fold F1 over all pages, and for each classified type over its
+// pages.
+func chooseThresholds(pages []page) (float32, map[readable.PageType]float32) {
+	sums := map[readable.PageType][]float64{}
+	all := make([]float64, len(grid))
+	for _, p := range pages {
+		if sums[p.kind] == nil {
+			sums[p.kind] = make([]float64, len(grid))
+		}
+		for g, th := range grid {
+			f := blockF1(p, func(j int) bool { return p.kept[j] || p.probs[j] >= th })
+			sums[p.kind][g] += f
+			all[g] += f
+		}
 	}
-	return metric.CompareWords(p.Truth, text).F1
+	best := func(s []float64) float32 {
+		b := 0
+		for g := range s {
+			if s[g] > s[b] {
+				b = g
+			}
+		}
+		return grid[b]
+	}
+	perType := map[readable.PageType]float32{}
+	for t, s := range sums {
+		perType[t] = best(s)
+	}
+	return best(all), perType
 }
 
-// proxyValidate is crossValidate scored on the kept blocks' own text, with
-// the labels themselves as a bound.
-func proxyValidate(w io.Writer, pages []page, folds int, cfg readable.TrainConfig, thresholds []float32) {
-	scores := make([][]float64, 2+len(thresholds))
-	for i := range scores {
-		scores[i] = make([]float64, len(pages))
+func thresholdFor(t readable.PageType, global float32, perType map[readable.PageType]float32) float32 {
+	if v, ok := perType[t]; ok {
+		return v
 	}
-	join := func(p page, keep func(i int) bool) string {
-		var b strings.Builder
-		for i, t := range p.texts {
-			if keep(i) {
-				b.WriteString(t)
-				b.WriteByte('\n')
-			}
-		}
-		return b.String()
+	return global
+}
+
+func sortedTypes(m map[readable.PageType]float32) []readable.PageType {
+	var ts []readable.PageType
+	for t := range m {
+		ts = append(ts, t)
 	}
-	for k := range folds {
-		m := readable.TrainBlockModel(examplesOf(pages, k), cfg)
-		for i, p := range pages {
-			if p.fold != k {
-				continue
-			}
-			scores[0][i] = metric.CompareWords(p.p.Truth, join(p, func(int) bool { return true })).F1
-			scores[1][i] = metric.CompareWords(p.p.Truth, join(p, func(j int) bool { return p.examples[j].Content })).F1
-			probs := make([]float32, len(p.examples))
-			for j, ex := range p.examples {
-				probs[j] = m.Prob(ex.Features, ex.Dense)
-			}
-			for t, th := range thresholds {
-				scores[2+t][i] = metric.CompareWords(p.p.Truth, join(p, func(j int) bool { return probs[j] >= th })).F1
-			}
-		}
-	}
+	slices.Sort(ts)
+	return ts
+}
+
+// table prints the mean of each column of scores per page type (the
+// corpus's types) and over all pages.
+func table(w io.Writer, pages []page, columns []string, scores [][]float64) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "type\tpages\tkept\toracle\t")
-	for _, th := range thresholds {
-		fmt.Fprintf(tw, "cv@%.2f\t", th)
-	}
-	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "type\tpages\t%s\t\n", strings.Join(columns, "\t"))
 	for _, typ := range append(slices.Clone(harness.PageTypes), "all") {
 		n := 0
 		sums := make([]float64, len(scores))
@@ -318,4 +320,12 @@ func proxyValidate(w io.Writer, pages []page, folds int, cfg readable.TrainConfi
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+}
+
+func extractF1(ctx context.Context, ex harness.Extractor, p harness.Page) float64 {
+	text, err := ex.Extract(ctx, p)
+	if err != nil {
+		return 0
+	}
+	return metric.CompareWords(p.Truth, text).F1
 }
