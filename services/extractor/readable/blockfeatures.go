@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -530,3 +531,37 @@ func keeps(n *html.Node, page Page) bool {
 	}
 	return false
 }
+
+// fingerprintPage exercises every kind of feature, so that any change to
+// how features are computed changes featureFingerprint.
+const fingerprintPage = `<html><head><title>Trail Flask 600 | Shop</title></head><body>
+<header class="siteHeader"><nav role="navigation"><ul><li><a href="/">Home</a></li><li><a href="/shop">Shop</a></li></ul></nav></header>
+<main><article class="product-page"><h1>Trail Flask 600</h1><p>A steel flask, cold all day: it has a loop, a cap, and a cage mount.</p>
+<div class="price">€24.00</div><p>Added <time>Jan 2</time> by <a href="/u/kim">kim</a></p>
+<table><tr><td>Volume</td><td>600 ml</td></tr></table><section class="related"><ol class="references"><li>Ref 1.</li><li>Ref 2.</li></ol></section></article></main>
+<footer id="footer">© 2025 Shop | <a href="/terms">Terms</a></footer></body></html>`
+
+// featureFingerprint is a digest of the features of fingerprintPage. A
+// model stores the one it was trained with; one trained on other features
+// does not load.
+var featureFingerprint = sync.OnceValue(func() uint32 {
+	doc, err := html.Parse(strings.NewReader(fingerprintPage))
+	if err != nil {
+		panic("readable: fingerprint page: " + err.Error())
+	}
+	body := htmlnode.First(doc, "body")
+	st := measure(body)
+	page := Page{Type: TypeProduct}
+	blocks := segment(body, st, page, titleWords(doc), false)
+	placeInContent(body, blocks, page)
+	h := uint32(2166136261)
+	for _, b := range blocks {
+		for _, f := range b.feats {
+			h = (h ^ f) * 16777619
+		}
+		if b.kept {
+			h = (h ^ 1) * 16777619
+		}
+	}
+	return h
+})

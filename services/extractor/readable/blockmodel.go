@@ -48,13 +48,15 @@ func (m *BlockModel) threshold(t PageType) float32 {
 // with the features, since weights learned on other features mean nothing.
 const modelMagic = "DBM3"
 
-// MarshalBinary encodes m, little-endian: the magic, the hash width, the
+// MarshalBinary encodes m, little-endian: the magic, the fingerprint of
+// the features it was trained on, the hash width, the
 // default threshold, the per-type thresholds as (length-prefixed type,
 // threshold) pairs, then the nonzero weights as (index, weight) pairs.
 func (m *BlockModel) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(modelMagic)
 	put := func(v any) { binary.Write(&b, binary.LittleEndian, v) }
+	put(featureFingerprint())
 	put(uint32(m.bits))
 	put(m.Threshold)
 	types := make([]PageType, 0, len(m.Thresholds))
@@ -84,7 +86,11 @@ func (m *BlockModel) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-var errBadModel = errors.New("block model: not a model file of this build, or damaged")
+var errBadModel = errors.New("block model: not a model file, or damaged")
+
+// ErrOtherFeatures is a model trained on features other than those this
+// build computes: its weights would mean nothing, so it does not load.
+var ErrOtherFeatures = errors.New("block model: trained on other block features than this build's; retrain it with make train-blocks")
 
 // UnmarshalBinary decodes what MarshalBinary wrote.
 func (m *BlockModel) UnmarshalBinary(data []byte) error {
@@ -94,8 +100,14 @@ func (m *BlockModel) UnmarshalBinary(data []byte) error {
 		return errBadModel
 	}
 	get := func(v any) bool { return binary.Read(r, binary.LittleEndian, v) == nil }
-	var bits, types, nonzero uint32
+	var fingerprint, bits, types, nonzero uint32
 	var threshold float32
+	if !get(&fingerprint) {
+		return errBadModel
+	}
+	if fingerprint != featureFingerprint() {
+		return ErrOtherFeatures
+	}
 	if !get(&bits) || bits < 8 || bits > 24 || !get(&threshold) || !get(&types) || types > 16 {
 		return errBadModel
 	}
@@ -139,8 +151,8 @@ var embeddedModel []byte
 var DefaultBlockModel = sync.OnceValue(func() *BlockModel {
 	var m BlockModel
 	if err := m.UnmarshalBinary(embeddedModel); err != nil {
-		// A build whose features changed without a retrained model would
-		// rate blocks on meaningless weights: better no model at all, and
+		// Rating blocks with weights learned on other features would drop
+		// content at random: better the rules alone, and
 		// TestEmbeddedBlockModelLoads fails such a build.
 		return nil
 	}

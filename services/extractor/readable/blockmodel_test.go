@@ -95,7 +95,7 @@ func TestBlockModelRefusesDamagedFiles(t *testing.T) {
 		"empty":          nil,
 		"other magic":    append([]byte("DBM1"), good[4:]...),
 		"trailing bytes": append(slices.Clone(good), 0),
-		"hash too wide":  append(append([]byte(modelMagic), 30, 0, 0, 0), good[8:]...),
+		"hash too wide":  append(append(slices.Clone(good[:8]), 30, 0, 0, 0), good[12:]...),
 	}
 	for cut := 1; cut < len(good); cut += max(1, len(good)/40) {
 		damaged["cut at "+string(rune('0'+cut%10))+strings.Repeat("+", cut/10%5)] = good[:cut]
@@ -109,6 +109,40 @@ func TestBlockModelRefusesDamagedFiles(t *testing.T) {
 		if err := got.UnmarshalBinary(data); !errors.Is(err, errBadModel) {
 			t.Errorf("%s: err = %v, want errBadModel", name, err)
 		}
+	}
+
+	// A model of other features: its fingerprint differs.
+	other := slices.Clone(good)
+	other[4] ^= 0xff
+	var got BlockModel
+	if err := got.UnmarshalBinary(other); !errors.Is(err, ErrOtherFeatures) {
+		t.Errorf("model of other features: err = %v, want ErrOtherFeatures", err)
+	}
+}
+
+func TestFeatureFingerprintFollowsTheFeatures(t *testing.T) {
+	t.Parallel()
+	// The fingerprint page yields blocks of every kind it is meant to
+	// exercise, so a change to any feature changes the fingerprint.
+	doc := parse(t, fingerprintPage)
+	body := htmlnode.First(doc, "body")
+	st := measure(body)
+	blocks := segment(body, st, Page{Type: TypeProduct}, titleWords(doc), false)
+	placeInContent(body, blocks, Page{Type: TypeProduct})
+	kept, withTime := 0, false
+	for _, b := range blocks {
+		if b.kept {
+			kept++
+		}
+		if strings.Contains(blockText(b.n), "Jan 2") {
+			withTime = b.kept
+		}
+	}
+	if len(blocks) < 10 || kept < 4 || !withTime {
+		t.Errorf("fingerprint page: %d blocks, %d always kept, dated block kept %v", len(blocks), kept, withTime)
+	}
+	if featureFingerprint() != featureFingerprint() || featureFingerprint() == 0 {
+		t.Error("fingerprint is not stable")
 	}
 }
 
