@@ -192,6 +192,10 @@ CORPUS ?= ../shared/bench/scrapinghub
 bench-extract: ## Score distill, go-trafilatura and go-readability on one core, per page type: make bench-extract [CORPUS=scrapinghub dir, WCXB split or repo] [BENCH_ARGS="-rounds 1 -worst 20 -type forum"].
 	cd services/extractor/bench && GOWORK=off go run ./cmd/bench-extract -corpus $(abspath $(CORPUS)) -out $(CURDIR)/bench-out $(BENCH_ARGS)
 
+.PHONY: train-blocks
+train-blocks: ## Train the extractor's block model on a WCXB split, print its cross-validated word F1 per page type, and write the model distill embeds: make train-blocks CORPUS=WCXB split or repo [TRAIN_ARGS="-folds 4"].
+	cd $(BENCH_MODULE) && GOWORK=off go run ./cmd/train-blocks -corpus $(abspath $(CORPUS)) -out $(CURDIR)/services/extractor/readable/blockmodel.bin $(TRAIN_ARGS)
+
 .PHONY: bench-chunks
 bench-chunks: ## Check that no chunk of any page of the shared scrapinghub corpus passes its token bound, at four chunk sizes: make bench-chunks [DISTILL_BENCH_CORPUS=dir].
 	cd services/extractor && go test -run '^$$' -bench 'ChunkBoundOnCorpus' -benchtime 1x ./extract

@@ -9,6 +9,7 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/services/extractor/pdf"
+	"distill.dev/services/extractor/readable"
 )
 
 // MemoryPerPageByte is what an extraction holds at its peak for each byte
@@ -93,4 +94,11 @@ func byteSize(n int) string {
 		return strconv.Itoa(n>>10) + " KiB"
 	}
 	return strconv.Itoa(n) + " bytes"
+}
+
+// WithBlockModel makes the article profile rate the blocks its rules keep
+// with m instead of the embedded model; nil leaves the rules' choice as it
+// is. The training command uses it to score models it has not embedded.
+func WithBlockModel(m *readable.BlockModel) Option {
+	return func(e *Extractor) { e.article = readable.ArticleWith(m) }
 }

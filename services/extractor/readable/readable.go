@@ -9,6 +9,7 @@ package readable
 
 import (
 	"context"
+	"strings"
 
 	"golang.org/x/net/html"
 
@@ -38,8 +39,49 @@ func Article(ctx context.Context, doc *html.Node) (*html.Node, error) {
 }
 
 // ArticleOf is Article for a page classified as page: a thread keeps all
-// its posts, a list all its cards, a landing page all its sections.
+// its posts, a list all its cards, a landing page all its sections. The
+// blocks the rules keep are then rated by the embedded block model, which
+// drops those a reader did not come for.
 func ArticleOf(ctx context.Context, doc *html.Node, page Page) (*html.Node, error) {
+	return articleOf(ctx, doc, page, DefaultBlockModel(), nil)
+}
+
+// ArticleWith is ArticleOf rating blocks with m instead of the embedded
+// model; a nil m leaves the rules' choice as it is.
+func ArticleWith(m *BlockModel) func(ctx context.Context, doc *html.Node, page Page) (*html.Node, error) {
+	return func(ctx context.Context, doc *html.Node, page Page) (*html.Node, error) {
+		return articleOf(ctx, doc, page, m, nil)
+	}
+}
+
+// Sample is one block of a page as the block model sees it, for training:
+// its own text, its features, and whether the rules kept it.
+type Sample struct {
+	Text     string
+	Features []uint32
+	Kept     bool
+	// Protected says the block stays whatever a model rates it.
+	Protected bool
+}
+
+// Samples runs ArticleOf's rules on doc, without a model, and returns every
+// block of the page's body.
+func Samples(ctx context.Context, doc *html.Node, page Page) ([]Sample, error) {
+	var blocks []textBlock
+	content, err := articleOf(ctx, doc, page, nil, &blocks)
+	if err != nil {
+		return nil, err
+	}
+	samples := make([]Sample, len(blocks))
+	for i, b := range blocks {
+		samples[i] = Sample{Text: b.text, Features: b.feats, Kept: content != nil && under(content, b.n), Protected: b.kept}
+	}
+	return samples, nil
+}
+
+// articleOf is ArticleOf with model m (nil for the rules alone); a non-nil
+// capture receives every block of the body, text included.
+func articleOf(ctx context.Context, doc *html.Node, page Page, m *BlockModel, capture *[]textBlock) (*html.Node, error) {
 	body := htmlnode.First(doc, "body")
 	if body == nil {
 		return nil, nil
@@ -48,11 +90,34 @@ func ArticleOf(ctx context.Context, doc *html.Node, page Page) (*html.Node, erro
 	if unwrapNoscript(body, st.of(body).text) {
 		st = measure(body)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	removeNonContent(body, st)
+	var blocks []textBlock
+	if m != nil || capture != nil {
+		blocks = segment(body, st, page, titleWords(doc), capture != nil)
+		if capture != nil {
+			*capture = blocks
+		}
+	}
+	content, err := choose(ctx, body, st, page)
+	if err != nil || content == nil || m == nil && capture == nil {
+		return content, err
+	}
+	in := placeInContent(content, blocks, page)
+	if m != nil {
+		m.prune(content, blocks, in, m.threshold(page.Type))
+	}
+	return content, ctx.Err()
+}
+
+// choose is the rules' choice of content in body, its non-content removed.
+func choose(ctx context.Context, body *html.Node, st treeStats, page Page) (*html.Node, error) {
 	if isWide(page.Type) && !page.Uncertain {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		removeNonContent(body, st)
 		content := wide(body, st, page.Type == TypeForum)
 		if page.Type == TypeProduct {
 			addProductFacts(content, page.Product)
@@ -65,7 +130,6 @@ func ArticleOf(ctx context.Context, doc *html.Node, page Page) (*html.Node, erro
 	// Each pass is linear in the page: looking between them bounds how
 	// long a cancelled extraction runs on.
 	for _, pass := range []func(){
-		func() { removeNonContent(body, st) },
 		func() { sc = score(body, st) },
 		func() {
 			// On a page of no clear type, a best block with little of the
@@ -93,6 +157,51 @@ func ArticleOf(ctx context.Context, doc *html.Node, page Page) (*html.Node, erro
 		pass()
 	}
 	return content, nil
+}
+
+// under reports whether n is content or sits inside it.
+func under(content, n *html.Node) bool {
+	for a := n; a != nil; a = a.Parent {
+		if a == content {
+			return true
+		}
+	}
+	return false
+}
+
+// prune removes from content the text of the blocks in it (in, indexes of
+// blocks) that m rates under its threshold, and the blocks left empty by
+// that.
+func (m *BlockModel) prune(content *html.Node, blocks []textBlock, in []int, threshold float32) {
+	for k := len(in) - 1; k >= 0; k-- {
+		b := blocks[in[k]]
+		if b.kept || m.Prob(b.feats) >= threshold {
+			continue
+		}
+		for c := b.n.FirstChild; c != nil; {
+			next := c.NextSibling
+			if c.Type == html.TextNode || c.Type == html.ElementNode && inlineTags[c.Data] {
+				htmlnode.Remove(c)
+			}
+			c = next
+		}
+		// The block, and the wrappers it leaves empty, go too.
+		for n := b.n; n != content && n.Parent != nil && empty(n); {
+			parent := n.Parent
+			htmlnode.Remove(n)
+			n = parent
+		}
+	}
+}
+
+// empty reports whether n holds nothing but white space.
+func empty(n *html.Node) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.TextNode || strings.TrimSpace(c.Data) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // isWide reports whether pages of type t are drawn wide.

@@ -35,7 +35,11 @@ func pageURL(p Page) string {
 // Distill is the article profile with text output: what
 // `distill extract --format text` prints.
 func Distill(logger *slog.Logger) Extractor {
-	e := extract.New(logger)
+	return DistillWith(extract.New(logger))
+}
+
+// DistillWith is Distill running extractor e.
+func DistillWith(e *extract.Extractor) Extractor {
 	opts := &distillv1.FetchOptions{
 		Format:  distillv1.Format_FORMAT_TEXT,
 		Profile: distillv1.Profile_PROFILE_ARTICLE,
