@@ -12,14 +12,19 @@ import (
 	"distill.dev/services/platform/envflag"
 )
 
+// packageCacheDir is the cache TestMain points the package at.
+var packageCacheDir string
+
 // TestMain keeps every test of the package, fetch tests included, off the
 // user's cache: a page cached by an earlier run on a reused port would
-// otherwise answer for a test's server.
+// otherwise answer for a test's server. Runs through testEnv get a cache
+// per test on top of that.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "distill-cli-cache-")
 	if err != nil {
 		panic(err)
 	}
+	packageCacheDir = dir
 	os.Setenv(string(envflag.CacheDir), dir)
 	code := m.Run()
 	os.RemoveAll(dir)

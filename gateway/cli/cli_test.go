@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"distill.dev/services/platform/envflag"
@@ -68,8 +69,30 @@ func pages(t *testing.T) *httptest.Server {
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = Run(context.Background(), args, envflag.FromOS(), &out, &errOut)
+	code = Run(context.Background(), args, testEnv(t), &out, &errOut)
 	return out.String(), errOut.String(), code
+}
+
+// testCaches holds each test's own fetch cache directory, by test.
+var testCaches sync.Map
+
+// testEnv is the process's environment for a run of test t, but for the
+// fetch cache: unless t set its own, t gets a cache of its own, shared by
+// its runs only. Tests reuse loopback ports, so in a cache shared by the
+// package a page one test cached would answer for another test's server
+// on the same port.
+func testEnv(t *testing.T) *envflag.Env {
+	dir, ok := testCaches.Load(t)
+	if !ok {
+		dir, _ = testCaches.LoadOrStore(t, t.TempDir())
+	}
+	return envflag.New(func(key string) (string, bool) {
+		v, ok := os.LookupEnv(key)
+		if key == string(envflag.CacheDir) && (!ok || v == packageCacheDir) {
+			return dir.(string), true
+		}
+		return v, ok
+	})
 }
 
 func TestFetchMarkdown(t *testing.T) {

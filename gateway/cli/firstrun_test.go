@@ -170,7 +170,8 @@ func stalled(t *testing.T) (srv *httptest.Server, release func()) {
 func runAsync(t *testing.T, stdout, stderr io.Writer, args ...string) (wait func() int) {
 	t.Helper()
 	done := make(chan int, 1)
-	go func() { done <- Run(context.Background(), args, envflag.FromOS(), stdout, stderr) }()
+	env := testEnv(t)
+	go func() { done <- Run(context.Background(), args, env, stdout, stderr) }()
 	return func() int { return <-done }
 }
 

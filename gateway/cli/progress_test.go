@@ -5,8 +5,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"distill.dev/services/platform/envflag"
 )
 
 func TestProgressOnATerminalOnly(t *testing.T) {
@@ -51,6 +49,6 @@ func runOnTerminal(t *testing.T, args ...string) (stdout, stderr string, code in
 	t.Helper()
 	var out bytes.Buffer
 	var errOut screen
-	code = Run(context.Background(), args, envflag.FromOS(), &out, &errOut)
+	code = Run(context.Background(), args, testEnv(t), &out, &errOut)
 	return out.String(), errOut.String(), code
 }
