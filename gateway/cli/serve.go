@@ -42,10 +42,10 @@ func newServeCmd(g *globals) *cobra.Command {
 			"Without tokens the API is open and served on a loopback address only, unless\n" +
 			"--no-auth. serve logs at info, where it listens first, unless --log-level says\n" +
 			"otherwise.\n\n" +
-			"--http ADDR serves Firecrawl's HTTP API (/v2/scrape, /v2/batch/scrape, /v2/map\n" +
-			"and the v1 endpoints the SDKs use) beside the gRPC API, with the same tokens\n" +
-			"as 'Authorization: Bearer <token>'; its requests reach loopback only with\n" +
-			"--allow-local. Batch webhooks are signed with " + string(envflag.WebhookSecret) + "\n" +
+			"--http ADDR serves Firecrawl's HTTP API (/v2/scrape, /v2/batch/scrape, /v2/crawl,\n" +
+			"/v2/map and the v1 endpoints the SDKs use) beside the gRPC API, with the same\n" +
+			"tokens as 'Authorization: Bearer <token>'; its requests reach loopback only with\n" +
+			"--allow-local. Batch and crawl webhooks are signed with " + string(envflag.WebhookSecret) + "\n" +
 			"(refused without it) and delivered under the network policy.\n\n" +
 			"With --policy FILE it serves HostService too: host mode's inspect, extract and\n" +
 			"summarize under the policy, for the actor whose token (the policy's tokens) calls,\n" +

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"distill.dev/gateway/api"
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	"distill.dev/services/fetcher/crawl"
 )
 
 // batchRequest is POST /v{1,2}/batch/scrape: the URLs, and scrape options
@@ -32,10 +34,6 @@ const (
 	stateFailed    = "failed"
 	stateCancelled = "cancelled"
 )
-
-// pageBytes bounds one answer of a job's status, as Firecrawl pages its
-// results by 10 MB with next.
-const pageBytes = 10 << 20
 
 func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int) {
 	var req batchRequest
@@ -103,7 +101,7 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 	}
 	j.sources, j.plan = sources, p
 	if hook != nil {
-		j.hook = s.newWebhookSender(hook)
+		j.hook = s.newWebhookSender(hook, kindBatch)
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	j.cancel = cancel
@@ -189,23 +187,29 @@ func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
 		return
 	}
-	skip := 0
-	if v := r.URL.Query().Get("skip"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			writeError(w, badRequest("Bad Request: skip must be a whole number, got %q", v))
-			return
-		}
-		skip = n
+	skip, err := wholeNumber(r, "skip")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	limit, err := wholeNumber(r, "limit")
+	if err != nil {
+		writeError(w, err)
+		return
 	}
 	j.mu.Lock()
+	total := len(j.docs)
+	if j.crawl != nil {
+		total = j.crawlTotal()
+	}
 	out := batchStatusResponse{
-		Success: true, Status: j.status, Total: len(j.docs), Completed: j.succeeded,
+		Success: true, Status: j.status, Total: total, Completed: j.succeeded,
 		CreditsUsed: j.succeeded, ExpiresAt: j.expires.UTC().Format(time.RFC3339), Error: j.failure,
 		Data: []*document{},
 	}
-	// The documents done so far, in the order of the batch's URLs, at
-	// most pageBytes of them; next skips past them.
+	// The documents done so far, in the order of the batch's URLs (a
+	// crawl's in the order they completed), at most StatusPageBytes of
+	// them and limit if the client gave one; next skips past them.
 	seen, size := 0, 0
 	for i, d := range j.docs {
 		if d == nil {
@@ -216,8 +220,12 @@ func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		b, _ := json.Marshal(d)
-		if size > 0 && size+len(b) > pageBytes {
-			out.Next = statusURL(r, r.URL.Path) + "?skip=" + strconv.Itoa(seen-1)
+		if size > 0 && size+len(b) > s.cfg.StatusPageBytes || limit > 0 && len(out.Data) == limit {
+			next := "?skip=" + strconv.Itoa(seen-1)
+			if limit > 0 {
+				next += "&limit=" + strconv.Itoa(limit)
+			}
+			out.Next = statusURL(r, r.URL.Path) + next
 			break
 		}
 		size += len(b)
@@ -225,6 +233,19 @@ func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	j.mu.Unlock()
 	writeJSON(w, http.StatusOK, out)
+}
+
+// wholeNumber is the query parameter name, 0 when absent.
+func wholeNumber(r *http.Request, name string) (int, *apiError) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, badRequest("Bad Request: %s must be a whole number, got %q", name, v)
+	}
+	return n, nil
 }
 
 func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
@@ -264,13 +285,25 @@ func (s *Server) batchErrors(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// job is one batch scrape, kept until it expires.
+// Kinds of job, as webhook event types name them.
+const (
+	kindBatch = "batch_scrape"
+	kindCrawl = "crawl"
+)
+
+// job is one batch scrape or crawl, kept until it expires.
 type job struct {
 	id      string
+	kind    string
 	expires time.Time
 	sources []string
 	plan    *plan
 	cancel  context.CancelFunc
+	// crawl is a crawl's job, limit its page limit, and final its status
+	// once it ended; nil for a batch.
+	crawl *crawl.Job
+	limit int
+	final *crawl.Status
 	// hook delivers the job's events; nil without a webhook.
 	hook *webhookSender
 
@@ -336,7 +369,7 @@ func (js *jobs) start(n int) (*job, *apiError) {
 	case js.running <- struct{}{}:
 	default:
 		return nil, &apiError{status: http.StatusTooManyRequests, retryAfter: 5 * time.Second,
-			msg: "Rate limit exceeded: this server runs " + strconv.Itoa(cap(js.running)) + " batch scrapes at once; retry after 5 seconds"}
+			msg: "Rate limit exceeded: this server runs " + strconv.Itoa(cap(js.running)) + " batch scrapes and crawls at once; retry after 5 seconds"}
 	}
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -344,9 +377,9 @@ func (js *jobs) start(n int) (*job, *apiError) {
 	if len(js.order) >= js.max {
 		<-js.running
 		return nil, &apiError{status: http.StatusTooManyRequests, retryAfter: 5 * time.Second,
-			msg: "Rate limit exceeded: this server keeps " + strconv.Itoa(js.max) + " batch scrapes; retry after 5 seconds"}
+			msg: "Rate limit exceeded: this server keeps " + strconv.Itoa(js.max) + " batch scrapes and crawls; retry after 5 seconds"}
 	}
-	j := &job{id: newID(), expires: time.Now().Add(js.ttl), status: stateScraping, docs: make([]*document, n)}
+	j := &job{id: newID(), kind: kindBatch, expires: time.Now().Add(js.ttl), status: stateScraping, docs: make([]*document, n)}
 	js.byID[j.id] = j
 	js.order = append(js.order, j)
 	js.wg.Add(1)
@@ -375,6 +408,15 @@ func (js *jobs) evict(now time.Time) {
 func (js *jobs) finished(*job) {
 	<-js.running
 	js.wg.Done()
+}
+
+// abandon forgets a job that never started.
+func (js *jobs) abandon(j *job) {
+	js.mu.Lock()
+	delete(js.byID, j.id)
+	js.order = slices.DeleteFunc(js.order, func(o *job) bool { return o == j })
+	js.mu.Unlock()
+	js.finished(j)
 }
 
 func (js *jobs) get(id string) *job {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,9 @@ const testToken = "firecrawl-test-token-0123456789"
 // words makes a page long enough that distill keeps it as fetched: a
 // short page looks like an app shell and would be rendered.
 var words = strings.Repeat("Tide tables tell the harbour when the water will rise and fall. ", 12)
+
+// docsPages is how many numbered pages /docs has.
+const docsPages = 6
 
 // site serves the pages the tests scrape, on loopback.
 func site(t *testing.T) *httptest.Server {
@@ -62,6 +66,27 @@ func site(t *testing.T) *httptest.Server {
 		base := "http://" + r.Host
 		fmt.Fprintf(w, `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
 <url><loc>%[1]s/article</loc></url><url><loc>%[1]s/page/1</loc></url><url><loc>%[1]s/page/2</loc></url></urlset>`, base)
+	})
+	// /docs is a small site to crawl: an index, pages that link on to
+	// the next, one answer that is not a page, and a page outside /docs.
+	mux.HandleFunc("/docs/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<html><head><title>Docs</title></head><body><main><p>%s</p>
+<a href="/docs/1">One</a> <a href="/docs/blob">Blob</a> <a href="/article">Article</a></main></body></html>`, words)
+	})
+	mux.HandleFunc("/docs/{n}", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.PathValue("n"))
+		if err != nil {
+			w.Header().Set("Content-Type", "application/zip")
+			fmt.Fprint(w, "PK\x03\x04 not a page")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		next := ""
+		if n < docsPages {
+			next = fmt.Sprintf(`<a href="/docs/%d">Next</a>`, n+1)
+		}
+		fmt.Fprintf(w, "<html><head><title>Doc %d</title></head><body><main><p>%s</p>%s <a href=\"/docs/\">Index</a></main></body></html>", n, words, next)
 	})
 	mux.HandleFunc("/hang", func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "User-agent: *\nAllow: /\n") })
@@ -299,7 +324,13 @@ func TestRefusals(t *testing.T) {
 		{"too large", "POST", "/v2/scrape", map[string]any{"url": page, "origin": strings.Repeat("x", 5000)}, 413, "Payload Too Large"},
 		{"bad selector", "POST", "/v2/scrape", map[string]any{"url": page, "includeTags": []string{"div:has(p:has(a))"}}, 400, "includeTags"},
 		{"search", "POST", "/v2/search", map[string]any{"query": "tides"}, 400, "not supported: distill does not search the web"},
-		{"crawl", "POST", "/v2/crawl", map[string]any{"url": page}, 400, "crawl: not supported yet"},
+		{"crawl prompt", "POST", "/v2/crawl", map[string]any{"url": page, "prompt": "only the docs"}, 400, "prompt: not supported"},
+		{"crawl external", "POST", "/v2/crawl", map[string]any{"url": page, "allowExternalLinks": true}, 400, "allowExternalLinks: not supported"},
+		{"crawl html", "POST", "/v2/crawl", map[string]any{"url": page, "scrapeOptions": map[string]any{"formats": []string{"html"}}}, 400, "scrapeOptions.formats: html in a crawl: not supported yet"},
+		{"crawl limit", "POST", "/v2/crawl", map[string]any{"url": page, "limit": 0}, 400, "limit must be between 1 and"},
+		{"crawl bad regex", "POST", "/v2/crawl", map[string]any{"url": page, "includePaths": []string{"(docs"}}, 400, "Bad Request"},
+		{"crawl unknown key", "POST", "/v2/crawl", map[string]any{"url": page, "scrapeOptions": map[string]any{"colour": "blue"}}, 400, "Unrecognized key in body: colour"},
+		{"unknown crawl", "GET", "/v2/crawl/0000", nil, 404, "Job not found"},
 		{"extract", "POST", "/v2/extract", map[string]any{"urls": []string{page}}, 400, "extract: not supported yet"},
 		{"webhook", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "webhook": "http://127.0.0.1:1/hook"}, 400, "webhook: not supported: this server signs webhooks with a secret"},
 		{"batch html", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "formats": []string{"html"}}, 400, "formats: html in a batch scrape: not supported yet"},
@@ -626,5 +657,113 @@ func TestWebhookUnderThePolicy(t *testing.T) {
 		if msg, _ := a.body["error"].(string); a.status != http.StatusBadRequest || !strings.HasPrefix(msg, "webhook: ") || a.body["code"] != "BLOCKED" {
 			t.Errorf("webhook %s answered %d %s", hook, a.status, a.raw)
 		}
+	}
+}
+
+// crawlDocs are the titles and source URLs of a crawl status's documents.
+func crawlDocs(a answer) (titles, sources []string) {
+	data, _ := a.body["data"].([]any)
+	for _, d := range data {
+		meta := d.(map[string]any)["metadata"].(map[string]any)
+		titles = append(titles, meta["title"].(string))
+		sources = append(sources, meta["sourceURL"].(string))
+	}
+	return titles, sources
+}
+
+func TestCrawl(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	api := serve(t, firecrawl.Config{AllowLocal: true})
+	start := call(t, "POST", api.URL+"/v2/crawl", "", map[string]any{
+		"url": pages.URL + "/docs/", "limit": 20, "maxConcurrency": 2,
+		"scrapeOptions": map[string]any{"formats": []string{"markdown", "links"}},
+	})
+	if start.status != http.StatusOK || start.body["success"] != true {
+		t.Fatalf("start answered %d %s", start.status, start.raw)
+	}
+	id, _ := start.body["id"].(string)
+	if u, _ := start.body["url"].(string); u != api.URL+"/v2/crawl/"+id {
+		t.Errorf("status url = %q", u)
+	}
+	done := waitJob(t, api.URL+"/v2/crawl/"+id)
+	titles, _ := crawlDocs(done)
+	slices.Sort(titles)
+	// The index and its six pages; /article is outside /docs, and the
+	// blob is no page.
+	want := []string{"Doc 1", "Doc 2", "Doc 3", "Doc 4", "Doc 5", "Doc 6", "Docs"}
+	if done.body["status"] != "completed" || done.body["completed"] != float64(7) || done.body["total"] != float64(8) || !slices.Equal(titles, want) {
+		t.Errorf("crawl = %s %v/%v %v, want completed 7/8 %v", done.body["status"], done.body["completed"], done.body["total"], titles, want)
+	}
+	errs := call(t, "GET", api.URL+"/v2/crawl/"+id+"/errors", "", nil)
+	list, _ := errs.body["errors"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["url"] != pages.URL+"/docs/blob" {
+		t.Errorf("errors = %s", errs.raw)
+	}
+
+	// Pages of three documents, each naming the next, until the last.
+	var all []string
+	next := api.URL + "/v2/crawl/" + id + "?limit=3"
+	for range 4 {
+		a := call(t, "GET", next, "", nil)
+		_, sources := crawlDocs(a)
+		all = append(all, sources...)
+		n, ok := a.body["next"].(string)
+		if !ok {
+			break
+		}
+		if len(sources) != 3 {
+			t.Errorf("a page with a next holds %d documents, want 3", len(sources))
+		}
+		next = n
+	}
+	slices.Sort(all)
+	if len(all) != 7 || slices.Compact(all) == nil || len(slices.Compact(all)) != 7 {
+		t.Errorf("paging through the crawl gave %v, want its 7 documents once each", all)
+	}
+
+	// crawlEntireDomain leaves /docs for the rest of the site.
+	wide := call(t, "POST", api.URL+"/v2/crawl", "", map[string]any{"url": pages.URL + "/docs/", "limit": 20, "crawlEntireDomain": true, "maxDiscoveryDepth": 1})
+	all = nil
+	wideDone := waitJob(t, wide.body["url"].(string))
+	_, all = crawlDocs(wideDone)
+	if !slices.Contains(all, pages.URL+"/article") || slices.Contains(all, pages.URL+"/docs/2") {
+		t.Errorf("crawlEntireDomain, maxDiscoveryDepth 1 read %v: want /article and not /docs/2", all)
+	}
+
+	// A v1 client starts a crawl with its own keys and reads it at
+	// /v1/crawl/{id}.
+	v1 := call(t, "POST", api.URL+"/v1/crawl", "", map[string]any{"url": pages.URL + "/docs/", "maxDepth": 1, "limit": 3, "scrapeOptions": map[string]any{"formats": []string{"markdown"}}})
+	if v1.status != http.StatusOK || !strings.HasSuffix(v1.body["url"].(string), "/v1/crawl/"+v1.body["id"].(string)) {
+		t.Fatalf("v1 start answered %d %s", v1.status, v1.raw)
+	}
+	v1Done := waitJob(t, v1.body["url"].(string))
+	if v1Done.body["total"] != float64(3) {
+		t.Errorf("v1 crawl of limit 3 = %s", v1Done.raw)
+	}
+}
+
+func TestCrawlCancel(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	api := serve(t, firecrawl.Config{AllowLocal: true})
+	// A second between two requests: the crawl is still running when it
+	// is cancelled.
+	start := call(t, "POST", api.URL+"/v2/crawl", "", map[string]any{"url": pages.URL + "/docs/", "delay": 1, "maxConcurrency": 1})
+	if start.status != http.StatusOK {
+		t.Fatalf("start answered %d %s", start.status, start.raw)
+	}
+	id := start.body["id"].(string)
+	cancelled := call(t, "DELETE", api.URL+"/v2/crawl/"+id, "", nil)
+	if cancelled.status != http.StatusOK || cancelled.body["status"] != "cancelled" || cancelled.body["success"] != true {
+		t.Errorf("cancel answered %d %s", cancelled.status, cancelled.raw)
+	}
+	done := waitJob(t, api.URL+"/v2/crawl/"+id)
+	if done.body["status"] != "cancelled" || done.body["completed"].(float64) >= 7 {
+		t.Errorf("a cancelled crawl ended %s", done.raw)
+	}
+	again := call(t, "DELETE", api.URL+"/v2/crawl/"+id, "", nil)
+	if again.body["status"] != "cancelled" {
+		t.Errorf("cancelling again answered %s", again.raw)
 	}
 }

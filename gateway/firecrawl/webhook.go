@@ -105,25 +105,27 @@ type webhookSender struct {
 	client *http.Client
 	secret []byte
 	hook   *webhookConfig
-	queue  chan webhookEvent
-	done   chan struct{}
+	// kind prefixes the event types: batch_scrape.page, crawl.page.
+	kind  string
+	queue chan webhookEvent
+	done  chan struct{}
 }
 
-func (s *Server) newWebhookSender(hook *webhookConfig) *webhookSender {
+func (s *Server) newWebhookSender(hook *webhookConfig, kind string) *webhookSender {
 	w := &webhookSender{
-		logger: s.logger, client: s.webhookClient(), secret: []byte(s.cfg.WebhookSecret), hook: hook,
+		logger: s.logger, client: s.webhookClient(), secret: []byte(s.cfg.WebhookSecret), hook: hook, kind: kind,
 		queue: make(chan webhookEvent, 64), done: make(chan struct{}),
 	}
 	go w.run()
 	return w
 }
 
-// send queues event (batch_scrape.<event>) when the webhook asked for it.
+// send queues event (<kind>.<event>) when the webhook asked for it.
 func (w *webhookSender) send(event string, e webhookEvent) {
 	if w == nil || !slices.Contains(w.hook.Events, event) {
 		return
 	}
-	e.Type, e.Metadata = "batch_scrape."+event, w.hook.Metadata
+	e.Type, e.Metadata = w.kind+"."+event, w.hook.Metadata
 	if e.Data == nil {
 		e.Data = []*document{}
 	}

@@ -4,6 +4,8 @@
 //
 //   {"mode": "check", "apiUrl", "token", "site"}  runs every call the Go
 //     test asserts on and reports what the SDK returned or threw;
+//   {"mode": "crawl", "apiUrl", "token", "site", "webhook"}  runs the crawl
+//     calls, v2 and v1, likewise;
 //   {"mode": "bench", "apiUrl", "token", "urls", "concurrency"}  scrapes
 //     each URL once, concurrency at a time, and reports each latency.
 import Firecrawl from "firecrawl";
@@ -39,13 +41,54 @@ async function check({ apiUrl, token, site, webhook }) {
   out.actions = await outcome(() => fc.scrape(`${site}/article`, { actions: [{ type: "click", selector: "a" }] }));
   out.screenshot = await outcome(() => fc.scrape(`${site}/article`, { formats: ["screenshot"] }));
   out.search = await outcome(() => fc.search("tides"));
-  out.crawl = await outcome(() => fc.startCrawl(site, { limit: 5 }));
+  out.crawl = await outcome(() => fc.startCrawl(site, { limit: 5, allowExternalLinks: true }));
   out.blocked = await outcome(() => fc.scrape("http://169.254.169.254/latest/meta-data/"));
   out.timeout = await outcome(() => fc.scrape(`${site}/hang`, { timeout: 1000, autoResume: false }));
   // The v1 client, as LangChain's and older integrations use it.
   out.v1Scrape = await outcome(() => fc.v1.scrapeUrl(`${site}/article`, { formats: ["markdown", "html"] }));
   out.v1Map = await outcome(() => fc.v1.mapUrl(site, { sitemapOnly: true }));
   out.v1Batch = await outcome(() => fc.v1.batchScrapeUrls([`${site}/page/4`, `${site}/page/5`], { formats: ["markdown"] }, 1));
+  return out;
+}
+
+// settle polls a job until it is no longer scraping.
+async function settle(get) {
+  for (;;) {
+    const st = await get();
+    if (st.status !== "scraping") return st;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function crawlChecks({ apiUrl, token, site, webhook }) {
+  const fc = new Firecrawl({ apiKey: token, apiUrl });
+  const out = {};
+  // crawl polls until the job ends and follows next through every page
+  // of its documents.
+  out.crawl = await outcome(() => fc.crawl(`${site}/docs/`, { limit: 20, maxConcurrency: 2, scrapeOptions: { formats: ["markdown", "links"] }, pollInterval: 1, timeout: 120 }));
+  if (out.crawl.ok) out.crawlErrors = await outcome(() => fc.getCrawlErrors(out.crawl.value.id));
+  out.firstPage = await outcome(async () => {
+    const { id } = await fc.startCrawl(`${site}/docs/`, { limit: 20 });
+    await settle(() => fc.getCrawlStatus(id, { autoPaginate: false }));
+    return fc.getCrawlStatus(id, { autoPaginate: false });
+  });
+  out.cancel = await outcome(async () => {
+    const { id } = await fc.startCrawl(`${site}/docs/`, { delay: 1, maxConcurrency: 1 });
+    const cancelled = await fc.cancelCrawl(id);
+    const status = await settle(() => fc.getCrawlStatus(id));
+    return { cancelled, status: status.status, completed: status.completed };
+  });
+  out.webhookStart = await outcome(() => fc.startCrawl(`${site}/docs/`, { limit: 2, webhook: { url: webhook, metadata: { from: "sdk-crawl" } } }));
+  out.prompt = await outcome(() => fc.startCrawl(`${site}/docs/`, { prompt: "only the docs" }));
+  out.unknown = await outcome(() => fc.getCrawlStatus("no-such-crawl"));
+  // The v1 client.
+  out.v1Crawl = await outcome(() => fc.v1.crawlUrl(`${site}/docs/`, { limit: 3, maxDepth: 1, scrapeOptions: { formats: ["markdown"] } }, 1));
+  out.v1Cancel = await outcome(async () => {
+    const started = await fc.v1.asyncCrawlUrl(`${site}/docs/`, { delay: 1, maxConcurrency: 1 });
+    const cancelled = await fc.v1.cancelCrawl(started.id);
+    const errors = await fc.v1.checkCrawlErrors(started.id);
+    return { cancelled, errors };
+  });
   return out;
 }
 
@@ -71,5 +114,6 @@ async function bench({ apiUrl, token, urls, concurrency }) {
   return { elapsedMs: performance.now() - started, latenciesMs: latencies, failed, firstError };
 }
 
-const result = input.mode === "bench" ? await bench(input) : await check(input);
+const modes = { check, crawl: crawlChecks, bench };
+const result = await modes[input.mode](input);
 process.stdout.write(JSON.stringify(result));
