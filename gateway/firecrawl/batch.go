@@ -62,17 +62,14 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 		writeError(w, err)
 		return
 	}
-	// The pages of a batch come back from the fetcher workers distilled;
-	// their HTML stays with the worker.
-	for _, f := range []struct {
-		name string
-		on   bool
-	}{{"formats: html", p.want.html}, {"formats: rawHtml", p.want.rawHTML}, {"formats: images", p.want.images}, {"excludeTags", len(p.excludeTags) > 0}} {
-		if f.on {
-			writeError(w, notSupported(f.name+" in a batch scrape", ""))
-			return
-		}
+	// The pages of a batch are distilled by the fetcher workers, which
+	// send the page back beside the Distilled when a format needs it;
+	// excludeTags would need the page distilled again.
+	if len(p.excludeTags) > 0 {
+		writeError(w, notSupported("excludeTags in a batch scrape", ""))
+		return
 	}
+	p.keepPage()
 	if req.MaxConcurrency != nil {
 		p.opts.Concurrency = req.MaxConcurrency
 	}
@@ -327,7 +324,7 @@ func (j *job) deliver(r *internalv1.FetchJobResult) *document {
 	var doc *document
 	var derr *apiError
 	if e := r.GetError(); e == nil {
-		doc, derr = j.plan.document(source, r.GetResult(), nil, "")
+		doc, derr = j.plan.distilledDocument(source, r.GetResult())
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()

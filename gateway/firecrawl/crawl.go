@@ -143,16 +143,12 @@ func (c *crawlRequest) distill(target string, version int, allowLocal bool) (*di
 	if c.ZeroDataRetention != nil && *c.ZeroDataRetention {
 		p.opts.NoCache = true
 	}
-	// A crawl's pages come back distilled: the page's HTML stays where it
-	// was read.
-	for _, f := range []struct {
-		name string
-		on   bool
-	}{{"scrapeOptions.formats: html", p.want.html}, {"scrapeOptions.formats: rawHtml", p.want.rawHTML}, {"scrapeOptions.formats: images", p.want.images}, {"scrapeOptions.excludeTags", len(p.excludeTags) > 0}} {
-		if f.on {
-			return nil, nil, notSupported(f.name+" in a crawl", "")
-		}
+	// A crawl's pages come back distilled, the page beside them when a
+	// format needs it; excludeTags would need each distilled again.
+	if len(p.excludeTags) > 0 {
+		return nil, nil, notSupported("scrapeOptions.excludeTags in a crawl", "")
 	}
+	p.keepPage()
 	return out, p, nil
 }
 
@@ -254,7 +250,7 @@ func (j *job) deliverPage(pg crawl.Page) *document {
 	var doc *document
 	var derr *apiError
 	if pg.Err == nil {
-		doc, derr = j.plan.document(pg.URL, pg.Result, nil, "")
+		doc, derr = j.plan.distilledDocument(pg.URL, pg.Result)
 	}
 	now := time.Now().UTC().Format(time.RFC3339)
 	j.mu.Lock()

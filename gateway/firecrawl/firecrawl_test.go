@@ -326,14 +326,13 @@ func TestRefusals(t *testing.T) {
 		{"search", "POST", "/v2/search", map[string]any{"query": "tides"}, 400, "not supported: distill does not search the web"},
 		{"crawl prompt", "POST", "/v2/crawl", map[string]any{"url": page, "prompt": "only the docs"}, 400, "prompt: not supported"},
 		{"crawl external", "POST", "/v2/crawl", map[string]any{"url": page, "allowExternalLinks": true}, 400, "allowExternalLinks: not supported"},
-		{"crawl html", "POST", "/v2/crawl", map[string]any{"url": page, "scrapeOptions": map[string]any{"formats": []string{"html"}}}, 400, "scrapeOptions.formats: html in a crawl: not supported yet"},
+		{"crawl excludeTags", "POST", "/v2/crawl", map[string]any{"url": page, "scrapeOptions": map[string]any{"excludeTags": []string{"nav"}}}, 400, "scrapeOptions.excludeTags in a crawl: not supported yet"},
 		{"crawl limit", "POST", "/v2/crawl", map[string]any{"url": page, "limit": 0}, 400, "limit must be between 1 and"},
 		{"crawl bad regex", "POST", "/v2/crawl", map[string]any{"url": page, "includePaths": []string{"(docs"}}, 400, "Bad Request"},
 		{"crawl unknown key", "POST", "/v2/crawl", map[string]any{"url": page, "scrapeOptions": map[string]any{"colour": "blue"}}, 400, "Unrecognized key in body: colour"},
 		{"unknown crawl", "GET", "/v2/crawl/0000", nil, 404, "Job not found"},
 		{"extract", "POST", "/v2/extract", map[string]any{"urls": []string{page}}, 400, "extract: not supported yet"},
 		{"webhook", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "webhook": "http://127.0.0.1:1/hook"}, 400, "webhook: not supported: this server signs webhooks with a secret"},
-		{"batch html", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "formats": []string{"html"}}, 400, "formats: html in a batch scrape: not supported yet"},
 		{"sitemap skip", "POST", "/v2/map", map[string]any{"url": pages.URL, "sitemap": "skip"}, 400, "sitemap: skip: not supported"},
 		{"unknown job", "GET", "/v2/batch/scrape/0000", nil, 404, "Job not found"},
 		{"unknown endpoint", "GET", "/v2/tea", nil, 404, "Not Found"},
@@ -765,5 +764,58 @@ func TestCrawlCancel(t *testing.T) {
 	again := call(t, "DELETE", api.URL+"/v2/crawl/"+id, "", nil)
 	if again.body["status"] != "cancelled" {
 		t.Errorf("cancelling again answered %s", again.raw)
+	}
+}
+
+// A batch's and a crawl's pages are distilled where they are read; the
+// formats made from the page's HTML come back all the same.
+func TestPageFormatsInJobs(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	api := serve(t, firecrawl.Config{AllowLocal: true})
+	start := call(t, "POST", api.URL+"/v2/batch/scrape", "", map[string]any{"urls": []string{pages.URL + "/article"}, "formats": []string{"markdown", "html", "rawHtml", "images"}})
+	if start.status != http.StatusOK {
+		t.Fatalf("batch start answered %d %s", start.status, start.raw)
+	}
+	done := waitJob(t, start.body["url"].(string))
+	data, _ := done.body["data"].([]any)
+	if len(data) != 1 {
+		t.Fatalf("batch = %s", done.raw)
+	}
+	doc := data[0].(map[string]any)
+	html, _ := doc["html"].(string)
+	raw, _ := doc["rawHtml"].(string)
+	meta := doc["metadata"].(map[string]any)
+	switch {
+	case !strings.Contains(html, "Tide charts") || strings.Contains(html, "SCRIPT-MARKER"):
+		t.Errorf("batch html = %q", html)
+	case !strings.Contains(raw, "SCRIPT-MARKER"):
+		t.Errorf("batch rawHtml = %q", raw)
+	case !slices.Contains(strs(doc["images"]), pages.URL+"/img/high-tide.png"):
+		t.Errorf("batch images = %v", doc["images"])
+	case meta["language"] != "en-GB" || meta["contentType"] != "text/html":
+		t.Errorf("batch metadata from the page's head = %v", meta)
+	}
+	if _, ok := doc["page"]; ok {
+		t.Error("the page's bytes leaked into the document")
+	}
+
+	crawled := call(t, "POST", api.URL+"/v2/crawl", "", map[string]any{"url": pages.URL + "/docs/", "limit": 2, "scrapeOptions": map[string]any{"formats": []string{"rawHtml"}}})
+	if crawled.status != http.StatusOK {
+		t.Fatalf("crawl start answered %d %s", crawled.status, crawled.raw)
+	}
+	cdone := waitJob(t, crawled.body["url"].(string))
+	cdata, _ := cdone.body["data"].([]any)
+	if len(cdata) != 2 {
+		t.Fatalf("crawl = %s", cdone.raw)
+	}
+	for _, d := range cdata {
+		doc := d.(map[string]any)
+		if raw, _ := doc["rawHtml"].(string); !strings.Contains(raw, "<html><head><title>Doc") {
+			t.Errorf("crawl rawHtml = %q", raw)
+		}
+		if _, ok := doc["markdown"]; ok {
+			t.Errorf("crawl document has markdown it did not ask for")
+		}
 	}
 }

@@ -309,7 +309,14 @@ type FetchOptions struct {
 	// values in captured responses instead of redacting them.
 	CaptureCredentials bool `protobuf:"varint,58,opt,name=capture_credentials,json=captureCredentials,proto3" json:"capture_credentials,omitempty"`
 	// --block: resource kinds the render skips: images, fonts, media.
-	Block []string `protobuf:"bytes,59,rep,name=block,proto3" json:"block,omitempty"` // Fields 40 to 49 are the reading options.
+	Block []string `protobuf:"bytes,59,rep,name=block,proto3" json:"block,omitempty"`
+	// Fields 65 to 69 are the HTTP doors'.
+	//
+	// keep_page: also return the page's bytes as served (or its DOM, when it
+	// was rendered) in Distilled.page, for a door that answers with them:
+	// Firecrawl's html, rawHtml and images formats in a batch or a crawl,
+	// whose pages are distilled where they are read.
+	KeepPage bool `protobuf:"varint,65,opt,name=keep_page,json=keepPage,proto3" json:"keep_page,omitempty"` // Fields 40 to 49 are the reading options.
 	// --query: keep only the paragraphs, lists, tables and code blocks that
 	// answer this question, under their headings, within max_output_tokens;
 	// the page comes back whole when no block shares a word with it.
@@ -664,6 +671,13 @@ func (x *FetchOptions) GetBlock() []string {
 	return nil
 }
 
+func (x *FetchOptions) GetKeepPage() bool {
+	if x != nil {
+		return x.KeepPage
+	}
+	return false
+}
+
 func (x *FetchOptions) GetQuery() string {
 	if x != nil {
 		return x.Query
@@ -767,7 +781,7 @@ var File_distill_v1_options_proto protoreflect.FileDescriptor
 const file_distill_v1_options_proto_rawDesc = "" +
 	"\n" +
 	"\x18distill/v1/options.proto\x12\n" +
-	"distill.v1\x1a\x1adistill/v1/distilled.proto\"\xd4\x0e\n" +
+	"distill.v1\x1a\x1adistill/v1/distilled.proto\"\xf1\x0e\n" +
 	"\fFetchOptions\x12*\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x12.distill.v1.FormatR\x06format\x12\x1a\n" +
 	"\bselector\x18\x02 \x01(\tR\bselector\x12-\n" +
@@ -822,7 +836,8 @@ const file_distill_v1_options_proto_rawDesc = "" +
 	"\x0fcapture_network\x188 \x01(\tH\vR\x0ecaptureNetwork\x88\x01\x01\x12#\n" +
 	"\rcapture_types\x189 \x03(\tR\fcaptureTypes\x12/\n" +
 	"\x13capture_credentials\x18: \x01(\bR\x12captureCredentials\x12\x14\n" +
-	"\x05block\x18; \x03(\tR\x05block\x12\x14\n" +
+	"\x05block\x18; \x03(\tR\x05block\x12\x1b\n" +
+	"\tkeep_page\x18A \x01(\bR\bkeepPage\x12\x14\n" +
 	"\x05query\x18( \x01(\tR\x05query\x12\x14\n" +
 	"\x05chunk\x18) \x01(\x05R\x05chunk\x12#\n" +
 	"\rchunk_overlap\x18* \x01(\x05R\fchunkOverlap\x12\x1c\n" +
