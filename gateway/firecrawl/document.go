@@ -25,8 +25,12 @@ type document struct {
 	RawHTML  *string   `json:"rawHtml,omitempty"`
 	Links    *[]string `json:"links,omitempty"`
 	Images   *[]string `json:"images,omitempty"`
-	Metadata metadata  `json:"metadata"`
-	Warning  string    `json:"warning,omitempty"`
+	// Screenshot is a data: URL, where Firecrawl links to a picture it
+	// keeps.
+	Screenshot *string        `json:"screenshot,omitempty"`
+	Actions    *actionsResult `json:"actions,omitempty"`
+	Metadata   metadata       `json:"metadata"`
+	Warning    string         `json:"warning,omitempty"`
 }
 
 // metadata is Firecrawl's document metadata: the page's own (from its
@@ -84,6 +88,17 @@ func (p *plan) document(sourceURL string, d *distillv1.Distilled, body []byte, c
 	if p.want.markdown {
 		md := d.GetMarkdown()
 		doc.Markdown = &md
+	}
+	if p.want.screenshot {
+		mt := "image/png"
+		if p.opts.GetScreenshotFormat() == "jpeg" {
+			mt = "image/jpeg"
+		}
+		shot := dataURL(mt, d.GetScreenshot())
+		doc.Screenshot = &shot
+	}
+	if p.want.actions {
+		doc.Actions = actionsOf(d)
 	}
 	if p.want.links {
 		links := []string{}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -87,6 +88,13 @@ func site(t *testing.T) *httptest.Server {
 			next = fmt.Sprintf(`<a href="/docs/%d">Next</a>`, n+1)
 		}
 		fmt.Fprintf(w, "<html><head><title>Doc %d</title></head><body><main><p>%s</p>%s <a href=\"/docs/\">Index</a></main></body></html>", n, words, next)
+	})
+	// /form takes a click and typing: the page says what was typed.
+	mux.HandleFunc("/form", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<html><head><title>Form</title></head><body><main><p>%s</p>
+<input id="q"><button id="go" onclick="document.getElementById('out').textContent='TYPED-' + document.getElementById('q').value">Go</button>
+<p id="out">nothing yet</p></main></body></html>`, words)
 	})
 	mux.HandleFunc("/hang", func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "User-agent: *\nAllow: /\n") })
@@ -306,8 +314,11 @@ func TestRefusals(t *testing.T) {
 		status             int
 		want               string
 	}{
-		{"actions", "POST", "/v2/scrape", map[string]any{"url": page, "actions": []any{map[string]any{"type": "click", "selector": "a"}}}, 400, "actions: not supported yet by this server"},
-		{"screenshot", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{"markdown", map[string]any{"type": "screenshot", "fullPage": true}}}, 400, "formats: screenshot: not supported yet"},
+		{"scrape action", "POST", "/v2/scrape", map[string]any{"url": page, "actions": []any{map[string]any{"type": "scrape"}}}, 400, "actions[0] (scrape): not supported"},
+		{"write before a click", "POST", "/v2/scrape", map[string]any{"url": page, "actions": []any{map[string]any{"type": "write", "text": "x"}}}, 400, "actions[0] (write): not supported: distill types into an element: click it first"},
+		{"unknown action", "POST", "/v2/scrape", map[string]any{"url": page, "actions": []any{map[string]any{"type": "hover", "selector": "a"}}}, 400, "actions: --steps: step 0 (hover): unknown type"},
+		{"action key", "POST", "/v2/scrape", map[string]any{"url": page, "actions": []any{map[string]any{"type": "click", "selector": "a", "colour": "red"}}}, 400, "Unrecognized key in body: colour"},
+		{"screenshot viewport", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{map[string]any{"type": "screenshot", "viewport": map[string]int{"width": 400, "height": 300}}}}, 400, "formats: screenshot: viewport: not supported"},
 		{"json", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{map[string]any{"type": "json", "prompt": "tides"}}}, 400, "formats: json: not supported yet"},
 		{"summary", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []string{"summary"}}, 400, "formats: summary: not supported yet"},
 		{"batch excludeTags", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "excludeTags": []string{"nav"}}, 400, "excludeTags in a batch scrape: not supported yet"},
@@ -817,5 +828,40 @@ func TestPageFormatsInJobs(t *testing.T) {
 		if _, ok := doc["markdown"]; ok {
 			t.Errorf("crawl document has markdown it did not ask for")
 		}
+	}
+}
+
+// Actions run in the browser before the page is read; the screenshot is
+// the rendered page's.
+func TestActionsAndScreenshot(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	api := serve(t, firecrawl.Config{AllowLocal: true})
+	a := call(t, "POST", api.URL+"/v2/scrape", "", map[string]any{
+		"url":     pages.URL + "/form",
+		"formats": []any{"markdown", map[string]any{"type": "screenshot", "fullPage": true}},
+		"actions": []any{
+			map[string]any{"type": "click", "selector": "#q"},
+			map[string]any{"type": "write", "text": "harbour"},
+			map[string]any{"type": "click", "selector": "#go"},
+			map[string]any{"type": "wait", "milliseconds": 50},
+			map[string]any{"type": "executeJavascript", "script": "return document.title"},
+			map[string]any{"type": "screenshot"},
+		},
+	})
+	d := a.data(t)
+	if md, _ := d["markdown"].(string); !strings.Contains(md, "TYPED-harbour") {
+		t.Errorf("the page read after the actions = %q", md)
+	}
+	shot, _ := d["screenshot"].(string)
+	png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(shot, "data:image/png;base64,"))
+	if !strings.HasPrefix(shot, "data:image/png;base64,") || err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("screenshot = %.60q (%v)", shot, err)
+	}
+	acts, _ := d["actions"].(map[string]any)
+	returns, _ := acts["javascriptReturns"].([]any)
+	shots, _ := acts["screenshots"].([]any)
+	if len(returns) != 1 || returns[0].(map[string]any)["value"] != "Form" || returns[0].(map[string]any)["type"] != "string" || len(shots) != 1 {
+		t.Errorf("actions = %v", acts)
 	}
 }

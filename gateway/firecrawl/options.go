@@ -62,6 +62,8 @@ type scrapeOptions struct {
 // formats says which parts of a page a request asked for.
 type formats struct {
 	markdown, html, rawHTML, links, images bool
+	// screenshot is the format, actions what the actions returned.
+	screenshot, actions bool
 }
 
 // plan is a scrape request in distill's terms.
@@ -156,8 +158,8 @@ func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
 	if len(o.Headers) > 0 {
 		return nil, notSupported("headers", "")
 	}
-	if !isNull(o.Actions) && !isEmptyArray(o.Actions) {
-		return nil, notSupported("actions", "")
+	if err := p.actions(o.Actions); err != nil {
+		return nil, err
 	}
 	if o.Mobile != nil && *o.Mobile {
 		return nil, notSupported("mobile", "")
@@ -240,7 +242,11 @@ func (p *plan) formats(list []json.RawMessage, version int) *apiError {
 				return badRequest("formats: unknown format %q", name)
 			}
 			p.want.images = true
-		case "summary", "json", "extract", "screenshot", "screenshot@fullPage", "changeTracking", "attributes",
+		case "screenshot", "screenshot@fullPage":
+			if err := p.screenshot(raw, name == "screenshot@fullPage"); err != nil {
+				return err
+			}
+		case "summary", "json", "extract", "changeTracking", "attributes",
 			"branding", "product", "menu", "audio", "video", "question", "highlights", "query", "rawBase64", "deterministicJson":
 			return notSupported("formats: "+name, "")
 		default:

@@ -263,18 +263,38 @@ func TestFirecrawlSDK(t *testing.T) {
 		status int
 		text   string
 	}{
-		"badToken":   {401, "Unauthorized"},
-		"actions":    {400, "actions: not supported yet by this server"},
-		"screenshot": {400, "formats: screenshot: not supported yet"},
-		"search":     {400, "distill does not search the web"},
-		"crawl":      {400, "allowExternalLinks: not supported"},
-		"blocked":    {403, "Forbidden"},
-		"timeout":    {408, "Request Timeout"},
+		"badToken":     {401, "Unauthorized"},
+		"scrapeAction": {400, "actions[0] (scrape): not supported"},
+		"search":       {400, "distill does not search the web"},
+		"crawl":        {400, "allowExternalLinks: not supported"},
+		"blocked":      {403, "Forbidden"},
+		"timeout":      {408, "Request Timeout"},
 	} {
 		o := got[name]
 		if o.OK || o.Status == nil || *o.Status != want.status || !strings.Contains(o.Message, want.text) {
 			t.Errorf("%s: the SDK got ok=%v status %v %q, want status %d and %q", name, o.OK, o.Status, o.Message, want.status, want.text)
 		}
+	}
+
+	var acted struct {
+		Markdown string `json:"markdown"`
+		Actions  struct {
+			JavascriptReturns []struct {
+				Type  string `json:"type"`
+				Value any    `json:"value"`
+			} `json:"javascriptReturns"`
+		} `json:"actions"`
+	}
+	got["actions"].decode(t, "scrape with actions", &acted)
+	if r := acted.Actions.JavascriptReturns; !strings.Contains(acted.Markdown, "TYPED-harbour") || len(r) != 1 || r[0].Value != "Form" {
+		t.Errorf("scrape with actions = %+v", acted)
+	}
+	var shot struct {
+		Screenshot string `json:"screenshot"`
+	}
+	got["screenshot"].decode(t, "scrape with the screenshot format", &shot)
+	if !strings.HasPrefix(shot.Screenshot, "data:image/png;base64,iVBOR") {
+		t.Errorf("screenshot = %.60q", shot.Screenshot)
 	}
 
 	var v1 struct {

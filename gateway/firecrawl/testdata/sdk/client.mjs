@@ -38,8 +38,11 @@ async function check({ apiUrl, token, site, webhook }) {
   out.webhookStart = await outcome(() => fc.startBatchScrape([`${site}/page/6`], { webhook: { url: webhook, events: ["completed"], metadata: { from: "sdk" } } }));
   out.map = await outcome(() => fc.map(site, { sitemap: "only", limit: 10 }));
   out.badToken = await outcome(() => new Firecrawl({ apiKey: "not-the-token-0123456789", apiUrl, maxRetries: 1 }).scrape(`${site}/article`));
-  out.actions = await outcome(() => fc.scrape(`${site}/article`, { actions: [{ type: "click", selector: "a" }] }));
+  out.actions = await outcome(() => fc.scrape(`${site}/form`, { formats: ["markdown"], actions: [
+    { type: "click", selector: "#q" }, { type: "write", text: "harbour" }, { type: "click", selector: "#go" },
+    { type: "executeJavascript", script: "return document.title" }] }));
   out.screenshot = await outcome(() => fc.scrape(`${site}/article`, { formats: ["screenshot"] }));
+  out.scrapeAction = await outcome(() => fc.scrape(`${site}/article`, { actions: [{ type: "scrape" }] }));
   out.search = await outcome(() => fc.search("tides"));
   out.crawl = await outcome(() => fc.startCrawl(site, { limit: 5, allowExternalLinks: true }));
   out.blocked = await outcome(() => fc.scrape("http://169.254.169.254/latest/meta-data/"));
