@@ -96,6 +96,11 @@ func site(t *testing.T) *httptest.Server {
 <input id="q"><button id="go" onclick="document.getElementById('out').textContent='TYPED-' + document.getElementById('q').value">Go</button>
 <p id="out">nothing yet</p></main></body></html>`, words)
 	})
+	// /team greets whoever the X-Team header names.
+	mux.HandleFunc("/team", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<html><head><title>Team</title></head><body><main><p>TEAM-%s</p><p>%s</p></main></body></html>", r.Header.Get("X-Team"), words)
+	})
 	mux.HandleFunc("/hang", func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "User-agent: *\nAllow: /\n") })
 	srv := httptest.NewServer(mux)
@@ -322,7 +327,8 @@ func TestRefusals(t *testing.T) {
 		{"json", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{map[string]any{"type": "json", "prompt": "tides"}}}, 400, "formats: json: not supported yet"},
 		{"summary", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []string{"summary"}}, 400, "formats: summary: not supported yet"},
 		{"batch excludeTags", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "excludeTags": []string{"nav"}}, 400, "excludeTags in a batch scrape: not supported yet"},
-		{"headers", "POST", "/v2/scrape", map[string]any{"url": page, "headers": map[string]string{"X-A": "b"}}, 400, "headers: not supported yet"},
+		{"reserved header", "POST", "/v2/scrape", map[string]any{"url": page, "headers": map[string]string{"Host": "b"}}, 400, "headers: Host is the fetcher's to send"},
+		{"headers and actions", "POST", "/v2/scrape", map[string]any{"url": page, "headers": map[string]string{"X-A": "b"}, "actions": []any{map[string]any{"type": "wait", "milliseconds": 5}}}, 400, "headers with actions or a screenshot: not supported"},
 		{"mobile", "POST", "/v2/scrape", map[string]any{"url": page, "mobile": true}, 400, "mobile: not supported yet"},
 		{"image parser", "POST", "/v2/scrape", map[string]any{"url": page, "parsers": []string{"image"}}, 400, "parsers: image: not supported"},
 		{"unknown key", "POST", "/v2/scrape", map[string]any{"url": page, "colour": "blue"}, 400, "Unrecognized key in body: colour"},
@@ -863,5 +869,21 @@ func TestActionsAndScreenshot(t *testing.T) {
 	shots, _ := acts["screenshots"].([]any)
 	if len(returns) != 1 || returns[0].(map[string]any)["value"] != "Form" || returns[0].(map[string]any)["type"] != "string" || len(shots) != 1 {
 		t.Errorf("actions = %v", acts)
+	}
+}
+
+func TestScrapeHeaders(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	api := serve(t, firecrawl.Config{AllowLocal: true})
+	a := call(t, "POST", api.URL+"/v2/scrape", "", map[string]any{"url": pages.URL + "/team", "headers": map[string]string{"X-Team": "tides"}})
+	if md, _ := a.data(t)["markdown"].(string); !strings.Contains(md, "TEAM-tides") {
+		t.Errorf("scrape with headers = %q", md)
+	}
+	// The same URL without them is not answered from what was fetched
+	// with them.
+	a = call(t, "POST", api.URL+"/v2/scrape", "", map[string]any{"url": pages.URL + "/team"})
+	if md, _ := a.data(t)["markdown"].(string); strings.Contains(md, "TEAM-tides") {
+		t.Errorf("scrape without headers = %q", md)
 	}
 }

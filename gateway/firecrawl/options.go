@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
 )
@@ -155,10 +156,10 @@ func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
 		// write-only mode, so the page is neither read from it nor kept.
 		opts.NoCache = true
 	}
-	if len(o.Headers) > 0 {
-		return nil, notSupported("headers", "")
-	}
 	if err := p.actions(o.Actions); err != nil {
+		return nil, err
+	}
+	if err := p.headers(o.Headers); err != nil {
 		return nil, err
 	}
 	if o.Mobile != nil && *o.Mobile {
@@ -211,6 +212,25 @@ func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
 }
 
 func (p *plan) warn(w string) { p.warnings = append(p.warnings, w) }
+
+// headers go with the fetch, to the page's origin only. A browser loads
+// the page without them, so a page fetched with headers is read as
+// fetched, and browser work with them is refused rather than done
+// without them.
+func (p *plan) headers(h map[string]string) *apiError {
+	if len(h) == 0 {
+		return nil
+	}
+	if err := fetchopts.CheckHeaders(h); err != nil {
+		return badRequest("%v", err)
+	}
+	if fetchopts.Browser(p.opts) {
+		return notSupported("headers with actions or a screenshot", "the browser loads the page without them")
+	}
+	p.opts.Headers = h
+	p.opts.Js = distillv1.JsMode_JS_MODE_OFF
+	return nil
+}
 
 // formats reads Firecrawl's formats, each a name or an object with a type.
 func (p *plan) formats(list []json.RawMessage, version int) *apiError {

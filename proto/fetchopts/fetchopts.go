@@ -154,6 +154,9 @@ func Validate(o *distillv1.FetchOptions) error {
 	if err := validateBrowser(o); err != nil {
 		return err
 	}
+	if err := validateHeaders(o); err != nil {
+		return err
+	}
 	return validateReading(o)
 }
 
