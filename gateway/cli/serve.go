@@ -46,7 +46,8 @@ func newServeCmd(g *globals) *cobra.Command {
 			"/v2/map and the v1 endpoints the SDKs use) beside the gRPC API, with the same\n" +
 			"tokens as 'Authorization: Bearer <token>'; its requests reach loopback only with\n" +
 			"--allow-local. Batch and crawl webhooks are signed with " + string(envflag.WebhookSecret) + "\n" +
-			"(refused without it) and delivered under the network policy.\n\n" +
+			"(refused without it) and delivered under the network policy. With --policy, its\n" +
+			"json and summary formats and /v2/extract run as the policy's default actor.\n\n" +
 			"With --policy FILE it serves HostService too: host mode's inspect, extract and\n" +
 			"summarize under the policy, for the actor whose token (the policy's tokens) calls,\n" +
 			"in the run the call's distill-run-id metadata names; an actor's token reaches\n" +
@@ -97,12 +98,14 @@ func newServeCmd(g *globals) *cobra.Command {
 			}
 			defer stop()
 			var hostSrv *host.Server
+			var model firecrawl.Host
 			if policies != nil {
 				engine, err := hostEngine(cmd.Context(), logger, g.env, policies, sys, sf.allowLocal)
 				if err != nil {
 					return err
 				}
 				hostSrv = host.NewServer(engine, !guard.Enabled())
+				model = engine
 			}
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
 				distillv1.RegisterDistillServiceServer(s, serveAPI(logger, sys))
@@ -114,7 +117,7 @@ func newServeCmd(g *globals) *cobra.Command {
 			if httpLis != nil {
 				secret, _ := g.env.Lookup(envflag.WebhookSecret)
 				stopHTTP := serveFirecrawl(cmd.Context(), logger, sys, firecrawl.Config{
-					AllowLocal: sf.allowLocal, Auth: guard, WebhookSecret: secret, Own: sf.own,
+					AllowLocal: sf.allowLocal, Auth: guard, WebhookSecret: secret, Own: sf.own, Host: model,
 				}, httpLis)
 				defer stopHTTP()
 			}

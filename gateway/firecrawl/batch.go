@@ -33,6 +33,8 @@ const (
 	stateCompleted = "completed"
 	stateFailed    = "failed"
 	stateCancelled = "cancelled"
+	// An extract's, while it runs.
+	stateProcessing = "processing"
 )
 
 func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int) {
@@ -67,6 +69,10 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 	// excludeTags would need the page distilled again.
 	if len(p.excludeTags) > 0 {
 		writeError(w, notSupported("excludeTags in a batch scrape", ""))
+		return
+	}
+	if err := s.checkModelWork(p, "a batch scrape"); err != nil {
+		writeError(w, err)
 		return
 	}
 	p.keepPage()
@@ -179,7 +185,7 @@ type batchStatusResponse struct {
 }
 
 func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
-	j := s.jobs.get(r.PathValue("id"))
+	j := s.scrapeJob(r)
 	if j == nil {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
 		return
@@ -232,6 +238,15 @@ func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// scrapeJob is the batch or crawl the request names, nil when none.
+func (s *Server) scrapeJob(r *http.Request) *job {
+	j := s.jobs.get(r.PathValue("id"))
+	if j == nil || j.kind == kindExtract {
+		return nil
+	}
+	return j
+}
+
 // wholeNumber is the query parameter name, 0 when absent.
 func wholeNumber(r *http.Request, name string) (int, *apiError) {
 	v := r.URL.Query().Get(name)
@@ -246,7 +261,7 @@ func wholeNumber(r *http.Request, name string) (int, *apiError) {
 }
 
 func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
-	j := s.jobs.get(r.PathValue("id"))
+	j := s.scrapeJob(r)
 	if j == nil {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
 		return
@@ -271,7 +286,7 @@ type jobErrorEntry struct {
 }
 
 func (s *Server) batchErrors(w http.ResponseWriter, r *http.Request) {
-	j := s.jobs.get(r.PathValue("id"))
+	j := s.scrapeJob(r)
 	if j == nil {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
 		return
@@ -284,8 +299,9 @@ func (s *Server) batchErrors(w http.ResponseWriter, r *http.Request) {
 
 // Kinds of job, as webhook event types name them.
 const (
-	kindBatch = "batch_scrape"
-	kindCrawl = "crawl"
+	kindBatch   = "batch_scrape"
+	kindCrawl   = "crawl"
+	kindExtract = "extract"
 )
 
 // job is one batch scrape or crawl, kept until it expires.
@@ -301,6 +317,10 @@ type job struct {
 	crawl *crawl.Job
 	limit int
 	final *crawl.Status
+	// extracted is an extract's data once it completed, warnings what
+	// it says beside it.
+	extracted map[string]any
+	warnings  []string
 	// hook delivers the job's events; nil without a webhook.
 	hook *webhookSender
 
@@ -390,7 +410,7 @@ func (js *jobs) evict(now time.Time) {
 	over := len(js.order) - js.max + 1
 	for _, j := range js.order {
 		j.mu.Lock()
-		finished := j.status != stateScraping
+		finished := j.status != stateScraping && j.status != stateProcessing
 		j.mu.Unlock()
 		if finished && (now.After(j.expires) || over > 0) {
 			delete(js.byID, j.id)

@@ -148,6 +148,9 @@ func (c *crawlRequest) distill(target string, version int, allowLocal bool) (*di
 	if len(p.excludeTags) > 0 {
 		return nil, nil, notSupported("scrapeOptions.excludeTags in a crawl", "")
 	}
+	if p.json != nil || p.want.summary {
+		return nil, nil, notSupported("scrapeOptions.formats: json and summary in a crawl", "")
+	}
 	p.keepPage()
 	return out, p, nil
 }

@@ -29,8 +29,13 @@ type document struct {
 	// keeps.
 	Screenshot *string        `json:"screenshot,omitempty"`
 	Actions    *actionsResult `json:"actions,omitempty"`
-	Metadata   metadata       `json:"metadata"`
-	Warning    string         `json:"warning,omitempty"`
+	// JSON and Summary are the model's, through host mode; v1 reads the
+	// json format's data under extract too.
+	JSON     any      `json:"json,omitempty"`
+	Extract  any      `json:"extract,omitempty"`
+	Summary  *string  `json:"summary,omitempty"`
+	Metadata metadata `json:"metadata"`
+	Warning  string   `json:"warning,omitempty"`
 }
 
 // metadata is Firecrawl's document metadata: the page's own (from its
@@ -171,6 +176,13 @@ func (p *plan) distilledDocument(sourceURL string, d *distillv1.Distilled) (*doc
 	body, contentType := d.GetPage(), d.GetPageContentType()
 	d.Page, d.PageContentType = nil, ""
 	return p.document(sourceURL, d, body, contentType)
+}
+
+func (d *document) addWarning(w string) {
+	if d.Warning != "" {
+		d.Warning += "; "
+	}
+	d.Warning += w
 }
 
 func htmlType(mt string) bool {

@@ -45,6 +45,10 @@ func (s *Server) scrape(w http.ResponseWriter, r *http.Request, version int) {
 		writeError(w, err)
 		return
 	}
+	if err := s.checkModelWork(p, ""); err != nil {
+		writeError(w, err)
+		return
+	}
 	res, derr := s.backend.Do(r.Context(), pipeline.Request{URL: target, Options: p.opts, KeepBody: true})
 	if derr != nil {
 		s.logger.DebugContext(r.Context(), "firecrawl scrape", "url", target, "err", derr)
@@ -60,6 +64,10 @@ func (s *Server) scrape(w http.ResponseWriter, r *http.Request, version int) {
 	}
 	doc, err := p.document(req.URL, d, body, contentType)
 	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.modelWork(r.Context(), p, target, doc); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -473,3 +473,61 @@ func TestFirecrawlSDKCrawl(t *testing.T) {
 		t.Errorf("v1 cancelCrawl, checkCrawlErrors = %+v", v1Cancel)
 	}
 }
+
+// The json and summary formats and extract through the SDK, with host
+// mode and a provider on loopback behind them.
+func TestFirecrawlSDKModel(t *testing.T) {
+	needNode(t)
+	pages := site(t)
+	api, wire := serveModel(t, pages, firecrawl.Config{})
+	wire.Set(`{"topic":"tides"}`, "", 0)
+	schema := map[string]any{"type": "object", "properties": map[string]any{"topic": map[string]any{"type": "string"}}, "required": []string{"topic"}}
+	var got map[string]sdkOutcome
+	runSDK(t, map[string]any{"mode": "model", "apiUrl": api.URL, "token": testToken, "site": pages.URL, "schema": schema}, &got)
+
+	type topic struct {
+		Topic string `json:"topic"`
+	}
+	var scraped struct {
+		Markdown string `json:"markdown"`
+		JSON     topic  `json:"json"`
+	}
+	got["json"].decode(t, "scrape with the json format", &scraped)
+	if scraped.JSON.Topic != "tides" || !strings.Contains(scraped.Markdown, "Tide tables") {
+		t.Errorf("scrape with the json format = %+v", scraped)
+	}
+	var summary struct {
+		Summary string `json:"summary"`
+	}
+	got["summary"].decode(t, "scrape with the summary format", &summary)
+	if summary.Summary != `{"topic":"tides"}` {
+		t.Errorf("summary = %q", summary.Summary)
+	}
+	var extracted struct {
+		Success bool   `json:"success"`
+		Status  string `json:"status"`
+		Data    topic  `json:"data"`
+	}
+	got["extract"].decode(t, "extract", &extracted)
+	if !extracted.Success || extracted.Status != "completed" || extracted.Data.Topic != "tides" {
+		t.Errorf("extract = %+v", extracted)
+	}
+	if o := got["webSearch"]; o.OK || o.Status == nil || *o.Status != 400 || !strings.Contains(o.Message, "enableWebSearch: not supported") {
+		t.Errorf("extract with web search: ok=%v status %v %q", o.OK, o.Status, o.Message)
+	}
+	var v1 struct {
+		Success bool  `json:"success"`
+		Data    topic `json:"data"`
+	}
+	got["v1Extract"].decode(t, "v1 extract", &v1)
+	if !v1.Success || v1.Data.Topic != "tides" {
+		t.Errorf("v1 extract = %+v", v1)
+	}
+	var v1JSON struct {
+		JSON topic `json:"json"`
+	}
+	got["v1Json"].decode(t, "v1 scrapeUrl with json", &v1JSON)
+	if v1JSON.JSON.Topic != "tides" {
+		t.Errorf("v1 scrapeUrl with json = %+v", v1JSON)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"time"
 
+	"distill.dev/gateway/host"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/crawl"
@@ -81,6 +82,11 @@ type Config struct {
 	// Own holds the process's listening addresses, which no webhook
 	// reaches, as no fetch does.
 	Own *netpolicy.Own
+	// Host runs the json and summary formats and extract under host
+	// mode's policy, as Actor (host.DefaultActor when empty); nil refuses
+	// them.
+	Host  Host
+	Actor string
 }
 
 func (c *Config) defaults() {
@@ -98,6 +104,9 @@ func (c *Config) defaults() {
 	}
 	if c.JobTTL <= 0 {
 		c.JobTTL = DefaultJobTTL
+	}
+	if c.Actor == "" {
+		c.Actor = host.DefaultActor
 	}
 	if c.StatusPageBytes <= 0 {
 		c.StatusPageBytes = DefaultStatusPageBytes
@@ -162,8 +171,8 @@ func (s *Server) Handler() http.Handler {
 		if v == 1 {
 			mux.HandleFunc("DELETE "+p+"/crawl/{id}/errors", s.batchErrors)
 		}
-		mux.HandleFunc("POST "+p+"/extract", unsupported("extract"))
-		mux.HandleFunc("GET "+p+"/extract/{id}", unsupported("extract"))
+		mux.HandleFunc("POST "+p+"/extract", func(w http.ResponseWriter, r *http.Request) { s.startExtract(w, r, v) })
+		mux.HandleFunc("GET "+p+"/extract/{id}", s.extractStatus)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("Not Found: no endpoint %s %s", r.Method, r.URL.Path)})

@@ -6,6 +6,8 @@
 //     test asserts on and reports what the SDK returned or threw;
 //   {"mode": "crawl", "apiUrl", "token", "site", "webhook"}  runs the crawl
 //     calls, v2 and v1, likewise;
+//   {"mode": "model", "apiUrl", "token", "site", "schema"}  runs the json
+//     and summary formats and extract, v2 and v1;
 //   {"mode": "bench", "apiUrl", "token", "urls", "concurrency"}  scrapes
 //     each URL once, concurrency at a time, and reports each latency.
 import Firecrawl from "firecrawl";
@@ -95,6 +97,18 @@ async function crawlChecks({ apiUrl, token, site, webhook }) {
   return out;
 }
 
+async function modelChecks({ apiUrl, token, site, schema }) {
+  const fc = new Firecrawl({ apiKey: token, apiUrl });
+  const out = {};
+  out.json = await outcome(() => fc.scrape(`${site}/article`, { formats: ["markdown", { type: "json", schema, prompt: "what is it about" }] }));
+  out.summary = await outcome(() => fc.scrape(`${site}/article`, { formats: ["summary"] }));
+  out.extract = await outcome(() => fc.extract({ urls: [`${site}/page/1`, `${site}/page/2`], schema, prompt: "the topic", pollInterval: 1, timeout: 60 }));
+  out.webSearch = await outcome(() => fc.extract({ urls: [`${site}/page/1`], prompt: "the topic", enableWebSearch: true }));
+  out.v1Extract = await outcome(() => fc.v1.extract([`${site}/page/1`], { schema, prompt: "the topic" }));
+  out.v1Json = await outcome(() => fc.v1.scrapeUrl(`${site}/article`, { formats: ["json"], jsonOptions: { schema } }));
+  return out;
+}
+
 async function bench({ apiUrl, token, urls, concurrency }) {
   const fc = new Firecrawl({ apiKey: token, apiUrl });
   const latencies = new Array(urls.length);
@@ -117,6 +131,6 @@ async function bench({ apiUrl, token, urls, concurrency }) {
   return { elapsedMs: performance.now() - started, latenciesMs: latencies, failed, firstError };
 }
 
-const modes = { check, crawl: crawlChecks, bench };
+const modes = { check, crawl: crawlChecks, model: modelChecks, bench };
 const result = await modes[input.mode](input);
 process.stdout.write(JSON.stringify(result));
