@@ -14,10 +14,12 @@ import (
 	"distill.dev/gateway/app"
 	"distill.dev/gateway/firecrawl"
 	"distill.dev/gateway/host"
+	"distill.dev/gateway/rest"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/grpcserve"
 	"distill.dev/services/platform/telemetry"
+	"distill.dev/services/platform/version"
 )
 
 // DefaultListen keeps a fresh server on loopback: exposing it is a choice.
@@ -116,9 +118,13 @@ func newServeCmd(g *globals) *cobra.Command {
 			srv.SetReadiness(sys.Ready)
 			if httpLis != nil {
 				secret, _ := g.env.Lookup(envflag.WebhookSecret)
-				stopHTTP := serveFirecrawl(cmd.Context(), logger, sys, firecrawl.Config{
+				restAPI, err := rest.Handler(srv.GRPC, version.String())
+				if err != nil {
+					return err
+				}
+				stopHTTP := serveHTTP(cmd.Context(), logger, sys, firecrawl.Config{
 					AllowLocal: sf.allowLocal, Auth: guard, WebhookSecret: secret, Own: sf.own, Host: model,
-				}, httpLis)
+				}, restAPI, httpLis)
 				defer stopHTTP()
 			}
 			logger.Info("distill serve listening", "addr", lis.Addr().String(), "auth", guard.Enabled(), "cluster", sf.cluster.enabled)
@@ -137,12 +143,19 @@ func newServeCmd(g *globals) *cobra.Command {
 // when serve stops.
 const httpShutdown = 10 * time.Second
 
-// serveFirecrawl serves the Firecrawl-compatible API on lis until stop is
-// called, behind the gRPC API's tokens and the operator's --allow-local.
-func serveFirecrawl(ctx context.Context, logger *slog.Logger, sys *app.System, cfg firecrawl.Config, lis net.Listener) (stop func()) {
+// serveHTTP serves the HTTP doors on lis until stop is called: the
+// Firecrawl-compatible API, behind the gRPC API's tokens and the
+// operator's --allow-local, and restAPI (DistillService over HTTP/JSON,
+// whose calls pass the gRPC server's own checks) at its paths.
+func serveHTTP(ctx context.Context, logger *slog.Logger, sys *app.System, cfg firecrawl.Config, restAPI http.Handler, lis net.Listener) (stop func()) {
 	fc := firecrawl.New(logger, sys, cfg)
+	mux := http.NewServeMux()
+	for _, p := range rest.Paths {
+		mux.Handle(p, restAPI)
+	}
+	mux.Handle("/", fc.Handler())
 	srv := &http.Server{
-		Handler:           fc.Handler(),
+		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
@@ -154,7 +167,7 @@ func serveFirecrawl(ctx context.Context, logger *slog.Logger, sys *app.System, c
 			logger.Error("Firecrawl HTTP API stopped", "err", err)
 		}
 	}()
-	logger.Info("distill serve: Firecrawl HTTP API listening", "addr", lis.Addr().String(), "webhooks", cfg.WebhookSecret != "")
+	logger.Info("distill serve: Firecrawl HTTP API listening", "addr", lis.Addr().String(), "webhooks", cfg.WebhookSecret != "", "rest", rest.Paths)
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), httpShutdown)
 		defer cancel()
