@@ -180,7 +180,7 @@ $(WARC_READER)/node_modules/.package-lock.json: $(WARC_READER)/package-lock.json
 FIRECRAWL_SDK := gateway/firecrawl/testdata/sdk
 
 .PHONY: firecrawl-sdk
-firecrawl-sdk: $(FIRECRAWL_SDK)/node_modules/.package-lock.json ## Install the official Firecrawl JS SDK the HTTP API's tests drive (npm ci).
+firecrawl-sdk: $(FIRECRAWL_SDK)/node_modules/.package-lock.json ## Install the Firecrawl JS SDK, CLI and MCP server the HTTP API's tests drive (npm ci).
 
 $(FIRECRAWL_SDK)/node_modules/.package-lock.json: $(FIRECRAWL_SDK)/package-lock.json
 	npm ci --no-audit --no-fund --prefix $(FIRECRAWL_SDK)

@@ -531,3 +531,62 @@ func TestFirecrawlSDKModel(t *testing.T) {
 		t.Errorf("v1 scrapeUrl with json = %+v", v1JSON)
 	}
 }
+
+// mcpText is the text of an MCP tool result, and whether it is an error.
+func mcpText(t *testing.T, o sdkOutcome, name string) (string, bool) {
+	t.Helper()
+	var r struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	o.decode(t, name, &r)
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String(), r.IsError
+}
+
+// Firecrawl's own CLI (firecrawl-cli) and MCP server (firecrawl-mcp)
+// against distill, base URL changed and nothing else.
+func TestFirecrawlCLIAndMCP(t *testing.T) {
+	needNode(t)
+	pages := site(t)
+	api := startDistill(t)
+	var got map[string]sdkOutcome
+	runSDK(t, map[string]any{"mode": "tools", "apiUrl": api, "token": testToken, "site": pages.URL}, &got)
+
+	var out string
+	for name, want := range map[string][]string{
+		"cliScrape": {"Tide tables tell the harbour", pages.URL + "/charts?year=2026"},
+		"cliMap":    {pages.URL + "/article", pages.URL + "/page/2"},
+		"cliCrawl":  {`"status":"completed"`, "Doc 6", pages.URL + "/docs/blob"},
+	} {
+		got[name].decode(t, name, &out)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("firecrawl %s printed %.400q, want %q in it", name, out, w)
+			}
+		}
+	}
+	// The CLI prints the status, not the body, of a refusal.
+	if o := got["cliSearch"]; o.OK || !strings.Contains(o.Message, "status code 400") {
+		t.Errorf("firecrawl search: ok=%v %.300q", o.OK, o.Message)
+	}
+
+	for name, want := range map[string]string{
+		"mcpScrape":      "Tide tables tell the harbour",
+		"mcpMap":         pages.URL + "/page/1",
+		"mcpCrawlStatus": "Doc 6",
+	} {
+		text, isErr := mcpText(t, got[name], name)
+		if isErr || !strings.Contains(text, want) {
+			t.Errorf("MCP %s answered error=%v %.400q, want %q in it", name, isErr, text, want)
+		}
+	}
+	if text, isErr := mcpText(t, got["mcpSearch"], "mcpSearch"); !isErr || !strings.Contains(text, "distill does not search the web") {
+		t.Errorf("MCP firecrawl_search answered error=%v %.300q", isErr, text)
+	}
+}

@@ -8,9 +8,16 @@
 //     calls, v2 and v1, likewise;
 //   {"mode": "model", "apiUrl", "token", "site", "schema"}  runs the json
 //     and summary formats and extract, v2 and v1;
+//   {"mode": "tools", "apiUrl", "token", "site"}  runs Firecrawl's CLI
+//     (firecrawl-cli) and MCP server (firecrawl-mcp, through an MCP client)
+//     against distill;
 //   {"mode": "bench", "apiUrl", "token", "urls", "concurrency"}  scrapes
 //     each URL once, concurrency at a time, and reports each latency.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import Firecrawl from "firecrawl";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const input = JSON.parse(await new Promise((resolve, reject) => {
   let s = "";
@@ -109,6 +116,51 @@ async function modelChecks({ apiUrl, token, site, schema }) {
   return out;
 }
 
+// cli runs firecrawl-cli with args and reports its exit and output.
+async function cli(args, { apiUrl, token }) {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath,
+      ["node_modules/firecrawl-cli/dist/index.js", ...args, "--api-url", apiUrl, "-k", token],
+      { timeout: 120000, maxBuffer: 16 << 20, env: { ...process.env, HOME: process.env.TMPDIR ?? "/tmp", FIRECRAWL_NO_TELEMETRY: "1" } });
+    return { ok: true, value: stdout };
+  } catch (err) {
+    return { ok: false, status: err.code ?? null, message: String(err.stderr || err.stdout || err.message) };
+  }
+}
+
+async function toolChecks(input) {
+  const { apiUrl, token, site } = input;
+  const out = {};
+  out.cliScrape = await cli(["scrape", `${site}/article`, "-f", "markdown,links"], input);
+  out.cliMap = await cli(["map", site], input);
+  out.cliCrawl = await cli(["crawl", `${site}/docs/`, "--wait", "--poll-interval", "1", "--limit", "20"], input);
+  out.cliSearch = await cli(["search", "tides"], input);
+
+  const transport = new StdioClientTransport({
+    command: process.execPath, args: ["node_modules/firecrawl-mcp/dist/index.js"], stderr: "pipe",
+    env: { ...process.env, FIRECRAWL_API_URL: apiUrl, FIRECRAWL_API_KEY: token },
+  });
+  const client = new Client({ name: "distill-test", version: "1" });
+  await client.connect(transport);
+  const call = (name, args) => outcome(() => client.callTool({ name, arguments: args }));
+  out.mcpScrape = await call("firecrawl_scrape", { url: `${site}/article`, formats: ["markdown"] });
+  out.mcpMap = await call("firecrawl_map", { url: site, sitemap: "only" });
+  out.mcpCrawl = await call("firecrawl_crawl", { url: `${site}/docs/`, limit: 20 });
+  const started = out.mcpCrawl.ok ? JSON.parse(out.mcpCrawl.value.content[0].text) : null;
+  if (started?.id) {
+    let status;
+    for (let i = 0; i < 120; i++) {
+      status = await call("firecrawl_check_crawl_status", { id: started.id });
+      if (!status.ok || !JSON.parse(status.value.content[0].text).status?.match(/scraping/)) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    out.mcpCrawlStatus = status;
+  }
+  out.mcpSearch = await call("firecrawl_search", { query: "tides" });
+  await client.close();
+  return out;
+}
+
 async function bench({ apiUrl, token, urls, concurrency }) {
   const fc = new Firecrawl({ apiKey: token, apiUrl });
   const latencies = new Array(urls.length);
@@ -131,6 +183,6 @@ async function bench({ apiUrl, token, urls, concurrency }) {
   return { elapsedMs: performance.now() - started, latenciesMs: latencies, failed, firstError };
 }
 
-const modes = { check, crawl: crawlChecks, model: modelChecks, bench };
+const modes = { check, crawl: crawlChecks, model: modelChecks, tools: toolChecks, bench };
 const result = await modes[input.mode](input);
 process.stdout.write(JSON.stringify(result));
