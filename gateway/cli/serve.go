@@ -49,7 +49,10 @@ func newServeCmd(g *globals) *cobra.Command {
 			"tokens as 'Authorization: Bearer <token>'; its requests reach loopback only with\n" +
 			"--allow-local. Batch and crawl webhooks are signed with " + string(envflag.WebhookSecret) + "\n" +
 			"(refused without it) and delivered under the network policy. With --policy, its\n" +
-			"json and summary formats and /v2/extract run as the policy's default actor.\n\n" +
+			"json and summary formats and /v2/extract run as the policy's default actor.\n" +
+			"The same port serves DistillService over HTTP/JSON: REST at /api/v1/... (the\n" +
+			"google.api.http annotations), every call over Connect at\n" +
+			"/distill.v1.DistillService/<Method>, and its OpenAPI document at /openapi.json.\n\n" +
 			"With --policy FILE it serves HostService too: host mode's inspect, extract and\n" +
 			"summarize under the policy, for the actor whose token (the policy's tokens) calls,\n" +
 			"in the run the call's distill-run-id metadata names; an actor's token reaches\n" +

@@ -13,6 +13,7 @@ import (
 	"distill.dev/gateway/api"
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/crawl"
 )
 
@@ -65,13 +66,9 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 		return
 	}
 	// The pages of a batch are distilled by the fetcher workers, which
-	// send the page back beside the Distilled when a format needs it;
-	// excludeTags would need the page distilled again.
-	if len(p.excludeTags) > 0 {
-		writeError(w, notSupported("excludeTags in a batch scrape", ""))
-		return
-	}
-	if err := s.checkModelWork(p, "a batch scrape"); err != nil {
+	// send the page back beside the Distilled when a format or
+	// excludeTags needs it.
+	if err := s.checkModelWork(p); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -123,7 +120,9 @@ func (s *Server) runBatch(ctx context.Context, j *job, urls []string) {
 	defer j.cancel()
 	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
 	err := s.backend.Batch(ctx, urls, j.plan.opts, func(r *internalv1.FetchJobResult) {
-		if doc := j.deliver(r); doc != nil {
+		if doc := j.deliver(r, func(source string, d *distillv1.Distilled) (*document, *apiError) {
+			return s.jobDocument(ctx, j.plan, source, d)
+		}); doc != nil {
 			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []*document{doc}})
 		}
 	})
@@ -333,9 +332,9 @@ type job struct {
 	failure   string
 }
 
-// deliver keeps one URL's answer, and returns its document when it has
-// one.
-func (j *job) deliver(r *internalv1.FetchJobResult) *document {
+// deliver keeps one URL's answer, and returns its document (made by
+// build) when it has one.
+func (j *job) deliver(r *internalv1.FetchJobResult, build func(string, *distillv1.Distilled) (*document, *apiError)) *document {
 	i := int(r.GetIndex())
 	if i < 0 || i >= len(j.sources) {
 		return nil
@@ -344,7 +343,7 @@ func (j *job) deliver(r *internalv1.FetchJobResult) *document {
 	var doc *document
 	var derr *apiError
 	if e := r.GetError(); e == nil {
-		doc, derr = j.plan.distilledDocument(source, r.GetResult())
+		doc, derr = build(source, r.GetResult())
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -144,13 +144,7 @@ func (c *crawlRequest) distill(target string, version int, allowLocal bool) (*di
 		p.opts.NoCache = true
 	}
 	// A crawl's pages come back distilled, the page beside them when a
-	// format needs it; excludeTags would need each distilled again.
-	if len(p.excludeTags) > 0 {
-		return nil, nil, notSupported("scrapeOptions.excludeTags in a crawl", "")
-	}
-	if p.json != nil || p.want.summary {
-		return nil, nil, notSupported("scrapeOptions.formats: json and summary in a crawl", "")
-	}
+	// format or excludeTags needs it.
 	p.keepPage()
 	return out, p, nil
 }
@@ -180,6 +174,10 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request, version int)
 	}
 	creq, p, err := req.distill(target, version, s.cfg.AllowLocal)
 	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.checkModelWork(p); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -220,7 +218,9 @@ func (s *Server) runCrawl(ctx context.Context, j *job) {
 	defer s.jobs.finished(j)
 	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
 	st, err := j.crawl.Run(ctx, func(pg crawl.Page) error {
-		if doc := j.deliverPage(pg); doc != nil {
+		if doc := j.deliverPage(pg, func(source string, d *distillv1.Distilled) (*document, *apiError) {
+			return s.jobDocument(ctx, j.plan, source, d)
+		}); doc != nil {
 			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []*document{doc}})
 		}
 		return nil
@@ -247,13 +247,13 @@ func (s *Server) runCrawl(ctx context.Context, j *job) {
 	j.hook.close()
 }
 
-// deliverPage keeps one page of a crawl, and returns its document when it
-// has one.
-func (j *job) deliverPage(pg crawl.Page) *document {
+// deliverPage keeps one page of a crawl, and returns its document (made
+// by build) when it has one.
+func (j *job) deliverPage(pg crawl.Page, build func(string, *distillv1.Distilled) (*document, *apiError)) *document {
 	var doc *document
 	var derr *apiError
 	if pg.Err == nil {
-		doc, derr = j.plan.distilledDocument(pg.URL, pg.Result)
+		doc, derr = build(pg.URL, pg.Result)
 	}
 	now := time.Now().UTC().Format(time.RFC3339)
 	j.mu.Lock()

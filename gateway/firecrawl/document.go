@@ -162,20 +162,12 @@ func (p *plan) document(sourceURL string, d *distillv1.Distilled, body []byte, c
 }
 
 // keepPage asks for the page beside the Distilled when a format is made
-// from it, for the pages distilled where they are read (a batch's, a
-// crawl's).
+// from it or excludeTags trims it, for the pages distilled where they are
+// read (a batch's, a crawl's).
 func (p *plan) keepPage() {
-	if p.want.html || p.want.rawHTML || p.want.images {
+	if p.want.html || p.want.rawHTML || p.want.images || len(p.excludeTags) > 0 {
 		p.opts.KeepPage = true
 	}
-}
-
-// distilledDocument is document for a page whose bytes, if kept, came in
-// the Distilled; they are not sent on.
-func (p *plan) distilledDocument(sourceURL string, d *distillv1.Distilled) (*document, *apiError) {
-	body, contentType := d.GetPage(), d.GetPageContentType()
-	d.Page, d.PageContentType = nil, ""
-	return p.document(sourceURL, d, body, contentType)
 }
 
 func (d *document) addWarning(w string) {

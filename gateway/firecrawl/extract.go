@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"distill.dev/gateway/host"
+	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
 // Host runs the work that needs a language model (the json and summary
@@ -72,23 +73,50 @@ func (s *Server) needsHost(field string) *apiError {
 }
 
 // checkModelWork refuses the json and summary formats when no host runs
-// them, or, for now, in a batch scrape or a crawl (in, when not "").
-func (s *Server) checkModelWork(p *plan, in string) *apiError {
+// them.
+func (s *Server) checkModelWork(p *plan) *apiError {
 	for _, f := range []struct {
 		name string
 		on   bool
 	}{{"formats: json", p.json != nil}, {"formats: summary", p.want.summary}} {
-		switch {
-		case !f.on:
-		case in != "":
-			return notSupported(f.name+" in "+in, "")
-		default:
+		if f.on {
 			if err := s.needsHost(f.name); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// jobDocument is the document of one page of a batch or a crawl, whose
+// bytes, when kept, came in the Distilled (and are not sent on): trimmed
+// by excludeTags, then the formats, then the model's work. p is only
+// read, as the job's pages share it.
+func (s *Server) jobDocument(ctx context.Context, p *plan, sourceURL string, d *distillv1.Distilled) (*document, *apiError) {
+	body, contentType := d.GetPage(), d.GetPageContentType()
+	d.Page, d.PageContentType = nil, ""
+	var warning string
+	if len(p.excludeTags) > 0 {
+		var err *apiError
+		if d, body, contentType, warning, err = s.exclude(ctx, p, d, body, contentType); err != nil {
+			return nil, err
+		}
+	}
+	doc, err := p.document(sourceURL, d, body, contentType)
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" {
+		doc.addWarning(warning)
+	}
+	target := d.GetFinalUrl()
+	if target == "" {
+		target = sourceURL
+	}
+	if err := s.modelWork(ctx, p, target, doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
 // modelWork runs the json and summary formats for the page at url and

@@ -329,7 +329,6 @@ func TestRefusals(t *testing.T) {
 		{"json without schema or prompt", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{map[string]any{"type": "json"}}}, 400, "formats: json: needs a schema or a prompt"},
 		{"json system prompt", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{map[string]any{"type": "json", "prompt": "x", "systemPrompt": "y"}}}, 400, "formats: json: systemPrompt: not supported"},
 		{"v1 jsonOptions in v2", "POST", "/v2/scrape", map[string]any{"url": page, "jsonOptions": map[string]any{"prompt": "x"}}, 400, "Unrecognized key in body: jsonOptions"},
-		{"batch excludeTags", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "excludeTags": []string{"nav"}}, 400, "excludeTags in a batch scrape: not supported yet"},
 		{"reserved header", "POST", "/v2/scrape", map[string]any{"url": page, "headers": map[string]string{"Host": "b"}}, 400, "headers: Host is the fetcher's to send"},
 		{"headers and actions", "POST", "/v2/scrape", map[string]any{"url": page, "headers": map[string]string{"X-A": "b"}, "actions": []any{map[string]any{"type": "wait", "milliseconds": 5}}}, 400, "headers with actions or a screenshot: not supported"},
 		{"mobile", "POST", "/v2/scrape", map[string]any{"url": page, "mobile": true}, 400, "mobile: not supported yet"},
@@ -346,7 +345,6 @@ func TestRefusals(t *testing.T) {
 		{"search", "POST", "/v2/search", map[string]any{"query": "tides"}, 400, "not supported: distill does not search the web"},
 		{"crawl prompt", "POST", "/v2/crawl", map[string]any{"url": page, "prompt": "only the docs"}, 400, "prompt: not supported"},
 		{"crawl external", "POST", "/v2/crawl", map[string]any{"url": page, "allowExternalLinks": true}, 400, "allowExternalLinks: not supported"},
-		{"crawl excludeTags", "POST", "/v2/crawl", map[string]any{"url": page, "scrapeOptions": map[string]any{"excludeTags": []string{"nav"}}}, 400, "scrapeOptions.excludeTags in a crawl: not supported yet"},
 		{"crawl limit", "POST", "/v2/crawl", map[string]any{"url": page, "limit": 0}, 400, "limit must be between 1 and"},
 		{"crawl bad regex", "POST", "/v2/crawl", map[string]any{"url": page, "includePaths": []string{"(docs"}}, 400, "Bad Request"},
 		{"crawl unknown key", "POST", "/v2/crawl", map[string]any{"url": page, "scrapeOptions": map[string]any{"colour": "blue"}}, 400, "Unrecognized key in body: colour"},
@@ -819,6 +817,17 @@ func TestPageFormatsInJobs(t *testing.T) {
 	}
 	if _, ok := doc["page"]; ok {
 		t.Error("the page's bytes leaked into the document")
+	}
+
+	// excludeTags trims each page before it is distilled again.
+	trimmed := call(t, "POST", api.URL+"/v2/batch/scrape", "", map[string]any{"urls": []string{pages.URL + "/article"}, "excludeTags": []string{"nav", "#aside"}, "onlyMainContent": false})
+	tdone := waitJob(t, trimmed.body["url"].(string))
+	tdata, _ := tdone.body["data"].([]any)
+	if len(tdata) != 1 {
+		t.Fatalf("batch with excludeTags = %s", tdone.raw)
+	}
+	if md, _ := tdata[0].(map[string]any)["markdown"].(string); strings.Contains(md, "ASIDE-MARKER") || strings.Contains(md, "NAV-MARKER") || !strings.Contains(md, "FOOTER-MARKER") {
+		t.Errorf("batch with excludeTags nav, #aside gave %q", md)
 	}
 
 	crawled := call(t, "POST", api.URL+"/v2/crawl", "", map[string]any{"url": pages.URL + "/docs/", "limit": 2, "scrapeOptions": map[string]any{"formats": []string{"rawHtml"}}})

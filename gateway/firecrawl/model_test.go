@@ -87,6 +87,26 @@ func TestJSONAndSummaryFormats(t *testing.T) {
 		t.Errorf("v1 json format = %s", a.raw)
 	}
 
+	// A batch's and a crawl's pages each get the model's work.
+	wire.Set(`{"topic":"tides"}`, "", 0)
+	batch := call(t, "POST", api.URL+"/v2/batch/scrape", "", map[string]any{"urls": []string{pages.URL + "/page/1", pages.URL + "/page/2"}, "formats": []any{map[string]any{"type": "json", "schema": schema}}})
+	bdone := waitJob(t, batch.body["url"].(string))
+	crawled := call(t, "POST", api.URL+"/v2/crawl", "", map[string]any{"url": pages.URL + "/docs/", "limit": 2, "scrapeOptions": map[string]any{"formats": []string{"summary"}}})
+	cdone := waitJob(t, crawled.body["url"].(string))
+	for _, job := range []answer{bdone, cdone} {
+		data, _ := job.body["data"].([]any)
+		if len(data) != 2 {
+			t.Errorf("job = %s", job.raw)
+		}
+		for _, d := range data {
+			doc := d.(map[string]any)
+			j, _ := doc["json"].(map[string]any)
+			if j["topic"] != "tides" && doc["summary"] != `{"topic":"tides"}` {
+				t.Errorf("a job's document lacks the model's answer: %v", doc)
+			}
+		}
+	}
+
 	for name, tc := range map[string]struct {
 		reply, raw string
 		status     int
@@ -102,7 +122,6 @@ func TestJSONAndSummaryFormats(t *testing.T) {
 			wantStatus: 400, want: "formats: json: schema refused"},
 		"off the actor's allowlist": {body: map[string]any{"url": strings.Replace(pages.URL, "127.0.0.1", "localhost", 1) + "/article", "formats": []string{"summary"}},
 			wantStatus: 403, want: "formats: summary:"},
-		"in a batch": {body: map[string]any{"urls": []string{pages.URL + "/article"}, "formats": []string{"summary"}}, wantStatus: 400, want: "formats: summary in a batch scrape: not supported"},
 	} {
 		wire.Set(tc.reply, tc.raw, tc.status)
 		path := "/v2/scrape"

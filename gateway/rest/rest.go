@@ -23,6 +23,9 @@ import (
 	"distill.dev/proto/openapi"
 )
 
+// MaxBodyBytes bounds a request body, as the Firecrawl API's are bounded.
+const MaxBodyBytes = 10 << 20
+
 // Paths are the prefixes the REST face answers under: the annotations'
 // /api/, the Connect protocol's service path and the OpenAPI document.
 var Paths = []string{"/api/", "/" + distillv1.DistillService_ServiceDesc.ServiceName + "/", "/openapi.json"}
@@ -53,7 +56,10 @@ func Handler(server *grpc.Server, version string) (http.Handler, error) {
 		_, _ = w.Write(doc)
 	})
 	mux.Handle("/", transcoder)
-	return mux, nil
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		mux.ServeHTTP(w, r)
+	}), nil
 }
 
 // strictJSON refuses a body it cannot read (an unknown field, a wrong
