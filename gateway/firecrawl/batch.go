@@ -446,3 +446,18 @@ func (js *jobs) get(id string) *job {
 }
 
 func (js *jobs) wait() { js.wg.Wait() }
+
+// active are the jobs not finished yet, oldest first.
+func (js *jobs) active() []*job {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	var out []*job
+	for _, j := range js.order {
+		j.mu.Lock()
+		if j.status == stateScraping || j.status == stateProcessing {
+			out = append(out, j)
+		}
+		j.mu.Unlock()
+	}
+	return out
+}

@@ -284,3 +284,23 @@ func (j *job) crawlTotal() int {
 	st := j.crawl.Status()
 	return min(st.Done+st.InFlight+st.Queued, j.limit)
 }
+
+// activeCrawl is one running crawl, as GET /v2/crawl/active lists it.
+type activeCrawl struct {
+	ID      string `json:"id"`
+	TeamID  string `json:"teamId"`
+	URL     string `json:"url"`
+	Options any    `json:"options"`
+}
+
+// activeCrawls lists the crawls this server is running. distill has no
+// teams: every caller sees every crawl, as it may poll any by id.
+func (s *Server) activeCrawls(w http.ResponseWriter, _ *http.Request) {
+	out := []activeCrawl{}
+	for _, j := range s.jobs.active() {
+		if j.crawl != nil {
+			out = append(out, activeCrawl{ID: j.id, URL: j.crawl.Status().URL})
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "crawls": out})
+}

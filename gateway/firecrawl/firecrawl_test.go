@@ -349,6 +349,7 @@ func TestRefusals(t *testing.T) {
 		{"crawl bad regex", "POST", "/v2/crawl", map[string]any{"url": page, "includePaths": []string{"(docs"}}, 400, "Bad Request"},
 		{"crawl unknown key", "POST", "/v2/crawl", map[string]any{"url": page, "scrapeOptions": map[string]any{"colour": "blue"}}, 400, "Unrecognized key in body: colour"},
 		{"unknown crawl", "GET", "/v2/crawl/0000", nil, 404, "Job not found"},
+		{"crawl params preview", "POST", "/v2/crawl/params-preview", map[string]any{"url": page, "prompt": "docs"}, 400, "crawl params-preview: not supported"},
 		{"extract without a model", "POST", "/v2/extract", map[string]any{"urls": []string{page}, "prompt": "tides"}, 400, "extract: not supported: this server runs no language model"},
 		{"unknown extract", "GET", "/v2/extract/0000", nil, 404, "Extract job not found"},
 		{"webhook", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "webhook": "http://127.0.0.1:1/hook"}, 400, "webhook: not supported: this server signs webhooks with a secret"},
@@ -772,6 +773,10 @@ func TestCrawlCancel(t *testing.T) {
 		t.Fatalf("start answered %d %s", start.status, start.raw)
 	}
 	id := start.body["id"].(string)
+	active := call(t, "GET", api.URL+"/v2/crawl/active", "", nil)
+	if list, _ := active.body["crawls"].([]any); len(list) != 1 || list[0].(map[string]any)["id"] != id {
+		t.Errorf("active crawls = %s", active.raw)
+	}
 	cancelled := call(t, "DELETE", api.URL+"/v2/crawl/"+id, "", nil)
 	if cancelled.status != http.StatusOK || cancelled.body["status"] != "cancelled" || cancelled.body["success"] != true {
 		t.Errorf("cancel answered %d %s", cancelled.status, cancelled.raw)
@@ -779,6 +784,9 @@ func TestCrawlCancel(t *testing.T) {
 	done := waitJob(t, api.URL+"/v2/crawl/"+id)
 	if done.body["status"] != "cancelled" || done.body["completed"].(float64) >= 7 {
 		t.Errorf("a cancelled crawl ended %s", done.raw)
+	}
+	if list, _ := call(t, "GET", api.URL+"/v2/crawl/active", "", nil).body["crawls"].([]any); len(list) != 0 {
+		t.Errorf("a cancelled crawl is still active: %v", list)
 	}
 	again := call(t, "DELETE", api.URL+"/v2/crawl/"+id, "", nil)
 	if again.body["status"] != "cancelled" {

@@ -166,6 +166,10 @@ func (s *Server) Handler() http.Handler {
 		// client polls a batch scrape at /v1/crawl/{id} too.
 		mux.HandleFunc("POST "+p+"/crawl", func(w http.ResponseWriter, r *http.Request) { s.startCrawl(w, r, v) })
 		mux.HandleFunc("GET "+p+"/crawl/{id}", s.batchStatus)
+		mux.HandleFunc("GET "+p+"/crawl/active", s.activeCrawls)
+		mux.HandleFunc("POST "+p+"/crawl/params-preview", func(w http.ResponseWriter, _ *http.Request) {
+			writeError(w, notSupported("crawl params-preview", "distill does not turn a prompt into crawl options; set them"))
+		})
 		mux.HandleFunc("DELETE "+p+"/crawl/{id}", s.cancelBatch)
 		mux.HandleFunc("GET "+p+"/crawl/{id}/errors", s.batchErrors)
 		if v == 1 {
