@@ -57,6 +57,15 @@ func Handler(server *grpc.Server, version string) (http.Handler, error) {
 	})
 	mux.Handle("/", transcoder)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > MaxBodyBytes {
+			// Refused before it is read, as the caller's mistake; a body
+			// of unknown length is cut at the limit below instead.
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Connection", "close")
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			_, _ = fmt.Fprintf(w, `{"code":%d,"message":"request body of %d bytes, over the limit of %d"}`, connect.CodeInvalidArgument, r.ContentLength, int64(MaxBodyBytes))
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		mux.ServeHTTP(w, r)
 	}), nil

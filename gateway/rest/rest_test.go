@@ -159,6 +159,7 @@ func TestREST(t *testing.T) {
 		{"loopback without allow_local", "POST", "/api/v1/fetch", apiToken, `{"url":"` + pages.URL + `/"}`, 403, "127.0.0.1"},
 		{"unknown crawl", "GET", "/api/v1/crawls/00000000000000ff", apiToken, "", 404, "no crawl"},
 		{"cache clear needs an operator", "POST", "/api/v1/cache:clear", apiToken, `{}`, 403, "operator"},
+		{"too large", "POST", "/api/v1/fetch", apiToken, `{"url":"` + strings.Repeat("a", 11<<20) + `"}`, 413, "over the limit of 10485760"},
 	} {
 		a := call(tc.method, tc.path, tc.token, tc.body)
 		if msg, _ := a.body["message"].(string); a.status != tc.status || !strings.Contains(msg, tc.want) {
