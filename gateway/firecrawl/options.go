@@ -260,8 +260,8 @@ func (p *plan) v1JSON(o *scrapeOptions, version int) *apiError {
 
 // headers go with the fetch, to the page's origin only. A browser loads
 // the page without them, so a page fetched with headers is read as
-// fetched, and browser work with them is refused rather than done
-// without them.
+// fetched (fetchopts.JS), and browser work with them is refused rather
+// than done without them.
 func (p *plan) headers(h map[string]string) *apiError {
 	if len(h) == 0 {
 		return nil
@@ -273,7 +273,6 @@ func (p *plan) headers(h map[string]string) *apiError {
 		return notSupported("headers with actions or a screenshot", "the browser loads the page without them")
 	}
 	p.opts.Headers = h
-	p.opts.Js = distillv1.JsMode_JS_MODE_OFF
 	return nil
 }
 

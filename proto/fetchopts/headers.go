@@ -1,6 +1,7 @@
 package fetchopts
 
 import (
+	"errors"
 	"fmt"
 	"net/textproto"
 	"strings"
@@ -67,5 +68,11 @@ func validName(name string) bool {
 }
 
 func validateHeaders(o *distillv1.FetchOptions) error {
+	if len(o.GetHeaders()) == 0 {
+		return nil
+	}
+	if Browser(o) || o.GetJs() != distillv1.JsMode_JS_MODE_UNSPECIFIED && o.GetJs() != distillv1.JsMode_JS_MODE_OFF {
+		return errors.New("headers go with the fetch alone: a browser would load the page without them (not with --js auto or always, nor browser work)")
+	}
 	return CheckHeaders(o.GetHeaders())
 }

@@ -36,3 +36,27 @@ func TestCheckHeaders(t *testing.T) {
 		})
 	}
 }
+
+// A page fetched with headers is read as fetched: js=auto does not render
+// it, and a render asked for is refused rather than done without them.
+func TestHeadersAreNotRendered(t *testing.T) {
+	h := map[string]string{"Cookie": "a=b"}
+	if m := JS(&distillv1.FetchOptions{Headers: h}); m != distillv1.JsMode_JS_MODE_OFF {
+		t.Errorf("JS with headers = %v, want off", m)
+	}
+	if m := JS(&distillv1.FetchOptions{}); m != distillv1.JsMode_JS_MODE_AUTO {
+		t.Errorf("JS without headers = %v, want auto", m)
+	}
+	for name, o := range map[string]*distillv1.FetchOptions{
+		"js always":  {Headers: h, Js: distillv1.JsMode_JS_MODE_ALWAYS},
+		"js auto":    {Headers: h, Js: distillv1.JsMode_JS_MODE_AUTO},
+		"screenshot": {Headers: h, Screenshot: ScreenshotViewport},
+	} {
+		if err := Validate(o); err == nil || !strings.Contains(err.Error(), "headers go with the fetch alone") {
+			t.Errorf("%s: Validate = %v", name, err)
+		}
+	}
+	if err := Validate(&distillv1.FetchOptions{Headers: h, Js: distillv1.JsMode_JS_MODE_OFF}); err != nil {
+		t.Errorf("headers with js off: %v", err)
+	}
+}

@@ -383,3 +383,17 @@ func TestKeepPage(t *testing.T) {
 		})
 	}
 }
+
+// A page fetched with the caller's headers is read as fetched, however
+// thin: a render would load it without them.
+func TestHeadersKeepThePageUnrendered(t *testing.T) {
+	renders := 0
+	p := New(quiet, page("<div/>"), &charsExtractor{}, rendered("rendered app content", &renders))
+	res, err := p.Do(context.Background(), Request{URL: "http://127.0.0.1/", Options: &distillv1.FetchOptions{Headers: map[string]string{"Cookie": "a=b"}}, KeepBody: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if renders != 0 || string(res.Body) != "<div/>" {
+		t.Errorf("%d renders, body %q: want the page as fetched", renders, res.Body)
+	}
+}
