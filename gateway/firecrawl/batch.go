@@ -94,7 +94,7 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 		writeError(w, badRequest("Bad Request: none of the urls is valid"))
 		return
 	}
-	j, aerr := s.jobs.start(len(urls))
+	j, aerr := s.jobs.start(kindBatch, len(urls))
 	if aerr != nil {
 		writeError(w, aerr)
 		return
@@ -305,7 +305,8 @@ const (
 
 // job is one batch scrape or crawl, kept until it expires.
 type job struct {
-	id      string
+	id string
+	// kind is set before the job is listed, and never changes.
 	kind    string
 	expires time.Time
 	sources []string
@@ -378,9 +379,10 @@ func newJobs(maxRunning, maxKept int, ttl time.Duration) *jobs {
 	return &jobs{byID: map[string]*job{}, running: make(chan struct{}, maxRunning), max: maxKept, ttl: ttl}
 }
 
-// start registers a job of n URLs, or refuses it with 429 while the
-// server runs as many batches as it may, or keeps as many as it may.
-func (js *jobs) start(n int) (*job, *apiError) {
+// start registers a job of kind, of n URLs (a batch's), or refuses it
+// with 429 while the server runs as many jobs as it may, or keeps as many
+// as it may.
+func (js *jobs) start(kind string, n int) (*job, *apiError) {
 	select {
 	case js.running <- struct{}{}:
 	default:
@@ -395,7 +397,11 @@ func (js *jobs) start(n int) (*job, *apiError) {
 		return nil, &apiError{status: http.StatusTooManyRequests, retryAfter: 5 * time.Second,
 			msg: "Rate limit exceeded: this server keeps " + strconv.Itoa(js.max) + " batch scrapes and crawls; retry after 5 seconds"}
 	}
-	j := &job{id: newID(), kind: kindBatch, expires: time.Now().Add(js.ttl), status: stateScraping, docs: make([]*document, n)}
+	status := stateScraping
+	if kind == kindExtract {
+		status = stateProcessing
+	}
+	j := &job{id: newID(), kind: kind, expires: time.Now().Add(js.ttl), status: status, docs: make([]*document, n)}
 	js.byID[j.id] = j
 	js.order = append(js.order, j)
 	js.wg.Add(1)

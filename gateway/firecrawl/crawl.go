@@ -191,7 +191,7 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request, version int)
 		writeError(w, fromFailure(cerr))
 		return
 	}
-	j, err := s.jobs.start(0)
+	j, err := s.jobs.start(kindCrawl, 0)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -202,13 +202,17 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request, version int)
 		writeError(w, fromFailure(cerr))
 		return
 	}
-	j.kind, j.plan, j.crawl, j.limit = kindCrawl, p, cj, int(creq.GetMaxPages())
+	// The job is listed already (GET /v2/crawl/active): it is filled in
+	// under its lock.
+	j.mu.Lock()
+	j.plan, j.crawl, j.limit = p, cj, int(creq.GetMaxPages())
 	if hook != nil {
 		j.hook = s.newWebhookSender(hook, kindCrawl)
 	}
 	// Cancel lets the pages in flight finish; the server's context ends
 	// the crawl when the server closes.
 	j.cancel = cj.Cancel
+	j.mu.Unlock()
 	go s.runCrawl(s.ctx, j)
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": j.id, "url": statusURL(r, "/v"+strconv.Itoa(version)+"/crawl/"+j.id)})
 }
@@ -298,9 +302,11 @@ type activeCrawl struct {
 func (s *Server) activeCrawls(w http.ResponseWriter, _ *http.Request) {
 	out := []activeCrawl{}
 	for _, j := range s.jobs.active() {
+		j.mu.Lock()
 		if j.crawl != nil {
 			out = append(out, activeCrawl{ID: j.id, URL: j.crawl.Status().URL})
 		}
+		j.mu.Unlock()
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "crawls": out})
 }

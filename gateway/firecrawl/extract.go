@@ -265,13 +265,14 @@ func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version in
 	if isNull(req.Schema) {
 		schema = anyObject
 	}
-	j, err := s.jobs.start(0)
+	j, err := s.jobs.start(kindExtract, 0)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	j.kind, j.status = kindExtract, stateProcessing
+	j.mu.Lock()
 	j.cancel = func() {}
+	j.mu.Unlock()
 	go s.runExtract(s.ctx, j, urls, schema, req.Prompt)
 	out := map[string]any{"success": true, "id": j.id, "url": statusURL(r, "/v"+strconv.Itoa(version)+"/extract/"+j.id)}
 	if len(invalid) > 0 {
