@@ -123,7 +123,7 @@ func (s *Server) runBatch(ctx context.Context, j *job, urls []string) {
 		if doc := j.deliver(r, func(source string, d *distillv1.Distilled) (*document, *apiError) {
 			return s.jobDocument(ctx, j.plan, source, d)
 		}); doc != nil {
-			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []*document{doc}})
+			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []any{doc}})
 		}
 	})
 	j.mu.Lock()

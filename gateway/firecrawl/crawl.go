@@ -225,7 +225,7 @@ func (s *Server) runCrawl(ctx context.Context, j *job) {
 		if doc := j.deliverPage(pg, func(source string, d *distillv1.Distilled) (*document, *apiError) {
 			return s.jobDocument(ctx, j.plan, source, d)
 		}); doc != nil {
-			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []*document{doc}})
+			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []any{doc}})
 		}
 		return nil
 	})

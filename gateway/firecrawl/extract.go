@@ -231,7 +231,6 @@ func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version in
 		{"allowExternalLinks", "an extract reads the urls given", req.AllowExternalLinks != nil && *req.AllowExternalLinks},
 		{"showSources", "", req.ShowSources != nil && *req.ShowSources},
 		{"scrapeOptions", "the host reads each page with its own options", !isNull(req.ScrapeOptions)},
-		{"webhook", "", !isNull(req.Webhook)},
 		{"agent", "", !isNull(req.Agent)},
 	} {
 		if f.on {
@@ -261,6 +260,11 @@ func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version in
 		writeError(w, badRequest("Bad Request: none of the urls is valid"))
 		return
 	}
+	hook, herr := s.parseWebhook(req.Webhook)
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
 	schema := []byte(req.Schema)
 	if isNull(req.Schema) {
 		schema = anyObject
@@ -272,6 +276,9 @@ func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version in
 	}
 	j.mu.Lock()
 	j.cancel = func() {}
+	if hook != nil {
+		j.hook = s.newWebhookSender(hook, kindExtract)
+	}
 	j.mu.Unlock()
 	go s.runExtract(s.ctx, j, urls, schema, req.Prompt)
 	out := map[string]any{"success": true, "id": j.id, "url": statusURL(r, "/v"+strconv.Itoa(version)+"/extract/"+j.id)}
@@ -285,6 +292,8 @@ func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version in
 // them.
 func (s *Server) runExtract(ctx context.Context, j *job, urls []string, schema []byte, prompt string) {
 	defer s.jobs.finished(j)
+	defer j.hook.close()
+	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
 	var merged map[string]any
 	var warnings []string
 	var failed *apiError
@@ -301,12 +310,17 @@ func (s *Server) runExtract(ctx context.Context, j *job, urls []string, schema [
 		merged = mergeData(merged, data)
 	}
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if failed != nil {
 		j.status, j.failure = stateFailed, failed.msg
+	} else {
+		j.status, j.extracted, j.warnings = stateCompleted, merged, warnings
+	}
+	j.mu.Unlock()
+	if failed != nil {
+		j.hook.send("failed", webhookEvent{ID: j.id, Error: failed.msg})
 		return
 	}
-	j.status, j.extracted, j.warnings = stateCompleted, merged, warnings
+	j.hook.send("completed", webhookEvent{Success: true, ID: j.id, Data: []any{merged}})
 }
 
 // mergeData folds one page's data into what the pages before it gave:

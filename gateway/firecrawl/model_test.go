@@ -1,6 +1,7 @@
 package firecrawl_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -153,13 +154,16 @@ func waitExtract(t *testing.T, statusURL string) answer {
 func TestExtract(t *testing.T) {
 	t.Parallel()
 	pages := site(t)
-	api, wire := serveModel(t, pages, firecrawl.Config{})
+	const secret = "extract-webhook-secret-0123456789"
+	hookURL, hooks, unsigned := signedHooks(t, secret)
+	api, wire := serveModel(t, pages, firecrawl.Config{WebhookSecret: secret})
 	schema := map[string]any{"type": "object", "properties": map[string]any{
 		"titles": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
 		"site":   map[string]any{"type": "string"},
 	}}
 	wire.Set(`{"titles":["Page 1"],"site":"harbour"}`, "", 0)
-	start := call(t, "POST", api.URL+"/v2/extract", "", map[string]any{"urls": []string{pages.URL + "/page/1", pages.URL + "/page/2", "no url"}, "schema": schema, "prompt": "the titles", "ignoreInvalidURLs": true})
+	start := call(t, "POST", api.URL+"/v2/extract", "", map[string]any{"urls": []string{pages.URL + "/page/1", pages.URL + "/page/2", "no url"}, "schema": schema, "prompt": "the titles", "ignoreInvalidURLs": true,
+		"webhook": map[string]any{"url": hookURL, "metadata": map[string]string{"run": "x"}}})
 	if start.status != http.StatusOK || start.body["success"] != true {
 		t.Fatalf("extract answered %d %s", start.status, start.raw)
 	}
@@ -171,6 +175,29 @@ func TestExtract(t *testing.T) {
 	}
 	if inv := strs(start.body["invalidURLs"]); len(inv) != 1 {
 		t.Errorf("invalidURLs = %v", inv)
+	}
+	var types []string
+	for len(types) < 2 {
+		select {
+		case body := <-hooks:
+			var e struct {
+				Type string           `json:"type"`
+				ID   string           `json:"id"`
+				Data []map[string]any `json:"data"`
+			}
+			if err := json.Unmarshal(body, &e); err != nil || e.ID != start.body["id"] {
+				t.Fatalf("webhook delivered %s (%v)", body, err)
+			}
+			types = append(types, e.Type)
+			if e.Type == "extract.completed" && (len(e.Data) != 1 || e.Data[0]["site"] != "harbour") {
+				t.Errorf("extract.completed carried %v", e.Data)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("webhook events within a minute: %v", types)
+		}
+	}
+	if types[0] != "extract.started" || types[1] != "extract.completed" || unsigned() != 0 {
+		t.Errorf("extract webhook events %v (%d unsigned)", types, unsigned())
 	}
 
 	wire.Set("", "", 500)

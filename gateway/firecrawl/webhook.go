@@ -93,7 +93,8 @@ type webhookEvent struct {
 	Success  bool           `json:"success"`
 	Type     string         `json:"type"`
 	ID       string         `json:"id"`
-	Data     []*document    `json:"data"`
+	// Data is a batch's or a crawl's documents, an extract's data.
+	Data     []any          `json:"data"`
 	Metadata map[string]any `json:"metadata,omitempty"`
 	Error    string         `json:"error,omitempty"`
 }
@@ -127,7 +128,7 @@ func (w *webhookSender) send(event string, e webhookEvent) {
 	}
 	e.Type, e.Metadata = w.kind+"."+event, w.hook.Metadata
 	if e.Data == nil {
-		e.Data = []*document{}
+		e.Data = []any{}
 	}
 	w.queue <- e
 }
