@@ -90,9 +90,9 @@ func (s *Server) webhookClient() *http.Client {
 
 // webhookEvent is one delivery's body, in Firecrawl's shape.
 type webhookEvent struct {
-	Success  bool           `json:"success"`
-	Type     string         `json:"type"`
-	ID       string         `json:"id"`
+	Success bool   `json:"success"`
+	Type    string `json:"type"`
+	ID      string `json:"id"`
 	// Data is a batch's or a crawl's documents, an extract's data.
 	Data     []any          `json:"data"`
 	Metadata map[string]any `json:"metadata,omitempty"`
