@@ -20,7 +20,7 @@ import (
 // serveModel runs the API with host mode behind the json and summary
 // formats and extract: a policy whose default actor may read the test
 // site, budgets on the embedded NATS, and a provider on loopback.
-func serveModel(t *testing.T, pages *httptest.Server, cfg firecrawl.Config) (*httptest.Server, *llmtest.Server) {
+func serveModel(t *testing.T, pages *httptest.Server, cfg firecrawl.Config, actorYAML ...string) (*httptest.Server, *llmtest.Server) {
 	t.Helper()
 	sys, err := app.Open(t.Context(), quiet, app.Config{UserAgentVersion: "test", Workers: 4, CacheDir: t.TempDir(), AllowLocal: true})
 	if err != nil {
@@ -33,7 +33,8 @@ actors:
     allowed_hosts: [127.0.0.1]
     allowed_schemes: [http]
     allowed_ports: [%s]
-`, u.Port()), func(string) (string, bool) { return "", false })
+%s
+`, u.Port(), strings.Join(actorYAML, "\n")), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,5 +217,18 @@ func TestExtract(t *testing.T) {
 		if a := call(t, "POST", api.URL+"/v2/extract", "", body); a.status != http.StatusBadRequest {
 			t.Errorf("%s: answered %d %s", name, a.status, a.raw)
 		}
+	}
+}
+
+// A host budget that runs out is Firecrawl's 429, with Retry-After.
+func TestHostBudgetIs429(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	// A scrape's model work takes two steps (the page, the provider).
+	api, wire := serveModel(t, pages, firecrawl.Config{}, "    budget: {max_steps: 1}")
+	wire.Set("A summary.", "", 0)
+	a := call(t, "POST", api.URL+"/v2/scrape", "", map[string]any{"url": pages.URL + "/article", "formats": []string{"summary"}})
+	if msg, _ := a.body["error"].(string); a.status != http.StatusTooManyRequests || a.header.Get("Retry-After") == "" || a.body["code"] != "BUDGET_EXHAUSTED" || !strings.HasPrefix(msg, "formats: summary:") {
+		t.Errorf("answered %d (Retry-After %q) %s", a.status, a.header.Get("Retry-After"), a.raw)
 	}
 }
