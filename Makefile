@@ -19,7 +19,7 @@ K8S_MODULE := deploy/k8s
 ALL_MODULES := $(MODULES) proto/tools $(BENCH_MODULE) $(K8S_MODULE)
 # The tools pinned in proto/tools/go.mod: code generation, and staticcheck
 # for lint (one tool module, so one `make tools`).
-TOOLS    := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/staticcheck
+TOOLS    := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-openapiv2 $(BIN)/staticcheck
 # The whole suite runs every test every time (-count=1): it is the gate,
 # and its tests run Chromium, Node and the binaries below, which Go's test
 # cache does not see. The short loop lets the cache answer for packages
@@ -180,7 +180,7 @@ $(WARC_READER)/node_modules/.package-lock.json: $(WARC_READER)/package-lock.json
 FIRECRAWL_SDK := gateway/firecrawl/testdata/sdk
 
 .PHONY: firecrawl-sdk
-firecrawl-sdk: $(FIRECRAWL_SDK)/node_modules/.package-lock.json ## Install the official Firecrawl JS SDK the HTTP API's tests drive (npm ci).
+firecrawl-sdk: $(FIRECRAWL_SDK)/node_modules/.package-lock.json ## Install the Firecrawl JS SDK, CLI and MCP server the HTTP API's tests drive (npm ci).
 
 $(FIRECRAWL_SDK)/node_modules/.package-lock.json: $(FIRECRAWL_SDK)/package-lock.json
 	npm ci --no-audit --no-fund --prefix $(FIRECRAWL_SDK)
@@ -232,8 +232,8 @@ generate: $(TOOLS) ## Regenerate the Go code from proto/.
 
 .PHONY: check-generate
 check-generate: generate ## Fail when the committed generated code is not current.
-	@git diff --exit-code --stat -- proto/gen || { echo 'generated code is stale: run make generate and commit' >&2; exit 1; }
-	@test -z "$$(git status --porcelain -- proto/gen)" || { git status --porcelain -- proto/gen; echo 'generated files are not committed' >&2; exit 1; }
+	@git diff --exit-code --stat -- proto/gen proto/openapi/gen || { echo 'generated code is stale: run make generate and commit' >&2; exit 1; }
+	@test -z "$$(git status --porcelain -- proto/gen proto/openapi/gen)" || { git status --porcelain -- proto/gen proto/openapi/gen; echo 'generated files are not committed' >&2; exit 1; }
 
 # The internal contracts (distill.internal.v1) change with the services that
 # speak them; only their wire format must hold, for a rolling update in which

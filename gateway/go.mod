@@ -3,6 +3,8 @@ module distill.dev/gateway
 go 1.26.0
 
 require (
+	connectrpc.com/connect v1.19.1
+	connectrpc.com/vanguard v0.4.0
 	distill.dev/proto v0.0.0
 	distill.dev/services/extractor v0.0.0
 	distill.dev/services/fetcher v0.0.0

@@ -117,6 +117,9 @@ var fetchOptionsReach = map[protoreflect.Name]reach{
 	"diff_with": {flag: "--diff-with=", file: oldPage, tool: "diff", param: oldPage, json: "diff",
 		want: protoreflect.ValueOfMessage((&distillv1.Distilled{FinalUrl: page, Status: 200, Title: "Page", Markdown: "# Page, before"}).ProtoReflect())},
 	"brand": {flag: "--brand", tool: "brand", implied: true, param: true, want: protoreflect.ValueOfBool(true), json: "brand"},
+	// The HTTP doors'.
+	"keep_page": {internal: "the Firecrawl API's html, rawHtml and images in batches and crawls: the page travels back from the worker that read it"},
+	"headers":   {internal: "the Firecrawl API's headers option; the CLI and MCP send distill's own headers"},
 }
 
 // fieldsValue is FetchOptions.fields holding fs, as reflection reads it.

@@ -14,10 +14,12 @@ import (
 	"distill.dev/gateway/app"
 	"distill.dev/gateway/firecrawl"
 	"distill.dev/gateway/host"
+	"distill.dev/gateway/rest"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/grpcserve"
 	"distill.dev/services/platform/telemetry"
+	"distill.dev/services/platform/version"
 )
 
 // DefaultListen keeps a fresh server on loopback: exposing it is a choice.
@@ -42,11 +44,15 @@ func newServeCmd(g *globals) *cobra.Command {
 			"Without tokens the API is open and served on a loopback address only, unless\n" +
 			"--no-auth. serve logs at info, where it listens first, unless --log-level says\n" +
 			"otherwise.\n\n" +
-			"--http ADDR serves Firecrawl's HTTP API (/v2/scrape, /v2/batch/scrape, /v2/map\n" +
-			"and the v1 endpoints the SDKs use) beside the gRPC API, with the same tokens\n" +
-			"as 'Authorization: Bearer <token>'; its requests reach loopback only with\n" +
-			"--allow-local. Batch webhooks are signed with " + string(envflag.WebhookSecret) + "\n" +
-			"(refused without it) and delivered under the network policy.\n\n" +
+			"--http ADDR serves Firecrawl's HTTP API (/v2/scrape, /v2/batch/scrape, /v2/crawl,\n" +
+			"/v2/map and the v1 endpoints the SDKs use) beside the gRPC API, with the same\n" +
+			"tokens as 'Authorization: Bearer <token>'; its requests reach loopback only with\n" +
+			"--allow-local. Batch and crawl webhooks are signed with " + string(envflag.WebhookSecret) + "\n" +
+			"(refused without it) and delivered under the network policy. With --policy, its\n" +
+			"json and summary formats and /v2/extract run as the policy's default actor.\n" +
+			"The same port serves DistillService over HTTP/JSON: REST at /api/v1/... (the\n" +
+			"google.api.http annotations), every call over Connect at\n" +
+			"/distill.v1.DistillService/<Method>, and its OpenAPI document at /openapi.json.\n\n" +
 			"With --policy FILE it serves HostService too: host mode's inspect, extract,\n" +
 			"summarize and act under the policy, for the actor whose token (the policy's tokens)\n" +
 			"calls, in the run the call's distill-run-id metadata names; an actor's token reaches\n" +
@@ -99,6 +105,7 @@ func newServeCmd(g *globals) *cobra.Command {
 			}
 			defer stop()
 			var hostSrv *host.Server
+			var model firecrawl.Host
 			if policies != nil {
 				// A reload's new tokens are admitted, its dropped ones
 				// refused, from the next call on.
@@ -112,6 +119,7 @@ func newServeCmd(g *globals) *cobra.Command {
 					return err
 				}
 				hostSrv = host.NewServer(engine, !guard.Enabled(), guard.Operator)
+				model = engine
 			}
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
 				distillv1.RegisterDistillServiceServer(s, serveAPI(logger, sys))
@@ -122,9 +130,13 @@ func newServeCmd(g *globals) *cobra.Command {
 			srv.SetReadiness(sys.Ready)
 			if httpLis != nil {
 				secret, _ := g.env.Lookup(envflag.WebhookSecret)
-				stopHTTP := serveFirecrawl(cmd.Context(), logger, sys, firecrawl.Config{
-					AllowLocal: sf.allowLocal, Auth: guard, WebhookSecret: secret, Own: sf.own,
-				}, httpLis)
+				restAPI, err := rest.Handler(srv.GRPC, version.String())
+				if err != nil {
+					return err
+				}
+				stopHTTP := serveHTTP(cmd.Context(), logger, sys, firecrawl.Config{
+					AllowLocal: sf.allowLocal, Auth: guard, WebhookSecret: secret, Own: sf.own, Host: model,
+				}, restAPI, httpLis)
 				defer stopHTTP()
 			}
 			logger.Info("distill serve listening", "addr", lis.Addr().String(), "auth", guard.Enabled(), "cluster", sf.cluster.enabled)
@@ -143,12 +155,19 @@ func newServeCmd(g *globals) *cobra.Command {
 // when serve stops.
 const httpShutdown = 10 * time.Second
 
-// serveFirecrawl serves the Firecrawl-compatible API on lis until stop is
-// called, behind the gRPC API's tokens and the operator's --allow-local.
-func serveFirecrawl(ctx context.Context, logger *slog.Logger, sys *app.System, cfg firecrawl.Config, lis net.Listener) (stop func()) {
+// serveHTTP serves the HTTP doors on lis until stop is called: the
+// Firecrawl-compatible API, behind the gRPC API's tokens and the
+// operator's --allow-local, and restAPI (DistillService over HTTP/JSON,
+// whose calls pass the gRPC server's own checks) at its paths.
+func serveHTTP(ctx context.Context, logger *slog.Logger, sys *app.System, cfg firecrawl.Config, restAPI http.Handler, lis net.Listener) (stop func()) {
 	fc := firecrawl.New(logger, sys, cfg)
+	mux := http.NewServeMux()
+	for _, p := range rest.Paths {
+		mux.Handle(p, restAPI)
+	}
+	mux.Handle("/", fc.Handler())
 	srv := &http.Server{
-		Handler:           fc.Handler(),
+		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
@@ -160,7 +179,7 @@ func serveFirecrawl(ctx context.Context, logger *slog.Logger, sys *app.System, c
 			logger.Error("Firecrawl HTTP API stopped", "err", err)
 		}
 	}()
-	logger.Info("distill serve: Firecrawl HTTP API listening", "addr", lis.Addr().String(), "webhooks", cfg.WebhookSecret != "")
+	logger.Info("distill serve: Firecrawl HTTP API listening", "addr", lis.Addr().String(), "webhooks", cfg.WebhookSecret != "", "rest", rest.Paths)
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), httpShutdown)
 		defer cancel()

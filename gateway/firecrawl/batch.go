@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"distill.dev/gateway/api"
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/crawl"
 )
 
 // batchRequest is POST /v{1,2}/batch/scrape: the URLs, and scrape options
@@ -31,11 +34,9 @@ const (
 	stateCompleted = "completed"
 	stateFailed    = "failed"
 	stateCancelled = "cancelled"
+	// An extract's, while it runs.
+	stateProcessing = "processing"
 )
-
-// pageBytes bounds one answer of a job's status, as Firecrawl pages its
-// results by 10 MB with next.
-const pageBytes = 10 << 20
 
 func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int) {
 	var req batchRequest
@@ -64,17 +65,14 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 		writeError(w, err)
 		return
 	}
-	// The pages of a batch come back from the fetcher workers distilled;
-	// their HTML stays with the worker.
-	for _, f := range []struct {
-		name string
-		on   bool
-	}{{"formats: html", p.want.html}, {"formats: rawHtml", p.want.rawHTML}, {"formats: images", p.want.images}, {"excludeTags", len(p.excludeTags) > 0}} {
-		if f.on {
-			writeError(w, notSupported(f.name+" in a batch scrape", ""))
-			return
-		}
+	// The pages of a batch are distilled by the fetcher workers, which
+	// send the page back beside the Distilled when a format or
+	// excludeTags needs it.
+	if err := s.checkModelWork(p); err != nil {
+		writeError(w, err)
+		return
 	}
+	p.keepPage()
 	if req.MaxConcurrency != nil {
 		p.opts.Concurrency = req.MaxConcurrency
 	}
@@ -96,14 +94,14 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 		writeError(w, badRequest("Bad Request: none of the urls is valid"))
 		return
 	}
-	j, aerr := s.jobs.start(len(urls))
+	j, aerr := s.jobs.start(kindBatch, len(urls))
 	if aerr != nil {
 		writeError(w, aerr)
 		return
 	}
 	j.sources, j.plan = sources, p
 	if hook != nil {
-		j.hook = s.newWebhookSender(hook)
+		j.hook = s.newWebhookSender(hook, kindBatch)
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	j.cancel = cancel
@@ -122,8 +120,10 @@ func (s *Server) runBatch(ctx context.Context, j *job, urls []string) {
 	defer j.cancel()
 	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
 	err := s.backend.Batch(ctx, urls, j.plan.opts, func(r *internalv1.FetchJobResult) {
-		if doc := j.deliver(r); doc != nil {
-			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []*document{doc}})
+		if doc := j.deliver(r, func(source string, d *distillv1.Distilled) (*document, *apiError) {
+			return s.jobDocument(ctx, j.plan, source, d)
+		}); doc != nil {
+			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []any{doc}})
 		}
 	})
 	j.mu.Lock()
@@ -184,28 +184,34 @@ type batchStatusResponse struct {
 }
 
 func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
-	j := s.jobs.get(r.PathValue("id"))
+	j := s.scrapeJob(r)
 	if j == nil {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
 		return
 	}
-	skip := 0
-	if v := r.URL.Query().Get("skip"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			writeError(w, badRequest("Bad Request: skip must be a whole number, got %q", v))
-			return
-		}
-		skip = n
+	skip, err := wholeNumber(r, "skip")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	limit, err := wholeNumber(r, "limit")
+	if err != nil {
+		writeError(w, err)
+		return
 	}
 	j.mu.Lock()
+	total := len(j.docs)
+	if j.crawl != nil {
+		total = j.crawlTotal()
+	}
 	out := batchStatusResponse{
-		Success: true, Status: j.status, Total: len(j.docs), Completed: j.succeeded,
+		Success: true, Status: j.status, Total: total, Completed: j.succeeded,
 		CreditsUsed: j.succeeded, ExpiresAt: j.expires.UTC().Format(time.RFC3339), Error: j.failure,
 		Data: []*document{},
 	}
-	// The documents done so far, in the order of the batch's URLs, at
-	// most pageBytes of them; next skips past them.
+	// The documents done so far, in the order of the batch's URLs (a
+	// crawl's in the order they completed), at most StatusPageBytes of
+	// them and limit if the client gave one; next skips past them.
 	seen, size := 0, 0
 	for i, d := range j.docs {
 		if d == nil {
@@ -216,8 +222,12 @@ func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		b, _ := json.Marshal(d)
-		if size > 0 && size+len(b) > pageBytes {
-			out.Next = statusURL(r, r.URL.Path) + "?skip=" + strconv.Itoa(seen-1)
+		if size > 0 && size+len(b) > s.cfg.StatusPageBytes || limit > 0 && len(out.Data) == limit {
+			next := "?skip=" + strconv.Itoa(seen-1)
+			if limit > 0 {
+				next += "&limit=" + strconv.Itoa(limit)
+			}
+			out.Next = statusURL(r, r.URL.Path) + next
 			break
 		}
 		size += len(b)
@@ -227,8 +237,30 @@ func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
+// scrapeJob is the batch or crawl the request names, nil when none.
+func (s *Server) scrapeJob(r *http.Request) *job {
 	j := s.jobs.get(r.PathValue("id"))
+	if j == nil || j.kind == kindExtract {
+		return nil
+	}
+	return j
+}
+
+// wholeNumber is the query parameter name, 0 when absent.
+func wholeNumber(r *http.Request, name string) (int, *apiError) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, badRequest("Bad Request: %s must be a whole number, got %q", name, v)
+	}
+	return n, nil
+}
+
+func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
+	j := s.scrapeJob(r)
 	if j == nil {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
 		return
@@ -253,7 +285,7 @@ type jobErrorEntry struct {
 }
 
 func (s *Server) batchErrors(w http.ResponseWriter, r *http.Request) {
-	j := s.jobs.get(r.PathValue("id"))
+	j := s.scrapeJob(r)
 	if j == nil {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
 		return
@@ -264,13 +296,31 @@ func (s *Server) batchErrors(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// job is one batch scrape, kept until it expires.
+// Kinds of job, as webhook event types name them.
+const (
+	kindBatch   = "batch_scrape"
+	kindCrawl   = "crawl"
+	kindExtract = "extract"
+)
+
+// job is one batch scrape or crawl, kept until it expires.
 type job struct {
-	id      string
+	id string
+	// kind is set before the job is listed, and never changes.
+	kind    string
 	expires time.Time
 	sources []string
 	plan    *plan
 	cancel  context.CancelFunc
+	// crawl is a crawl's job, limit its page limit, and final its status
+	// once it ended; nil for a batch.
+	crawl *crawl.Job
+	limit int
+	final *crawl.Status
+	// extracted is an extract's data once it completed, warnings what
+	// it says beside it.
+	extracted map[string]any
+	warnings  []string
 	// hook delivers the job's events; nil without a webhook.
 	hook *webhookSender
 
@@ -283,9 +333,9 @@ type job struct {
 	failure   string
 }
 
-// deliver keeps one URL's answer, and returns its document when it has
-// one.
-func (j *job) deliver(r *internalv1.FetchJobResult) *document {
+// deliver keeps one URL's answer, and returns its document (made by
+// build) when it has one.
+func (j *job) deliver(r *internalv1.FetchJobResult, build func(string, *distillv1.Distilled) (*document, *apiError)) *document {
 	i := int(r.GetIndex())
 	if i < 0 || i >= len(j.sources) {
 		return nil
@@ -294,7 +344,7 @@ func (j *job) deliver(r *internalv1.FetchJobResult) *document {
 	var doc *document
 	var derr *apiError
 	if e := r.GetError(); e == nil {
-		doc, derr = j.plan.document(source, r.GetResult(), nil, "")
+		doc, derr = build(source, r.GetResult())
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -329,14 +379,15 @@ func newJobs(maxRunning, maxKept int, ttl time.Duration) *jobs {
 	return &jobs{byID: map[string]*job{}, running: make(chan struct{}, maxRunning), max: maxKept, ttl: ttl}
 }
 
-// start registers a job of n URLs, or refuses it with 429 while the
-// server runs as many batches as it may, or keeps as many as it may.
-func (js *jobs) start(n int) (*job, *apiError) {
+// start registers a job of kind, of n URLs (a batch's), or refuses it
+// with 429 while the server runs as many jobs as it may, or keeps as many
+// as it may.
+func (js *jobs) start(kind string, n int) (*job, *apiError) {
 	select {
 	case js.running <- struct{}{}:
 	default:
 		return nil, &apiError{status: http.StatusTooManyRequests, retryAfter: 5 * time.Second,
-			msg: "Rate limit exceeded: this server runs " + strconv.Itoa(cap(js.running)) + " batch scrapes at once; retry after 5 seconds"}
+			msg: "Rate limit exceeded: this server runs " + strconv.Itoa(cap(js.running)) + " batch scrapes and crawls at once; retry after 5 seconds"}
 	}
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -344,9 +395,13 @@ func (js *jobs) start(n int) (*job, *apiError) {
 	if len(js.order) >= js.max {
 		<-js.running
 		return nil, &apiError{status: http.StatusTooManyRequests, retryAfter: 5 * time.Second,
-			msg: "Rate limit exceeded: this server keeps " + strconv.Itoa(js.max) + " batch scrapes; retry after 5 seconds"}
+			msg: "Rate limit exceeded: this server keeps " + strconv.Itoa(js.max) + " batch scrapes and crawls; retry after 5 seconds"}
 	}
-	j := &job{id: newID(), expires: time.Now().Add(js.ttl), status: stateScraping, docs: make([]*document, n)}
+	status := stateScraping
+	if kind == kindExtract {
+		status = stateProcessing
+	}
+	j := &job{id: newID(), kind: kind, expires: time.Now().Add(js.ttl), status: status, docs: make([]*document, n)}
 	js.byID[j.id] = j
 	js.order = append(js.order, j)
 	js.wg.Add(1)
@@ -360,7 +415,7 @@ func (js *jobs) evict(now time.Time) {
 	over := len(js.order) - js.max + 1
 	for _, j := range js.order {
 		j.mu.Lock()
-		finished := j.status != stateScraping
+		finished := j.status != stateScraping && j.status != stateProcessing
 		j.mu.Unlock()
 		if finished && (now.After(j.expires) || over > 0) {
 			delete(js.byID, j.id)
@@ -377,6 +432,15 @@ func (js *jobs) finished(*job) {
 	js.wg.Done()
 }
 
+// abandon forgets a job that never started.
+func (js *jobs) abandon(j *job) {
+	js.mu.Lock()
+	delete(js.byID, j.id)
+	js.order = slices.DeleteFunc(js.order, func(o *job) bool { return o == j })
+	js.mu.Unlock()
+	js.finished(j)
+}
+
 func (js *jobs) get(id string) *job {
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -388,3 +452,18 @@ func (js *jobs) get(id string) *job {
 }
 
 func (js *jobs) wait() { js.wg.Wait() }
+
+// active are the jobs not finished yet, oldest first.
+func (js *jobs) active() []*job {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	var out []*job
+	for _, j := range js.order {
+		j.mu.Lock()
+		if j.status == stateScraping || j.status == stateProcessing {
+			out = append(out, j)
+		}
+		j.mu.Unlock()
+	}
+	return out
+}

@@ -25,8 +25,17 @@ type document struct {
 	RawHTML  *string   `json:"rawHtml,omitempty"`
 	Links    *[]string `json:"links,omitempty"`
 	Images   *[]string `json:"images,omitempty"`
-	Metadata metadata  `json:"metadata"`
-	Warning  string    `json:"warning,omitempty"`
+	// Screenshot is a data: URL, where Firecrawl links to a picture it
+	// keeps.
+	Screenshot *string        `json:"screenshot,omitempty"`
+	Actions    *actionsResult `json:"actions,omitempty"`
+	// JSON and Summary are the model's, through host mode; v1 reads the
+	// json format's data under extract too.
+	JSON     any      `json:"json,omitempty"`
+	Extract  any      `json:"extract,omitempty"`
+	Summary  *string  `json:"summary,omitempty"`
+	Metadata metadata `json:"metadata"`
+	Warning  string   `json:"warning,omitempty"`
 }
 
 // metadata is Firecrawl's document metadata: the page's own (from its
@@ -85,6 +94,17 @@ func (p *plan) document(sourceURL string, d *distillv1.Distilled, body []byte, c
 		md := d.GetMarkdown()
 		doc.Markdown = &md
 	}
+	if p.want.screenshot {
+		mt := "image/png"
+		if p.opts.GetScreenshotFormat() == "jpeg" {
+			mt = "image/jpeg"
+		}
+		shot := dataURL(mt, d.GetScreenshot())
+		doc.Screenshot = &shot
+	}
+	if p.want.actions {
+		doc.Actions = actionsOf(d)
+	}
 	if p.want.links {
 		links := []string{}
 		seen := map[string]bool{}
@@ -139,6 +159,22 @@ func (p *plan) document(sourceURL string, d *distillv1.Distilled, body []byte, c
 	}
 	doc.Warning = joinWarnings(p.warnings)
 	return doc, nil
+}
+
+// keepPage asks for the page beside the Distilled when a format is made
+// from it or excludeTags trims it, for the pages distilled where they are
+// read (a batch's, a crawl's).
+func (p *plan) keepPage() {
+	if p.want.html || p.want.rawHTML || p.want.images || len(p.excludeTags) > 0 {
+		p.opts.KeepPage = true
+	}
+}
+
+func (d *document) addWarning(w string) {
+	if d.Warning != "" {
+		d.Warning += "; "
+	}
+	d.Warning += w
 }
 
 func htmlType(mt string) bool {

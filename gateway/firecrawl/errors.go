@@ -43,13 +43,6 @@ func notSupported(field, why string) *apiError {
 	return &apiError{status: http.StatusBadRequest, code: codeUnsupported, msg: msg}
 }
 
-// unsupported answers an endpoint distill does not serve yet.
-func unsupported(endpoint string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, notSupported(endpoint, ""))
-	}
-}
-
 func writeError(w http.ResponseWriter, e *apiError) {
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((e.retryAfter+time.Second-1)/time.Second)))

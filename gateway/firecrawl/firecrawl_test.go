@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +31,9 @@ const testToken = "firecrawl-test-token-0123456789"
 // words makes a page long enough that distill keeps it as fetched: a
 // short page looks like an app shell and would be rendered.
 var words = strings.Repeat("Tide tables tell the harbour when the water will rise and fall. ", 12)
+
+// docsPages is how many numbered pages /docs has.
+const docsPages = 6
 
 // site serves the pages the tests scrape, on loopback.
 func site(t *testing.T) *httptest.Server {
@@ -62,6 +67,39 @@ func site(t *testing.T) *httptest.Server {
 		base := "http://" + r.Host
 		fmt.Fprintf(w, `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
 <url><loc>%[1]s/article</loc></url><url><loc>%[1]s/page/1</loc></url><url><loc>%[1]s/page/2</loc></url></urlset>`, base)
+	})
+	// /docs is a small site to crawl: an index, pages that link on to
+	// the next, one answer that is not a page, and a page outside /docs.
+	mux.HandleFunc("/docs/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<html><head><title>Docs</title></head><body><main><p>%s</p>
+<a href="/docs/1">One</a> <a href="/docs/blob">Blob</a> <a href="/article">Article</a></main></body></html>`, words)
+	})
+	mux.HandleFunc("/docs/{n}", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.PathValue("n"))
+		if err != nil {
+			w.Header().Set("Content-Type", "application/zip")
+			fmt.Fprint(w, "PK\x03\x04 not a page")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		next := ""
+		if n < docsPages {
+			next = fmt.Sprintf(`<a href="/docs/%d">Next</a>`, n+1)
+		}
+		fmt.Fprintf(w, "<html><head><title>Doc %d</title></head><body><main><p>%s</p>%s <a href=\"/docs/\">Index</a></main></body></html>", n, words, next)
+	})
+	// /form takes a click and typing: the page says what was typed.
+	mux.HandleFunc("/form", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<html><head><title>Form</title></head><body><main><p>%s</p>
+<input id="q"><button id="go" onclick="document.getElementById('out').textContent='TYPED-' + document.getElementById('q').value">Go</button>
+<p id="out">nothing yet</p></main></body></html>`, words)
+	})
+	// /team greets whoever the X-Team header names.
+	mux.HandleFunc("/team", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<html><head><title>Team</title></head><body><main><p>TEAM-%s</p><p>%s</p></main></body></html>", r.Header.Get("X-Team"), words)
 	})
 	mux.HandleFunc("/hang", func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "User-agent: *\nAllow: /\n") })
@@ -281,12 +319,18 @@ func TestRefusals(t *testing.T) {
 		status             int
 		want               string
 	}{
-		{"actions", "POST", "/v2/scrape", map[string]any{"url": page, "actions": []any{map[string]any{"type": "click", "selector": "a"}}}, 400, "actions: not supported yet by this server"},
-		{"screenshot", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{"markdown", map[string]any{"type": "screenshot", "fullPage": true}}}, 400, "formats: screenshot: not supported yet"},
-		{"json", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{map[string]any{"type": "json", "prompt": "tides"}}}, 400, "formats: json: not supported yet"},
-		{"summary", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []string{"summary"}}, 400, "formats: summary: not supported yet"},
-		{"batch excludeTags", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "excludeTags": []string{"nav"}}, 400, "excludeTags in a batch scrape: not supported yet"},
-		{"headers", "POST", "/v2/scrape", map[string]any{"url": page, "headers": map[string]string{"X-A": "b"}}, 400, "headers: not supported yet"},
+		{"scrape action", "POST", "/v2/scrape", map[string]any{"url": page, "actions": []any{map[string]any{"type": "scrape"}}}, 400, "actions[0] (scrape): not supported"},
+		{"write before a click", "POST", "/v2/scrape", map[string]any{"url": page, "actions": []any{map[string]any{"type": "write", "text": "x"}}}, 400, "actions[0] (write): not supported: distill types into an element: click it first"},
+		{"unknown action", "POST", "/v2/scrape", map[string]any{"url": page, "actions": []any{map[string]any{"type": "hover", "selector": "a"}}}, 400, "actions: --steps: step 0 (hover): unknown type"},
+		{"action key", "POST", "/v2/scrape", map[string]any{"url": page, "actions": []any{map[string]any{"type": "click", "selector": "a", "colour": "red"}}}, 400, "Unrecognized key in body: colour"},
+		{"screenshot viewport", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{map[string]any{"type": "screenshot", "viewport": map[string]int{"width": 400, "height": 300}}}}, 400, "formats: screenshot: viewport: not supported"},
+		{"json without a model", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{map[string]any{"type": "json", "prompt": "tides"}}}, 400, "formats: json: not supported: this server runs no language model"},
+		{"summary without a model", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []string{"summary"}}, 400, "formats: summary: not supported: this server runs no language model"},
+		{"json without schema or prompt", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{map[string]any{"type": "json"}}}, 400, "formats: json: needs a schema or a prompt"},
+		{"json system prompt", "POST", "/v2/scrape", map[string]any{"url": page, "formats": []any{map[string]any{"type": "json", "prompt": "x", "systemPrompt": "y"}}}, 400, "formats: json: systemPrompt: not supported"},
+		{"v1 jsonOptions in v2", "POST", "/v2/scrape", map[string]any{"url": page, "jsonOptions": map[string]any{"prompt": "x"}}, 400, "Unrecognized key in body: jsonOptions"},
+		{"reserved header", "POST", "/v2/scrape", map[string]any{"url": page, "headers": map[string]string{"Host": "b"}}, 400, "headers: Host is the fetcher's to send"},
+		{"headers and actions", "POST", "/v2/scrape", map[string]any{"url": page, "headers": map[string]string{"X-A": "b"}, "actions": []any{map[string]any{"type": "wait", "milliseconds": 5}}}, 400, "headers with actions or a screenshot: not supported"},
 		{"mobile", "POST", "/v2/scrape", map[string]any{"url": page, "mobile": true}, 400, "mobile: not supported yet"},
 		{"image parser", "POST", "/v2/scrape", map[string]any{"url": page, "parsers": []string{"image"}}, 400, "parsers: image: not supported"},
 		{"unknown key", "POST", "/v2/scrape", map[string]any{"url": page, "colour": "blue"}, 400, "Unrecognized key in body: colour"},
@@ -299,10 +343,16 @@ func TestRefusals(t *testing.T) {
 		{"too large", "POST", "/v2/scrape", map[string]any{"url": page, "origin": strings.Repeat("x", 5000)}, 413, "Payload Too Large"},
 		{"bad selector", "POST", "/v2/scrape", map[string]any{"url": page, "includeTags": []string{"div:has(p:has(a))"}}, 400, "includeTags"},
 		{"search", "POST", "/v2/search", map[string]any{"query": "tides"}, 400, "not supported: distill does not search the web"},
-		{"crawl", "POST", "/v2/crawl", map[string]any{"url": page}, 400, "crawl: not supported yet"},
-		{"extract", "POST", "/v2/extract", map[string]any{"urls": []string{page}}, 400, "extract: not supported yet"},
+		{"crawl prompt", "POST", "/v2/crawl", map[string]any{"url": page, "prompt": "only the docs"}, 400, "prompt: not supported"},
+		{"crawl external", "POST", "/v2/crawl", map[string]any{"url": page, "allowExternalLinks": true}, 400, "allowExternalLinks: not supported"},
+		{"crawl limit", "POST", "/v2/crawl", map[string]any{"url": page, "limit": 0}, 400, "limit must be between 1 and"},
+		{"crawl bad regex", "POST", "/v2/crawl", map[string]any{"url": page, "includePaths": []string{"(docs"}}, 400, "Bad Request"},
+		{"crawl unknown key", "POST", "/v2/crawl", map[string]any{"url": page, "scrapeOptions": map[string]any{"colour": "blue"}}, 400, "Unrecognized key in body: colour"},
+		{"unknown crawl", "GET", "/v2/crawl/0000", nil, 404, "Job not found"},
+		{"crawl params preview", "POST", "/v2/crawl/params-preview", map[string]any{"url": page, "prompt": "docs"}, 400, "crawl params-preview: not supported"},
+		{"extract without a model", "POST", "/v2/extract", map[string]any{"urls": []string{page}, "prompt": "tides"}, 400, "extract: not supported: this server runs no language model"},
+		{"unknown extract", "GET", "/v2/extract/0000", nil, 404, "Extract job not found"},
 		{"webhook", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "webhook": "http://127.0.0.1:1/hook"}, 400, "webhook: not supported: this server signs webhooks with a secret"},
-		{"batch html", "POST", "/v2/batch/scrape", map[string]any{"urls": []string{page}, "formats": []string{"html"}}, 400, "formats: html in a batch scrape: not supported yet"},
 		{"sitemap skip", "POST", "/v2/map", map[string]any{"url": pages.URL, "sitemap": "skip"}, 400, "sitemap: skip: not supported"},
 		{"unknown job", "GET", "/v2/batch/scrape/0000", nil, 404, "Job not found"},
 		{"unknown endpoint", "GET", "/v2/tea", nil, 404, "Not Found"},
@@ -626,5 +676,235 @@ func TestWebhookUnderThePolicy(t *testing.T) {
 		if msg, _ := a.body["error"].(string); a.status != http.StatusBadRequest || !strings.HasPrefix(msg, "webhook: ") || a.body["code"] != "BLOCKED" {
 			t.Errorf("webhook %s answered %d %s", hook, a.status, a.raw)
 		}
+	}
+}
+
+// crawlDocs are the titles and source URLs of a crawl status's documents.
+func crawlDocs(a answer) (titles, sources []string) {
+	data, _ := a.body["data"].([]any)
+	for _, d := range data {
+		meta := d.(map[string]any)["metadata"].(map[string]any)
+		titles = append(titles, meta["title"].(string))
+		sources = append(sources, meta["sourceURL"].(string))
+	}
+	return titles, sources
+}
+
+func TestCrawl(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	api := serve(t, firecrawl.Config{AllowLocal: true})
+	start := call(t, "POST", api.URL+"/v2/crawl", "", map[string]any{
+		"url": pages.URL + "/docs/", "limit": 20, "maxConcurrency": 2,
+		"scrapeOptions": map[string]any{"formats": []string{"markdown", "links"}},
+	})
+	if start.status != http.StatusOK || start.body["success"] != true {
+		t.Fatalf("start answered %d %s", start.status, start.raw)
+	}
+	id, _ := start.body["id"].(string)
+	if u, _ := start.body["url"].(string); u != api.URL+"/v2/crawl/"+id {
+		t.Errorf("status url = %q", u)
+	}
+	done := waitJob(t, api.URL+"/v2/crawl/"+id)
+	titles, _ := crawlDocs(done)
+	slices.Sort(titles)
+	// The index and its six pages; /article is outside /docs, and the
+	// blob is no page.
+	want := []string{"Doc 1", "Doc 2", "Doc 3", "Doc 4", "Doc 5", "Doc 6", "Docs"}
+	if done.body["status"] != "completed" || done.body["completed"] != float64(7) || done.body["total"] != float64(8) || !slices.Equal(titles, want) {
+		t.Errorf("crawl = %s %v/%v %v, want completed 7/8 %v", done.body["status"], done.body["completed"], done.body["total"], titles, want)
+	}
+	errs := call(t, "GET", api.URL+"/v2/crawl/"+id+"/errors", "", nil)
+	list, _ := errs.body["errors"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["url"] != pages.URL+"/docs/blob" {
+		t.Errorf("errors = %s", errs.raw)
+	}
+
+	// Pages of three documents, each naming the next, until the last.
+	var all []string
+	next := api.URL + "/v2/crawl/" + id + "?limit=3"
+	for range 4 {
+		a := call(t, "GET", next, "", nil)
+		_, sources := crawlDocs(a)
+		all = append(all, sources...)
+		n, ok := a.body["next"].(string)
+		if !ok {
+			break
+		}
+		if len(sources) != 3 {
+			t.Errorf("a page with a next holds %d documents, want 3", len(sources))
+		}
+		next = n
+	}
+	slices.Sort(all)
+	if len(all) != 7 || slices.Compact(all) == nil || len(slices.Compact(all)) != 7 {
+		t.Errorf("paging through the crawl gave %v, want its 7 documents once each", all)
+	}
+
+	// crawlEntireDomain leaves /docs for the rest of the site.
+	wide := call(t, "POST", api.URL+"/v2/crawl", "", map[string]any{"url": pages.URL + "/docs/", "limit": 20, "crawlEntireDomain": true, "maxDiscoveryDepth": 1})
+	all = nil
+	wideDone := waitJob(t, wide.body["url"].(string))
+	_, all = crawlDocs(wideDone)
+	if !slices.Contains(all, pages.URL+"/article") || slices.Contains(all, pages.URL+"/docs/2") {
+		t.Errorf("crawlEntireDomain, maxDiscoveryDepth 1 read %v: want /article and not /docs/2", all)
+	}
+
+	// A v1 client starts a crawl with its own keys and reads it at
+	// /v1/crawl/{id}.
+	v1 := call(t, "POST", api.URL+"/v1/crawl", "", map[string]any{"url": pages.URL + "/docs/", "maxDepth": 1, "limit": 3, "scrapeOptions": map[string]any{"formats": []string{"markdown"}}})
+	if v1.status != http.StatusOK || !strings.HasSuffix(v1.body["url"].(string), "/v1/crawl/"+v1.body["id"].(string)) {
+		t.Fatalf("v1 start answered %d %s", v1.status, v1.raw)
+	}
+	v1Done := waitJob(t, v1.body["url"].(string))
+	if v1Done.body["total"] != float64(3) {
+		t.Errorf("v1 crawl of limit 3 = %s", v1Done.raw)
+	}
+}
+
+func TestCrawlCancel(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	api := serve(t, firecrawl.Config{AllowLocal: true})
+	// A second between two requests: the crawl is still running when it
+	// is cancelled.
+	start := call(t, "POST", api.URL+"/v2/crawl", "", map[string]any{"url": pages.URL + "/docs/", "delay": 1, "maxConcurrency": 1})
+	if start.status != http.StatusOK {
+		t.Fatalf("start answered %d %s", start.status, start.raw)
+	}
+	id := start.body["id"].(string)
+	active := call(t, "GET", api.URL+"/v2/crawl/active", "", nil)
+	if list, _ := active.body["crawls"].([]any); len(list) != 1 || list[0].(map[string]any)["id"] != id {
+		t.Errorf("active crawls = %s", active.raw)
+	}
+	cancelled := call(t, "DELETE", api.URL+"/v2/crawl/"+id, "", nil)
+	if cancelled.status != http.StatusOK || cancelled.body["status"] != "cancelled" || cancelled.body["success"] != true {
+		t.Errorf("cancel answered %d %s", cancelled.status, cancelled.raw)
+	}
+	done := waitJob(t, api.URL+"/v2/crawl/"+id)
+	if done.body["status"] != "cancelled" || done.body["completed"].(float64) >= 7 {
+		t.Errorf("a cancelled crawl ended %s", done.raw)
+	}
+	if list, _ := call(t, "GET", api.URL+"/v2/crawl/active", "", nil).body["crawls"].([]any); len(list) != 0 {
+		t.Errorf("a cancelled crawl is still active: %v", list)
+	}
+	again := call(t, "DELETE", api.URL+"/v2/crawl/"+id, "", nil)
+	if again.body["status"] != "cancelled" {
+		t.Errorf("cancelling again answered %s", again.raw)
+	}
+}
+
+// A batch's and a crawl's pages are distilled where they are read; the
+// formats made from the page's HTML come back all the same.
+func TestPageFormatsInJobs(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	api := serve(t, firecrawl.Config{AllowLocal: true})
+	start := call(t, "POST", api.URL+"/v2/batch/scrape", "", map[string]any{"urls": []string{pages.URL + "/article"}, "formats": []string{"markdown", "html", "rawHtml", "images"}})
+	if start.status != http.StatusOK {
+		t.Fatalf("batch start answered %d %s", start.status, start.raw)
+	}
+	done := waitJob(t, start.body["url"].(string))
+	data, _ := done.body["data"].([]any)
+	if len(data) != 1 {
+		t.Fatalf("batch = %s", done.raw)
+	}
+	doc := data[0].(map[string]any)
+	html, _ := doc["html"].(string)
+	raw, _ := doc["rawHtml"].(string)
+	meta := doc["metadata"].(map[string]any)
+	switch {
+	case !strings.Contains(html, "Tide charts") || strings.Contains(html, "SCRIPT-MARKER"):
+		t.Errorf("batch html = %q", html)
+	case !strings.Contains(raw, "SCRIPT-MARKER"):
+		t.Errorf("batch rawHtml = %q", raw)
+	case !slices.Contains(strs(doc["images"]), pages.URL+"/img/high-tide.png"):
+		t.Errorf("batch images = %v", doc["images"])
+	case meta["language"] != "en-GB" || meta["contentType"] != "text/html":
+		t.Errorf("batch metadata from the page's head = %v", meta)
+	}
+	if _, ok := doc["page"]; ok {
+		t.Error("the page's bytes leaked into the document")
+	}
+
+	// excludeTags trims each page before it is distilled again.
+	trimmed := call(t, "POST", api.URL+"/v2/batch/scrape", "", map[string]any{"urls": []string{pages.URL + "/article"}, "excludeTags": []string{"nav", "#aside"}, "onlyMainContent": false})
+	tdone := waitJob(t, trimmed.body["url"].(string))
+	tdata, _ := tdone.body["data"].([]any)
+	if len(tdata) != 1 {
+		t.Fatalf("batch with excludeTags = %s", tdone.raw)
+	}
+	if md, _ := tdata[0].(map[string]any)["markdown"].(string); strings.Contains(md, "ASIDE-MARKER") || strings.Contains(md, "NAV-MARKER") || !strings.Contains(md, "FOOTER-MARKER") {
+		t.Errorf("batch with excludeTags nav, #aside gave %q", md)
+	}
+
+	crawled := call(t, "POST", api.URL+"/v2/crawl", "", map[string]any{"url": pages.URL + "/docs/", "limit": 2, "scrapeOptions": map[string]any{"formats": []string{"rawHtml"}}})
+	if crawled.status != http.StatusOK {
+		t.Fatalf("crawl start answered %d %s", crawled.status, crawled.raw)
+	}
+	cdone := waitJob(t, crawled.body["url"].(string))
+	cdata, _ := cdone.body["data"].([]any)
+	if len(cdata) != 2 {
+		t.Fatalf("crawl = %s", cdone.raw)
+	}
+	for _, d := range cdata {
+		doc := d.(map[string]any)
+		if raw, _ := doc["rawHtml"].(string); !strings.Contains(raw, "<html><head><title>Doc") {
+			t.Errorf("crawl rawHtml = %q", raw)
+		}
+		if _, ok := doc["markdown"]; ok {
+			t.Errorf("crawl document has markdown it did not ask for")
+		}
+	}
+}
+
+// Actions run in the browser before the page is read; the screenshot is
+// the rendered page's.
+func TestActionsAndScreenshot(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	api := serve(t, firecrawl.Config{AllowLocal: true})
+	a := call(t, "POST", api.URL+"/v2/scrape", "", map[string]any{
+		"url":     pages.URL + "/form",
+		"formats": []any{"markdown", map[string]any{"type": "screenshot", "fullPage": true}},
+		"actions": []any{
+			map[string]any{"type": "click", "selector": "#q"},
+			map[string]any{"type": "write", "text": "harbour"},
+			map[string]any{"type": "click", "selector": "#go"},
+			map[string]any{"type": "wait", "milliseconds": 50},
+			map[string]any{"type": "executeJavascript", "script": "return document.title"},
+			map[string]any{"type": "screenshot"},
+		},
+	})
+	d := a.data(t)
+	if md, _ := d["markdown"].(string); !strings.Contains(md, "TYPED-harbour") {
+		t.Errorf("the page read after the actions = %q", md)
+	}
+	shot, _ := d["screenshot"].(string)
+	png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(shot, "data:image/png;base64,"))
+	if !strings.HasPrefix(shot, "data:image/png;base64,") || err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("screenshot = %.60q (%v)", shot, err)
+	}
+	acts, _ := d["actions"].(map[string]any)
+	returns, _ := acts["javascriptReturns"].([]any)
+	shots, _ := acts["screenshots"].([]any)
+	if len(returns) != 1 || returns[0].(map[string]any)["value"] != "Form" || returns[0].(map[string]any)["type"] != "string" || len(shots) != 1 {
+		t.Errorf("actions = %v", acts)
+	}
+}
+
+func TestScrapeHeaders(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	api := serve(t, firecrawl.Config{AllowLocal: true})
+	a := call(t, "POST", api.URL+"/v2/scrape", "", map[string]any{"url": pages.URL + "/team", "headers": map[string]string{"X-Team": "tides"}})
+	if md, _ := a.data(t)["markdown"].(string); !strings.Contains(md, "TEAM-tides") {
+		t.Errorf("scrape with headers = %q", md)
+	}
+	// The same URL without them is not answered from what was fetched
+	// with them.
+	a = call(t, "POST", api.URL+"/v2/scrape", "", map[string]any{"url": pages.URL + "/team"})
+	if md, _ := a.data(t)["markdown"].(string); strings.Contains(md, "TEAM-tides") {
+		t.Errorf("scrape without headers = %q", md)
 	}
 }

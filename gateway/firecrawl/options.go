@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
 )
@@ -62,6 +63,13 @@ type scrapeOptions struct {
 // formats says which parts of a page a request asked for.
 type formats struct {
 	markdown, html, rawHTML, links, images bool
+	// screenshot is the format, actions what the actions returned.
+	screenshot, actions bool
+	// summary is the model's summary of the page.
+	summary bool
+	// v1JSON is the v1 format (json or extract) whose options come in
+	// jsonOptions or extract.
+	v1JSON string
 }
 
 // plan is a scrape request in distill's terms.
@@ -75,7 +83,10 @@ type plan struct {
 	includeTags, excludeTags []string
 	// pdf is false when parsers leaves PDFs out: a PDF is then refused
 	// rather than read.
-	pdf      bool
+	pdf bool
+	// json is the json format's request (v1: json with jsonOptions, or
+	// extract with extract).
+	json     *jsonFormat
 	warnings []string
 }
 
@@ -153,11 +164,11 @@ func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
 		// write-only mode, so the page is neither read from it nor kept.
 		opts.NoCache = true
 	}
-	if len(o.Headers) > 0 {
-		return nil, notSupported("headers", "")
+	if err := p.actions(o.Actions); err != nil {
+		return nil, err
 	}
-	if !isNull(o.Actions) && !isEmptyArray(o.Actions) {
-		return nil, notSupported("actions", "")
+	if err := p.headers(o.Headers); err != nil {
+		return nil, err
 	}
 	if o.Mobile != nil && *o.Mobile {
 		return nil, notSupported("mobile", "")
@@ -174,10 +185,13 @@ func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
 	if o.UseMock != "" {
 		return nil, notSupported("useMock", "")
 	}
+	if err := p.v1JSON(o, version); err != nil {
+		return nil, err
+	}
 	for _, f := range []struct {
 		name string
 		raw  json.RawMessage
-	}{{"jsonOptions", o.JSONOptions}, {"extract", o.Extract}, {"changeTrackingOptions", o.ChangeTrackingOptions}, {"agent", o.Agent}} {
+	}{{"changeTrackingOptions", o.ChangeTrackingOptions}, {"agent", o.Agent}} {
 		if !isNull(f.raw) {
 			return nil, notSupported(f.name, "")
 		}
@@ -210,6 +224,58 @@ func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
 
 func (p *plan) warn(w string) { p.warnings = append(p.warnings, w) }
 
+// v1JSON reads v1's json and extract formats, whose schema and prompt
+// come beside formats, in jsonOptions or extract.
+func (p *plan) v1JSON(o *scrapeOptions, version int) *apiError {
+	if version != 1 {
+		for _, f := range []struct {
+			name string
+			raw  json.RawMessage
+		}{{"jsonOptions", o.JSONOptions}, {"extract", o.Extract}} {
+			if !isNull(f.raw) {
+				return badRequest("Unrecognized key in body: %s", f.name)
+			}
+		}
+		return nil
+	}
+	raw, field := o.JSONOptions, "jsonOptions"
+	if p.want.v1JSON == "extract" || isNull(raw) {
+		raw, field = o.Extract, "extract"
+	}
+	switch {
+	case p.want.v1JSON == "" && (!isNull(o.JSONOptions) || !isNull(o.Extract)):
+		return badRequest("jsonOptions and extract go with the json or extract format")
+	case p.want.v1JSON == "":
+		return nil
+	case isNull(raw):
+		return badRequest("formats: %s needs jsonOptions with a schema or a prompt", p.want.v1JSON)
+	}
+	f, err := readJSONFormat(raw, field)
+	if err != nil {
+		return err
+	}
+	p.json = f
+	return nil
+}
+
+// headers go with the fetch, to the page's origin only. A browser loads
+// the page without them, so a page fetched with headers is read as
+// fetched (fetchopts.JS), and browser work with them is refused rather
+// than done without them.
+func (p *plan) headers(h map[string]string) *apiError {
+	if len(h) == 0 {
+		return nil
+	}
+	if err := fetchopts.CheckHeaders(h); err != nil {
+		return badRequest("%v", err)
+	}
+	if fetchopts.Browser(p.opts) {
+		return notSupported("headers with actions or a screenshot", "the browser loads the page without them")
+	}
+	p.opts.Headers = h
+	return nil
+}
+
 // formats reads Firecrawl's formats, each a name or an object with a type.
 func (p *plan) formats(list []json.RawMessage, version int) *apiError {
 	if list == nil {
@@ -240,7 +306,32 @@ func (p *plan) formats(list []json.RawMessage, version int) *apiError {
 				return badRequest("formats: unknown format %q", name)
 			}
 			p.want.images = true
-		case "summary", "json", "extract", "screenshot", "screenshot@fullPage", "changeTracking", "attributes",
+		case "screenshot", "screenshot@fullPage":
+			if err := p.screenshot(raw, name == "screenshot@fullPage"); err != nil {
+				return err
+			}
+		case "json":
+			if version == 1 {
+				// v1 names the format and gives its options beside it.
+				p.want.v1JSON = "json"
+				continue
+			}
+			f, err := readJSONFormat(raw, "formats: json")
+			if err != nil {
+				return err
+			}
+			p.json = f
+		case "extract":
+			if version != 1 {
+				return badRequest("formats: unknown format %q", name)
+			}
+			p.want.v1JSON = "extract"
+		case "summary":
+			if version == 1 {
+				return badRequest("formats: unknown format %q", name)
+			}
+			p.want.summary = true
+		case "changeTracking", "attributes",
 			"branding", "product", "menu", "audio", "video", "question", "highlights", "query", "rawBase64", "deterministicJson":
 			return notSupported("formats: "+name, "")
 		default:

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"distill.dev/gateway/firecrawl"
 	"distill.dev/gateway/internal/localcluster"
 )
 
@@ -262,18 +263,38 @@ func TestFirecrawlSDK(t *testing.T) {
 		status int
 		text   string
 	}{
-		"badToken":   {401, "Unauthorized"},
-		"actions":    {400, "actions: not supported yet by this server"},
-		"screenshot": {400, "formats: screenshot: not supported yet"},
-		"search":     {400, "distill does not search the web"},
-		"crawl":      {400, "crawl: not supported yet"},
-		"blocked":    {403, "Forbidden"},
-		"timeout":    {408, "Request Timeout"},
+		"badToken":     {401, "Unauthorized"},
+		"scrapeAction": {400, "actions[0] (scrape): not supported"},
+		"search":       {400, "distill does not search the web"},
+		"crawl":        {400, "allowExternalLinks: not supported"},
+		"blocked":      {403, "Forbidden"},
+		"timeout":      {408, "Request Timeout"},
 	} {
 		o := got[name]
 		if o.OK || o.Status == nil || *o.Status != want.status || !strings.Contains(o.Message, want.text) {
 			t.Errorf("%s: the SDK got ok=%v status %v %q, want status %d and %q", name, o.OK, o.Status, o.Message, want.status, want.text)
 		}
+	}
+
+	var acted struct {
+		Markdown string `json:"markdown"`
+		Actions  struct {
+			JavascriptReturns []struct {
+				Type  string `json:"type"`
+				Value any    `json:"value"`
+			} `json:"javascriptReturns"`
+		} `json:"actions"`
+	}
+	got["actions"].decode(t, "scrape with actions", &acted)
+	if r := acted.Actions.JavascriptReturns; !strings.Contains(acted.Markdown, "TYPED-harbour") || len(r) != 1 || r[0].Value != "Form" {
+		t.Errorf("scrape with actions = %+v", acted)
+	}
+	var shot struct {
+		Screenshot string `json:"screenshot"`
+	}
+	got["screenshot"].decode(t, "scrape with the screenshot format", &shot)
+	if !strings.HasPrefix(shot.Screenshot, "data:image/png;base64,iVBOR") {
+		t.Errorf("screenshot = %.60q", shot.Screenshot)
 	}
 
 	var v1 struct {
@@ -300,5 +321,272 @@ func TestFirecrawlSDK(t *testing.T) {
 	got["v1Batch"].decode(t, "v1 batchScrapeUrls", &v1Batch)
 	if v1Batch.Status != "completed" || len(v1Batch.Data) != 2 || v1Batch.Data[1].Metadata.Title != "Page 5" {
 		t.Errorf("v1 batchScrapeUrls = %+v", v1Batch)
+	}
+}
+
+// signedHooks is a webhook receiver that keeps the deliveries whose
+// signature is good, and counts those whose signature is not.
+func signedHooks(t *testing.T, secret string) (url string, bodies chan []byte, bad func() int) {
+	t.Helper()
+	bodies = make(chan []byte, 64)
+	var mu sync.Mutex
+	unsigned := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write(body)
+		if r.Header.Get("X-Firecrawl-Signature") != "sha256="+hex.EncodeToString(mac.Sum(nil)) {
+			mu.Lock()
+			unsigned++
+			mu.Unlock()
+			return
+		}
+		bodies <- body
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/hook", bodies, func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return unsigned
+	}
+}
+
+// The crawl endpoints through the SDK, against the API in this process so
+// that a status answer holds a few documents and the SDK must follow next.
+func TestFirecrawlSDKCrawl(t *testing.T) {
+	needNode(t)
+	pages := site(t)
+	hookURL, hooks, unsigned := signedHooks(t, sdkWebhookSecret)
+	api := serve(t, firecrawl.Config{AllowLocal: true, WebhookSecret: sdkWebhookSecret, StatusPageBytes: 3000})
+	var got map[string]sdkOutcome
+	runSDK(t, map[string]any{"mode": "crawl", "apiUrl": api.URL, "token": testToken, "site": pages.URL, "webhook": hookURL}, &got)
+
+	var job struct {
+		ID        string        `json:"id"`
+		Status    string        `json:"status"`
+		Completed int           `json:"completed"`
+		Total     int           `json:"total"`
+		Next      *string       `json:"next"`
+		Data      []sdkDocument `json:"data"`
+	}
+	got["crawl"].decode(t, "crawl", &job)
+	var titles []string
+	for _, d := range job.Data {
+		titles = append(titles, d.Metadata.Title)
+	}
+	slices.Sort(titles)
+	if want := []string{"Doc 1", "Doc 2", "Doc 3", "Doc 4", "Doc 5", "Doc 6", "Docs"}; job.Status != "completed" || job.Completed != 7 || job.Total != 8 || !slices.Equal(titles, want) {
+		t.Errorf("crawl = %s %d/%d %v, want completed 7/8 %v", job.Status, job.Completed, job.Total, titles, want)
+	}
+	var errs struct {
+		Errors []struct {
+			URL  string `json:"url"`
+			Code string `json:"code"`
+		} `json:"errors"`
+		RobotsBlocked []string `json:"robotsBlocked"`
+	}
+	got["crawlErrors"].decode(t, "getCrawlErrors", &errs)
+	if len(errs.Errors) != 1 || errs.Errors[0].URL != pages.URL+"/docs/blob" || errs.Errors[0].Code != "UNSUPPORTED_CONTENT" {
+		t.Errorf("getCrawlErrors = %+v", errs)
+	}
+
+	var first struct {
+		Next *string       `json:"next"`
+		Data []sdkDocument `json:"data"`
+	}
+	got["firstPage"].decode(t, "getCrawlStatus without autoPaginate", &first)
+	if first.Next == nil || !strings.Contains(*first.Next, "skip=") || len(first.Data) == 0 || len(first.Data) >= 7 {
+		t.Errorf("the first page of a crawl's status holds %d documents and next %v: want some, and a next", len(first.Data), first.Next)
+	}
+
+	var cancelled struct {
+		Cancelled bool   `json:"cancelled"`
+		Status    string `json:"status"`
+		Completed int    `json:"completed"`
+	}
+	got["cancel"].decode(t, "cancelCrawl", &cancelled)
+	if !cancelled.Cancelled || cancelled.Status != "cancelled" || cancelled.Completed >= 7 {
+		t.Errorf("cancelCrawl = %+v", cancelled)
+	}
+
+	var started struct {
+		ID string `json:"id"`
+	}
+	got["webhookStart"].decode(t, "startCrawl with a webhook", &started)
+	var types []string
+	pagesSeen := 0
+	for len(types) == 0 || types[len(types)-1] != "crawl.completed" {
+		select {
+		case body := <-hooks:
+			var e struct {
+				Type     string            `json:"type"`
+				ID       string            `json:"id"`
+				Data     []sdkDocument     `json:"data"`
+				Metadata map[string]string `json:"metadata"`
+			}
+			if err := json.Unmarshal(body, &e); err != nil || e.ID != started.ID || e.Metadata["from"] != "sdk-crawl" {
+				t.Fatalf("webhook delivered %s (%v), want an event of %s", body, err, started.ID)
+			}
+			types = append(types, e.Type)
+			pagesSeen += len(e.Data)
+		case <-time.After(time.Minute):
+			t.Fatalf("no crawl.completed delivery within a minute; got %v", types)
+		}
+	}
+	if want := []string{"crawl.started", "crawl.page", "crawl.page", "crawl.completed"}; !slices.Equal(types, want) || pagesSeen != 2 || unsigned() != 0 {
+		t.Errorf("webhook events %v with %d pages (%d unsigned), want %v with 2", types, pagesSeen, unsigned(), want)
+	}
+
+	for name, want := range map[string]struct {
+		status int
+		text   string
+	}{
+		"prompt":  {400, "prompt: not supported"},
+		"unknown": {404, "Job not found"},
+	} {
+		o := got[name]
+		if o.OK || o.Status == nil || *o.Status != want.status || !strings.Contains(o.Message, want.text) {
+			t.Errorf("%s: the SDK got ok=%v status %v %q, want status %d and %q", name, o.OK, o.Status, o.Message, want.status, want.text)
+		}
+	}
+
+	var v1 struct {
+		Success bool          `json:"success"`
+		Status  string        `json:"status"`
+		Total   int           `json:"total"`
+		Data    []sdkDocument `json:"data"`
+	}
+	got["v1Crawl"].decode(t, "v1 crawlUrl", &v1)
+	if !v1.Success || v1.Status != "completed" || v1.Total != 3 || len(v1.Data) != 2 {
+		t.Errorf("v1 crawlUrl = %s %d, %d documents: want completed, 3 pages, 2 documents", v1.Status, v1.Total, len(v1.Data))
+	}
+	var v1Cancel struct {
+		Cancelled struct {
+			Status string `json:"status"`
+		} `json:"cancelled"`
+		Errors struct {
+			Errors []any `json:"errors"`
+		} `json:"errors"`
+	}
+	got["v1Cancel"].decode(t, "v1 cancelCrawl", &v1Cancel)
+	if v1Cancel.Cancelled.Status != "cancelled" || v1Cancel.Errors.Errors == nil {
+		t.Errorf("v1 cancelCrawl, checkCrawlErrors = %+v", v1Cancel)
+	}
+}
+
+// The json and summary formats and extract through the SDK, with host
+// mode and a provider on loopback behind them.
+func TestFirecrawlSDKModel(t *testing.T) {
+	needNode(t)
+	pages := site(t)
+	api, wire := serveModel(t, pages, firecrawl.Config{})
+	wire.Set(`{"topic":"tides"}`, "", 0)
+	schema := map[string]any{"type": "object", "properties": map[string]any{"topic": map[string]any{"type": "string"}}, "required": []string{"topic"}}
+	var got map[string]sdkOutcome
+	runSDK(t, map[string]any{"mode": "model", "apiUrl": api.URL, "token": testToken, "site": pages.URL, "schema": schema}, &got)
+
+	type topic struct {
+		Topic string `json:"topic"`
+	}
+	var scraped struct {
+		Markdown string `json:"markdown"`
+		JSON     topic  `json:"json"`
+	}
+	got["json"].decode(t, "scrape with the json format", &scraped)
+	if scraped.JSON.Topic != "tides" || !strings.Contains(scraped.Markdown, "Tide tables") {
+		t.Errorf("scrape with the json format = %+v", scraped)
+	}
+	var summary struct {
+		Summary string `json:"summary"`
+	}
+	got["summary"].decode(t, "scrape with the summary format", &summary)
+	if summary.Summary != `{"topic":"tides"}` {
+		t.Errorf("summary = %q", summary.Summary)
+	}
+	var extracted struct {
+		Success bool   `json:"success"`
+		Status  string `json:"status"`
+		Data    topic  `json:"data"`
+	}
+	got["extract"].decode(t, "extract", &extracted)
+	if !extracted.Success || extracted.Status != "completed" || extracted.Data.Topic != "tides" {
+		t.Errorf("extract = %+v", extracted)
+	}
+	if o := got["webSearch"]; o.OK || o.Status == nil || *o.Status != 400 || !strings.Contains(o.Message, "enableWebSearch: not supported") {
+		t.Errorf("extract with web search: ok=%v status %v %q", o.OK, o.Status, o.Message)
+	}
+	var v1 struct {
+		Success bool  `json:"success"`
+		Data    topic `json:"data"`
+	}
+	got["v1Extract"].decode(t, "v1 extract", &v1)
+	if !v1.Success || v1.Data.Topic != "tides" {
+		t.Errorf("v1 extract = %+v", v1)
+	}
+	var v1JSON struct {
+		JSON topic `json:"json"`
+	}
+	got["v1Json"].decode(t, "v1 scrapeUrl with json", &v1JSON)
+	if v1JSON.JSON.Topic != "tides" {
+		t.Errorf("v1 scrapeUrl with json = %+v", v1JSON)
+	}
+}
+
+// mcpText is the text of an MCP tool result, and whether it is an error.
+func mcpText(t *testing.T, o sdkOutcome, name string) (string, bool) {
+	t.Helper()
+	var r struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	o.decode(t, name, &r)
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String(), r.IsError
+}
+
+// Firecrawl's own CLI (firecrawl-cli) and MCP server (firecrawl-mcp)
+// against distill, base URL changed and nothing else.
+func TestFirecrawlCLIAndMCP(t *testing.T) {
+	needNode(t)
+	pages := site(t)
+	api := startDistill(t)
+	var got map[string]sdkOutcome
+	runSDK(t, map[string]any{"mode": "tools", "apiUrl": api, "token": testToken, "site": pages.URL}, &got)
+
+	var out string
+	for name, want := range map[string][]string{
+		"cliScrape": {"Tide tables tell the harbour", pages.URL + "/charts?year=2026"},
+		"cliMap":    {pages.URL + "/article", pages.URL + "/page/2"},
+		"cliCrawl":  {`"status":"completed"`, "Doc 6", pages.URL + "/docs/blob"},
+	} {
+		got[name].decode(t, name, &out)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("firecrawl %s printed %.400q, want %q in it", name, out, w)
+			}
+		}
+	}
+	// The CLI prints the status, not the body, of a refusal.
+	if o := got["cliSearch"]; o.OK || !strings.Contains(o.Message, "status code 400") {
+		t.Errorf("firecrawl search: ok=%v %.300q", o.OK, o.Message)
+	}
+
+	for name, want := range map[string]string{
+		"mcpScrape":      "Tide tables tell the harbour",
+		"mcpMap":         pages.URL + "/page/1",
+		"mcpCrawlStatus": "Doc 6",
+	} {
+		text, isErr := mcpText(t, got[name], name)
+		if isErr || !strings.Contains(text, want) {
+			t.Errorf("MCP %s answered error=%v %.400q, want %q in it", name, isErr, text, want)
+		}
+	}
+	if text, isErr := mcpText(t, got["mcpSearch"], "mcpSearch"); !isErr || !strings.Contains(text, "distill does not search the web") {
+		t.Errorf("MCP firecrawl_search answered error=%v %.300q", isErr, text)
 	}
 }

@@ -18,8 +18,10 @@ import (
 	"strconv"
 	"time"
 
+	"distill.dev/gateway/host"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/crawl"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/platform/netpolicy"
@@ -32,6 +34,8 @@ type Backend interface {
 	Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error)
 	// Extract distills HTML already in hand: a page trimmed by excludeTags.
 	Extract(ctx context.Context, req *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error)
+	// BeginCrawl opens a crawl the API then runs.
+	BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Job, error)
 }
 
 // Authorizer admits a request by its Authorization header; a
@@ -47,6 +51,9 @@ const (
 	DefaultMaxBatches   = 8
 	DefaultMaxJobs      = 256
 	DefaultJobTTL       = 24 * time.Hour
+	// DefaultStatusPageBytes is how much of a job's documents one status
+	// answer holds before it names the next, as Firecrawl pages them.
+	DefaultStatusPageBytes = 10 << 20
 )
 
 // Config is the operator's side of the API.
@@ -67,12 +74,19 @@ type Config struct {
 	MaxBatches int
 	MaxJobs    int
 	JobTTL     time.Duration
+	// StatusPageBytes bounds the documents of one job status answer.
+	StatusPageBytes int
 	// WebhookSecret signs every webhook delivery (HMAC-SHA256); without
 	// it, requests with a webhook are refused.
 	WebhookSecret string
 	// Own holds the process's listening addresses, which no webhook
 	// reaches, as no fetch does.
 	Own *netpolicy.Own
+	// Host runs the json and summary formats and extract under host
+	// mode's policy, as Actor (host.DefaultActor when empty); nil refuses
+	// them.
+	Host  Host
+	Actor string
 }
 
 func (c *Config) defaults() {
@@ -90,6 +104,12 @@ func (c *Config) defaults() {
 	}
 	if c.JobTTL <= 0 {
 		c.JobTTL = DefaultJobTTL
+	}
+	if c.Actor == "" {
+		c.Actor = host.DefaultActor
+	}
+	if c.StatusPageBytes <= 0 {
+		c.StatusPageBytes = DefaultStatusPageBytes
 	}
 }
 
@@ -142,21 +162,21 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("POST "+p+"/search", func(w http.ResponseWriter, _ *http.Request) {
 			writeError(w, &apiError{status: http.StatusBadRequest, code: codeUnsupported, msg: "search: not supported: distill does not search the web (scrape or map the sites you know instead)"})
 		})
-		// Crawls (issue 14) and extract (issue 17) are distill's to add:
-		// until then they are refused by name. The v1 client polls a batch
-		// scrape at /v1/crawl/{id}, so a batch id is answered there.
-		mux.HandleFunc("POST "+p+"/crawl", unsupported("crawl"))
-		mux.HandleFunc("GET "+p+"/crawl/{id}", func(w http.ResponseWriter, r *http.Request) {
-			if s.jobs.get(r.PathValue("id")) != nil {
-				s.batchStatus(w, r)
-				return
-			}
-			unsupported("crawl")(w, r)
+		// A crawl is a job as a batch is, and answered alike; the v1
+		// client polls a batch scrape at /v1/crawl/{id} too.
+		mux.HandleFunc("POST "+p+"/crawl", func(w http.ResponseWriter, r *http.Request) { s.startCrawl(w, r, v) })
+		mux.HandleFunc("GET "+p+"/crawl/{id}", s.batchStatus)
+		mux.HandleFunc("GET "+p+"/crawl/active", s.activeCrawls)
+		mux.HandleFunc("POST "+p+"/crawl/params-preview", func(w http.ResponseWriter, _ *http.Request) {
+			writeError(w, notSupported("crawl params-preview", "distill does not turn a prompt into crawl options; set them"))
 		})
-		mux.HandleFunc("DELETE "+p+"/crawl/{id}", unsupported("crawl"))
-		mux.HandleFunc("GET "+p+"/crawl/{id}/errors", unsupported("crawl"))
-		mux.HandleFunc("POST "+p+"/extract", unsupported("extract"))
-		mux.HandleFunc("GET "+p+"/extract/{id}", unsupported("extract"))
+		mux.HandleFunc("DELETE "+p+"/crawl/{id}", s.cancelBatch)
+		mux.HandleFunc("GET "+p+"/crawl/{id}/errors", s.batchErrors)
+		if v == 1 {
+			mux.HandleFunc("DELETE "+p+"/crawl/{id}/errors", s.batchErrors)
+		}
+		mux.HandleFunc("POST "+p+"/extract", func(w http.ResponseWriter, r *http.Request) { s.startExtract(w, r, v) })
+		mux.HandleFunc("GET "+p+"/extract/{id}", s.extractStatus)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("Not Found: no endpoint %s %s", r.Method, r.URL.Path)})

@@ -90,10 +90,11 @@ func (s *Server) webhookClient() *http.Client {
 
 // webhookEvent is one delivery's body, in Firecrawl's shape.
 type webhookEvent struct {
-	Success  bool           `json:"success"`
-	Type     string         `json:"type"`
-	ID       string         `json:"id"`
-	Data     []*document    `json:"data"`
+	Success bool   `json:"success"`
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	// Data is a batch's or a crawl's documents, an extract's data.
+	Data     []any          `json:"data"`
 	Metadata map[string]any `json:"metadata,omitempty"`
 	Error    string         `json:"error,omitempty"`
 }
@@ -105,27 +106,29 @@ type webhookSender struct {
 	client *http.Client
 	secret []byte
 	hook   *webhookConfig
-	queue  chan webhookEvent
-	done   chan struct{}
+	// kind prefixes the event types: batch_scrape.page, crawl.page.
+	kind  string
+	queue chan webhookEvent
+	done  chan struct{}
 }
 
-func (s *Server) newWebhookSender(hook *webhookConfig) *webhookSender {
+func (s *Server) newWebhookSender(hook *webhookConfig, kind string) *webhookSender {
 	w := &webhookSender{
-		logger: s.logger, client: s.webhookClient(), secret: []byte(s.cfg.WebhookSecret), hook: hook,
+		logger: s.logger, client: s.webhookClient(), secret: []byte(s.cfg.WebhookSecret), hook: hook, kind: kind,
 		queue: make(chan webhookEvent, 64), done: make(chan struct{}),
 	}
 	go w.run()
 	return w
 }
 
-// send queues event (batch_scrape.<event>) when the webhook asked for it.
+// send queues event (<kind>.<event>) when the webhook asked for it.
 func (w *webhookSender) send(event string, e webhookEvent) {
 	if w == nil || !slices.Contains(w.hook.Events, event) {
 		return
 	}
-	e.Type, e.Metadata = "batch_scrape."+event, w.hook.Metadata
+	e.Type, e.Metadata = w.kind+"."+event, w.hook.Metadata
 	if e.Data == nil {
-		e.Data = []*document{}
+		e.Data = []any{}
 	}
 	w.queue <- e
 }

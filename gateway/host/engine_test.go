@@ -308,3 +308,33 @@ func TestExtractAndSummarize(t *testing.T) {
 		})
 	}
 }
+
+// ExtractWith takes the host application's schema with the call, held
+// to the actor's schema limits, and checks the provider's data against it.
+func TestExtractWith(t *testing.T) {
+	r := newRig(t, llm.OpenAI, "")
+	schema := []byte(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)
+	r.wire.Set(`{"name":"Widget"}`, "", 0)
+	env := r.engine.ExtractWith(t.Context(), Who{Actor: DefaultActor, Run: "inline-1"}, schema, Input{URL: r.site.onURL, Instruction: "the product's name"})
+	wantEnvelope(t, env, StatusOK, "")
+	if c, _ := Canonical(env.Data); string(c) != `{"name":"Widget"}` {
+		t.Fatalf("data %s", c)
+	}
+	if b, _ := json.Marshal(r.wire.Last()); !strings.Contains(string(b), `"required":["name"]`) {
+		t.Fatalf("the provider was not sent the schema: %s", b)
+	}
+	r.wire.Set(`{"title":"Widget"}`, "", 0)
+	env = r.engine.ExtractWith(t.Context(), Who{Actor: DefaultActor, Run: "inline-2"}, schema, Input{URL: r.site.onURL})
+	wantEnvelope(t, env, StatusError, ProviderError)
+	for name, bad := range map[string]string{
+		"not an object schema": `{"type":"array"}`,
+		"remote reference":     `{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}`,
+		"not JSON":             `{"type":`,
+	} {
+		env := r.engine.ExtractWith(t.Context(), Who{Actor: DefaultActor, Run: "inline-bad"}, []byte(bad), Input{URL: r.site.onURL})
+		if env.Status != StatusError || env.Error.Code != InvalidInput {
+			b, _ := env.JSON()
+			t.Errorf("%s: %s, want INVALID_INPUT", name, b)
+		}
+	}
+}

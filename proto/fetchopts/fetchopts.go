@@ -59,6 +59,11 @@ func JS(o *distillv1.FetchOptions) distillv1.JsMode {
 	if m := o.GetJs(); m != distillv1.JsMode_JS_MODE_UNSPECIFIED {
 		return m
 	}
+	if len(o.GetHeaders()) > 0 {
+		// The page is read as fetched with the caller's headers: a
+		// browser would load it again without them.
+		return distillv1.JsMode_JS_MODE_OFF
+	}
 	return distillv1.JsMode_JS_MODE_AUTO
 }
 
@@ -152,6 +157,9 @@ func Validate(o *distillv1.FetchOptions) error {
 		return fmt.Errorf("--js-wait must not be negative, got %d", o.GetJsWait())
 	}
 	if err := validateBrowser(o); err != nil {
+		return err
+	}
+	if err := validateHeaders(o); err != nil {
 		return err
 	}
 	return validateReading(o)

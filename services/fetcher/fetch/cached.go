@@ -26,8 +26,10 @@ func (f *Fetcher) usesCache(c *call) bool {
 	// Only a GET's answer is the page at a URL; a POST's is one reply, and
 	// an answer to a request with cookies may be one user's page.
 	// A resource is not a page: an answer of a type pages refuse must not
-	// be handed to a later page fetch of the same URL.
-	return f.cache != nil && !c.anyType && c.send.method == http.MethodGet && c.jar == nil && !c.opts.GetNoCache() && fetchopts.Validate(c.opts) == nil
+	// be handed to a later page fetch of the same URL. Nor is an answer
+	// to the caller's own headers.
+	return f.cache != nil && !c.anyType && c.send.method == http.MethodGet && c.jar == nil && len(c.opts.GetHeaders()) == 0 &&
+		!c.opts.GetNoCache() && fetchopts.Validate(c.opts) == nil
 }
 
 // cacheKey is the cache key of c's URL, or "" when the URL is one the

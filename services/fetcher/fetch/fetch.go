@@ -200,6 +200,9 @@ type call struct {
 	anyType bool
 	// follow, when set, judges each redirect before it is followed.
 	follow func(to *url.URL) error
+	// origin is the URL the call starts from: the caller's headers go to
+	// its origin only.
+	origin *url.URL
 }
 
 // CallOption adds to one call what only an in-process caller can give: a
@@ -342,6 +345,7 @@ func (f *Fetcher) fetch(ctx context.Context, c *call) (*internalv1.FetcherServic
 	if err != nil {
 		return nil, c.classify(ctx, where, err)
 	}
+	c.origin = u
 
 	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimeout)
 	defer cancel()

@@ -92,6 +92,13 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 		release()
 		return nil, err
 	}
+	if h := c.opts.GetHeaders(); len(h) > 0 && !m.anonymous && c.origin != nil && sameOrigin(c.origin, u) {
+		// The caller's headers (a cookie, a token) are for the site it
+		// named, not for wherever that site redirects.
+		for name, value := range h {
+			req.Header.Set(name, value)
+		}
+	}
 	keepCookies := c.jar != nil && !m.anonymous
 	if keepCookies {
 		for _, ck := range c.jar.Cookies(u) {

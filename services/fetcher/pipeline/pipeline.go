@@ -251,13 +251,21 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 			p.logger.DebugContext(ctx, "render fallback failed", "url", fetched.GetFinalUrl(), "reason", reason, "err", err)
 		case kept:
 			res.Distilled, res.FallbackReason = rendered, reason
-			if req.KeepBody {
+			if req.KeepBody || opts.GetKeepPage() {
 				res.Body, res.ContentType = dom, renderedContentType
 			}
 		}
 	}
-	if req.KeepBody && res.Body == nil {
+	if (req.KeepBody || opts.GetKeepPage()) && res.Body == nil {
 		res.Body, res.ContentType = fetched.GetBody(), contentType(fetched)
+	}
+	if opts.GetKeepPage() {
+		// The page travels inside the answer, to a door that gets only
+		// the Distilled (a batch's or a crawl's pages).
+		res.Distilled.Page, res.Distilled.PageContentType = res.Body, res.ContentType
+		if !req.KeepBody {
+			res.Body, res.ContentType = nil, ""
+		}
 	}
 	if opts.GetBrand() {
 		p.brandStylesheets(ctx, res.Distilled, opts)

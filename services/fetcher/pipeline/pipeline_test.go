@@ -350,6 +350,50 @@ func TestKeepBody(t *testing.T) {
 			if !tt.keep && res.Body != nil {
 				t.Errorf("a body came back unasked: %q", res.Body)
 			}
+			if res.Distilled.Page != nil {
+				t.Errorf("Distilled.page came back without keep_page: %q", res.Distilled.Page)
+			}
 		})
+	}
+}
+
+// keep_page carries the same bytes inside the Distilled, for a door that
+// gets only the Distilled (a batch's or a crawl's pages), and leaves the
+// result's body alone.
+func TestKeepPage(t *testing.T) {
+	for _, tt := range []struct {
+		name, body, renderBody, wantBody, wantType string
+	}{
+		{name: "fetched page", body: "plenty of text here", renderBody: "rendered", wantBody: "plenty of text here", wantType: "text/html"},
+		{name: "kept render", body: "<div/>", renderBody: "rendered app content", wantBody: "rendered app content", wantType: "text/html; charset=utf-8"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			renders := 0
+			p := New(quiet, page(tt.body), &charsExtractor{}, rendered(tt.renderBody, &renders))
+			res, err := p.Do(context.Background(), Request{URL: "http://127.0.0.1/", Options: &distillv1.FetchOptions{KeepPage: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := res.Distilled; string(d.GetPage()) != tt.wantBody || d.GetPageContentType() != tt.wantType {
+				t.Errorf("page %q of type %q, want %q of type %q", d.GetPage(), d.GetPageContentType(), tt.wantBody, tt.wantType)
+			}
+			if res.Body != nil {
+				t.Errorf("keep_page without KeepBody handed back a body too: %q", res.Body)
+			}
+		})
+	}
+}
+
+// A page fetched with the caller's headers is read as fetched, however
+// thin: a render would load it without them.
+func TestHeadersKeepThePageUnrendered(t *testing.T) {
+	renders := 0
+	p := New(quiet, page("<div/>"), &charsExtractor{}, rendered("rendered app content", &renders))
+	res, err := p.Do(context.Background(), Request{URL: "http://127.0.0.1/", Options: &distillv1.FetchOptions{Headers: map[string]string{"Cookie": "a=b"}}, KeepBody: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if renders != 0 || string(res.Body) != "<div/>" {
+		t.Errorf("%d renders, body %q: want the page as fetched", renders, res.Body)
 	}
 }

@@ -7,6 +7,7 @@
 package distillv1
 
 import (
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -2313,7 +2314,7 @@ var File_distill_v1_distill_proto protoreflect.FileDescriptor
 const file_distill_v1_distill_proto_rawDesc = "" +
 	"\n" +
 	"\x18distill/v1/distill.proto\x12\n" +
-	"distill.v1\x1a\x1adistill/v1/distilled.proto\x1a\x17distill/v1/errors.proto\x1a\x18distill/v1/options.proto\x1a\x18distill/v1/session.proto\"T\n" +
+	"distill.v1\x1a\x1adistill/v1/distilled.proto\x1a\x17distill/v1/errors.proto\x1a\x18distill/v1/options.proto\x1a\x18distill/v1/session.proto\x1a\x1cgoogle/api/annotations.proto\"T\n" +
 	"\fFetchRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
 	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\"D\n" +
@@ -2507,28 +2508,28 @@ const file_distill_v1_distill_proto_rawDesc = "" +
 	"\x13CRAWL_STATE_RUNNING\x10\x01\x12\x14\n" +
 	"\x10CRAWL_STATE_DONE\x10\x02\x12\x18\n" +
 	"\x14CRAWL_STATE_CANCELED\x10\x03\x12\x16\n" +
-	"\x12CRAWL_STATE_FAILED\x10\x042\xe3\t\n" +
-	"\x0eDistillService\x12<\n" +
-	"\x05Fetch\x12\x18.distill.v1.FetchRequest\x1a\x19.distill.v1.FetchResponse\x12M\n" +
+	"\x12CRAWL_STATE_FAILED\x10\x042\xc9\r\n" +
+	"\x0eDistillService\x12V\n" +
+	"\x05Fetch\x12\x18.distill.v1.FetchRequest\x1a\x19.distill.v1.FetchResponse\"\x18\x82\xd3\xe4\x93\x02\x12:\x01*\"\r/api/v1/fetch\x12M\n" +
 	"\n" +
-	"FetchBatch\x12\x1d.distill.v1.FetchBatchRequest\x1a\x1e.distill.v1.FetchBatchResponse0\x01\x12B\n" +
-	"\aObserve\x12\x1a.distill.v1.ObserveRequest\x1a\x1b.distill.v1.ObserveResponse\x128\n" +
+	"FetchBatch\x12\x1d.distill.v1.FetchBatchRequest\x1a\x1e.distill.v1.FetchBatchResponse0\x01\x12^\n" +
+	"\aObserve\x12\x1a.distill.v1.ObserveRequest\x1a\x1b.distill.v1.ObserveResponse\"\x1a\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/api/v1/observe\x128\n" +
 	"\x03Map\x12\x16.distill.v1.MapRequest\x1a\x17.distill.v1.MapResponse0\x01\x12>\n" +
-	"\x05Crawl\x12\x18.distill.v1.CrawlRequest\x1a\x19.distill.v1.CrawlResponse0\x01\x12N\n" +
-	"\vCrawlStatus\x12\x1e.distill.v1.CrawlStatusRequest\x1a\x1f.distill.v1.CrawlStatusResponse\x12N\n" +
-	"\vCrawlCancel\x12\x1e.distill.v1.CrawlCancelRequest\x1a\x1f.distill.v1.CrawlCancelResponse\x12Q\n" +
-	"\fSessionStart\x12\x1f.distill.v1.SessionStartRequest\x1a .distill.v1.SessionStartResponse\x12W\n" +
-	"\x0eSessionObserve\x12!.distill.v1.SessionObserveRequest\x1a\".distill.v1.SessionObserveResponse\x12T\n" +
-	"\rSessionFollow\x12 .distill.v1.SessionFollowRequest\x1a!.distill.v1.SessionFollowResponse\x12`\n" +
-	"\x11SessionSubmitForm\x12$.distill.v1.SessionSubmitFormRequest\x1a%.distill.v1.SessionSubmitFormResponse\x12Q\n" +
-	"\fSessionClose\x12\x1f.distill.v1.SessionCloseRequest\x1a .distill.v1.SessionCloseResponse\x12K\n" +
+	"\x05Crawl\x12\x18.distill.v1.CrawlRequest\x1a\x19.distill.v1.CrawlResponse0\x01\x12o\n" +
+	"\vCrawlStatus\x12\x1e.distill.v1.CrawlStatusRequest\x1a\x1f.distill.v1.CrawlStatusResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\x12\x17/api/v1/crawls/{job_id}\x12y\n" +
+	"\vCrawlCancel\x12\x1e.distill.v1.CrawlCancelRequest\x1a\x1f.distill.v1.CrawlCancelResponse\")\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/api/v1/crawls/{job_id}:cancel\x12n\n" +
+	"\fSessionStart\x12\x1f.distill.v1.SessionStartRequest\x1a .distill.v1.SessionStartResponse\"\x1b\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/api/v1/sessions\x12\x89\x01\n" +
+	"\x0eSessionObserve\x12!.distill.v1.SessionObserveRequest\x1a\".distill.v1.SessionObserveResponse\"0\x82\xd3\xe4\x93\x02*:\x01*\"%/api/v1/sessions/{session_id}:observe\x12\x85\x01\n" +
+	"\rSessionFollow\x12 .distill.v1.SessionFollowRequest\x1a!.distill.v1.SessionFollowResponse\"/\x82\xd3\xe4\x93\x02):\x01*\"$/api/v1/sessions/{session_id}:follow\x12\x95\x01\n" +
+	"\x11SessionSubmitForm\x12$.distill.v1.SessionSubmitFormRequest\x1a%.distill.v1.SessionSubmitFormResponse\"3\x82\xd3\xe4\x93\x02-:\x01*\"(/api/v1/sessions/{session_id}:submitForm\x12x\n" +
+	"\fSessionClose\x12\x1f.distill.v1.SessionCloseRequest\x1a .distill.v1.SessionCloseResponse\"%\x82\xd3\xe4\x93\x02\x1f*\x1d/api/v1/sessions/{session_id}\x12y\n" +
 	"\n" +
-	"SessionAct\x12\x1d.distill.v1.SessionActRequest\x1a\x1e.distill.v1.SessionActResponse\x12H\n" +
-	"\tCacheInfo\x12\x1c.distill.v1.CacheInfoRequest\x1a\x1d.distill.v1.CacheInfoResponse\x12K\n" +
+	"SessionAct\x12\x1d.distill.v1.SessionActRequest\x1a\x1e.distill.v1.SessionActResponse\",\x82\xd3\xe4\x93\x02&:\x01*\"!/api/v1/sessions/{session_id}:act\x12_\n" +
+	"\tCacheInfo\x12\x1c.distill.v1.CacheInfoRequest\x1a\x1d.distill.v1.CacheInfoResponse\"\x15\x82\xd3\xe4\x93\x02\x0f\x12\r/api/v1/cache\x12k\n" +
 	"\n" +
-	"CachePrune\x12\x1d.distill.v1.CachePruneRequest\x1a\x1e.distill.v1.CachePruneResponse\x12K\n" +
+	"CachePrune\x12\x1d.distill.v1.CachePruneRequest\x1a\x1e.distill.v1.CachePruneResponse\"\x1e\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/api/v1/cache:prune\x12k\n" +
 	"\n" +
-	"CacheClear\x12\x1d.distill.v1.CacheClearRequest\x1a\x1e.distill.v1.CacheClearResponseB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
+	"CacheClear\x12\x1d.distill.v1.CacheClearRequest\x1a\x1e.distill.v1.CacheClearResponse\"\x1e\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/api/v1/cache:clearB,Z*distill.dev/proto/gen/distill/v1;distillv1b\x06proto3"
 
 var (
 	file_distill_v1_distill_proto_rawDescOnce sync.Once

@@ -41,7 +41,10 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// DistillService is distill's public API.
+// DistillService is distill's public API. Its unary calls are also REST
+// over HTTP/JSON at the paths below (under /api/, clear of the Firecrawl
+// API's /v1 and /v2); every call, the streaming ones included, is also
+// served over the Connect protocol at /distill.v1.DistillService/<Method>.
 type DistillServiceClient interface {
 	// Fetch distills one page.
 	Fetch(ctx context.Context, in *FetchRequest, opts ...grpc.CallOption) (*FetchResponse, error)
@@ -290,7 +293,10 @@ func (c *distillServiceClient) CacheClear(ctx context.Context, in *CacheClearReq
 // All implementations must embed UnimplementedDistillServiceServer
 // for forward compatibility.
 //
-// DistillService is distill's public API.
+// DistillService is distill's public API. Its unary calls are also REST
+// over HTTP/JSON at the paths below (under /api/, clear of the Firecrawl
+// API's /v1 and /v2); every call, the streaming ones included, is also
+// served over the Connect protocol at /distill.v1.DistillService/<Method>.
 type DistillServiceServer interface {
 	// Fetch distills one page.
 	Fetch(context.Context, *FetchRequest) (*FetchResponse, error)

@@ -129,6 +129,11 @@ type Distilled struct {
 	// How well the page answers a crawl's query, 0 to 1; present only on the
 	// pages of a crawl that was given one.
 	Relevance *float64 `protobuf:"fixed64,25,opt,name=relevance,proto3,oneof" json:"relevance,omitempty"`
+	// The page's bytes as served, or its DOM when it was rendered; present
+	// when keep_page was asked for.
+	Page []byte `protobuf:"bytes,28,opt,name=page,proto3,oneof" json:"page,omitempty"`
+	// The Content-Type of page, charset included.
+	PageContentType string `protobuf:"bytes,29,opt,name=page_content_type,json=pageContentType,proto3" json:"page_content_type,omitempty"`
 	// The content cut into chunks; present when chunks were asked for.
 	Chunks *ChunkList `protobuf:"bytes,16,opt,name=chunks,proto3" json:"chunks,omitempty"`
 	// What changed since the page given as diff_with; present when one was.
@@ -300,6 +305,20 @@ func (x *Distilled) GetRelevance() float64 {
 		return *x.Relevance
 	}
 	return 0
+}
+
+func (x *Distilled) GetPage() []byte {
+	if x != nil {
+		return x.Page
+	}
+	return nil
+}
+
+func (x *Distilled) GetPageContentType() string {
+	if x != nil {
+		return x.PageContentType
+	}
+	return ""
 }
 
 func (x *Distilled) GetChunks() *ChunkList {
@@ -2612,7 +2631,7 @@ var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\n" +
 	"\x1adistill/v1/distilled.proto\x12\n" +
-	"distill.v1\"\x83\a\n" +
+	"distill.v1\"\xd1\a\n" +
 	"\tDistilled\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x14\n" +
@@ -2635,7 +2654,9 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\x05mhtml\x18\x16 \x01(\fH\x04R\x05mhtml\x88\x01\x01\x124\n" +
 	"\anetwork\x18\x17 \x01(\v2\x1a.distill.v1.NetworkCaptureR\anetwork\x12-\n" +
 	"\x05steps\x18\x18 \x01(\v2\x17.distill.v1.StepResultsR\x05steps\x12!\n" +
-	"\trelevance\x18\x19 \x01(\x01H\x05R\trelevance\x88\x01\x01\x12-\n" +
+	"\trelevance\x18\x19 \x01(\x01H\x05R\trelevance\x88\x01\x01\x12\x17\n" +
+	"\x04page\x18\x1c \x01(\fH\x06R\x04page\x88\x01\x01\x12*\n" +
+	"\x11page_content_type\x18\x1d \x01(\tR\x0fpageContentType\x12-\n" +
 	"\x06chunks\x18\x10 \x01(\v2\x15.distill.v1.ChunkListR\x06chunks\x12(\n" +
 	"\x04diff\x18\x11 \x01(\v2\x14.distill.v1.PageDiffR\x04diff\x12'\n" +
 	"\x05brand\x18\x12 \x01(\v2\x11.distill.v1.BrandR\x05brandB\t\n" +
@@ -2646,7 +2667,8 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\x04_pdfB\b\n" +
 	"\x06_mhtmlB\f\n" +
 	"\n" +
-	"_relevance\"j\n" +
+	"_relevanceB\a\n" +
+	"\x05_page\"j\n" +
 	"\x0eNetworkCapture\x12:\n" +
 	"\tresponses\x18\x01 \x03(\v2\x1c.distill.v1.CapturedResponseR\tresponses\x12\x1c\n" +
 	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xf4\x02\n" +

@@ -309,7 +309,19 @@ type FetchOptions struct {
 	// values in captured responses instead of redacting them.
 	CaptureCredentials bool `protobuf:"varint,58,opt,name=capture_credentials,json=captureCredentials,proto3" json:"capture_credentials,omitempty"`
 	// --block: resource kinds the render skips: images, fonts, media.
-	Block []string `protobuf:"bytes,59,rep,name=block,proto3" json:"block,omitempty"` // Fields 40 to 49 are the reading options.
+	Block []string `protobuf:"bytes,59,rep,name=block,proto3" json:"block,omitempty"`
+	// Fields 65 to 69 are the HTTP doors'.
+	//
+	// keep_page: also return the page's bytes as served (or its DOM, when it
+	// was rendered) in Distilled.page, for a door that answers with them:
+	// Firecrawl's html, rawHtml and images formats in a batch or a crawl,
+	// whose pages are distilled where they are read.
+	KeepPage bool `protobuf:"varint,65,opt,name=keep_page,json=keepPage,proto3" json:"keep_page,omitempty"`
+	// headers: request headers the fetch sends to the page's origin (not to
+	// robots.txt, nor across a redirect to another origin), over distill's
+	// own; a page fetched with them is neither read from the cache nor kept
+	// in it. fetchopts.CheckHeaders says which names and sizes are allowed.
+	Headers map[string]string `protobuf:"bytes,66,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // Fields 40 to 49 are the reading options.
 	// --query: keep only the paragraphs, lists, tables and code blocks that
 	// answer this question, under their headings, within max_output_tokens;
 	// the page comes back whole when no block shares a word with it.
@@ -664,6 +676,20 @@ func (x *FetchOptions) GetBlock() []string {
 	return nil
 }
 
+func (x *FetchOptions) GetKeepPage() bool {
+	if x != nil {
+		return x.KeepPage
+	}
+	return false
+}
+
+func (x *FetchOptions) GetHeaders() map[string]string {
+	if x != nil {
+		return x.Headers
+	}
+	return nil
+}
+
 func (x *FetchOptions) GetQuery() string {
 	if x != nil {
 		return x.Query
@@ -767,7 +793,7 @@ var File_distill_v1_options_proto protoreflect.FileDescriptor
 const file_distill_v1_options_proto_rawDesc = "" +
 	"\n" +
 	"\x18distill/v1/options.proto\x12\n" +
-	"distill.v1\x1a\x1adistill/v1/distilled.proto\"\xd4\x0e\n" +
+	"distill.v1\x1a\x1adistill/v1/distilled.proto\"\xee\x0f\n" +
 	"\fFetchOptions\x12*\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x12.distill.v1.FormatR\x06format\x12\x1a\n" +
 	"\bselector\x18\x02 \x01(\tR\bselector\x12-\n" +
@@ -822,13 +848,18 @@ const file_distill_v1_options_proto_rawDesc = "" +
 	"\x0fcapture_network\x188 \x01(\tH\vR\x0ecaptureNetwork\x88\x01\x01\x12#\n" +
 	"\rcapture_types\x189 \x03(\tR\fcaptureTypes\x12/\n" +
 	"\x13capture_credentials\x18: \x01(\bR\x12captureCredentials\x12\x14\n" +
-	"\x05block\x18; \x03(\tR\x05block\x12\x14\n" +
+	"\x05block\x18; \x03(\tR\x05block\x12\x1b\n" +
+	"\tkeep_page\x18A \x01(\bR\bkeepPage\x12?\n" +
+	"\aheaders\x18B \x03(\v2%.distill.v1.FetchOptions.HeadersEntryR\aheaders\x12\x14\n" +
 	"\x05query\x18( \x01(\tR\x05query\x12\x14\n" +
 	"\x05chunk\x18) \x01(\x05R\x05chunk\x12#\n" +
 	"\rchunk_overlap\x18* \x01(\x05R\fchunkOverlap\x12\x1c\n" +
 	"\tcitations\x18+ \x01(\bR\tcitations\x122\n" +
 	"\tdiff_with\x18, \x01(\v2\x15.distill.v1.DistilledR\bdiffWith\x12\x14\n" +
-	"\x05brand\x18- \x01(\bR\x05brandB\x14\n" +
+	"\x05brand\x18- \x01(\bR\x05brand\x1a:\n" +
+	"\fHeadersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x14\n" +
 	"\x12_max_output_tokensB\x0f\n" +
 	"\r_timeout_secsB\f\n" +
 	"\n" +
@@ -879,26 +910,28 @@ func file_distill_v1_options_proto_rawDescGZIP() []byte {
 }
 
 var file_distill_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_distill_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_distill_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_distill_v1_options_proto_goTypes = []any{
 	(Format)(0),          // 0: distill.v1.Format
 	(Profile)(0),         // 1: distill.v1.Profile
 	(JsMode)(0),          // 2: distill.v1.JsMode
 	(*FetchOptions)(nil), // 3: distill.v1.FetchOptions
 	(*PickField)(nil),    // 4: distill.v1.PickField
-	(*Distilled)(nil),    // 5: distill.v1.Distilled
+	nil,                  // 5: distill.v1.FetchOptions.HeadersEntry
+	(*Distilled)(nil),    // 6: distill.v1.Distilled
 }
 var file_distill_v1_options_proto_depIdxs = []int32{
 	0, // 0: distill.v1.FetchOptions.format:type_name -> distill.v1.Format
 	1, // 1: distill.v1.FetchOptions.profile:type_name -> distill.v1.Profile
 	2, // 2: distill.v1.FetchOptions.js:type_name -> distill.v1.JsMode
 	4, // 3: distill.v1.FetchOptions.fields:type_name -> distill.v1.PickField
-	5, // 4: distill.v1.FetchOptions.diff_with:type_name -> distill.v1.Distilled
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	5, // 4: distill.v1.FetchOptions.headers:type_name -> distill.v1.FetchOptions.HeadersEntry
+	6, // 5: distill.v1.FetchOptions.diff_with:type_name -> distill.v1.Distilled
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_options_proto_init() }
@@ -914,7 +947,7 @@ func file_distill_v1_options_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_options_proto_rawDesc), len(file_distill_v1_options_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,312 @@
+package firecrawl
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"time"
+
+	"distill.dev/gateway/api"
+	"distill.dev/proto/failure"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/crawl"
+)
+
+// crawlRequest is POST /v{1,2}/crawl, v1's keys included. Firecrawl nests
+// the page options under scrapeOptions.
+type crawlRequest struct {
+	URL                    string          `json:"url"`
+	Prompt                 string          `json:"prompt"`
+	IncludePaths           []string        `json:"includePaths"`
+	ExcludePaths           []string        `json:"excludePaths"`
+	MaxDiscoveryDepth      *int32          `json:"maxDiscoveryDepth"`
+	Sitemap                string          `json:"sitemap"`
+	IgnoreQueryParameters  *bool           `json:"ignoreQueryParameters"`
+	DeduplicateSimilarURLs *bool           `json:"deduplicateSimilarURLs"`
+	Limit                  *int32          `json:"limit"`
+	CrawlEntireDomain      *bool           `json:"crawlEntireDomain"`
+	AllowExternalLinks     *bool           `json:"allowExternalLinks"`
+	AllowSubdomains        *bool           `json:"allowSubdomains"`
+	IgnoreRobotsTxt        *bool           `json:"ignoreRobotsTxt"`
+	RobotsUserAgent        string          `json:"robotsUserAgent"`
+	Delay                  *float64        `json:"delay"`
+	MaxConcurrency         *int32          `json:"maxConcurrency"`
+	Webhook                json.RawMessage `json:"webhook"`
+	ScrapeOptions          *scrapeOptions  `json:"scrapeOptions"`
+	RegexOnFullURL         *bool           `json:"regexOnFullURL"`
+	ZeroDataRetention      *bool           `json:"zeroDataRetention"`
+	Origin                 string          `json:"origin"`
+	Integration            json.RawMessage `json:"integration"`
+	ThreatProtection       json.RawMessage `json:"threatProtection"`
+	AuditMetadata          json.RawMessage `json:"auditMetadata"`
+	// v1 only.
+	MaxDepth           *int32 `json:"maxDepth"`
+	AllowBackwardLinks *bool  `json:"allowBackwardLinks"`
+	IgnoreSitemap      *bool  `json:"ignoreSitemap"`
+}
+
+// Firecrawl's default limit of a crawl; distill holds an API caller's
+// crawl to api.MaxCrawlPages besides.
+const defaultCrawlLimit = 10000
+
+// unboundedDepth stands for Firecrawl's default of no depth limit: the
+// crawl's page limit bounds it.
+const unboundedDepth = 1 << 16
+
+// distill maps the request onto DistillService's CrawlRequest, which the
+// gRPC API, the CLI and MCP crawl with too.
+func (c *crawlRequest) distill(target string, version int, allowLocal bool) (*distillv1.CrawlRequest, *plan, *apiError) {
+	so := c.ScrapeOptions
+	if so == nil {
+		so = &scrapeOptions{}
+	}
+	p, err := so.plan(version, allowLocal)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &distillv1.CrawlRequest{
+		Url:          target,
+		Options:      p.opts,
+		IncludePaths: c.IncludePaths,
+		ExcludePaths: c.ExcludePaths,
+		IgnoreRobots: c.IgnoreRobotsTxt != nil && *c.IgnoreRobotsTxt,
+	}
+	limit := int32(min(defaultCrawlLimit, api.MaxCrawlPages))
+	if c.Limit != nil {
+		if *c.Limit < 1 || *c.Limit > api.MaxCrawlPages {
+			return nil, nil, badRequest("limit must be between 1 and %d on this server, got %d", api.MaxCrawlPages, *c.Limit)
+		}
+		limit = *c.Limit
+	}
+	out.MaxPages = &limit
+	depth := c.MaxDiscoveryDepth
+	if depth == nil {
+		depth = c.MaxDepth
+	}
+	d := int32(unboundedDepth)
+	if depth != nil {
+		if *depth < 0 {
+			return nil, nil, badRequest("maxDiscoveryDepth cannot be negative, got %d", *depth)
+		}
+		d = *depth
+	}
+	out.Depth = &d
+	if c.MaxConcurrency != nil {
+		if *c.MaxConcurrency < 1 || *c.MaxConcurrency > api.MaxCrawlConcurrency {
+			return nil, nil, badRequest("maxConcurrency must be between 1 and %d on this server, got %d", api.MaxCrawlConcurrency, *c.MaxConcurrency)
+		}
+		out.Concurrency = c.MaxConcurrency
+	}
+	if c.Delay != nil {
+		if *c.Delay < 0 || *c.Delay > 60 {
+			return nil, nil, badRequest("delay is in seconds, from 0 to 60, got %v", *c.Delay)
+		}
+		ms := int64(*c.Delay * float64(time.Second/time.Millisecond))
+		out.DelayMs = &ms
+	}
+	// Firecrawl follows only the links under the start URL's path unless
+	// crawlEntireDomain (v1: allowBackwardLinks) says otherwise.
+	entire := c.CrawlEntireDomain != nil && *c.CrawlEntireDomain || c.AllowBackwardLinks != nil && *c.AllowBackwardLinks
+	if !entire {
+		if u, perr := url.Parse(target); perr == nil {
+			if prefix := pathPrefix(u.Path); prefix != "/" {
+				out.PathPrefix = prefix
+			}
+		}
+	}
+	out.IncludeSubdomains = c.AllowSubdomains != nil && *c.AllowSubdomains
+	switch {
+	case c.Prompt != "":
+		return nil, nil, notSupported("prompt", "distill does not turn a prompt into crawl options; set them")
+	case c.AllowExternalLinks != nil && *c.AllowExternalLinks:
+		return nil, nil, notSupported("allowExternalLinks", "a crawl reads one site")
+	case c.RegexOnFullURL != nil && *c.RegexOnFullURL:
+		return nil, nil, notSupported("regexOnFullURL", "includePaths and excludePaths match a URL's path and query")
+	case c.RobotsUserAgent != "":
+		return nil, nil, notSupported("robotsUserAgent", "distill reads robots.txt as its own user agent")
+	case c.IgnoreQueryParameters != nil && *c.IgnoreQueryParameters:
+		return nil, nil, notSupported("ignoreQueryParameters", "")
+	}
+	switch c.Sitemap {
+	case "", "skip", "include":
+		if c.Sitemap == "include" {
+			p.warn("sitemap is ignored: distill's crawl follows the site's links")
+		}
+	case "only":
+		return nil, nil, notSupported("sitemap: only", "distill's crawl follows the site's links (map lists a sitemap)")
+	default:
+		return nil, nil, badRequest("sitemap must be skip, include or only, got %q", c.Sitemap)
+	}
+	if c.ZeroDataRetention != nil && *c.ZeroDataRetention {
+		p.opts.NoCache = true
+	}
+	// A crawl's pages come back distilled, the page beside them when a
+	// format or excludeTags needs it.
+	p.keepPage()
+	return out, p, nil
+}
+
+// pathPrefix is the folder of a URL path: /docs/intro and /docs/ are
+// under /docs.
+func pathPrefix(p string) string {
+	if p == "" || p == "/" {
+		return "/"
+	}
+	if p[len(p)-1] == '/' {
+		return path.Clean(p)
+	}
+	return path.Dir(p)
+}
+
+func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request, version int) {
+	var req crawlRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	target, err := targetURL(req.URL)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	creq, p, err := req.distill(target, version, s.cfg.AllowLocal)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.checkModelWork(p); err != nil {
+		writeError(w, err)
+		return
+	}
+	hook, err := s.parseWebhook(req.Webhook)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	checked, cerr := api.CrawlRequestOf(creq)
+	if cerr != nil {
+		writeError(w, fromFailure(cerr))
+		return
+	}
+	j, err := s.jobs.start(kindCrawl, 0)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cj, cerr := s.backend.BeginCrawl(checked, nil)
+	if cerr != nil {
+		s.jobs.abandon(j)
+		writeError(w, fromFailure(cerr))
+		return
+	}
+	// The job is listed already (GET /v2/crawl/active): it is filled in
+	// under its lock.
+	j.mu.Lock()
+	j.plan, j.crawl, j.limit = p, cj, int(creq.GetMaxPages())
+	if hook != nil {
+		j.hook = s.newWebhookSender(hook, kindCrawl)
+	}
+	// Cancel lets the pages in flight finish; the server's context ends
+	// the crawl when the server closes.
+	j.cancel = cj.Cancel
+	j.mu.Unlock()
+	go s.runCrawl(s.ctx, j)
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": j.id, "url": statusURL(r, "/v"+strconv.Itoa(version)+"/crawl/"+j.id)})
+}
+
+// runCrawl runs the crawl, keeping each page as it completes.
+func (s *Server) runCrawl(ctx context.Context, j *job) {
+	defer s.jobs.finished(j)
+	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
+	st, err := j.crawl.Run(ctx, func(pg crawl.Page) error {
+		if doc := j.deliverPage(pg, func(source string, d *distillv1.Distilled) (*document, *apiError) {
+			return s.jobDocument(ctx, j.plan, source, d)
+		}); doc != nil {
+			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []any{doc}})
+		}
+		return nil
+	})
+	j.mu.Lock()
+	switch {
+	case j.status == stateCancelled, st.StopReason == crawl.StopCanceled:
+		j.status = stateCancelled
+	case err != nil:
+		j.status, j.failure = stateFailed, err.Error()
+		s.logger.Warn("firecrawl crawl failed", "id", j.id, "err", err)
+	default:
+		j.status = stateCompleted
+	}
+	j.final = &st
+	status := j.status
+	j.mu.Unlock()
+	switch status {
+	case stateCompleted:
+		j.hook.send("completed", webhookEvent{Success: true, ID: j.id})
+	case stateFailed:
+		j.hook.send("failed", webhookEvent{ID: j.id, Error: err.Error()})
+	}
+	j.hook.close()
+}
+
+// deliverPage keeps one page of a crawl, and returns its document (made
+// by build) when it has one.
+func (j *job) deliverPage(pg crawl.Page, build func(string, *distillv1.Distilled) (*document, *apiError)) *document {
+	var doc *document
+	var derr *apiError
+	if pg.Err == nil {
+		doc, derr = build(pg.URL, pg.Result)
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case pg.Err != nil && failure.CodeOf(pg.Err) == failure.RobotsDisallowed:
+		j.robots = append(j.robots, pg.URL)
+	case pg.Err != nil:
+		j.errors = append(j.errors, jobErrorEntry{ID: newID(), Timestamp: now, URL: pg.URL, Code: codeOf(failure.CodeOf(pg.Err)), Error: pg.Err.Error()})
+	case derr != nil:
+		j.errors = append(j.errors, jobErrorEntry{ID: newID(), Timestamp: now, URL: pg.URL, Code: derr.code, Error: derr.msg})
+	default:
+		j.docs = append(j.docs, doc)
+		j.succeeded++
+		return doc
+	}
+	return nil
+}
+
+// crawlTotal is how many pages a crawl has found so far: those read,
+// those being read and those waiting, within its limit; once it ended,
+// those it read. Called with j.mu held.
+func (j *job) crawlTotal() int {
+	if j.final != nil {
+		return j.final.Done
+	}
+	// Done counts the pages that failed too.
+	st := j.crawl.Status()
+	return min(st.Done+st.InFlight+st.Queued, j.limit)
+}
+
+// activeCrawl is one running crawl, as GET /v2/crawl/active lists it.
+type activeCrawl struct {
+	ID      string `json:"id"`
+	TeamID  string `json:"teamId"`
+	URL     string `json:"url"`
+	Options any    `json:"options"`
+}
+
+// activeCrawls lists the crawls this server is running. distill has no
+// teams: every caller sees every crawl, as it may poll any by id.
+func (s *Server) activeCrawls(w http.ResponseWriter, _ *http.Request) {
+	out := []activeCrawl{}
+	for _, j := range s.jobs.active() {
+		j.mu.Lock()
+		if j.crawl != nil {
+			out = append(out, activeCrawl{ID: j.id, URL: j.crawl.Status().URL})
+		}
+		j.mu.Unlock()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "crawls": out})
+}

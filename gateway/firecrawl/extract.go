@@ -1,0 +1,372 @@
+package firecrawl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"distill.dev/gateway/host"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+)
+
+// Host runs the work that needs a language model (the json and summary
+// formats, extract) under host mode's policy: an actor's allowlist,
+// budgets, result limits and provider. A *host.Engine is one.
+type Host interface {
+	ExtractWith(ctx context.Context, who host.Who, schema json.RawMessage, in host.Input) *host.Envelope
+	Summarize(ctx context.Context, who host.Who, in host.Input) *host.Envelope
+}
+
+// anyObject is the schema of a json format or an extract given a prompt
+// alone: any JSON object.
+var anyObject = []byte(`{"type":"object"}`)
+
+// jsonFormat is a request for data in the shape of schema, or as prompt
+// describes it.
+type jsonFormat struct {
+	schema []byte
+	prompt string
+}
+
+// readJSONFormat reads {type: "json", schema, prompt} (v1's jsonOptions
+// and extract too).
+func readJSONFormat(raw json.RawMessage, field string) (*jsonFormat, *apiError) {
+	var f struct {
+		Type         string          `json:"type"`
+		Schema       json.RawMessage `json:"schema"`
+		Prompt       string          `json:"prompt"`
+		SystemPrompt string          `json:"systemPrompt"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, badRequest("%s: %s", field, jsonMessage(err))
+	}
+	if f.SystemPrompt != "" {
+		return nil, notSupported(field+": systemPrompt", "the host's system prompt is its own")
+	}
+	if isNull(f.Schema) && f.Prompt == "" {
+		return nil, badRequest("%s: needs a schema or a prompt", field)
+	}
+	out := &jsonFormat{schema: anyObject, prompt: f.Prompt}
+	if !isNull(f.Schema) {
+		out.schema = f.Schema
+	}
+	return out, nil
+}
+
+// who is the actor the API's model work runs as, in a run of its own.
+func (s *Server) who(run string) host.Who {
+	return host.Who{Actor: s.cfg.Actor, Run: "firecrawl-" + run}
+}
+
+// needsHost refuses field when no host engine runs the model work.
+func (s *Server) needsHost(field string) *apiError {
+	if s.cfg.Host == nil {
+		return notSupported(field, "this server runs no language model (serve --policy with a provider, as host mode's extract)")
+	}
+	return nil
+}
+
+// checkModelWork refuses the json and summary formats when no host runs
+// them.
+func (s *Server) checkModelWork(p *plan) *apiError {
+	for _, f := range []struct {
+		name string
+		on   bool
+	}{{"formats: json", p.json != nil}, {"formats: summary", p.want.summary}} {
+		if f.on {
+			if err := s.needsHost(f.name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jobDocument is the document of one page of a batch or a crawl, whose
+// bytes, when kept, came in the Distilled (and are not sent on): trimmed
+// by excludeTags, then the formats, then the model's work. p is only
+// read, as the job's pages share it.
+func (s *Server) jobDocument(ctx context.Context, p *plan, sourceURL string, d *distillv1.Distilled) (*document, *apiError) {
+	body, contentType := d.GetPage(), d.GetPageContentType()
+	d.Page, d.PageContentType = nil, ""
+	var warning string
+	if len(p.excludeTags) > 0 {
+		var err *apiError
+		if d, body, contentType, warning, err = s.exclude(ctx, p, d, body, contentType); err != nil {
+			return nil, err
+		}
+	}
+	doc, err := p.document(sourceURL, d, body, contentType)
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" {
+		doc.addWarning(warning)
+	}
+	target := d.GetFinalUrl()
+	if target == "" {
+		target = sourceURL
+	}
+	if err := s.modelWork(ctx, p, target, doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// modelWork runs the json and summary formats for the page at url and
+// puts their answers in doc. The host reads the page itself, under its
+// policy: from the cache when the scrape just stored it.
+func (s *Server) modelWork(ctx context.Context, p *plan, url string, doc *document) *apiError {
+	if p.json != nil {
+		env := s.cfg.Host.ExtractWith(ctx, s.who(doc.Metadata.ScrapeID), p.json.schema, host.Input{URL: url, Instruction: p.json.prompt})
+		if err := envelopeError("formats: json", env); err != nil {
+			return err
+		}
+		if p.want.v1JSON == "extract" {
+			doc.Extract = env.Data
+		} else {
+			doc.JSON = env.Data
+		}
+		if env.Truncated {
+			doc.addWarning("json: cut to the host's result limit")
+		}
+	}
+	if p.want.summary {
+		env := s.cfg.Host.Summarize(ctx, s.who(doc.Metadata.ScrapeID), host.Input{URL: url})
+		if err := envelopeError("formats: summary", env); err != nil {
+			return err
+		}
+		text, _ := env.Data.(string)
+		doc.Summary = &text
+		if env.Truncated {
+			doc.addWarning("summary: cut to the host's result limit")
+		}
+	}
+	return nil
+}
+
+// envelopeError is a failed envelope in Firecrawl's terms: its safe code
+// and message, under field.
+func envelopeError(field string, env *host.Envelope) *apiError {
+	if env.OK() {
+		return nil
+	}
+	code, msg := host.ProviderError, "no answer"
+	if env.Error != nil {
+		code, msg = env.Error.Code, env.Error.Message
+	}
+	e := &apiError{status: http.StatusInternalServerError, code: string(code), msg: field + ": " + msg}
+	switch code {
+	case host.InvalidInput:
+		e.status = http.StatusBadRequest
+	case host.NotAuthorized:
+		e.status = http.StatusForbidden
+	case host.UnsupportedSecurityCapability:
+		e.status = http.StatusBadRequest
+	case host.BudgetExhausted:
+		e.status, e.retryAfter = http.StatusTooManyRequests, 5*time.Second
+	case host.ProviderError:
+		e.status = http.StatusBadGateway
+	}
+	return e
+}
+
+// extractRequest is POST /v{1,2}/extract.
+type extractRequest struct {
+	URLs               []string        `json:"urls"`
+	Prompt             string          `json:"prompt"`
+	Schema             json.RawMessage `json:"schema"`
+	SystemPrompt       string          `json:"systemPrompt"`
+	AllowExternalLinks *bool           `json:"allowExternalLinks"`
+	EnableWebSearch    *bool           `json:"enableWebSearch"`
+	IncludeSubdomains  *bool           `json:"includeSubdomains"`
+	ShowSources        *bool           `json:"showSources"`
+	IgnoreInvalidURLs  *bool           `json:"ignoreInvalidURLs"`
+	ScrapeOptions      json.RawMessage `json:"scrapeOptions"`
+	Webhook            json.RawMessage `json:"webhook"`
+	Agent              json.RawMessage `json:"agent"`
+	Origin             string          `json:"origin"`
+	Integration        json.RawMessage `json:"integration"`
+	ThreatProtection   json.RawMessage `json:"threatProtection"`
+	AuditMetadata      json.RawMessage `json:"auditMetadata"`
+}
+
+// maxExtractURLs bounds the pages one extract reads: each is a model
+// call.
+const maxExtractURLs = 10
+
+func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version int) {
+	var req extractRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.needsHost("extract"); err != nil {
+		writeError(w, err)
+		return
+	}
+	switch {
+	case len(req.URLs) == 0:
+		writeError(w, badRequest("Bad Request: urls is required (distill does not search the web for them)"))
+		return
+	case len(req.URLs) > maxExtractURLs:
+		writeError(w, badRequest("Bad Request: an extract reads at most %d urls, got %d", maxExtractURLs, len(req.URLs)))
+		return
+	case isNull(req.Schema) && req.Prompt == "":
+		writeError(w, badRequest("Bad Request: extract needs a schema or a prompt"))
+		return
+	}
+	for _, f := range []struct {
+		name, why string
+		on        bool
+	}{
+		{"systemPrompt", "the host's system prompt is its own", req.SystemPrompt != ""},
+		{"enableWebSearch", "distill does not search the web", req.EnableWebSearch != nil && *req.EnableWebSearch},
+		{"allowExternalLinks", "an extract reads the urls given", req.AllowExternalLinks != nil && *req.AllowExternalLinks},
+		{"showSources", "", req.ShowSources != nil && *req.ShowSources},
+		{"scrapeOptions", "the host reads each page with its own options", !isNull(req.ScrapeOptions)},
+		{"agent", "", !isNull(req.Agent)},
+	} {
+		if f.on {
+			writeError(w, notSupported(f.name, f.why))
+			return
+		}
+	}
+	var urls, invalid []string
+	ignoreInvalid := req.IgnoreInvalidURLs != nil && *req.IgnoreInvalidURLs
+	for _, raw := range req.URLs {
+		if strings.Contains(raw, "*") {
+			writeError(w, notSupported("urls: "+raw, "a wildcard asks for a crawl; crawl the site, then extract from its pages"))
+			return
+		}
+		target, ok := validURL(raw)
+		if !ok {
+			if !ignoreInvalid {
+				writeError(w, badRequest("Bad Request: invalid URL %q (set ignoreInvalidURLs to skip it)", raw))
+				return
+			}
+			invalid = append(invalid, raw)
+			continue
+		}
+		urls = append(urls, target)
+	}
+	if len(urls) == 0 {
+		writeError(w, badRequest("Bad Request: none of the urls is valid"))
+		return
+	}
+	hook, herr := s.parseWebhook(req.Webhook)
+	if herr != nil {
+		writeError(w, herr)
+		return
+	}
+	schema := []byte(req.Schema)
+	if isNull(req.Schema) {
+		schema = anyObject
+	}
+	j, err := s.jobs.start(kindExtract, 0)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	j.mu.Lock()
+	j.cancel = func() {}
+	if hook != nil {
+		j.hook = s.newWebhookSender(hook, kindExtract)
+	}
+	j.mu.Unlock()
+	go s.runExtract(s.ctx, j, urls, schema, req.Prompt)
+	out := map[string]any{"success": true, "id": j.id, "url": statusURL(r, "/v"+strconv.Itoa(version)+"/extract/"+j.id)}
+	if len(invalid) > 0 {
+		out["invalidURLs"] = invalid
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// runExtract asks the host for each page's data, in turn, and merges
+// them.
+func (s *Server) runExtract(ctx context.Context, j *job, urls []string, schema []byte, prompt string) {
+	defer s.jobs.finished(j)
+	defer j.hook.close()
+	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
+	var merged map[string]any
+	var warnings []string
+	var failed *apiError
+	for i, u := range urls {
+		env := s.cfg.Host.ExtractWith(ctx, s.who(j.id+"-"+strconv.Itoa(i)), schema, host.Input{URL: u, Instruction: prompt})
+		if err := envelopeError("extract "+u, env); err != nil {
+			failed = err
+			break
+		}
+		if env.Truncated {
+			warnings = append(warnings, "extract "+u+": cut to the host's result limit")
+		}
+		data, _ := env.Data.(map[string]any)
+		merged = mergeData(merged, data)
+	}
+	j.mu.Lock()
+	if failed != nil {
+		j.status, j.failure = stateFailed, failed.msg
+	} else {
+		j.status, j.extracted, j.warnings = stateCompleted, merged, warnings
+	}
+	j.mu.Unlock()
+	if failed != nil {
+		j.hook.send("failed", webhookEvent{ID: j.id, Error: failed.msg})
+		return
+	}
+	j.hook.send("completed", webhookEvent{Success: true, ID: j.id, Data: []any{merged}})
+}
+
+// mergeData folds one page's data into what the pages before it gave:
+// lists are joined, objects merged, and a value already found is kept.
+func mergeData(into, from map[string]any) map[string]any {
+	if into == nil {
+		return from
+	}
+	for k, v := range from {
+		switch old := into[k].(type) {
+		case nil:
+			into[k] = v
+		case []any:
+			if more, ok := v.([]any); ok {
+				into[k] = append(old, more...)
+			}
+		case map[string]any:
+			if more, ok := v.(map[string]any); ok {
+				into[k] = mergeData(old, more)
+			}
+		}
+	}
+	return into
+}
+
+// extractStatus is GET /v{1,2}/extract/{id}.
+func (s *Server) extractStatus(w http.ResponseWriter, r *http.Request) {
+	j := s.jobs.get(r.PathValue("id"))
+	if j == nil || j.kind != kindExtract {
+		writeError(w, &apiError{status: http.StatusNotFound, msg: "Extract job not found"})
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := map[string]any{
+		"success": j.status != stateFailed, "status": j.status,
+		"expiresAt": j.expires.UTC().Format(time.RFC3339),
+	}
+	if j.status == stateCompleted {
+		out["data"] = j.extracted
+	}
+	if j.failure != "" {
+		out["error"] = j.failure
+	}
+	if len(j.warnings) > 0 {
+		out["warning"] = joinWarnings(j.warnings)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
