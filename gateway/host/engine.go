@@ -164,7 +164,7 @@ func (e *Engine) ExtractWith(ctx context.Context, who Who, raw json.RawMessage, 
 	return e.extract(ctx, who, "extract", in, func(a *Actor) (*Schema, error) {
 		sc, err := CompileSchema(raw, a.schemaLims)
 		if err != nil {
-			return nil, errorf(InvalidInput, "the host's schema: %v", err)
+			return nil, errorf(InvalidInput, "%v", err)
 		}
 		return sc, nil
 	})

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // BinEnv names the environment variable that holds the folder of the
@@ -91,15 +92,22 @@ func Distill(root, prefix string) (bin, built string, err error) {
 }
 
 // NPMInstall installs the Node packages that dir's lock file pins, unless
-// its node_modules is there already (make installs them before the suite).
+// they are installed and no older than it: npm writes
+// node_modules/.package-lock.json on every install, as make's install
+// targets, which run before the suite, also read it.
 func NPMInstall(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err == nil {
-		return nil
+	installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json"))
+	if err == nil {
+		lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
+		if err == nil && !installed.ModTime().Before(lock.ModTime()) {
+			return nil
+		}
 	}
 	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("npm ci in %s: %v\n%s", dir, err, out)
 	}
-	return nil
+	now := time.Now()
+	return os.Chtimes(filepath.Join(dir, "node_modules", ".package-lock.json"), now, now)
 }
