@@ -200,6 +200,9 @@ type call struct {
 	anyType bool
 	// follow, when set, judges each redirect before it is followed.
 	follow func(to *url.URL) error
+	// pace, when set, waits for the host's turn right before each request
+	// goes out.
+	pace func(ctx context.Context, u *url.URL) error
 }
 
 // CallOption adds to one call what only an in-process caller can give: a
@@ -213,6 +216,15 @@ type CallOption func(*call)
 // judge's reason.
 func FollowIf(judge func(to *url.URL) error) CallOption {
 	return func(c *call) { c.follow = judge }
+}
+
+// PaceWith makes every request of a call (each attempt, each redirect hop,
+// a robots.txt read) wait for turn(ctx, u) once it holds its per-host slot
+// and token, right before it is sent: a crawl's politeness is kept between
+// the requests themselves, not between the pages that cause them, which
+// hops, retries and a slot waited for would bunch.
+func PaceWith(turn func(ctx context.Context, u *url.URL) error) CallOption {
+	return func(c *call) { c.pace = turn }
 }
 
 func redirectRefused(from, to string, err error) error {

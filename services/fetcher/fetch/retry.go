@@ -83,6 +83,12 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 	if err != nil {
 		return nil, err
 	}
+	if c.pace != nil {
+		if err := c.pace(ctx, u); err != nil {
+			release()
+			return nil, err
+		}
+	}
 	var remote func() string
 	if f.recorder != nil {
 		ctx, remote = traceRemote(ctx)
