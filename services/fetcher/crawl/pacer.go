@@ -14,6 +14,10 @@ type Pacer interface {
 	// Turn waits until a request to host may start: at least interval
 	// after the start of the last one any worker was given a turn for.
 	Turn(ctx context.Context, host string, interval time.Duration) error
+	// Sent says the request a turn was given for went out at at: the next
+	// turn is interval after that, when that is later than the turn
+	// planned (a request that waited for a busy machine, a dial).
+	Sent(host string, interval time.Duration, at time.Time)
 }
 
 // LocalPacer is a Pacer for the workers of one process. A turn is
@@ -46,6 +50,15 @@ func (p *LocalPacer) Turn(ctx context.Context, host string, interval time.Durati
 		if err := sleepUntil(ctx, next); err != nil {
 			return err
 		}
+	}
+}
+
+// Sent moves host's next turn to interval after at, if that is later.
+func (p *LocalPacer) Sent(host string, interval time.Duration, at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if next := at.Add(interval); next.After(p.next[host]) {
+		p.next[host] = next
 	}
 }
 

@@ -107,7 +107,10 @@ func (j *Job) readPage(ctx context.Context, e Entry, interval time.Duration, isS
 			Follow:       func(to *url.URL) error { return j.mayFollow(to, isStart) },
 			BeforeRender: func(ctx context.Context) error { return j.c.pacer.Turn(ctx, hostOf(raw), interval) },
 			Pace:         pace,
-			Work:         work,
+			Sent: func(u *url.URL, at time.Time) {
+				j.c.pacer.Sent(u.Hostname(), j.intervalOf(u, raw, interval), at)
+			},
+			Work: work,
 		})
 		if err == nil {
 			return res, j.judgeHops(res, isStart)

@@ -28,6 +28,8 @@ type Hooks struct {
 	// this process applies it to every request (fetch.PaceWith); one that
 	// cannot calls it once before the page.
 	Pace func(ctx context.Context, u *url.URL) error
+	// Sent hears when a request Pace gave a turn to was written.
+	Sent func(u *url.URL, at time.Time)
 	// Work describes the page for a reader that hands it to a worker in
 	// another process, which applies Follow and Pace itself from it.
 	Work Work
@@ -100,7 +102,7 @@ func (l *LocalReader) Read(ctx context.Context, rawURL string, opts *distillv1.F
 		calls = append(calls, fetch.FollowIf(h.Follow))
 	}
 	if h.Pace != nil {
-		calls = append(calls, fetch.PaceWith(h.Pace))
+		calls = append(calls, fetch.PaceWith(h.Pace, h.Sent))
 	}
 	// A pipeline is a few pointers: one per page carries that page's
 	// hooks to its stages.

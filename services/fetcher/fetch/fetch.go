@@ -201,8 +201,9 @@ type call struct {
 	// follow, when set, judges each redirect before it is followed.
 	follow func(to *url.URL) error
 	// pace, when set, waits for the host's turn right before each request
-	// goes out.
+	// goes out; sent hears when it did.
 	pace func(ctx context.Context, u *url.URL) error
+	sent func(u *url.URL, at time.Time)
 }
 
 // CallOption adds to one call what only an in-process caller can give: a
@@ -220,11 +221,13 @@ func FollowIf(judge func(to *url.URL) error) CallOption {
 
 // PaceWith makes every request of a call (each attempt, each redirect hop,
 // a robots.txt read) wait for turn(ctx, u) once it holds its per-host slot
-// and token, right before it is sent: a crawl's politeness is kept between
-// the requests themselves, not between the pages that cause them, which
-// hops, retries and a slot waited for would bunch.
-func PaceWith(turn func(ctx context.Context, u *url.URL) error) CallOption {
-	return func(c *call) { c.pace = turn }
+// and token, right before it is sent, and tells sent (when not nil) the
+// moment it was written: a crawl's politeness is kept between the requests
+// themselves, not between the pages that cause them, which hops, retries
+// and a slot waited for would bunch, and the next turn can count from
+// when the request really left.
+func PaceWith(turn func(ctx context.Context, u *url.URL) error, sent func(u *url.URL, at time.Time)) CallOption {
+	return func(c *call) { c.pace, c.sent = turn, sent }
 }
 
 func redirectRefused(from, to string, err error) error {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -87,6 +88,11 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 		if err := c.pace(ctx, u); err != nil {
 			release()
 			return nil, err
+		}
+		if c.sent != nil {
+			ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+				WroteRequest: func(httptrace.WroteRequestInfo) { c.sent(u, time.Now()) },
+			})
 		}
 	}
 	var remote func() string

@@ -39,6 +39,16 @@ type Config struct {
 	Memory bool
 	// Replicas for a clustered NATS; 0 means 1.
 	Replicas int
+	// LeaseTTL is how long a crawl's lease outlives a holder that stopped
+	// renewing it; 0 or more than LeaseTTL means LeaseTTL.
+	LeaseTTL time.Duration
+}
+
+func (c Config) leaseTTL() time.Duration {
+	if c.LeaseTTL <= 0 || c.LeaseTTL > LeaseTTL {
+		return LeaseTTL
+	}
+	return c.LeaseTTL
 }
 
 func (c Config) storage() jetstream.StorageType {
@@ -125,14 +135,23 @@ func (j *Journal) acquire(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawl lease: %w", err)
 	}
-	rev, err := kv.Create(ctx, j.id, []byte(j.owner))
+	rev, err := kv.Create(ctx, j.id, j.leaseValue())
+	if isConflict(err) {
+		// Held, or left by a holder that died: its time says which.
+		var e jetstream.KeyValueEntry
+		if e, err = kv.Get(ctx, j.id); err == nil {
+			holder, until := parseLease(e.Value())
+			if time.Now().Before(until) {
+				return failure.New(failure.Conflict, "crawl %s is running on %s; it can be resumed once that stops (within %s of its dying)", j.id, holder, j.cfg.leaseTTL())
+			}
+			rev, err = kv.Update(ctx, j.id, j.leaseValue(), e.Revision())
+		} else if errors.Is(err, jetstream.ErrKeyNotFound) {
+			rev, err = kv.Create(ctx, j.id, j.leaseValue())
+		}
+	}
 	if err != nil {
 		if isConflict(err) {
-			holder := "another process"
-			if e, gerr := kv.Get(ctx, j.id); gerr == nil {
-				holder = string(e.Value())
-			}
-			return failure.New(failure.Conflict, "crawl %s is running on %s; it can be resumed once that stops (within %s of its dying)", j.id, holder, LeaseTTL)
+			return failure.New(failure.Conflict, "crawl %s was just taken by another process", j.id)
 		}
 		return fmt.Errorf("crawl lease: %w", err)
 	}
@@ -142,10 +161,28 @@ func (j *Journal) acquire(ctx context.Context) error {
 	return nil
 }
 
+// leaseValue is the lease as the bucket keeps it: its holder, and the
+// time it runs out unless renewed.
+func (j *Journal) leaseValue() []byte {
+	return []byte(j.owner + "\n" + strconv.FormatInt(time.Now().Add(j.cfg.leaseTTL()).UnixNano(), 10))
+}
+
+// parseLease reads a lease's holder and end; a value without an end (a
+// lease of an older gateway) runs out LeaseTTL after it was written,
+// which the bucket's TTL sees to.
+func parseLease(v []byte) (holder string, until time.Time) {
+	h, t, ok := strings.Cut(string(v), "\n")
+	ns, err := strconv.ParseInt(t, 10, 64)
+	if !ok || err != nil {
+		return string(v), time.Now().Add(time.Hour)
+	}
+	return h, time.Unix(0, ns)
+}
+
 // renew keeps the lease alive, a third of its TTL at a time, until Close.
 func (j *Journal) renew(l *lease, rev uint64) {
 	defer close(l.done)
-	t := time.NewTicker(LeaseTTL / 3)
+	t := time.NewTicker(j.cfg.leaseTTL() / 3)
 	defer t.Stop()
 	for {
 		select {
@@ -156,7 +193,7 @@ func (j *Journal) renew(l *lease, rev uint64) {
 			return
 		case <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
-			next, err := l.kv.Update(ctx, j.id, []byte(j.owner), rev)
+			next, err := l.kv.Update(ctx, j.id, j.leaseValue(), rev)
 			cancel()
 			if err == nil {
 				rev = next
@@ -164,7 +201,7 @@ func (j *Journal) renew(l *lease, rev uint64) {
 			}
 			if isConflict(err) || errors.Is(err, jetstream.ErrKeyNotFound) {
 				l.mu.Lock()
-				l.lost = failure.New(failure.Conflict, "crawl %s: its lease was lost (NATS unreachable for %s, or another process took it)", j.id, LeaseTTL)
+				l.lost = failure.New(failure.Conflict, "crawl %s: its lease was lost (NATS unreachable for %s, or another process took it)", j.id, j.cfg.leaseTTL())
 				l.mu.Unlock()
 				return
 			}
@@ -373,6 +410,37 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 			return fmt.Errorf("crawl pace of %s: %w", host, err)
 		}
 	}
+}
+
+// Sent moves host's next turn to interval after at, if that is later
+// than the turn planned, with compare and set. It returns at once: the
+// bucket is updated in the background, long before the next turn is due.
+func (p *Pacer) Sent(host string, interval time.Duration, at time.Time) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), max(interval, time.Second))
+		defer cancel()
+		kv, err := p.bucket(ctx)
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		pad := 2 * p.rtt
+		p.mu.Unlock()
+		want := at.Add(interval + pad)
+		k := key(host)
+		for range 5 {
+			e, err := kv.Get(ctx, k)
+			if err != nil {
+				return
+			}
+			if ns, perr := strconv.ParseInt(string(e.Value()), 10, 64); perr == nil && !time.Unix(0, ns).Before(want) {
+				return
+			}
+			if _, err := kv.Update(ctx, k, []byte(strconv.FormatInt(want.UnixNano(), 10)), e.Revision()); !isConflict(err) {
+				return
+			}
+		}
+	}()
 }
 
 func isConflict(err error) bool {
