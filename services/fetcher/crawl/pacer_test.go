@@ -55,3 +55,30 @@ func TestLocalPacerGivesUpWithItsContext(t *testing.T) {
 		t.Errorf("Turn with an ended context waited and returned nil")
 	}
 }
+
+// TestLocalPacerCountsFromTheSend: a request that went out later than its
+// turn (a dial, a busy machine) pushes the next turn to an interval after
+// it left; one that went out on time changes nothing.
+func TestLocalPacerCountsFromTheSend(t *testing.T) {
+	p := NewLocalPacer()
+	if err := p.Turn(t.Context(), "a.example", time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	late := time.Now().Add(time.Hour)
+	p.Sent("a.example", time.Millisecond, late)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if err := p.Turn(ctx, "a.example", time.Millisecond); err == nil {
+		t.Errorf("the next turn came before an interval after the late request")
+	}
+	q := NewLocalPacer()
+	if err := q.Turn(t.Context(), "a.example", time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	q.Sent("a.example", time.Millisecond, time.Now().Add(-time.Hour))
+	ctx2, cancel2 := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel2()
+	if err := q.Turn(ctx2, "a.example", time.Millisecond); err != nil {
+		t.Errorf("a send reported early held the host: %v", err)
+	}
+}
