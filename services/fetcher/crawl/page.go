@@ -196,6 +196,10 @@ func (j *Job) readRobots(ctx context.Context, u *url.URL) (*robots.Robots, time.
 	}
 	began := time.Now()
 	file, err := j.c.robots.Robots(ctx, u.String(), j.opts)
+	// The request went out somewhere between the turn and the answer (in
+	// another process, for a remote fetcher): the next turn counts from
+	// the answer, which is surely after it.
+	j.c.pacer.Sent(u.Hostname(), j.req.Delay, time.Now())
 	return file, began, err
 }
 
