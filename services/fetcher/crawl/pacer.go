@@ -20,6 +20,15 @@ type Pacer interface {
 	Sent(host string, interval time.Duration, at time.Time)
 }
 
+// Spacing is how far apart a pacer sets two turns on a host whose
+// interval is interval: a twentieth more, for what it cannot see, the
+// time between a request leaving and the site reading it, which a busy
+// machine or network stretches for one request and not the next. The
+// site sees the interval, not a little less.
+func Spacing(interval time.Duration) time.Duration {
+	return interval + interval/20
+}
+
 // LocalPacer is a Pacer for the workers of one process. A turn is
 // claimed under a lock at the moment it is taken, never reserved ahead: a
 // worker whose timer fires late (a busy machine) finds the turn taken and
@@ -42,7 +51,7 @@ func (p *LocalPacer) Turn(ctx context.Context, host string, interval time.Durati
 		now := time.Now()
 		next := p.next[host]
 		if !next.After(now) {
-			p.next[host] = now.Add(interval)
+			p.next[host] = now.Add(Spacing(interval))
 			p.mu.Unlock()
 			return ctx.Err()
 		}
@@ -57,7 +66,7 @@ func (p *LocalPacer) Turn(ctx context.Context, host string, interval time.Durati
 func (p *LocalPacer) Sent(host string, interval time.Duration, at time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if next := at.Add(interval); next.After(p.next[host]) {
+	if next := at.Add(Spacing(interval)); next.After(p.next[host]) {
 		p.next[host] = next
 	}
 }

@@ -389,7 +389,7 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 		p.mu.Lock()
 		pad := 2 * p.rtt
 		p.mu.Unlock()
-		val := []byte(strconv.FormatInt(now.Add(interval+pad).UnixNano(), 10))
+		val := []byte(strconv.FormatInt(now.Add(crawl.Spacing(interval)+pad).UnixNano(), 10))
 		if rev == 0 {
 			_, err = kv.Create(ctx, k, val)
 		} else {
@@ -426,7 +426,7 @@ func (p *Pacer) Sent(host string, interval time.Duration, at time.Time) {
 		p.mu.Lock()
 		pad := 2 * p.rtt
 		p.mu.Unlock()
-		want := at.Add(interval + pad)
+		want := at.Add(crawl.Spacing(interval) + pad)
 		k := key(host)
 		for range 5 {
 			e, err := kv.Get(ctx, k)
