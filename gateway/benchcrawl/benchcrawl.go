@@ -9,9 +9,9 @@
 // crawlee is installed by npm from its lock file). The figures are pages
 // per second, the most requests any host saw within one delay window
 // (politeness: it must be 1), the two closest requests, duplicate fetches
-// (identity: 0) and pages found. Requests are timed when the site's
-// handler runs: on a machine whose cores the crawl keeps busy
-// (extraction), handlers run late and bunch.
+// (identity: 0) and pages found. Requests are timed by the kernel when
+// they arrive (package arrivals), not when a handler gets a core: on a
+// machine the crawl keeps busy, handlers run late and together.
 package benchcrawl
 
 import (
@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -35,6 +34,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/gateway/api"
+	"distill.dev/gateway/internal/arrivals"
 	"distill.dev/gateway/internal/localcluster"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
@@ -80,7 +80,7 @@ type site struct {
 func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[r.URL.Path]++
-	s.at = append(s.at, time.Now())
+	s.at = append(s.at, arrivals.Of(r))
 	s.path = append(s.path, r.URL.Path)
 	s.mu.Unlock()
 	var i int
@@ -161,7 +161,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		}
 	}()
 	for h := range cfg.Hosts {
-		lis, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:0", h+1))
+		lis, err := arrivals.Listen(fmt.Sprintf("127.0.0.%d:0", h+1))
 		if err != nil {
 			return fmt.Errorf("listen on 127.0.0.%d (loopback aliases are needed): %w", h+1, err)
 		}
@@ -169,7 +169,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		if h == 0 {
 			s.delay = cfg.CrawlDelay
 		}
-		s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+		s.srv = arrivals.Server(s)
 		go func() { _ = s.srv.Serve(lis) }()
 		sites = append(sites, s)
 	}
@@ -186,9 +186,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		name string
 		run  func(ctx context.Context) (int, error)
 	}
-	// Every crawler runs in processes of its own: the sites' handlers,
-	// in this one, then note each request when it arrives, not when a
-	// core that extraction keeps busy gets round to it.
+	// Every crawler runs in processes of its own, so that this one only
+	// serves the sites.
 	bin, err := os.MkdirTemp("", "distill-bench-crawl-")
 	if err != nil {
 		return err
@@ -255,7 +254,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		}
 	}
 	fmt.Fprintln(out, "max/window: the most requests any host saw within its delay (Crawl-delay on host 1); it must be 1. closest: the two closest requests to one host. dup: requests for a path already served (tracking parameters, fragments, redirects); it must be 0.")
-	fmt.Fprintln(out, "requests are timed when the site's handler runs: with every core busy, handlers run late and bunch, so a peer's figures are its own and the machine's")
+	fmt.Fprintln(out, "requests are timed by the kernel as they arrive, not when a handler gets to run")
 	return nil
 }
 

@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"distill.dev/gateway/internal/arrivals"
 	"distill.dev/gateway/internal/localcluster"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
@@ -152,9 +153,10 @@ func TestCrawlResumesAfterSIGKILL(t *testing.T) {
 // crawlSite is a loopback site for cluster crawls: a hub linking to n
 // pages, every fifth through an old address that redirects, each page
 // answered after delay. It counts the requests for every path and keeps
-// the time each request arrived.
+// the time each request arrived, by the kernel's clock: a handler that
+// waits for a core on a loaded machine does not move it.
 type crawlSite struct {
-	*httptest.Server
+	URL  string
 	mu   sync.Mutex
 	hits map[string]int
 	at   []arrival
@@ -169,8 +171,13 @@ type arrival struct {
 func newCrawlSite(t *testing.T, n int, delay time.Duration) *crawlSite {
 	t.Helper()
 	s := &crawlSite{hits: map[string]int{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		now := time.Now()
+	lis, err := arrivals.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.URL = "http://" + lis.Addr().String()
+	srv := arrivals.Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := arrivals.Of(r)
 		s.mu.Lock()
 		s.hits[r.URL.Path]++
 		s.at = append(s.at, arrival{now, r.URL.Path})
@@ -196,7 +203,8 @@ func newCrawlSite(t *testing.T, n int, delay time.Duration) *crawlSite {
 			fmt.Fprintf(w, "<html><head><title>%s</title></head><body><main><h1>%s</h1><p>Some words about %s, enough to read as a page.</p></main></body></html>", r.URL.Path, r.URL.Path, r.URL.Path)
 		}
 	}))
-	t.Cleanup(s.Close)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(func() { _ = srv.Close() })
 	return s
 }
 
