@@ -226,6 +226,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		began := time.Now()
 		pages, err := c.run(ctx)
 		took := time.Since(began)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if err != nil {
 			fmt.Fprintf(out, "%-26s failed: %v\n", c.name, err)
 			continue
@@ -236,21 +239,27 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		for _, s := range sites {
 			window := max(cfg.Delay, s.delay)
 			s.mu.Lock()
+			var twice []string
 			for path, n := range s.hits {
 				if n > 1 && path != "/robots.txt" {
 					dups += n - 1
+					twice = append(twice, path)
 				}
+			}
+			if len(twice) > 0 && len(twice) <= 5 {
+				slices.Sort(twice)
+				violations = append(violations, fmt.Sprintf("%s: read more than once: %s", s.host, strings.Join(twice, " ")))
 			}
 			most, near, pair := maxInWindow(s.at, s.path, window)
 			s.mu.Unlock()
 			if most > 1 {
-				violations = append(violations, fmt.Sprintf("%s: %s %v apart (window %v)", s.host, pair, near.Round(100*time.Microsecond), window))
+				violations = append(violations, fmt.Sprintf("%s: closest pair within a window: %s %v apart (window %v)", s.host, pair, near.Round(100*time.Microsecond), window))
 			}
 			worst, closest = max(worst, most), min(closest, near)
 		}
 		fmt.Fprintf(out, "%-26s %8d %9.2f %8.1f %11d %10v %6d\n", c.name, pages, took.Seconds(), float64(pages)/took.Seconds(), worst, closest.Round(100*time.Microsecond), dups)
 		for _, v := range violations {
-			fmt.Fprintf(out, "%-26s closest pair within a window on %s\n", "", v)
+			fmt.Fprintf(out, "%-26s %s\n", "", v)
 		}
 	}
 	fmt.Fprintln(out, "max/window: the most requests any host saw within its delay (Crawl-delay on host 1); it must be 1. closest: the two closest requests to one host. dup: requests for a path already served (tracking parameters, fragments, redirects); it must be 0.")

@@ -167,7 +167,7 @@ func (j *Job) rules(ctx context.Context, u *url.URL) *hostRules {
 		return h
 	}
 	h.once.Do(func() {
-		file, began, err := j.readRobots(ctx, u)
+		file, answered, err := j.readRobots(ctx, u)
 		if err != nil {
 			// The page's own fetch reads robots.txt again and fails with
 			// the reason, which is what the caller will see.
@@ -181,26 +181,27 @@ func (j *Job) rules(ctx context.Context, u *url.URL) *hostRules {
 			j.mu.Unlock()
 			j.note("%s asks for a Crawl-delay of %s, longer than --delay; it is kept", u.Host, d)
 			// robots.txt itself took a turn at --delay: the host's first
-			// page waits out the Crawl-delay from it.
-			_ = sleepUntil(ctx, began.Add(d))
+			// page waits out the Crawl-delay from it, counted from its
+			// answer (its request left before).
+			_ = sleepUntil(ctx, answered.Add(Spacing(d)))
 		}
 	})
 	return h
 }
 
-// readRobots reads u's robots.txt in its host's turn, and says when the
-// turn began.
+// readRobots reads u's robots.txt in its host's turn, and says when its
+// answer came.
 func (j *Job) readRobots(ctx context.Context, u *url.URL) (*robots.Robots, time.Time, error) {
 	if err := j.c.pacer.Turn(ctx, u.Hostname(), j.req.Delay); err != nil {
 		return nil, time.Time{}, err
 	}
-	began := time.Now()
 	file, err := j.c.robots.Robots(ctx, u.String(), j.opts)
 	// The request went out somewhere between the turn and the answer (in
 	// another process, for a remote fetcher): the next turn counts from
 	// the answer, which is surely after it.
-	j.c.pacer.Sent(u.Hostname(), j.req.Delay, time.Now())
-	return file, began, err
+	answered := time.Now()
+	j.c.pacer.Sent(u.Hostname(), j.req.Delay, answered)
+	return file, answered, err
 }
 
 // errOutOfScope is a redirect to a URL the crawl does not cover.
