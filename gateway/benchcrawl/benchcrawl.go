@@ -48,8 +48,13 @@ type Config struct {
 	// Delay is the crawl's per-host delay; the first host asks for
 	// CrawlDelay instead when that is longer.
 	Delay, CrawlDelay time.Duration
-	// Slow is how long one page in ten takes to answer.
-	Slow time.Duration
+	// Slow is how long one page in SlowEvery takes to answer (1: every
+	// page; 0 means 10).
+	Slow      time.Duration
+	SlowEvery int
+	// Workers is each fetcher process's pages at once; 0 means as many as
+	// the crawls have in flight in all, so that one fetcher can hold them.
+	Workers int
 	// Depth is how many links from each start page are followed; 0 means
 	// 10.
 	Depth int
@@ -70,6 +75,7 @@ type site struct {
 	pages int
 	delay time.Duration
 	slow  time.Duration
+	every int
 
 	mu   sync.Mutex
 	hits map[string]int
@@ -102,7 +108,7 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if i%10 == 7 {
+	if i%s.every == s.every-1 {
 		time.Sleep(s.slow)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -154,6 +160,12 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if cfg.Depth == 0 {
 		cfg.Depth = 10
 	}
+	if cfg.SlowEvery <= 0 {
+		cfg.SlowEvery = 10
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = cfg.Concurrency * cfg.Hosts
+	}
 	var sites []*site
 	defer func() {
 		for _, s := range sites {
@@ -165,7 +177,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("listen on 127.0.0.%d (loopback aliases are needed): %w", h+1, err)
 		}
-		s := &site{host: lis.Addr().String(), pages: cfg.Pages, slow: cfg.Slow, hits: map[string]int{}}
+		s := &site{host: lis.Addr().String(), pages: cfg.Pages, slow: cfg.Slow, every: cfg.SlowEvery, hits: map[string]int{}}
 		if h == 0 {
 			s.delay = cfg.CrawlDelay
 		}
@@ -178,8 +190,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		starts[i] = "http://" + s.host + "/"
 	}
 
-	fmt.Fprintf(out, "bench-crawl: %d hosts x %d pages, concurrency %d per host, --delay %v (host 1: Crawl-delay %v), one page in ten %v slow, depth %d, %d CPUs\n",
-		cfg.Hosts, cfg.Pages, cfg.Concurrency, cfg.Delay, cfg.CrawlDelay, cfg.Slow, cfg.Depth, runtime.NumCPU())
+	fmt.Fprintf(out, "bench-crawl: %d hosts x %d pages, concurrency %d per host, --delay %v (host 1: Crawl-delay %v), one page in %d %v slow, depth %d, %d workers per fetcher, %d CPUs\n",
+		cfg.Hosts, cfg.Pages, cfg.Concurrency, cfg.Delay, cfg.CrawlDelay, cfg.SlowEvery, cfg.Slow, cfg.Depth, cfg.Workers, runtime.NumCPU())
 	fmt.Fprintf(out, "%-26s %8s %9s %8s %11s %10s %6s\n", "crawler", "pages", "seconds", "pages/s", "max/window", "closest", "dup")
 
 	type crawler struct {
@@ -320,7 +332,7 @@ func crawlInCluster(ctx context.Context, cfg Config, bin string, n int, starts [
 	}
 	defer func() { _ = os.RemoveAll(natsDir) }()
 	lc, err := localcluster.Start(bin, natsDir, localcluster.Options{
-		Fetchers: n, NoRenderer: true, Workers: cfg.Concurrency * len(starts), LogLevel: "warn",
+		Fetchers: n, NoRenderer: true, Workers: cfg.Workers, LogLevel: "warn",
 	})
 	if err != nil {
 		return 0, err
