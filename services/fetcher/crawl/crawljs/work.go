@@ -38,6 +38,11 @@ const (
 	redirectsField = "Distill-Redirects"
 )
 
+// pagesMaxAge is how long the pages' answers and a crawl's output are
+// kept: long enough for a crawl to be adopted and a client to come back
+// for its pages, short enough that a day of crawling does not pile up.
+const pagesMaxAge = 24 * time.Hour
+
 // dedupWindow is how long a repeated item or answer (an owner that asks
 // again after a takeover, a worker that answers again after a lost ack) is
 // recognised by its message id.
@@ -58,7 +63,7 @@ func EnsureWorkStreams(ctx context.Context, js jetstream.JetStream, cfg Config) 
 		Subjects:   []string{PagePrefix + "*.*", OutPrefix + "*"},
 		Storage:    cfg.storage(),
 		Replicas:   max(cfg.Replicas, 1),
-		MaxAge:     journalMaxAge,
+		MaxAge:     pagesMaxAge,
 		Duplicates: dedupWindow,
 	}}
 	for _, sc := range streams {
