@@ -25,14 +25,17 @@ func TestLocalPacerSpacesTurns(t *testing.T) {
 			if err := p.Turn(t.Context(), "a.example", interval); err != nil {
 				t.Error(err)
 			}
+			now := time.Now()
+			p.Sent("a.example", interval, now)
 			mu.Lock()
-			times = append(times, time.Now())
+			times = append(times, now)
 			mu.Unlock()
 		})
 	}
 	wg.Go(func() {
 		p.Turn(t.Context(), "b.example", interval)
 		other = time.Since(start)
+		p.Sent("b.example", interval, time.Now())
 	})
 	wg.Wait()
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
@@ -56,29 +59,38 @@ func TestLocalPacerGivesUpWithItsContext(t *testing.T) {
 	}
 }
 
-// TestLocalPacerCountsFromTheSend: a request that went out later than its
-// turn (a dial, a busy machine) pushes the next turn to an interval after
-// it left; one that went out on time changes nothing.
-func TestLocalPacerCountsFromTheSend(t *testing.T) {
+// TestLocalPacerHoldsATurnUntilItsRequestIsOut: a turn holds its host,
+// however late its request goes out, until Sent; the next turn comes an
+// interval after the request, not after the turn. A request never written
+// frees the host too.
+func TestLocalPacerHoldsATurnUntilItsRequestIsOut(t *testing.T) {
 	p := NewLocalPacer()
-	if err := p.Turn(t.Context(), "a.example", time.Millisecond); err != nil {
+	const interval = 20 * time.Millisecond
+	if err := p.Turn(t.Context(), "a.example", interval); err != nil {
 		t.Fatal(err)
 	}
-	late := time.Now().Add(time.Hour)
-	p.Sent("a.example", time.Millisecond, late)
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	got := make(chan time.Time, 1)
+	go func() {
+		if err := p.Turn(t.Context(), "a.example", interval); err != nil {
+			t.Error(err)
+		}
+		got <- time.Now()
+	}()
+	time.Sleep(10 * interval)
+	select {
+	case <-got:
+		t.Fatalf("the host was given again while its turn was held")
+	default:
+	}
+	sent := time.Now()
+	p.Sent("a.example", interval, sent)
+	if next := <-got; next.Sub(sent) < interval {
+		t.Errorf("the next turn came %v after the request went out, within %v", next.Sub(sent), interval)
+	}
+	p.Sent("a.example", interval, time.Time{})
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	if err := p.Turn(ctx, "a.example", time.Millisecond); err == nil {
-		t.Errorf("the next turn came before an interval after the late request")
-	}
-	q := NewLocalPacer()
-	if err := q.Turn(t.Context(), "a.example", time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	q.Sent("a.example", time.Millisecond, time.Now().Add(-time.Hour))
-	ctx2, cancel2 := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel2()
-	if err := q.Turn(ctx2, "a.example", time.Millisecond); err != nil {
-		t.Errorf("a send reported early held the host: %v", err)
+	if err := p.Turn(ctx, "a.example", interval); err != nil {
+		t.Errorf("a request never written kept the host: %v", err)
 	}
 }

@@ -104,9 +104,16 @@ func (j *Job) readPage(ctx context.Context, e Entry, interval time.Duration, isS
 	}
 	for attempt := 0; ; attempt++ {
 		res, err := j.c.pages.Read(ctx, raw, j.opts, Hooks{
-			Follow:       func(to *url.URL) error { return j.mayFollow(to, isStart) },
-			BeforeRender: func(ctx context.Context) error { return j.c.pacer.Turn(ctx, hostOf(raw), interval) },
-			Pace:         pace,
+			Follow: func(to *url.URL) error { return j.mayFollow(to, isStart) },
+			BeforeRender: func(ctx context.Context) error {
+				// The browser's request for the page goes out right after.
+				err := j.c.pacer.Turn(ctx, hostOf(raw), interval)
+				if err == nil {
+					j.c.pacer.Sent(hostOf(raw), interval, time.Now())
+				}
+				return err
+			},
+			Pace: pace,
 			Sent: func(u *url.URL, at time.Time) {
 				j.c.pacer.Sent(u.Hostname(), j.intervalOf(u, raw, interval), at)
 			},

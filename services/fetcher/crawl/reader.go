@@ -163,6 +163,11 @@ func (s *StagesReader) Read(ctx context.Context, rawURL string, opts *distillv1.
 		if err := h.Pace(ctx, u); err != nil {
 			return nil, failure.Wrap(failure.Canceled, err, "crawl %s", display(rawURL))
 		}
+		if h.Sent != nil {
+			// Its requests went out somewhere before the answer: the
+			// next turn counts from the answer.
+			defer func() { h.Sent(u, time.Now()) }()
+		}
 	}
 	p := pipeline.New(s.logger, s.fetcher, s.extractor, paced{s.renderer, h.BeforeRender}, s.opts...)
 	return p.Do(ctx, pipeline.Request{URL: rawURL, Options: opts})

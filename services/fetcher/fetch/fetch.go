@@ -221,11 +221,11 @@ func FollowIf(judge func(to *url.URL) error) CallOption {
 
 // PaceWith makes every request of a call (each attempt, each redirect hop,
 // a robots.txt read) wait for turn(ctx, u) once it holds its per-host slot
-// and token, right before it is sent, and tells sent (when not nil) the
-// moment it was written: a crawl's politeness is kept between the requests
-// themselves, not between the pages that cause them, which hops, retries
-// and a slot waited for would bunch, and the next turn can count from
-// when the request really left.
+// and token, right before it is sent, and tells sent the moment it was
+// written, or a zero time when it failed before: a crawl's politeness is
+// kept between the requests themselves, not between the pages that cause
+// them, which hops, retries and a slot waited for would bunch, and a pacer
+// can hold the host from a turn until its request is out.
 func PaceWith(turn func(ctx context.Context, u *url.URL) error, sent func(u *url.URL, at time.Time)) CallOption {
 	return func(c *call) { c.pace, c.sent = turn, sent }
 }

@@ -89,11 +89,19 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 			release()
 			return nil, err
 		}
-		if c.sent != nil {
-			ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-				WroteRequest: func(httptrace.WroteRequestInfo) { c.sent(u, time.Now()) },
-			})
+		// The turn is held until the request is written, or known never
+		// to be: sent hears of it exactly once, with the time it was
+		// written, or with none when it failed before.
+		var reported sync.Once
+		done := func(at time.Time) {
+			if c.sent != nil {
+				reported.Do(func() { c.sent(u, at) })
+			}
 		}
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			WroteRequest: func(httptrace.WroteRequestInfo) { done(time.Now()) },
+		})
+		defer done(time.Time{})
 	}
 	var remote func() string
 	if f.recorder != nil {

@@ -308,25 +308,35 @@ func (j *Journal) Append(r crawl.Record) error {
 // bucket: every process pacing through it takes its turns from the same
 // clock, so politeness holds however many processes crawl one site. The
 // turns are times on the machines' clocks, which must agree (NTP) to
-// within a small part of the delay.
+// within a small part of the delay. A key holds "NANOS", the host's next
+// turn, or "hNANOS:TOKEN", a turn taken and held, until its request is
+// out, by the claim TOKEN names, or until NANOS for a holder that died.
 type Pacer struct {
 	js  jetstream.JetStream
 	cfg Config
 
 	mu sync.Mutex
 	kv jetstream.KeyValue
-	// rtt is the last reservation's round trip to NATS.
+	// rtt is the last claim's round trip to NATS.
 	rtt time.Duration
+	// claims are this process's held turns, by host: the token each was
+	// taken with.
+	claims map[string]string
 }
 
 // NewPacer returns a Pacer; its bucket is made on the first turn.
 func NewPacer(js jetstream.JetStream, cfg Config) *Pacer {
-	return &Pacer{js: js, cfg: cfg}
+	return &Pacer{js: js, cfg: cfg, claims: map[string]string{}}
 }
 
 // paceTTL forgets a host nobody has asked for a while: its next turn is
 // long past.
 const paceTTL = time.Hour
+
+// heldPoll is how often a worker looks again at a host whose turn is
+// held: the hold ends when a request is written, a moment after it was
+// taken.
+const heldPoll = 2 * time.Millisecond
 
 func (p *Pacer) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	p.mu.Lock()
@@ -353,11 +363,24 @@ func key(host string) string {
 	return strings.NewReplacer(":", "_", "[", "", "]", "").Replace(strings.ToLower(host))
 }
 
-// Turn waits until host is free and claims it with compare and set. A
-// turn is claimed when it is taken, never reserved ahead, so a worker
-// whose timer fires late finds it taken and waits again. The next turn is
-// set a little past the interval (twice the last round trip to NATS), for
-// the request starts only once the claim is confirmed.
+// paceValue is a key's value read: the time it names, whether the turn is
+// held, and by which claim.
+func paceValue(v []byte) (at time.Time, held bool, token string) {
+	s := string(v)
+	if rest, ok := strings.CutPrefix(s, "h"); ok {
+		held = true
+		s, token, _ = strings.Cut(rest, ":")
+	}
+	if ns, err := strconv.ParseInt(s, 10, 64); err == nil {
+		at = time.Unix(0, ns)
+	}
+	return at, held, token
+}
+
+// Turn waits until host is free and claims it with compare and set,
+// holding it until Sent. The hold is set a little past its end (twice the
+// last round trip to NATS), for the clocks of two processes read the
+// bucket a round trip apart.
 func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) error {
 	kv, err := p.bucket(ctx)
 	if err != nil {
@@ -366,7 +389,8 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 	k := key(host)
 	for {
 		began := time.Now()
-		var next time.Time
+		var at time.Time
+		var held bool
 		var rev uint64
 		e, err := kv.Get(ctx, k)
 		switch {
@@ -375,21 +399,21 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 			return fmt.Errorf("crawl pace of %s: %w", host, err)
 		default:
 			rev = e.Revision()
-			if ns, perr := strconv.ParseInt(string(e.Value()), 10, 64); perr == nil {
-				next = time.Unix(0, ns)
-			}
+			at, held, _ = paceValue(e.Value())
 		}
 		now := time.Now()
-		if next.After(now) {
-			if err := sleepUntil(ctx, next); err != nil {
+		if at.After(now) {
+			wait := at
+			if held {
+				wait = now.Add(heldPoll)
+			}
+			if err := sleepUntil(ctx, wait); err != nil {
 				return err
 			}
 			continue
 		}
-		p.mu.Lock()
-		pad := 2 * p.rtt
-		p.mu.Unlock()
-		val := []byte(strconv.FormatInt(now.Add(crawl.Spacing(interval)+pad).UnixNano(), 10))
+		token := crawl.NewID()
+		val := []byte("h" + strconv.FormatInt(now.Add(crawl.MaxHold+crawl.Spacing(interval)).UnixNano(), 10) + ":" + token)
 		if rev == 0 {
 			_, err = kv.Create(ctx, k, val)
 		} else {
@@ -397,6 +421,9 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 		}
 		p.mu.Lock()
 		p.rtt = min(time.Since(began), interval)
+		if err == nil {
+			p.claims[k] = token
+		}
 		p.mu.Unlock()
 		switch {
 		case err == nil:
@@ -412,28 +439,39 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 	}
 }
 
-// Sent moves host's next turn to interval after at, if that is later
-// than the turn planned, with compare and set. It returns at once: the
-// bucket is updated in the background, long before the next turn is due.
+// Sent ends this process's hold on host: the next turn is
+// Spacing(interval) after at (after now for a request never written), a
+// little more for the round trip. It returns at once; the bucket is
+// updated in the background, while the other workers look again.
 func (p *Pacer) Sent(host string, interval time.Duration, at time.Time) {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	k := key(host)
+	p.mu.Lock()
+	token := p.claims[k]
+	delete(p.claims, k)
+	pad := 2 * p.rtt
+	p.mu.Unlock()
+	want := at.Add(crawl.Spacing(interval) + pad)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), max(interval, time.Second))
+		ctx, cancel := context.WithTimeout(context.Background(), max(interval, 5*time.Second))
 		defer cancel()
 		kv, err := p.bucket(ctx)
 		if err != nil {
 			return
 		}
-		p.mu.Lock()
-		pad := 2 * p.rtt
-		p.mu.Unlock()
-		want := at.Add(crawl.Spacing(interval) + pad)
-		k := key(host)
-		for range 5 {
+		for range 10 {
 			e, err := kv.Get(ctx, k)
 			if err != nil {
 				return
 			}
-			if ns, perr := strconv.ParseInt(string(e.Value()), 10, 64); perr == nil && !time.Unix(0, ns).Before(want) {
+			next, held, holder := paceValue(e.Value())
+			switch {
+			case held && holder != token:
+				// Another claim holds it: ours ran out long ago.
+				return
+			case !held && !next.Before(want):
 				return
 			}
 			if _, err := kv.Update(ctx, k, []byte(strconv.FormatInt(want.UnixNano(), 10)), e.Revision()); !isConflict(err) {

@@ -389,7 +389,12 @@ func (w *worker) read(ctx context.Context, wk crawl.Work, opts *distillv1.FetchO
 		Pace:   func(ctx context.Context, u *url.URL) error { return w.pacer.Turn(ctx, u.Hostname(), interval(u)) },
 		Sent:   func(u *url.URL, at time.Time) { w.pacer.Sent(u.Hostname(), interval(u), at) },
 		BeforeRender: func(ctx context.Context) error {
-			return w.pacer.Turn(ctx, host, wk.Interval)
+			// The browser's request for the page goes out right after.
+			err := w.pacer.Turn(ctx, host, wk.Interval)
+			if err == nil {
+				w.pacer.Sent(host, wk.Interval, time.Now())
+			}
+			return err
 		},
 		Work: wk,
 	})
