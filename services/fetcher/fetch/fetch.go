@@ -139,8 +139,14 @@ func (f *Fetcher) newClient(p netpolicy.Policy) *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
 			// A proxy would dial on our behalf, out of the policy's sight.
-			Proxy:                  nil,
-			DialContext:            dialer.DialContext,
+			Proxy: nil,
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dialer.DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return &watchedConn{Conn: c}, nil
+			},
 			ForceAttemptHTTP2:      true,
 			TLSHandshakeTimeout:    10 * time.Second,
 			MaxIdleConns:           100,
