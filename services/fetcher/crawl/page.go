@@ -34,6 +34,11 @@ func (j *Job) read(ctx context.Context, e Entry) (*Page, *Done) {
 	}
 	isStart := e.Depth == 0
 	res, err := j.readPage(ctx, e, rules.interval, isStart)
+	if _, ok := errors.AsType[*alreadyRead](err); ok {
+		// It redirects to a page read, or being read, on its own, which
+		// delivers it: this one delivers nothing, and claims nothing.
+		return nil, d
+	}
 	if err != nil {
 		d.Failed = true
 		return &Page{URL: e.URL, Depth: e.Depth, Err: failure.FromRemote(err)}, d
@@ -104,7 +109,12 @@ func (j *Job) readPage(ctx context.Context, e Entry, interval time.Duration, isS
 	}
 	for attempt := 0; ; attempt++ {
 		res, err := j.c.pages.Read(ctx, raw, j.opts, Hooks{
-			Follow: func(to *url.URL) error { return j.mayFollow(to, isStart) },
+			Follow: func(to *url.URL) error {
+				if err := j.mayFollow(to, isStart); err != nil {
+					return err
+				}
+				return j.claimHop(to, e.Key)
+			},
 			BeforeRender: func(ctx context.Context) error {
 				// The browser's request for the page goes out right after.
 				err := j.c.pacer.Turn(ctx, hostOf(raw), interval)
@@ -209,6 +219,35 @@ func (j *Job) readRobots(ctx context.Context, u *url.URL) (*robots.Robots, time.
 	answered := time.Now()
 	j.c.pacer.Sent(u.Hostname(), j.req.Delay, answered)
 	return file, answered, err
+}
+
+// alreadyRead refuses a redirect to a page the crawl has read, or is
+// reading, under its own URL: following it would fetch the page twice.
+type alreadyRead struct{ key string }
+
+func (a *alreadyRead) Error() string {
+	return "redirects to " + a.key + ", a page the crawl reads on its own"
+}
+
+// claimHop claims the page a redirect of the page own leads to, before
+// the hop is taken: a page read or being read is refused, one still
+// queued is taken out of the queue, so that it is fetched once.
+func (j *Job) claimHop(to *url.URL, own string) error {
+	u, err := siteurl.Canonical(to.String())
+	if err != nil {
+		return nil
+	}
+	key := siteurl.KeyOf(u)
+	if key == own {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.finals[key] || j.front.known(key) && j.front.found[key] == nil {
+		return &alreadyRead{key: key}
+	}
+	j.front.started(key)
+	return nil
 }
 
 // errOutOfScope is a redirect to a URL the crawl does not cover.
