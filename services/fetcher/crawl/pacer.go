@@ -66,6 +66,10 @@ func (p *LocalPacer) host(name string) *localHost {
 // Turn waits for host's next turn and holds the host. Waiting callers are
 // not served in order: whoever wakes first once the host is free takes it.
 func (p *LocalPacer) Turn(ctx context.Context, host string, interval time.Duration) error {
+	if interval <= 0 {
+		// No pace to keep: nothing to hold.
+		return ctx.Err()
+	}
 	for {
 		p.mu.Lock()
 		h := p.host(host)
@@ -97,6 +101,9 @@ func (p *LocalPacer) Turn(ctx context.Context, host string, interval time.Durati
 // Sent frees host from Spacing(interval) after at (after now, for a
 // request that was never written: it may have been in part).
 func (p *LocalPacer) Sent(host string, interval time.Duration, at time.Time) {
+	if interval <= 0 {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if at.IsZero() {

@@ -382,6 +382,10 @@ func paceValue(v []byte) (at time.Time, held bool, token string) {
 // last round trip to NATS), for the clocks of two processes read the
 // bucket a round trip apart.
 func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) error {
+	if interval <= 0 {
+		// No pace to keep: nothing to hold.
+		return ctx.Err()
+	}
 	kv, err := p.bucket(ctx)
 	if err != nil {
 		return err
@@ -444,6 +448,9 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 // little more for the round trip. It returns at once; the bucket is
 // updated in the background, while the other workers look again.
 func (p *Pacer) Sent(host string, interval time.Duration, at time.Time) {
+	if interval <= 0 {
+		return
+	}
 	if at.IsZero() {
 		at = time.Now()
 	}
