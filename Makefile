@@ -213,7 +213,7 @@ bench-http: firecrawl-sdk ## Scrapes through the Firecrawl JS SDK against the Fi
 	go run ./gateway/cmd/bench-http -sdk $(FIRECRAWL_SDK) $(BENCH_ARGS)
 
 .PHONY: bench-crawl
-bench-crawl: ## Crawl generated sites on 127.0.0.1-N (slow pages, a Crawl-delay, redirects, tracking-parameter duplicates) and print pages/s, the most requests a host saw in one delay window and duplicate fetches: make bench-crawl [BENCH_ARGS="-hosts 4 -pages 500 -concurrency 8 -delay 20ms"].
+bench-crawl: ## Crawl a generated 10,000-page site on 127.0.0.1-N (slow pages, a Crawl-delay, redirects, tracking-parameter duplicates) with distill (single binary; 1, 2 and 4 fetcher processes) and, at the same concurrency and per-host delay, colly and crawlee's CheerioCrawler (npm): pages/s, the most requests a host saw in one delay window, the closest two, duplicate fetches: make bench-crawl [BENCH_ARGS="-hosts 4 -pages 2500 -concurrency 8 -delay 20ms -fetchers 1,2,4"].
 	cd gateway && go run ./cmd/bench-crawl $(BENCH_ARGS)
 
 .PHONY: bench-render

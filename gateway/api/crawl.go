@@ -10,6 +10,7 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/fetcher/crawl"
+	"distill.dev/services/fetcher/crawl/crawljs"
 	"distill.dev/services/fetcher/siteurl"
 )
 
@@ -80,14 +81,30 @@ func (cj *crawlJob) status() *distillv1.CrawlStatusResponse {
 }
 
 func statusOf(st crawl.Status, state distillv1.CrawlState, err error) *distillv1.CrawlStatusResponse {
-	out := &distillv1.CrawlStatusResponse{
-		JobId: st.ID, State: state, Url: st.URL,
-		PagesDone: int32(st.Done), PagesFailed: int32(st.Failed),
-		InFlight: int32(st.InFlight), Queued: int32(st.Queued),
-		StopReason: st.StopReason, Notes: st.Notes,
-		Error: failure.Proto(err),
+	return crawljs.StatusProto(st, state, err)
+}
+
+// CrawlHub runs crawls as jobs that outlive the gateway that started
+// them: a cluster's gateways share them, so any gateway streams, reports
+// or cancels any crawl, and one adopts the crawls of another that died.
+// A Backend that has one says so with a CrawlHub method returning it.
+type CrawlHub interface {
+	// StartCrawl begins req's crawl, or names one begun before
+	// (req.JobID), and returns its id.
+	StartCrawl(ctx context.Context, req crawl.Request) (string, error)
+	// FollowCrawl streams a crawl's status, its pages not streamed yet
+	// and its summary; the crawl is canceled if ctx ends first.
+	FollowCrawl(ctx context.Context, id string, deliver func(*distillv1.CrawlResponse) error) error
+	CrawlStatus(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error)
+	CancelCrawl(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error)
+}
+
+// hub is the backend's CrawlHub, or nil.
+func (s *Server) hub() CrawlHub {
+	if h, ok := s.backend.(interface{ CrawlHub() CrawlHub }); ok {
+		return h.CrawlHub()
 	}
-	return out
+	return nil
 }
 
 // Crawl reads a site and streams its pages. A caller over gRPC is held
@@ -112,6 +129,13 @@ func (s *Server) CrawlSite(ctx context.Context, req *distillv1.CrawlRequest, jou
 	creq, err := CrawlRequestOf(req)
 	if err != nil {
 		return err
+	}
+	if hub := s.hub(); hub != nil && journal == nil {
+		id, err := hub.StartCrawl(ctx, creq)
+		if err != nil {
+			return err
+		}
+		return hub.FollowCrawl(ctx, id, deliver)
 	}
 	job, err := s.backend.BeginCrawl(creq, journal)
 	if err != nil {
@@ -152,7 +176,12 @@ func (s *Server) CrawlSite(ctx context.Context, req *distillv1.CrawlRequest, jou
 }
 
 // CrawlStatus reports a crawl by job id.
-func (s *Server) CrawlStatus(_ context.Context, req *distillv1.CrawlStatusRequest) (*distillv1.CrawlStatusResponse, error) {
+func (s *Server) CrawlStatus(ctx context.Context, req *distillv1.CrawlStatusRequest) (*distillv1.CrawlStatusResponse, error) {
+	if hub := s.hub(); hub != nil {
+		if st, err := hub.CrawlStatus(ctx, req.GetJobId()); failure.CodeOf(err) != failure.NotFound {
+			return st, err
+		}
+	}
 	cj, ok := s.crawls.get(req.GetJobId())
 	if !ok {
 		return nil, failure.New(failure.NotFound, "no crawl with job id %q on this server", req.GetJobId())
@@ -162,7 +191,16 @@ func (s *Server) CrawlStatus(_ context.Context, req *distillv1.CrawlStatusReques
 
 // CrawlCancel stops a crawl starting pages; its stream ends once the
 // pages in flight are delivered.
-func (s *Server) CrawlCancel(_ context.Context, req *distillv1.CrawlCancelRequest) (*distillv1.CrawlCancelResponse, error) {
+func (s *Server) CrawlCancel(ctx context.Context, req *distillv1.CrawlCancelRequest) (*distillv1.CrawlCancelResponse, error) {
+	if hub := s.hub(); hub != nil {
+		st, err := hub.CancelCrawl(ctx, req.GetJobId())
+		if failure.CodeOf(err) != failure.NotFound {
+			if err != nil {
+				return nil, err
+			}
+			return &distillv1.CrawlCancelResponse{Status: st}, nil
+		}
+	}
 	cj, ok := s.crawls.get(req.GetJobId())
 	if !ok {
 		return nil, failure.New(failure.NotFound, "no crawl with job id %q on this server", req.GetJobId())

@@ -9,6 +9,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
@@ -89,6 +90,9 @@ type ClusterConfig struct {
 	SessionKey []byte
 	// DialOptions are added to every connection to a service (telemetry).
 	DialOptions []grpc.DialOption
+	// CrawlLease is how long a crawl's lease outlives a gateway that died,
+	// after which another adopts the crawl; 0 means crawljs.LeaseTTL.
+	CrawlLease time.Duration
 }
 
 // ErrRecorderInCluster refuses a Recorder to a gateway: the HTTP exchanges
@@ -177,6 +181,34 @@ func (s *System) BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Jo
 		return nil, failure.AllowLocalRefused()
 	}
 	return s.backend.BeginCrawl(req, journal)
+}
+
+// CrawlHub is where a gateway runs crawls that outlive it, reported and
+// canceled from any gateway (api.CrawlHub); nil in this process, whose
+// crawls live and die with it.
+func (s *System) CrawlHub() api.CrawlHub {
+	h, ok := s.backend.(interface{ crawlHub() api.CrawlHub })
+	if !ok {
+		return nil
+	}
+	if hub := h.crawlHub(); hub != nil {
+		return localRefused{hub, s.allowLocal}
+	}
+	return nil
+}
+
+// localRefused refuses a crawl asking for allow_local that the operator
+// did not allow, as BeginCrawl does.
+type localRefused struct {
+	api.CrawlHub
+	allowLocal bool
+}
+
+func (l localRefused) StartCrawl(ctx context.Context, req crawl.Request) (string, error) {
+	if req.Options.GetAllowLocal() && !l.allowLocal {
+		return "", failure.AllowLocalRefused()
+	}
+	return l.CrawlHub.StartCrawl(ctx, req)
 }
 
 // Sessions is where the system keeps browsing sessions between steps: this

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"distill.dev/gateway/api"
 	"distill.dev/gateway/session"
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
@@ -47,6 +48,8 @@ type cluster struct {
 	// owner names this gateway in the leases of the crawls it runs.
 	owner      string
 	dispatcher *jobs.Dispatcher
+	hub        *crawljs.Hub
+	stopAdopt  context.CancelFunc
 }
 
 // openCluster connects to the services and NATS, and keeps sessions in a
@@ -94,15 +97,18 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 		return nil, err
 	}
 	c.dispatcher = jobs.NewDispatcher(logger, c.js)
-	// The gateway runs a crawl as it runs a map, its pages through the
-	// remote stages; a remote fetcher cannot be handed the crawl's judge of
-	// redirects, so the crawl judges them when the page is in. Its journal
-	// and its hosts' turns are kept in JetStream, shared by every gateway:
-	// another gateway resumes a crawl whose gateway died, and two crawls of
-	// one site from two gateways keep to one pace.
+	// A crawl's frontier runs in a gateway, its pages are work items any
+	// fetcher worker takes, and its journal, its hosts' turns, its output
+	// and its status live in JetStream: any gateway streams, reports or
+	// cancels it, and another adopts it when its gateway dies.
+	crawlCfg := crawljs.Config{Replicas: cfg.StreamReplicas, LeaseTTL: cfg.CrawlLease}
 	c.crawler = crawl.New(logger, mapFetcher{fetcher},
-		crawl.NewStagesReader(logger, fetcher, remote.NewExtractor(c.extract), r, pipeline.WithAnonymousRenders(all.AnonymousRenders)),
-		crawl.WithPacer(crawljs.NewPacer(c.js, crawljs.Config{Replicas: cfg.StreamReplicas})))
+		crawljs.NewWorkReader(c.js, jobs.DefaultAckWait),
+		crawl.WithPacer(crawljs.NewPacer(c.js, crawlCfg)))
+	c.hub = crawljs.NewHub(logger, c.js, c.crawler, c.owner, crawlCfg)
+	adoptCtx, stopAdopt := context.WithCancel(context.Background())
+	c.stopAdopt = stopAdopt
+	go c.hub.Adopt(adoptCtx)
 	store, err := session.NewKVStore(c.js, cfg.SessionKey, session.DefaultMaxSessions, session.DefaultIdleTTL, cfg.StreamReplicas)
 	if err != nil {
 		c.close()
@@ -214,7 +220,7 @@ func (c *cluster) BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.J
 		if id == "" {
 			id = crawl.NewID()
 		}
-		j, err := crawljs.NewJournal(c.js, id, c.owner, crawljs.Config{Replicas: c.cfg.StreamReplicas})
+		j, err := crawljs.NewJournal(c.js, id, c.owner, crawljs.Config{Replicas: c.cfg.StreamReplicas, LeaseTTL: c.cfg.CrawlLease})
 		if err != nil {
 			return nil, failure.Wrap(failure.InvalidArgument, err, "crawl")
 		}
@@ -244,6 +250,9 @@ func (c *cluster) ensureCrawlStream() error {
 	defer cancel()
 	if err := crawljs.EnsureStream(ctx, c.js, crawljs.Config{Replicas: c.cfg.StreamReplicas}); err != nil {
 		return failure.Wrap(failure.Unavailable, err, "crawl journal")
+	}
+	if err := crawljs.EnsureWorkStreams(ctx, c.js, crawljs.Config{Replicas: c.cfg.StreamReplicas}); err != nil {
+		return failure.Wrap(failure.Unavailable, err, "crawl work queue")
 	}
 	c.crawlStream = true
 	return nil
@@ -279,8 +288,23 @@ func (m mapFetcher) Robots(ctx context.Context, rawURL string, opts *distillv1.F
 	return robots.FromProto(res.GetFile()), nil
 }
 
-// close lets go of NATS and the services.
+// crawlHub runs this gateway's crawls.
+func (c *cluster) crawlHub() api.CrawlHub {
+	if c.hub == nil {
+		return nil
+	}
+	return c.hub
+}
+
+// close lets go of NATS and the services, and of the crawls this gateway
+// runs, which another gateway adopts.
 func (c *cluster) close() error {
+	if c.stopAdopt != nil {
+		c.stopAdopt()
+	}
+	if c.hub != nil {
+		c.hub.Close()
+	}
 	if c.nc != nil {
 		_ = c.nc.Drain()
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
 
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
@@ -16,6 +17,7 @@ import (
 	"distill.dev/gateway/session"
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/crawl/crawljs"
 	"distill.dev/services/platform/envflag"
 	"distill.dev/services/platform/grpcauth"
 	"distill.dev/services/platform/netpolicy"
@@ -34,6 +36,7 @@ type clusterFlags struct {
 	extractor string
 	renderer  string
 	replicas  int
+	lease     time.Duration
 }
 
 func (f *clusterFlags) register(fs *pflag.FlagSet, env *envflag.Env) {
@@ -43,6 +46,7 @@ func (f *clusterFlags) register(fs *pflag.FlagSet, env *envflag.Env) {
 	fs.StringVar(&f.extractor, "extractor", env.String(envflag.ExtractorAddr, envflag.DefaultExtractorAddr), envflag.Usage("cluster: extractor gRPC address, host:port", envflag.ExtractorAddr))
 	fs.StringVar(&f.renderer, "renderer", env.String(envflag.RendererAddr, envflag.DefaultRendererAddr), envflag.Usage("cluster: renderer gRPC address, host:port; empty: pages are never rendered", envflag.RendererAddr))
 	fs.IntVar(&f.replicas, "stream-replicas", env.Int(envflag.StreamReplicas, 1), envflag.Usage("cluster: replicas of the job streams and the session bucket in a clustered NATS", envflag.StreamReplicas))
+	fs.DurationVar(&f.lease, "crawl-lease", env.Duration(envflag.CrawlLease, crawljs.LeaseTTL), envflag.Usage("cluster: how long a crawl's lease outlives a gateway that died, after which another gateway adopts the crawl (at most 15s)", envflag.CrawlLease))
 }
 
 // serveFlags are what the long-running commands share: where distill
@@ -121,6 +125,7 @@ func (f *clusterFlags) config(env *envflag.Env) (*app.ClusterConfig, error) {
 	return &app.ClusterConfig{
 		NATSURL: f.nats, FetcherAddr: f.fetcher, ExtractorAddr: f.extractor, RendererAddr: f.renderer,
 		StreamReplicas: f.replicas,
+		CrawlLease:     f.lease,
 		SessionKey:     key,
 		DialOptions:    telemetry.DialOptions(),
 	}, nil

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -340,5 +342,53 @@ func TestCrawlScopeFlags(t *testing.T) {
 				t.Errorf("pages\n got %q\nwant %q", got, want)
 			}
 		})
+	}
+}
+
+// TestCrawlReadsARedirectTargetOnce: a page linked both directly and
+// through an old address that redirects to it is fetched once, whichever
+// of the two is read first and however they overlap.
+func TestCrawlReadsARedirectTargetOnce(t *testing.T) {
+	var mu sync.Mutex
+	hits := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html")
+		switch {
+		case r.URL.Path == "/":
+			fmt.Fprint(w, `<html><body><main><h1>Hub</h1>`)
+			for i := range 4 {
+				fmt.Fprintf(w, `<p><a href="/old/%d">Old %d</a> <a href="/page/%d">Page %d</a></p>`, i, i, i, i)
+			}
+			fmt.Fprint(w, `</main></body></html>`)
+		case strings.HasPrefix(r.URL.Path, "/old/"):
+			http.Redirect(w, r, "/page/"+strings.TrimPrefix(r.URL.Path, "/old/"), http.StatusMovedPermanently)
+		default:
+			time.Sleep(50 * time.Millisecond)
+			fmt.Fprintf(w, `<html><head><title>%s</title></head><body><main><h1>%s</h1><p>Words enough to read as a page of its own.</p></main></body></html>`, r.URL.Path, r.URL.Path)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	out, errOut, code := run(t, "crawl", "--allow-local", "--no-cache", "--ignore-robots", "--format", "jsonl", "--delay", "0", "--concurrency", "4", "--depth", "1", srv.URL+"/")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	delivered := map[string]int{}
+	for _, l := range crawlLines(t, out) {
+		if !l.OK {
+			t.Errorf("%s failed: %s", l.URL, l.Error)
+			continue
+		}
+		delivered[strings.TrimPrefix(l.Result.FinalURL, srv.URL)]++
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range 4 {
+		p := fmt.Sprintf("/page/%d", i)
+		if hits[p] != 1 || delivered[p] != 1 {
+			t.Errorf("%s fetched %d times and delivered %d, want once each", p, hits[p], delivered[p])
+		}
 	}
 }

@@ -25,14 +25,17 @@ func TestLocalPacerSpacesTurns(t *testing.T) {
 			if err := p.Turn(t.Context(), "a.example", interval); err != nil {
 				t.Error(err)
 			}
+			now := time.Now()
+			p.Sent("a.example", interval, now)
 			mu.Lock()
-			times = append(times, time.Now())
+			times = append(times, now)
 			mu.Unlock()
 		})
 	}
 	wg.Go(func() {
 		p.Turn(t.Context(), "b.example", interval)
 		other = time.Since(start)
+		p.Sent("b.example", interval, time.Now())
 	})
 	wg.Wait()
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
@@ -53,5 +56,41 @@ func TestLocalPacerGivesUpWithItsContext(t *testing.T) {
 	cancel()
 	if err := p.Turn(ctx, "a.example", time.Hour); err == nil {
 		t.Errorf("Turn with an ended context waited and returned nil")
+	}
+}
+
+// TestLocalPacerHoldsATurnUntilItsRequestIsOut: a turn holds its host,
+// however late its request goes out, until Sent; the next turn comes an
+// interval after the request, not after the turn. A request never written
+// frees the host too.
+func TestLocalPacerHoldsATurnUntilItsRequestIsOut(t *testing.T) {
+	p := NewLocalPacer()
+	const interval = 20 * time.Millisecond
+	if err := p.Turn(t.Context(), "a.example", interval); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan time.Time, 1)
+	go func() {
+		if err := p.Turn(t.Context(), "a.example", interval); err != nil {
+			t.Error(err)
+		}
+		got <- time.Now()
+	}()
+	time.Sleep(10 * interval)
+	select {
+	case <-got:
+		t.Fatalf("the host was given again while its turn was held")
+	default:
+	}
+	sent := time.Now()
+	p.Sent("a.example", interval, sent)
+	if next := <-got; next.Sub(sent) < interval {
+		t.Errorf("the next turn came %v after the request went out, within %v", next.Sub(sent), interval)
+	}
+	p.Sent("a.example", interval, time.Time{})
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := p.Turn(ctx, "a.example", interval); err != nil {
+		t.Errorf("a request never written kept the host: %v", err)
 	}
 }

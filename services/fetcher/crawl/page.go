@@ -33,7 +33,12 @@ func (j *Job) read(ctx context.Context, e Entry) (*Page, *Done) {
 		}
 	}
 	isStart := e.Depth == 0
-	res, err := j.readPage(ctx, e.URL, rules.interval, isStart)
+	res, err := j.readPage(ctx, e, rules.interval, isStart)
+	if _, ok := errors.AsType[*alreadyRead](err); ok {
+		// It redirects to a page read, or being read, on its own, which
+		// delivers it: this one delivers nothing, and claims nothing.
+		return nil, d
+	}
 	if err != nil {
 		d.Failed = true
 		return &Page{URL: e.URL, Depth: e.Depth, Err: failure.FromRemote(err)}, d
@@ -90,16 +95,39 @@ func (j *Job) read(ctx context.Context, e Entry) (*Page, *Done) {
 // more only.
 var unavailableRetries = []time.Duration{time.Second, 3 * time.Second, 5 * time.Second}
 
-// readPage reads one page in its host's turn, judging its redirects, and
-// asks again, in a new turn, while a service it goes through is away.
-func (j *Job) readPage(ctx context.Context, raw string, interval time.Duration, isStart bool) (*pipeline.Result, error) {
+// readPage reads one page, each of its requests in its host's turn,
+// judging its redirects, and asks again while a service it goes through
+// is away.
+func (j *Job) readPage(ctx context.Context, e Entry, interval time.Duration, isStart bool) (*pipeline.Result, error) {
+	raw := e.URL
+	pace := func(ctx context.Context, u *url.URL) error {
+		return j.c.pacer.Turn(ctx, u.Hostname(), j.intervalOf(u, raw, interval))
+	}
+	work := Work{
+		JobID: j.id, Key: e.Key, URL: raw, Depth: e.Depth, Start: j.start.String(), ScopeURL: j.currentScope().Root(),
+		Scope: j.req.Scope, FromStart: isStart, Interval: interval, Delay: j.req.Delay,
+	}
 	for attempt := 0; ; attempt++ {
-		if err := j.c.pacer.Turn(ctx, hostOf(raw), interval); err != nil {
-			return nil, failure.Wrap(failure.Canceled, err, "crawl %s", raw)
-		}
 		res, err := j.c.pages.Read(ctx, raw, j.opts, Hooks{
-			Follow:       func(to *url.URL) error { return j.mayFollow(to, isStart) },
-			BeforeRender: func(ctx context.Context) error { return j.c.pacer.Turn(ctx, hostOf(raw), interval) },
+			Follow: func(to *url.URL) error {
+				if err := j.mayFollow(to, isStart); err != nil {
+					return err
+				}
+				return j.claimHop(to, e.Key)
+			},
+			BeforeRender: func(ctx context.Context) error {
+				// The browser's request for the page goes out right after.
+				err := j.c.pacer.Turn(ctx, hostOf(raw), interval)
+				if err == nil {
+					j.c.pacer.Sent(hostOf(raw), interval, time.Now())
+				}
+				return err
+			},
+			Pace: pace,
+			Sent: func(u *url.URL, at time.Time) {
+				j.c.pacer.Sent(u.Hostname(), j.intervalOf(u, raw, interval), at)
+			},
+			Work: work,
 		})
 		if err == nil {
 			return res, j.judgeHops(res, isStart)
@@ -117,6 +145,21 @@ func (j *Job) readPage(ctx context.Context, raw string, interval time.Duration, 
 			return nil, failure.Wrap(failure.Canceled, err, "crawl %s", raw)
 		}
 	}
+}
+
+// intervalOf is the pace of u's host for a request of the page at raw:
+// the page's own host's interval, or, for a host a redirect leads to, the
+// interval its robots.txt gave if the crawl read it, else --delay.
+func (j *Job) intervalOf(u *url.URL, raw string, interval time.Duration) time.Duration {
+	if strings.EqualFold(u.Hostname(), hostOf(raw)) {
+		return interval
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if h := j.hosts[u.Host]; h != nil {
+		return max(h.interval, j.req.Delay)
+	}
+	return j.req.Delay
 }
 
 func hostOf(raw string) string {
@@ -141,7 +184,7 @@ func (j *Job) rules(ctx context.Context, u *url.URL) *hostRules {
 		return h
 	}
 	h.once.Do(func() {
-		file, began, err := j.readRobots(ctx, u)
+		file, answered, err := j.readRobots(ctx, u)
 		if err != nil {
 			// The page's own fetch reads robots.txt again and fails with
 			// the reason, which is what the caller will see.
@@ -149,39 +192,80 @@ func (j *Job) rules(ctx context.Context, u *url.URL) *hostRules {
 		}
 		h.agent = file.For(fetch.ProductToken)
 		if d := h.agent.CrawlDelay(); d > h.interval {
+			// Under the lock: intervalOf reads it for a redirect's host.
+			j.mu.Lock()
 			h.interval = d
+			j.mu.Unlock()
 			j.note("%s asks for a Crawl-delay of %s, longer than --delay; it is kept", u.Host, d)
 			// robots.txt itself took a turn at --delay: the host's first
-			// page waits out the Crawl-delay from it.
-			_ = sleepUntil(ctx, began.Add(d))
+			// page waits out the Crawl-delay from it, counted from its
+			// answer (its request left before).
+			_ = sleepUntil(ctx, answered.Add(Spacing(d)))
 		}
 	})
 	return h
 }
 
-// readRobots reads u's robots.txt in its host's turn, and says when the
-// turn began.
+// readRobots reads u's robots.txt in its host's turn, and says when its
+// answer came.
 func (j *Job) readRobots(ctx context.Context, u *url.URL) (*robots.Robots, time.Time, error) {
 	if err := j.c.pacer.Turn(ctx, u.Hostname(), j.req.Delay); err != nil {
 		return nil, time.Time{}, err
 	}
-	began := time.Now()
 	file, err := j.c.robots.Robots(ctx, u.String(), j.opts)
-	return file, began, err
+	// The request went out somewhere between the turn and the answer (in
+	// another process, for a remote fetcher): the next turn counts from
+	// the answer, which is surely after it.
+	answered := time.Now()
+	j.c.pacer.Sent(u.Hostname(), j.req.Delay, answered)
+	return file, answered, err
+}
+
+// alreadyRead refuses a redirect to a page the crawl has read, or is
+// reading, under its own URL: following it would fetch the page twice.
+type alreadyRead struct{ key string }
+
+func (a *alreadyRead) Error() string {
+	return "redirects to " + a.key + ", a page the crawl reads on its own"
+}
+
+// claimHop claims the page a redirect of the page own leads to, before
+// the hop is taken: a page read or being read is refused, one still
+// queued is taken out of the queue, so that it is fetched once.
+func (j *Job) claimHop(to *url.URL, own string) error {
+	u, err := siteurl.Canonical(to.String())
+	if err != nil {
+		return nil
+	}
+	key := siteurl.KeyOf(u)
+	if key == own {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.finals[key] || j.front.known(key) && j.front.found[key] == nil {
+		return &alreadyRead{key: key}
+	}
+	j.front.started(key)
+	return nil
 }
 
 // errOutOfScope is a redirect to a URL the crawl does not cover.
 var errOutOfScope = errors.New("outside the crawl's scope")
 
+// mayFollow judges a redirect hop against the crawl's current scope.
+func (j *Job) mayFollow(to *url.URL, fromStart bool) error {
+	return mayFollow(j.currentScope(), j.start, to, fromStart)
+}
+
 // mayFollow judges a redirect hop: within the scope (the start page may
 // also move to its host's www. twin), and allowed by robots.txt.
-func (j *Job) mayFollow(to *url.URL, fromStart bool) error {
+func mayFollow(scope *siteurl.Scope, start, to *url.URL, fromStart bool) error {
 	u, err := siteurl.Canonical(to.String())
 	if err != nil {
 		return err
 	}
-	scope := j.currentScope()
-	if !scope.MayVisit(u) && !(fromStart && (scope.OnSite(u) || siteurl.WWWTwins(u, j.start))) {
+	if !scope.MayVisit(u) && !(fromStart && (scope.OnSite(u) || siteurl.WWWTwins(u, start))) {
 		return errOutOfScope
 	}
 	return nil

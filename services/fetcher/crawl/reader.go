@@ -4,11 +4,14 @@ import (
 	"context"
 	"log/slog"
 	"net/url"
+	"time"
 
+	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/fetcher/siteurl"
 )
 
 // Hooks are what a crawl asks of a page's reading besides the page.
@@ -20,6 +23,51 @@ type Hooks struct {
 	// BeforeRender waits the host's turn before a headless render loads
 	// the page again. The render's own subresources are not paced.
 	BeforeRender func(ctx context.Context) error
+	// Pace waits for a host's turn before each request the page's reading
+	// sends, once the request is ready to go: a reader whose fetcher is in
+	// this process applies it to every request (fetch.PaceWith); one that
+	// cannot calls it once before the page.
+	Pace func(ctx context.Context, u *url.URL) error
+	// Sent hears when a request Pace gave a turn to was written.
+	Sent func(u *url.URL, at time.Time)
+	// Work describes the page for a reader that hands it to a worker in
+	// another process, which applies Follow and Pace itself from it.
+	Work Work
+}
+
+// Work is what a worker in another process needs to read one page of a
+// crawl as the crawl would: its identity, its scope, and its hosts' pace.
+type Work struct {
+	JobID string `json:"job"`
+	Key   string `json:"key"`
+	URL   string `json:"url"`
+	Depth int    `json:"depth"`
+	// Start is the crawl's start URL and ScopeURL the URL its scope is
+	// rooted at now (the start page's www. twin, once it moved there).
+	Start    string               `json:"start"`
+	ScopeURL string               `json:"scope_url"`
+	Scope    siteurl.ScopeOptions `json:"scope"`
+	// FromStart: the page is the start page, which may move to its host's
+	// www. twin.
+	FromStart bool `json:"from_start,omitempty"`
+	// Interval paces the page's host; Delay any other host a redirect
+	// leads to.
+	Interval time.Duration `json:"interval"`
+	Delay    time.Duration `json:"delay"`
+}
+
+// Judge is the judge of redirects a worker reading w applies: the one the
+// crawl applies in its own process.
+func (w Work) Judge() (func(to *url.URL) error, error) {
+	start, err := siteurl.Canonical(w.Start)
+	if err != nil {
+		return nil, err
+	}
+	scope, err := siteurl.NewScope(w.ScopeURL, w.Scope)
+	if err != nil {
+		return nil, err
+	}
+	return func(to *url.URL) error { return mayFollow(scope, start, to, w.FromStart) }, nil
 }
 
 // LocalReader reads pages through a pipeline whose fetch stage is a
@@ -49,9 +97,12 @@ func (l *LocalReader) WithCallOptions(opts ...fetch.CallOption) *LocalReader {
 
 // Read distils rawURL.
 func (l *LocalReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*pipeline.Result, error) {
-	calls := l.calls
+	calls := l.calls[:len(l.calls):len(l.calls)]
 	if h.Follow != nil {
-		calls = append(calls[:len(calls):len(calls)], fetch.FollowIf(h.Follow))
+		calls = append(calls, fetch.FollowIf(h.Follow))
+	}
+	if h.Pace != nil {
+		calls = append(calls, fetch.PaceWith(h.Pace, h.Sent))
 	}
 	// A pipeline is a few pointers: one per page carries that page's
 	// hooks to its stages.
@@ -104,6 +155,20 @@ func NewStagesReader(logger *slog.Logger, f pipeline.Fetcher, e pipeline.Extract
 
 // Read distils rawURL.
 func (s *StagesReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*pipeline.Result, error) {
+	if h.Pace != nil {
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			return nil, failure.Wrap(failure.InvalidURL, err, "crawl %s", display(rawURL))
+		}
+		if err := h.Pace(ctx, u); err != nil {
+			return nil, failure.Wrap(failure.Canceled, err, "crawl %s", display(rawURL))
+		}
+		if h.Sent != nil {
+			// Its requests went out somewhere before the answer: the
+			// next turn counts from the answer.
+			defer func() { h.Sent(u, time.Now()) }()
+		}
+	}
 	p := pipeline.New(s.logger, s.fetcher, s.extractor, paced{s.renderer, h.BeforeRender}, s.opts...)
 	return p.Do(ctx, pipeline.Request{URL: rawURL, Options: opts})
 }

@@ -139,8 +139,14 @@ func (f *Fetcher) newClient(p netpolicy.Policy) *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
 			// A proxy would dial on our behalf, out of the policy's sight.
-			Proxy:                  nil,
-			DialContext:            dialer.DialContext,
+			Proxy: nil,
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dialer.DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return &watchedConn{Conn: c}, nil
+			},
 			ForceAttemptHTTP2:      true,
 			TLSHandshakeTimeout:    10 * time.Second,
 			MaxIdleConns:           100,
@@ -203,6 +209,10 @@ type call struct {
 	// origin is the URL the call starts from: the caller's headers go to
 	// its origin only.
 	origin *url.URL
+	// pace, when set, waits for the host's turn right before each request
+	// goes out; sent hears when it did.
+	pace func(ctx context.Context, u *url.URL) error
+	sent func(u *url.URL, at time.Time)
 }
 
 // CallOption adds to one call what only an in-process caller can give: a
@@ -216,6 +226,17 @@ type CallOption func(*call)
 // judge's reason.
 func FollowIf(judge func(to *url.URL) error) CallOption {
 	return func(c *call) { c.follow = judge }
+}
+
+// PaceWith makes every request of a call (each attempt, each redirect hop,
+// a robots.txt read) wait for turn(ctx, u) once it holds its per-host slot
+// and token, right before it is sent, and tells sent the moment it was
+// written, or a zero time when it failed before: a crawl's politeness is
+// kept between the requests themselves, not between the pages that cause
+// them, which hops, retries and a slot waited for would bunch, and a pacer
+// can hold the host from a turn until its request is out.
+func PaceWith(turn func(ctx context.Context, u *url.URL) error, sent func(u *url.URL, at time.Time)) CallOption {
+	return func(c *call) { c.pace, c.sent = turn, sent }
 }
 
 func redirectRefused(from, to string, err error) error {

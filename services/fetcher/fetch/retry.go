@@ -6,11 +6,14 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -83,6 +86,28 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 	if err != nil {
 		return nil, err
 	}
+	if c.pace != nil {
+		if err := c.pace(ctx, u); err != nil {
+			release()
+			return nil, err
+		}
+		// The turn is held until the request is written, or known never
+		// to be: sent hears of it exactly once, with the time it was
+		// written, or with none when it failed before.
+		var reported sync.Once
+		done := func(at time.Time) {
+			if c.sent != nil {
+				reported.Do(func() { c.sent(u, at) })
+			}
+		}
+		// Written means on the socket: the transport's own report of a
+		// written request comes once it is in a buffer, which a goroutine
+		// held up before its flush can leave there a while.
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			GotConn: func(info httptrace.GotConnInfo) { watchWrite(info.Conn, done) },
+		})
+		defer done(time.Time{})
+	}
 	var remote func() string
 	if f.recorder != nil {
 		ctx, remote = traceRemote(ctx)
@@ -122,6 +147,32 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 		f.recording(ctx, c, req, m, resp, sent, remote)
 	}
 	return resp, nil
+}
+
+// watchedConn is a connection of the fetcher's that can say when the
+// next write reached the socket.
+type watchedConn struct {
+	net.Conn
+	onWrite atomic.Pointer[func(time.Time)]
+}
+
+func (c *watchedConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if f := c.onWrite.Swap(nil); f != nil {
+		(*f)(time.Now())
+	}
+	return n, err
+}
+
+// watchWrite has f told when conn next writes to its socket. Over HTTP/2
+// that write may be another stream's, as close in time.
+func watchWrite(conn net.Conn, f func(time.Time)) {
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	if w, ok := conn.(*watchedConn); ok {
+		w.onWrite.Store(&f)
+	}
 }
 
 type releasingBody struct {

@@ -17,6 +17,8 @@ import (
 
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	"distill.dev/services/fetcher/cache"
+	"distill.dev/services/fetcher/crawl"
+	"distill.dev/services/fetcher/crawl/crawljs"
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/pipeline"
@@ -199,8 +201,22 @@ func startWorker(ctx context.Context, cfg Config, logger *slog.Logger, f *fetch.
 	}
 
 	p := pipeline.New(logger, f, remote.NewExtractor(ec), r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders))
+	// Crawls' pages are work items too: any fetcher reads them, through
+	// this process's fetcher, which judges each redirect by the crawl's
+	// scope and takes each request's turn on the pace every process
+	// shares.
+	reader := crawl.NewLocalReader(logger, f, remote.NewExtractor(ec), r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders))
+	streams := crawljs.Config{Replicas: cfg.StreamReplicas}
+	crawlDone := make(chan struct{})
+	go func() {
+		defer close(crawlDone)
+		_ = crawljs.ServeWork(ctx, logger, js, reader, crawljs.NewPacer(js, streams), crawljs.WorkConfig{
+			Workers: cfg.Workers, AckWait: cfg.AckWait, Streams: streams,
+		})
+	}()
 	go func() {
 		defer close(w.done)
+		defer func() { <-crawlDone }()
 		// The stages are remote: a job whose service is down goes back to
 		// the queue. NATS is remote too: a worker that loses its streams
 		// makes them again.

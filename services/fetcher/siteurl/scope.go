@@ -25,6 +25,7 @@ type ScopeOptions struct {
 // Scope is the part of a site a crawl or map covers: the start URL's host
 // (on any scheme, as identity has it) and what the options narrow it to.
 type Scope struct {
+	root    string // the URL it was made from
 	host    string // canonical host[:port] of the start URL
 	name    string // its name without the port
 	port    string
@@ -41,7 +42,7 @@ func NewScope(start string, o ScopeOptions) (*Scope, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Scope{host: u.Host, name: u.Hostname(), port: u.Port()}
+	s := &Scope{root: u.String(), host: u.Host, name: u.Hostname(), port: u.Port()}
 	if o.IncludeSubdomains && net.ParseIP(s.name) == nil {
 		s.domain = strings.TrimPrefix(s.name, "www.")
 	}
@@ -68,6 +69,9 @@ func NewScope(start string, o ScopeOptions) (*Scope, error) {
 	}
 	return s, nil
 }
+
+// Root is the URL the scope was made from, in siteurl's one spelling.
+func (s *Scope) Root() string { return s.root }
 
 // Host is the canonical host[:port] the scope starts from.
 func (s *Scope) Host() string { return s.host }

@@ -16,6 +16,7 @@ const (
 	RendererAddr   Var = "DISTILL_RENDERER_ADDR"   // host:port
 	StreamReplicas Var = "DISTILL_STREAM_REPLICAS" // replicas of the job streams and session bucket
 	Server         Var = "DISTILL_SERVER"          // a gateway that distill fetch goes through
+	CrawlLease     Var = "DISTILL_CRAWL_LEASE"     // how soon a dead gateway's crawls are adopted
 
 	// Fetching and batches.
 	Workers  Var = "DISTILL_WORKERS"   // batch jobs run at once by a fetcher process

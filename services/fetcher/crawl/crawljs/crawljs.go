@@ -39,6 +39,16 @@ type Config struct {
 	Memory bool
 	// Replicas for a clustered NATS; 0 means 1.
 	Replicas int
+	// LeaseTTL is how long a crawl's lease outlives a holder that stopped
+	// renewing it; 0 or more than LeaseTTL means LeaseTTL.
+	LeaseTTL time.Duration
+}
+
+func (c Config) leaseTTL() time.Duration {
+	if c.LeaseTTL <= 0 || c.LeaseTTL > LeaseTTL {
+		return LeaseTTL
+	}
+	return c.LeaseTTL
 }
 
 func (c Config) storage() jetstream.StorageType {
@@ -125,14 +135,23 @@ func (j *Journal) acquire(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawl lease: %w", err)
 	}
-	rev, err := kv.Create(ctx, j.id, []byte(j.owner))
+	rev, err := kv.Create(ctx, j.id, j.leaseValue())
+	if isConflict(err) {
+		// Held, or left by a holder that died: its time says which.
+		var e jetstream.KeyValueEntry
+		if e, err = kv.Get(ctx, j.id); err == nil {
+			holder, until := parseLease(e.Value())
+			if time.Now().Before(until) {
+				return failure.New(failure.Conflict, "crawl %s is running on %s; it can be resumed once that stops (within %s of its dying)", j.id, holder, j.cfg.leaseTTL())
+			}
+			rev, err = kv.Update(ctx, j.id, j.leaseValue(), e.Revision())
+		} else if errors.Is(err, jetstream.ErrKeyNotFound) {
+			rev, err = kv.Create(ctx, j.id, j.leaseValue())
+		}
+	}
 	if err != nil {
 		if isConflict(err) {
-			holder := "another process"
-			if e, gerr := kv.Get(ctx, j.id); gerr == nil {
-				holder = string(e.Value())
-			}
-			return failure.New(failure.Conflict, "crawl %s is running on %s; it can be resumed once that stops (within %s of its dying)", j.id, holder, LeaseTTL)
+			return failure.New(failure.Conflict, "crawl %s was just taken by another process", j.id)
 		}
 		return fmt.Errorf("crawl lease: %w", err)
 	}
@@ -142,10 +161,28 @@ func (j *Journal) acquire(ctx context.Context) error {
 	return nil
 }
 
+// leaseValue is the lease as the bucket keeps it: its holder, and the
+// time it runs out unless renewed.
+func (j *Journal) leaseValue() []byte {
+	return []byte(j.owner + "\n" + strconv.FormatInt(time.Now().Add(j.cfg.leaseTTL()).UnixNano(), 10))
+}
+
+// parseLease reads a lease's holder and end; a value without an end (a
+// lease of an older gateway) runs out LeaseTTL after it was written,
+// which the bucket's TTL sees to.
+func parseLease(v []byte) (holder string, until time.Time) {
+	h, t, ok := strings.Cut(string(v), "\n")
+	ns, err := strconv.ParseInt(t, 10, 64)
+	if !ok || err != nil {
+		return string(v), time.Now().Add(time.Hour)
+	}
+	return h, time.Unix(0, ns)
+}
+
 // renew keeps the lease alive, a third of its TTL at a time, until Close.
 func (j *Journal) renew(l *lease, rev uint64) {
 	defer close(l.done)
-	t := time.NewTicker(LeaseTTL / 3)
+	t := time.NewTicker(j.cfg.leaseTTL() / 3)
 	defer t.Stop()
 	for {
 		select {
@@ -156,7 +193,7 @@ func (j *Journal) renew(l *lease, rev uint64) {
 			return
 		case <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
-			next, err := l.kv.Update(ctx, j.id, []byte(j.owner), rev)
+			next, err := l.kv.Update(ctx, j.id, j.leaseValue(), rev)
 			cancel()
 			if err == nil {
 				rev = next
@@ -164,7 +201,7 @@ func (j *Journal) renew(l *lease, rev uint64) {
 			}
 			if isConflict(err) || errors.Is(err, jetstream.ErrKeyNotFound) {
 				l.mu.Lock()
-				l.lost = failure.New(failure.Conflict, "crawl %s: its lease was lost (NATS unreachable for %s, or another process took it)", j.id, LeaseTTL)
+				l.lost = failure.New(failure.Conflict, "crawl %s: its lease was lost (NATS unreachable for %s, or another process took it)", j.id, j.cfg.leaseTTL())
 				l.mu.Unlock()
 				return
 			}
@@ -271,25 +308,35 @@ func (j *Journal) Append(r crawl.Record) error {
 // bucket: every process pacing through it takes its turns from the same
 // clock, so politeness holds however many processes crawl one site. The
 // turns are times on the machines' clocks, which must agree (NTP) to
-// within a small part of the delay.
+// within a small part of the delay. A key holds "NANOS", the host's next
+// turn, or "hNANOS:TOKEN", a turn taken and held, until its request is
+// out, by the claim TOKEN names, or until NANOS for a holder that died.
 type Pacer struct {
 	js  jetstream.JetStream
 	cfg Config
 
 	mu sync.Mutex
 	kv jetstream.KeyValue
-	// rtt is the last reservation's round trip to NATS.
+	// rtt is the last claim's round trip to NATS.
 	rtt time.Duration
+	// claims are this process's held turns, by host: the token each was
+	// taken with.
+	claims map[string]string
 }
 
 // NewPacer returns a Pacer; its bucket is made on the first turn.
 func NewPacer(js jetstream.JetStream, cfg Config) *Pacer {
-	return &Pacer{js: js, cfg: cfg}
+	return &Pacer{js: js, cfg: cfg, claims: map[string]string{}}
 }
 
 // paceTTL forgets a host nobody has asked for a while: its next turn is
 // long past.
 const paceTTL = time.Hour
+
+// heldPoll is how often a worker looks again at a host whose turn is
+// held: the hold ends when a request is written, a moment after it was
+// taken.
+const heldPoll = 2 * time.Millisecond
 
 func (p *Pacer) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	p.mu.Lock()
@@ -316,12 +363,29 @@ func key(host string) string {
 	return strings.NewReplacer(":", "_", "[", "", "]", "").Replace(strings.ToLower(host))
 }
 
-// Turn waits until host is free and claims it with compare and set. A
-// turn is claimed when it is taken, never reserved ahead, so a worker
-// whose timer fires late finds it taken and waits again. The next turn is
-// set a little past the interval (twice the last round trip to NATS), for
-// the request starts only once the claim is confirmed.
+// paceValue is a key's value read: the time it names, whether the turn is
+// held, and by which claim.
+func paceValue(v []byte) (at time.Time, held bool, token string) {
+	s := string(v)
+	if rest, ok := strings.CutPrefix(s, "h"); ok {
+		held = true
+		s, token, _ = strings.Cut(rest, ":")
+	}
+	if ns, err := strconv.ParseInt(s, 10, 64); err == nil {
+		at = time.Unix(0, ns)
+	}
+	return at, held, token
+}
+
+// Turn waits until host is free and claims it with compare and set,
+// holding it until Sent. The hold is set a little past its end (twice the
+// last round trip to NATS), for the clocks of two processes read the
+// bucket a round trip apart.
 func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) error {
+	if interval <= 0 {
+		// No pace to keep: nothing to hold.
+		return ctx.Err()
+	}
 	kv, err := p.bucket(ctx)
 	if err != nil {
 		return err
@@ -329,7 +393,8 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 	k := key(host)
 	for {
 		began := time.Now()
-		var next time.Time
+		var at time.Time
+		var held bool
 		var rev uint64
 		e, err := kv.Get(ctx, k)
 		switch {
@@ -338,21 +403,21 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 			return fmt.Errorf("crawl pace of %s: %w", host, err)
 		default:
 			rev = e.Revision()
-			if ns, perr := strconv.ParseInt(string(e.Value()), 10, 64); perr == nil {
-				next = time.Unix(0, ns)
-			}
+			at, held, _ = paceValue(e.Value())
 		}
 		now := time.Now()
-		if next.After(now) {
-			if err := sleepUntil(ctx, next); err != nil {
+		if at.After(now) {
+			wait := at
+			if held {
+				wait = now.Add(heldPoll)
+			}
+			if err := sleepUntil(ctx, wait); err != nil {
 				return err
 			}
 			continue
 		}
-		p.mu.Lock()
-		pad := 2 * p.rtt
-		p.mu.Unlock()
-		val := []byte(strconv.FormatInt(now.Add(interval+pad).UnixNano(), 10))
+		token := crawl.NewID()
+		val := []byte("h" + strconv.FormatInt(now.Add(crawl.MaxHold+crawl.Spacing(interval)).UnixNano(), 10) + ":" + token)
 		if rev == 0 {
 			_, err = kv.Create(ctx, k, val)
 		} else {
@@ -360,6 +425,9 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 		}
 		p.mu.Lock()
 		p.rtt = min(time.Since(began), interval)
+		if err == nil {
+			p.claims[k] = token
+		}
 		p.mu.Unlock()
 		switch {
 		case err == nil:
@@ -373,6 +441,51 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 			return fmt.Errorf("crawl pace of %s: %w", host, err)
 		}
 	}
+}
+
+// Sent ends this process's hold on host: the next turn is
+// Spacing(interval) after at (after now for a request never written), a
+// little more for the round trip. It returns at once; the bucket is
+// updated in the background, while the other workers look again.
+func (p *Pacer) Sent(host string, interval time.Duration, at time.Time) {
+	if interval <= 0 {
+		return
+	}
+	if at.IsZero() {
+		at = time.Now()
+	}
+	k := key(host)
+	p.mu.Lock()
+	token := p.claims[k]
+	delete(p.claims, k)
+	pad := 2 * p.rtt
+	p.mu.Unlock()
+	want := at.Add(crawl.Spacing(interval) + pad)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), max(interval, 5*time.Second))
+		defer cancel()
+		kv, err := p.bucket(ctx)
+		if err != nil {
+			return
+		}
+		for range 10 {
+			e, err := kv.Get(ctx, k)
+			if err != nil {
+				return
+			}
+			next, held, holder := paceValue(e.Value())
+			switch {
+			case held && holder != token:
+				// Another claim holds it: ours ran out long ago.
+				return
+			case !held && !next.Before(want):
+				return
+			}
+			if _, err := kv.Update(ctx, k, []byte(strconv.FormatInt(want.UnixNano(), 10)), e.Revision()); !isConflict(err) {
+				return
+			}
+		}
+	}()
 }
 
 func isConflict(err error) bool {

@@ -106,8 +106,10 @@ func TestPacerSpacesTurnsAcrossProcesses(t *testing.T) {
 				t.Error(err)
 				return
 			}
+			now := time.Now()
+			pacers[i%2].Sent("example.com", interval, now)
 			mu.Lock()
-			times = append(times, time.Now())
+			times = append(times, now)
 			mu.Unlock()
 		})
 	}
@@ -126,4 +128,37 @@ func TestPacerSpacesTurnsAcrossProcesses(t *testing.T) {
 	if err := pacers[0].Turn(ctx, "example.com", time.Hour); err == nil {
 		t.Errorf("a turn with an ended context returned nil")
 	}
+}
+
+// TestPacerHoldsATurnUntilItsRequestIsOut: a turn taken in one process
+// holds the host, however long its request takes to go out, until Sent
+// says it went; the next turn, in another process, then comes an interval
+// after the request, not after the turn.
+func TestPacerHoldsATurnUntilItsRequestIsOut(t *testing.T) {
+	s := startServer(t)
+	a, b := NewPacer(connect(t, s), Config{Memory: true}), NewPacer(connect(t, s), Config{Memory: true})
+	const interval = 20 * time.Millisecond
+	if err := a.Turn(t.Context(), "example.com", interval); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan time.Time, 1)
+	go func() {
+		if err := b.Turn(t.Context(), "example.com", interval); err != nil {
+			t.Error(err)
+		}
+		got <- time.Now()
+	}()
+	// The request goes out late: well after its interval.
+	time.Sleep(10 * interval)
+	select {
+	case <-got:
+		t.Fatalf("the host was given again while its turn was held")
+	default:
+	}
+	sent := time.Now()
+	a.Sent("example.com", interval, sent)
+	if next := <-got; next.Sub(sent) < interval {
+		t.Errorf("the next turn came %v after the request went out, within %v", next.Sub(sent), interval)
+	}
+	b.Sent("example.com", interval, time.Time{})
 }

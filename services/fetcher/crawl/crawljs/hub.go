@@ -1,0 +1,535 @@
+package crawljs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"distill.dev/proto/failure"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/crawl"
+)
+
+// JobsBucket lists the crawls of a cluster: what each asked for, where it
+// is in its life, its latest status, and whether it was told to stop.
+// Every gateway reads it, so any of them reports or cancels any crawl,
+// and adopts one whose owner died.
+const JobsBucket = "distill_crawl_jobs"
+
+// Crawl states, as the jobs bucket keeps them.
+const (
+	stateRunning = "running"
+	stateEnded   = "ended"
+)
+
+// record is a crawl's entry in the jobs bucket.
+type record struct {
+	Request crawl.Request `json:"request"`
+	// Options are the request's FetchOptions, protobuf-encoded.
+	Options []byte `json:"options"`
+	State   string `json:"state"`
+	// Status is the latest CrawlStatusResponse, protobuf-encoded.
+	Status []byte `json:"status,omitempty"`
+	Cancel bool   `json:"cancel,omitempty"`
+}
+
+// Hub runs a cluster's crawls as jobs that outlive the gateway that
+// started them. A crawl's owner (the process holding its lease) runs its
+// frontier; its pages are work items any fetcher worker takes
+// (WorkReader); each page it delivers is published on the crawl's output
+// subject, which any gateway streams to a client (FollowCrawl). When an
+// owner dies, its lease runs out and another Hub adopts the crawl from its
+// journal: the pages in flight are answered from the answers the workers
+// kept, not read again.
+type Hub struct {
+	logger  *slog.Logger
+	js      jetstream.JetStream
+	crawler *crawl.Crawler
+	owner   string
+	cfg     Config
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	kv      jetstream.KeyValue
+	running map[string]*crawl.Job
+}
+
+// NewHub returns a Hub whose crawls read pages through crawler (whose
+// PageReader should be a WorkReader) and whose leases name owner.
+func NewHub(logger *slog.Logger, js jetstream.JetStream, crawler *crawl.Crawler, owner string, cfg Config) *Hub {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Hub{logger: logger, js: js, crawler: crawler, owner: owner, cfg: cfg, ctx: ctx, cancel: cancel, running: map[string]*crawl.Job{}}
+}
+
+// Close stops the crawls this Hub runs, leaving them to be adopted, and
+// gives their leases back.
+func (h *Hub) Close() {
+	h.cancel()
+	h.wg.Wait()
+}
+
+// bucket makes the streams and the jobs bucket on first use.
+func (h *Hub) bucket(ctx context.Context) (jetstream.KeyValue, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.kv != nil {
+		return h.kv, nil
+	}
+	if err := EnsureStream(ctx, h.js, h.cfg); err != nil {
+		return nil, err
+	}
+	if err := EnsureWorkStreams(ctx, h.js, h.cfg); err != nil {
+		return nil, err
+	}
+	kv, err := h.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:   JobsBucket,
+		TTL:      journalMaxAge,
+		Storage:  h.cfg.storage(),
+		Replicas: max(h.cfg.Replicas, 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("crawl jobs bucket: %w", err)
+	}
+	h.kv = kv
+	return kv, nil
+}
+
+func unavailable(err error) error {
+	if _, ok := errors.AsType[*failure.Error](err); ok {
+		return err
+	}
+	return failure.Wrap(failure.Unavailable, err, "crawl jobs")
+}
+
+// StartCrawl begins req's crawl, run by this process, and returns its id.
+// With req.JobID it names a crawl begun before: one whose owner is gone is
+// adopted here; one still running or ended is left as it is, for
+// FollowCrawl to stream.
+func (h *Hub) StartCrawl(ctx context.Context, req crawl.Request) (string, error) {
+	kv, err := h.bucket(ctx)
+	if err != nil {
+		return "", unavailable(err)
+	}
+	if req.JobID != "" {
+		e, err := kv.Get(ctx, req.JobID)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return "", failure.New(failure.NotFound, "no crawl with job id %q to resume", req.JobID)
+		}
+		if err != nil {
+			return "", unavailable(err)
+		}
+		var rec record
+		if err := json.Unmarshal(e.Value(), &rec); err != nil {
+			return "", failure.Wrap(failure.Internal, err, "crawl %s", req.JobID)
+		}
+		if fp, was := crawl.Fingerprint(req), fingerprintOf(rec); fp != was {
+			return "", failure.New(failure.Conflict, "crawl %s was begun with another URL or other flags", req.JobID)
+		}
+		if rec.State == stateRunning {
+			// Ours, someone else's, or nobody's: adopting it settles which.
+			if err := h.adopt(req.JobID, rec); err != nil && failure.CodeOf(err) != failure.Conflict {
+				return "", err
+			}
+		}
+		return req.JobID, nil
+	}
+	id := crawl.NewID()
+	req.JobID = ""
+	job, err := h.begin(id, req)
+	if err != nil {
+		return "", err
+	}
+	rec, err := recordOf(req)
+	if err != nil {
+		job.Close()
+		return "", err
+	}
+	rec.Status = statusBytes(StatusProto(job.Status(), distillv1.CrawlState_CRAWL_STATE_RUNNING, nil))
+	b, _ := json.Marshal(rec)
+	if _, err := kv.Create(ctx, id, b); err != nil {
+		job.Close()
+		return "", unavailable(err)
+	}
+	h.run(job)
+	return id, nil
+}
+
+func fingerprintOf(rec record) string {
+	req := rec.Request
+	req.Options = &distillv1.FetchOptions{}
+	if err := proto.Unmarshal(rec.Options, req.Options); err != nil {
+		return ""
+	}
+	return crawl.Fingerprint(req)
+}
+
+func recordOf(req crawl.Request) (record, error) {
+	ob, err := proto.Marshal(req.Options)
+	if err != nil {
+		return record{}, failure.Wrap(failure.Internal, err, "crawl")
+	}
+	req.JobID = ""
+	return record{Request: req, Options: ob, State: stateRunning}, nil
+}
+
+// begin opens id's journal under this process's lease and begins its job.
+func (h *Hub) begin(id string, req crawl.Request) (*crawl.Job, error) {
+	j, err := NewJournal(h.js, id, h.owner, h.cfg)
+	if err != nil {
+		return nil, failure.Wrap(failure.InvalidArgument, err, "crawl")
+	}
+	job, err := h.crawler.Begin(req, j)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	return job, nil
+}
+
+// adopt runs the crawl rec describes here, unless this process runs it
+// already or another holds its lease (a Conflict).
+func (h *Hub) adopt(id string, rec record) error {
+	h.mu.Lock()
+	_, mine := h.running[id]
+	h.mu.Unlock()
+	if mine {
+		return nil
+	}
+	req := rec.Request
+	req.Options = &distillv1.FetchOptions{}
+	if err := proto.Unmarshal(rec.Options, req.Options); err != nil {
+		return failure.Wrap(failure.Internal, err, "crawl %s", id)
+	}
+	req.JobID = id
+	job, err := h.begin(id, req)
+	if err != nil {
+		return err
+	}
+	h.logger.Info("crawl adopted: its owner is gone", "job", id, "url", req.URL)
+	h.run(job)
+	return nil
+}
+
+// run runs job in the background: each page it delivers goes to the
+// crawl's output subject, its status to the jobs bucket now and then, and
+// a cancel set there by any gateway stops it.
+func (h *Hub) run(job *crawl.Job) {
+	id := job.ID()
+	h.mu.Lock()
+	h.running[id] = job
+	h.mu.Unlock()
+	h.wg.Go(func() {
+		defer func() {
+			h.mu.Lock()
+			delete(h.running, id)
+			h.mu.Unlock()
+		}()
+		ctx, cancel := context.WithCancel(h.ctx)
+		defer cancel()
+		go h.watchCancel(ctx, job)
+		var last time.Time
+		st, err := job.Run(ctx, func(p crawl.Page) error {
+			out := &distillv1.CrawlPage{Url: p.URL, Depth: int32(p.Depth)}
+			if p.Err != nil {
+				out.Outcome = &distillv1.CrawlPage_Error{Error: failure.Proto(p.Err)}
+			} else {
+				out.Outcome = &distillv1.CrawlPage_Result{Result: p.Result}
+			}
+			if err := h.publishOut(ctx, id, "p."+keyHash(p.URL), &distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Page{Page: out}}); err != nil {
+				return err
+			}
+			if time.Since(last) > 250*time.Millisecond {
+				last = time.Now()
+				h.update(ctx, id, func(r *record) {
+					r.Status = statusBytes(StatusProto(job.Status(), distillv1.CrawlState_CRAWL_STATE_RUNNING, nil))
+				})
+			}
+			return nil
+		})
+		if h.ctx.Err() != nil {
+			// This process is stopping: the crawl is left to another.
+			return
+		}
+		state := distillv1.CrawlState_CRAWL_STATE_DONE
+		switch {
+		case st.StopReason == crawl.StopCanceled:
+			state = distillv1.CrawlState_CRAWL_STATE_CANCELED
+		case err != nil:
+			state = distillv1.CrawlState_CRAWL_STATE_FAILED
+		}
+		summary := StatusProto(st, state, err)
+		end := context.WithoutCancel(ctx)
+		if perr := h.publishOut(end, id, "end", &distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Summary{Summary: summary}}); perr != nil {
+			h.logger.Warn("crawl: summary not published", "job", id, "err", perr.Error())
+		}
+		h.update(end, id, func(r *record) {
+			r.State, r.Status = stateEnded, statusBytes(summary)
+		})
+	})
+}
+
+// publishOut publishes one event of the crawl's output, named so that an
+// adopter that delivers a page again within dedupWindow adds nothing.
+func (h *Hub) publishOut(ctx context.Context, id, name string, r *distillv1.CrawlResponse) error {
+	data, err := proto.Marshal(r)
+	if err != nil {
+		return err
+	}
+	msg := &nats.Msg{Subject: OutPrefix + id, Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, "o."+id+"."+name)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := h.js.PublishMsg(pctx, msg); err != nil {
+		return fmt.Errorf("crawl %s output: %w", id, err)
+	}
+	return nil
+}
+
+// update changes id's record with compare and set.
+func (h *Hub) update(ctx context.Context, id string, change func(*record)) {
+	kv, err := h.bucket(ctx)
+	if err != nil {
+		return
+	}
+	for range 10 {
+		e, err := kv.Get(ctx, id)
+		if err != nil {
+			return
+		}
+		var rec record
+		if json.Unmarshal(e.Value(), &rec) != nil {
+			return
+		}
+		change(&rec)
+		b, _ := json.Marshal(rec)
+		if _, err := kv.Update(ctx, id, b, e.Revision()); !isConflict(err) {
+			return
+		}
+	}
+}
+
+// watchCancel cancels job once its record says so.
+func (h *Hub) watchCancel(ctx context.Context, job *crawl.Job) {
+	kv, err := h.bucket(ctx)
+	if err != nil {
+		return
+	}
+	w, err := kv.Watch(ctx, job.ID())
+	if err != nil {
+		return
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil {
+				continue
+			}
+			var rec record
+			if json.Unmarshal(e.Value(), &rec) == nil && rec.Cancel {
+				job.Cancel()
+				return
+			}
+		}
+	}
+}
+
+// sentKey keeps where a crawl's output was streamed to a client up to,
+// so that a client that comes back through another gateway is not sent
+// the same pages again.
+func sentKey(id string) string { return "sent." + id }
+
+// FollowCrawl streams crawl id's output to deliver: a first message with
+// its status, each page after those streamed already, and the summary
+// that ends it. When ctx ends first (the client went away), the crawl is
+// canceled, as a crawl ends with its stream.
+func (h *Hub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv1.CrawlResponse) error) error {
+	kv, err := h.bucket(ctx)
+	if err != nil {
+		return unavailable(err)
+	}
+	st, err := h.CrawlStatus(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := deliver(&distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Summary{Summary: st}}); err != nil {
+		return err
+	}
+	var after uint64
+	if e, err := kv.Get(ctx, sentKey(id)); err == nil {
+		_, _ = fmt.Sscan(string(e.Value()), &after)
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{OutPrefix + id}}
+	if after > 0 {
+		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		cfg.OptStartSeq = after + 1
+	}
+	cons, err := h.js.OrderedConsumer(ctx, PagesStream, cfg)
+	if err != nil {
+		return unavailable(err)
+	}
+	msgs, err := cons.Messages()
+	if err != nil {
+		return unavailable(err)
+	}
+	go func() {
+		<-ctx.Done()
+		msgs.Stop()
+	}()
+	defer msgs.Stop()
+	for {
+		m, err := msgs.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				// The client is gone: so is its crawl.
+				_, _ = h.CancelCrawl(context.WithoutCancel(ctx), id)
+				return failure.Wrap(failure.Canceled, ctx.Err(), "crawl %s", id)
+			}
+			return unavailable(err)
+		}
+		r := &distillv1.CrawlResponse{}
+		if err := proto.Unmarshal(m.Data(), r); err != nil {
+			continue
+		}
+		if err := deliver(r); err != nil {
+			return err
+		}
+		if meta, err := m.Metadata(); err == nil {
+			_, _ = kv.Put(ctx, sentKey(id), fmt.Appendf(nil, "%d", meta.Sequence.Stream))
+		}
+		if s := r.GetSummary(); s != nil {
+			if s.GetState() == distillv1.CrawlState_CRAWL_STATE_FAILED && s.GetError() != nil {
+				return failure.FromProto(s.GetError())
+			}
+			return nil
+		}
+	}
+}
+
+// CrawlStatus reports crawl id: live when this process runs it, else as
+// its owner last wrote it.
+func (h *Hub) CrawlStatus(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error) {
+	h.mu.Lock()
+	job := h.running[id]
+	h.mu.Unlock()
+	if job != nil {
+		return StatusProto(job.Status(), distillv1.CrawlState_CRAWL_STATE_RUNNING, nil), nil
+	}
+	rec, err := h.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	st := &distillv1.CrawlStatusResponse{}
+	if err := proto.Unmarshal(rec.Status, st); err != nil || st.GetJobId() == "" {
+		st = &distillv1.CrawlStatusResponse{JobId: id, State: distillv1.CrawlState_CRAWL_STATE_RUNNING, Url: rec.Request.URL}
+	}
+	return st, nil
+}
+
+func (h *Hub) get(ctx context.Context, id string) (record, error) {
+	if !crawl.ValidID(id) {
+		return record{}, failure.New(failure.NotFound, "no crawl with job id %q", id)
+	}
+	kv, err := h.bucket(ctx)
+	if err != nil {
+		return record{}, unavailable(err)
+	}
+	e, err := kv.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return record{}, failure.New(failure.NotFound, "no crawl with job id %q", id)
+	}
+	if err != nil {
+		return record{}, unavailable(err)
+	}
+	var rec record
+	if err := json.Unmarshal(e.Value(), &rec); err != nil {
+		return record{}, failure.Wrap(failure.Internal, err, "crawl %s", id)
+	}
+	return rec, nil
+}
+
+// CancelCrawl tells crawl id to stop starting pages, wherever it runs.
+func (h *Hub) CancelCrawl(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error) {
+	if _, err := h.get(ctx, id); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	job := h.running[id]
+	h.mu.Unlock()
+	if job != nil {
+		job.Cancel()
+	}
+	h.update(ctx, id, func(r *record) { r.Cancel = true })
+	return h.CrawlStatus(ctx, id)
+}
+
+// Adopt looks, every half lease, for crawls still running whose owner's
+// lease ran out, and runs them here, until ctx ends.
+func (h *Hub) Adopt(ctx context.Context) {
+	t := time.NewTicker(max(h.cfg.leaseTTL()/2, 500*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+		}
+		h.adoptOrphans(ctx)
+	}
+}
+
+func (h *Hub) adoptOrphans(ctx context.Context) {
+	kv, err := h.bucket(ctx)
+	if err != nil {
+		return
+	}
+	keys, err := kv.ListKeys(ctx)
+	if err != nil {
+		return
+	}
+	for k := range keys.Keys() {
+		if !crawl.ValidID(k) {
+			continue
+		}
+		rec, err := h.get(ctx, k)
+		if err != nil || rec.State != stateRunning {
+			continue
+		}
+		if err := h.adopt(k, rec); err != nil && failure.CodeOf(err) != failure.Conflict {
+			h.logger.Warn("crawl: adopting failed", "job", k, "err", err.Error())
+		}
+	}
+}
+
+// StatusProto is a crawl's status as the API reports it.
+func StatusProto(st crawl.Status, state distillv1.CrawlState, err error) *distillv1.CrawlStatusResponse {
+	return &distillv1.CrawlStatusResponse{
+		JobId: st.ID, State: state, Url: st.URL,
+		PagesDone: int32(st.Done), PagesFailed: int32(st.Failed),
+		InFlight: int32(st.InFlight), Queued: int32(st.Queued),
+		StopReason: st.StopReason, Notes: st.Notes,
+		Error: failure.Proto(err),
+	}
+}
+
+func statusBytes(st *distillv1.CrawlStatusResponse) []byte {
+	b, _ := proto.Marshal(st)
+	return b
+}

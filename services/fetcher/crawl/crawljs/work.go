@@ -1,0 +1,432 @@
+package crawljs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"distill.dev/proto/failure"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/crawl"
+	"distill.dev/services/fetcher/pipeline"
+)
+
+// The pages of a crawl are work items any fetcher takes: an item per page
+// on a work-queue stream, its answer kept on a second stream under a
+// subject of its own (the crawl's id and the page's key), where the
+// crawl's owner waits for it, or finds it after a takeover.
+const (
+	WorkStream     = "DISTILL_CRAWL_WORK"
+	WorkPrefix     = "distill.crawlwork."
+	WorkConsumer   = "distill-crawl-workers"
+	PagesStream    = "DISTILL_CRAWL_PAGES"
+	PagePrefix     = "distill.crawlpage."
+	OutPrefix      = "distill.crawlout."
+	redirectsField = "Distill-Redirects"
+)
+
+// pagesMaxAge is how long the pages' answers and a crawl's output are
+// kept: long enough for a crawl to be adopted and a client to come back
+// for its pages, short enough that a day of crawling does not pile up.
+const pagesMaxAge = 24 * time.Hour
+
+// dedupWindow is how long a repeated item or answer (an owner that asks
+// again after a takeover, a worker that answers again after a lost ack) is
+// recognised by its message id.
+const dedupWindow = 10 * time.Minute
+
+// EnsureWorkStreams creates or updates the work queue of pages and the
+// stream of their answers and of the crawls' output.
+func EnsureWorkStreams(ctx context.Context, js jetstream.JetStream, cfg Config) error {
+	streams := []jetstream.StreamConfig{{
+		Name:       WorkStream,
+		Subjects:   []string{WorkPrefix + "*"},
+		Retention:  jetstream.WorkQueuePolicy,
+		Storage:    cfg.storage(),
+		Replicas:   max(cfg.Replicas, 1),
+		Duplicates: dedupWindow,
+	}, {
+		Name:       PagesStream,
+		Subjects:   []string{PagePrefix + "*.*", OutPrefix + "*"},
+		Storage:    cfg.storage(),
+		Replicas:   max(cfg.Replicas, 1),
+		MaxAge:     pagesMaxAge,
+		Duplicates: dedupWindow,
+	}}
+	for _, sc := range streams {
+		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+			return fmt.Errorf("ensure stream %s: %w", sc.Name, err)
+		}
+	}
+	return nil
+}
+
+// item is one page to read, as the work queue carries it.
+type item struct {
+	Work crawl.Work `json:"work"`
+	// Options are the page's FetchOptions, protobuf-encoded.
+	Options []byte `json:"options"`
+}
+
+// keyHash names a page's key in a subject, whose tokens cannot hold
+// every character a key has.
+func keyHash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:12])
+}
+
+func pageSubject(id, key string) string { return PagePrefix + id + "." + keyHash(key) }
+
+// WorkReader is a crawl.PageReader that queues each page as a work item
+// and waits for the answer any fetcher worker gives. An answer already
+// kept (a page the crawl's previous owner asked for) is taken as it is,
+// and asking again within dedupWindow adds no item: a crawl taken over
+// reads no page twice.
+type WorkReader struct {
+	js jetstream.JetStream
+	// ackWait is the workers' ack wait, which bounds how long a page
+	// waits when its worker dies.
+	ackWait time.Duration
+}
+
+// NewWorkReader returns a WorkReader on js.
+func NewWorkReader(js jetstream.JetStream, ackWait time.Duration) *WorkReader {
+	return &WorkReader{js: js, ackWait: ackWait}
+}
+
+// pollAnswer is how often a page's owner looks for its answer in the
+// stream besides listening for it: a message missed while NATS was away
+// is found there.
+const pollAnswer = 2 * time.Second
+
+// Read queues rawURL's page and returns its answer.
+func (r *WorkReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h crawl.Hooks) (*pipeline.Result, error) {
+	w := h.Work
+	if w.JobID == "" || w.Key == "" {
+		return nil, failure.New(failure.Internal, "crawl %s: a page for a worker needs its job and key", rawURL)
+	}
+	subject := pageSubject(w.JobID, w.Key)
+	nc := r.js.Conn()
+	sub, err := nc.SubscribeSync(subject)
+	if err != nil {
+		return nil, failure.Wrap(failure.Unavailable, err, "crawl %s: listen for its answer", rawURL)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	err = nc.FlushWithContext(fctx)
+	cancel()
+	if err != nil {
+		return nil, failure.Wrap(failure.Unavailable, err, "crawl %s: listen for its answer", rawURL)
+	}
+	if res, ok, err := r.kept(ctx, subject); ok || err != nil {
+		return res, err
+	}
+	ob, err := proto.Marshal(opts)
+	if err != nil {
+		return nil, failure.Wrap(failure.Internal, err, "crawl %s", rawURL)
+	}
+	w.URL = rawURL
+	data, err := json.Marshal(item{Work: w, Options: ob})
+	if err != nil {
+		return nil, failure.Wrap(failure.Internal, err, "crawl %s", rawURL)
+	}
+	msg := &nats.Msg{Subject: WorkPrefix + w.JobID, Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, "w."+w.JobID+"."+keyHash(w.Key))
+	if _, err := r.js.PublishMsg(ctx, msg); err != nil {
+		return nil, failure.Wrap(failure.Unavailable, err, "crawl %s: queue the page", rawURL)
+	}
+	deadline := time.Now().Add(2*pipeline.Budget(opts) + 2*r.ackWait + 30*time.Second)
+	for {
+		wait, cancel := context.WithTimeout(ctx, pollAnswer)
+		m, err := sub.NextMsgWithContext(wait)
+		cancel()
+		if err == nil {
+			return decodeAnswer(m.Data, m.Header)
+		}
+		if ctx.Err() != nil {
+			return nil, failure.Wrap(failure.Canceled, ctx.Err(), "crawl %s", rawURL)
+		}
+		if res, ok, err := r.kept(ctx, subject); ok || err != nil {
+			return res, err
+		}
+		if time.Now().After(deadline) {
+			return nil, failure.New(failure.Timeout, "crawl %s: no fetcher worker answered", rawURL)
+		}
+	}
+}
+
+// kept returns the answer the stream holds for subject, if any.
+func (r *WorkReader) kept(ctx context.Context, subject string) (*pipeline.Result, bool, error) {
+	s, err := r.js.Stream(ctx, PagesStream)
+	if err != nil {
+		return nil, false, failure.Wrap(failure.Unavailable, err, "crawl page answers")
+	}
+	m, err := s.GetLastMsgForSubject(ctx, subject)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, failure.Wrap(failure.Unavailable, err, "crawl page answers")
+	}
+	res, err := decodeAnswer(m.Data, m.Header)
+	return res, true, err
+}
+
+func decodeAnswer(data []byte, h nats.Header) (*pipeline.Result, error) {
+	p := &distillv1.CrawlPage{}
+	if err := proto.Unmarshal(data, p); err != nil {
+		return nil, failure.Wrap(failure.Internal, err, "crawl page answer")
+	}
+	if e := p.GetError(); e != nil {
+		return nil, failure.FromProto(e)
+	}
+	res := &pipeline.Result{Distilled: p.GetResult()}
+	if v := h.Get(redirectsField); v != "" {
+		_ = json.Unmarshal([]byte(v), &res.RedirectHistory)
+	}
+	return res, nil
+}
+
+// WorkConfig is how a fetcher process runs its crawl workers.
+type WorkConfig struct {
+	// Workers is how many pages are read at once.
+	Workers int
+	// AckWait is how long a page may go without a sign of life before
+	// another worker gets it; every worker must agree.
+	AckWait time.Duration
+	Streams Config
+}
+
+// ServeWork reads crawls' pages from the work queue through reader until
+// ctx ends, each request in its host's turn on pacer and each redirect
+// judged by the crawl's rules; the pages held when ctx ends are left for
+// other workers. It makes the streams again and restarts, a second later,
+// whenever the consumer stops before ctx ends (NATS restarted without its
+// store).
+func ServeWork(ctx context.Context, logger *slog.Logger, js jetstream.JetStream, reader crawl.PageReader, pacer crawl.Pacer, cfg WorkConfig) error {
+	w := &worker{logger: logger, js: js, reader: reader, pacer: pacer, cfg: cfg}
+	if w.cfg.AckWait <= 0 {
+		w.cfg.AckWait = time.Minute
+	}
+	w.cfg.Workers = max(w.cfg.Workers, 1)
+	for {
+		err := w.run(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		logger.Warn("crawl worker stopped; restarting", "err", fmt.Sprint(err))
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+type worker struct {
+	logger *slog.Logger
+	js     jetstream.JetStream
+	reader crawl.PageReader
+	pacer  crawl.Pacer
+	cfg    WorkConfig
+}
+
+func (w *worker) run(ctx context.Context) error {
+	if err := EnsureWorkStreams(ctx, w.js, w.cfg.Streams); err != nil {
+		return err
+	}
+	cons, err := w.js.CreateOrUpdateConsumer(ctx, WorkStream, jetstream.ConsumerConfig{
+		Durable:       WorkConsumer,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       w.cfg.AckWait,
+		MaxDeliver:    5,
+		MaxAckPending: -1,
+	})
+	if err != nil {
+		return fmt.Errorf("crawl work consumer: %w", err)
+	}
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(w.cfg.Workers), jetstream.PullExpiry(5*time.Second))
+	if err != nil {
+		return fmt.Errorf("crawl work consume: %w", err)
+	}
+	go func() {
+		<-ctx.Done()
+		msgs.Stop()
+	}()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	slots := make(chan struct{}, w.cfg.Workers)
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		msg, err := msgs.Next()
+		if err != nil {
+			<-slots
+			switch {
+			case ctx.Err() != nil, errors.Is(err, jetstream.ErrMsgIteratorClosed):
+				return nil
+			case errors.Is(err, jetstream.ErrConnectionClosed):
+				return fmt.Errorf("crawl work: %w", err)
+			}
+			w.logger.Warn("crawl work: next message", "err", err)
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			w.handle(ctx, msg)
+		})
+	}
+}
+
+// handle reads one page and publishes its answer, then acks the item. A
+// page answered already (an item queued again by a new owner) is not read
+// again.
+func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
+	var it item
+	opts := &distillv1.FetchOptions{}
+	if err := json.Unmarshal(msg.Data(), &it); err != nil || proto.Unmarshal(it.Options, opts) != nil || it.Work.JobID == "" {
+		w.logger.Error("crawl work: undecodable item dropped", "err", err)
+		_ = msg.Term()
+		return
+	}
+	wk := it.Work
+	subject := pageSubject(wk.JobID, wk.Key)
+	if s, err := w.js.Stream(ctx, PagesStream); err == nil {
+		if _, err := s.GetLastMsgForSubject(ctx, subject); err == nil {
+			_ = msg.Ack()
+			return
+		}
+	}
+	jobCtx, cancel := context.WithTimeout(ctx, pipeline.Budget(opts))
+	defer cancel()
+	stop := heartbeat(jobCtx, msg, w.cfg.AckWait/3)
+	res, err := w.read(jobCtx, wk, opts)
+	stop()
+	if ctx.Err() != nil {
+		// Shutting down: the page is another worker's.
+		_ = msg.Nak()
+		return
+	}
+	if errors.Is(err, errRelease) || failure.CodeOf(err) == failure.Unavailable {
+		w.logger.Warn("crawl work: page handed back", "url", wk.URL, "err", err)
+		_ = msg.NakWithDelay(time.Second)
+		return
+	}
+	page := &distillv1.CrawlPage{Url: wk.URL, Depth: int32(wk.Depth)}
+	out := &nats.Msg{Subject: subject, Header: nats.Header{}}
+	if err != nil {
+		page.Outcome = &distillv1.CrawlPage_Error{Error: failure.Proto(err)}
+	} else {
+		page.Outcome = &distillv1.CrawlPage_Result{Result: res.Distilled}
+		if len(res.RedirectHistory) > 0 {
+			b, _ := json.Marshal(res.RedirectHistory)
+			out.Header.Set(redirectsField, string(b))
+		}
+	}
+	if out.Data, err = proto.Marshal(page); err != nil {
+		_ = msg.Term()
+		return
+	}
+	out.Header.Set(jetstream.MsgIDHeader, "p."+wk.JobID+"."+keyHash(wk.Key))
+	if _, err := w.js.PublishMsg(ctx, out); err != nil {
+		if errors.Is(err, nats.ErrMaxPayload) {
+			page.Outcome = &distillv1.CrawlPage_Error{Error: failure.Proto(failure.New(failure.TooLarge,
+				"distilled page of %d bytes exceeds the queue's message limit", len(out.Data)))}
+			out.Data, _ = proto.Marshal(page)
+			out.Header.Del(redirectsField)
+			_, err = w.js.PublishMsg(ctx, out)
+		}
+		if err != nil {
+			w.logger.Warn("crawl work: publish answer; the page will be read again", "url", wk.URL, "err", err)
+			_ = msg.NakWithDelay(time.Second)
+			return
+		}
+	}
+	ackCtx, cancelAck := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancelAck()
+	_ = msg.DoubleAck(ackCtx)
+}
+
+var errRelease = errors.New("crawl work: released")
+
+// read reads the page as its crawl would, turning a panic into a release.
+func (w *worker) read(ctx context.Context, wk crawl.Work, opts *distillv1.FetchOptions) (res *pipeline.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			w.logger.Error("crawl work: reader panicked", "url", wk.URL, "panic", p, "stack", string(debug.Stack()))
+			res, err = nil, fmt.Errorf("%w: panic: %v", errRelease, p)
+		}
+	}()
+	judge, err := wk.Judge()
+	if err != nil {
+		return nil, failure.Wrap(failure.InvalidArgument, err, "crawl %s", wk.URL)
+	}
+	host := hostOf(wk.URL)
+	interval := func(u *url.URL) time.Duration {
+		if strings.EqualFold(u.Hostname(), host) {
+			return wk.Interval
+		}
+		return wk.Delay
+	}
+	return w.reader.Read(ctx, wk.URL, opts, crawl.Hooks{
+		Follow: judge,
+		Pace:   func(ctx context.Context, u *url.URL) error { return w.pacer.Turn(ctx, u.Hostname(), interval(u)) },
+		Sent:   func(u *url.URL, at time.Time) { w.pacer.Sent(u.Hostname(), interval(u), at) },
+		BeforeRender: func(ctx context.Context) error {
+			// The browser's request for the page goes out right after.
+			err := w.pacer.Turn(ctx, host, wk.Interval)
+			if err == nil {
+				w.pacer.Sent(host, wk.Interval, time.Now())
+			}
+			return err
+		},
+		Work: wk,
+	})
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// heartbeat marks msg in progress every interval until stop is called.
+func heartbeat(ctx context.Context, msg jetstream.Msg, interval time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(max(interval, 100*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
