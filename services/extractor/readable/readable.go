@@ -48,6 +48,9 @@ func ArticleOf(ctx context.Context, doc *html.Node, page Page) (*html.Node, erro
 	if unwrapNoscript(body, st.of(body).text) {
 		st = measure(body)
 	}
+	if page.Type == TypeDocumentation && !page.Uncertain {
+		return documentation(ctx, body, st)
+	}
 	if isWide(page.Type) && !page.Uncertain {
 		if err := ctx.Err(); err != nil {
 			return nil, err
