@@ -192,6 +192,11 @@ CORPUS ?= ../shared/bench/scrapinghub
 bench-extract: ## Score distill, go-trafilatura and go-readability on one core, per page type: make bench-extract [CORPUS=scrapinghub dir, WCXB split or repo] [BENCH_ARGS="-rounds 1 -worst 20 -type forum"].
 	cd services/extractor/bench && GOWORK=off go run ./cmd/bench-extract -corpus $(abspath $(CORPUS)) -out $(CURDIR)/bench-out $(BENCH_ARGS)
 
+.PHONY: train-pagetype
+WCXB ?= ../wcxb/dev
+train-pagetype: ## Retrain the extractor's page-type model on the WCXB development split (never the held-out one), print its cross-validated figures, and rewrite services/extractor/readable/pagetype_model.go: make train-pagetype [WCXB=dev split dir] [TRAIN_ARGS="-folds 5 -l2 0.01"].
+	cd services/extractor/bench && GOWORK=off go run ./cmd/train-pagetype -corpus $(abspath $(WCXB)) -out $(CURDIR)/services/extractor/readable/pagetype_model.go $(TRAIN_ARGS)
+
 .PHONY: bench-chunks
 bench-chunks: ## Check that no chunk of any page of the shared scrapinghub corpus passes its token bound, at four chunk sizes: make bench-chunks [DISTILL_BENCH_CORPUS=dir].
 	cd services/extractor && go test -run '^$$' -bench 'ChunkBoundOnCorpus' -benchtime 1x ./extract

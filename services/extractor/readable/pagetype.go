@@ -382,12 +382,20 @@ func namesDate(s string) bool {
 				break
 			}
 			j += i
+			i = j + len(m)
+			word := ls[j:]
+			if k := strings.IndexFunc(word, func(r rune) bool { return r < 'a' || r > 'z' }); k >= 0 {
+				word = word[:k]
+			}
+			// The month is a word of its own, named in full or cut short.
+			if j > 0 && ls[j-1] >= 'a' && ls[j-1] <= 'z' || word != m && !slices.Contains(fullMonths, word) {
+				continue
+			}
 			before := strings.TrimRight(ls[:j], " .,")
-			after := strings.TrimLeft(ls[j+len(m):], "abcdefghijklmnopqrstuvwxyz. ,")
+			after := strings.TrimLeft(ls[j+len(word):], ". ,")
 			if before != "" && isDigit(before[len(before)-1]) || after != "" && isDigit(after[0]) {
 				return true
 			}
-			i = j + len(m)
 		}
 	}
 	for i := 0; i+5 <= len(s); i++ {
@@ -398,7 +406,11 @@ func namesDate(s string) bool {
 	return false
 }
 
-var monthNames = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+var (
+	monthNames = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+	fullMonths = []string{"january", "february", "march", "april", "june", "july", "august", "sept", "september",
+		"october", "november", "december"}
+)
 
 // numericDate reports whether s opens with three groups of digits split
 // by one separator, one of them a year, as 2024-05-01 and 1.5.2024 do.
