@@ -135,16 +135,23 @@ func confusion(w io.Writer, pages []Page, r Result) {
 			n += k
 			fmt.Fprintf(tw, "%d\t", k)
 		}
+		if t == unknown {
+			// An untyped corpus's pages are counted, not scored.
+			fmt.Fprintf(tw, "%d\t-\t\n", n)
+			continue
+		}
 		k := counts[[2]string{t, t}]
 		right += k
 		total += n
 		fmt.Fprintf(tw, "%d\t%.3f\t\n", n, float64(k)/float64(n))
 	}
-	fmt.Fprintf(tw, "all\t")
-	for range cols {
-		fmt.Fprint(tw, "\t")
+	if total > 0 {
+		fmt.Fprintf(tw, "all\t")
+		for range cols {
+			fmt.Fprint(tw, "\t")
+		}
+		fmt.Fprintf(tw, "%d\t%.3f\t\n", total, float64(right)/float64(total))
 	}
-	fmt.Fprintf(tw, "%d\t%.3f\t\n", total, float64(right)/float64(total))
 	tw.Flush()
 }
 

@@ -264,3 +264,18 @@ func mustAtoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// TestRunConfusionUntyped checks the matrix of a corpus without page
+// types: its pages are counted under "-", with nothing to be right about.
+func TestRunConfusionUntyped(t *testing.T) {
+	dir := writeCorpus(t, `{"a": {"articleBody": "The harbour froze over for the first time in forty years."}}`,
+		map[string]string{"a": "<html><body><article><h1>Cold</h1><p>The harbour froze over for the first time in forty years.</p></article></body></html>"})
+	out, err := run(t, Config{Corpus: dir, Only: []string{"distill"}, Confusion: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := section(t, out, "distill: page types, true (rows) x predicted (columns)")
+	if len(rows) != 2 || rows[1][0] != "-" || rows[1][len(rows[1])-2] != "1" || rows[1][len(rows[1])-1] != "-" {
+		t.Errorf("rows %q, want one row of the untyped page, unscored", rows)
+	}
+}
