@@ -832,6 +832,9 @@ type Model struct {
 	// Utility[c][a] is the mean word F1 that Actions[a] drew from the
 	// training pages of class c.
 	Utility [][]float64
+	// ArticleOdds multiplies the odds of an article before the likeliest
+	// type is taken: an article taken for another type loses the most.
+	ArticleOdds float64
 }
 
 // Actions are the ways a page can be drawn: Collection stands for every
@@ -849,7 +852,7 @@ var Actions = []Page{
 // Page decides the type of a page with inputs x. What a page declares
 // outright (a forum post's structured data, a forum engine's script name)
 // and too little text to be of any type decide alone; otherwise the model
-// does.
+// does, and an article's structured data makes it sure of an article.
 func (m *Model) Page(x []float64) Page {
 	get := func(name string) float64 {
 		if i := slices.Index(m.Features, name); i >= 0 && i < len(x) {
@@ -863,7 +866,15 @@ func (m *Model) Page(x []float64) Page {
 	case get("ld_forum") == 1 || get("forum_script") == 1:
 		return Page{Type: TypeForum}
 	}
-	return m.Classify(m.Probabilities(x))
+	page := m.Classify(m.Probabilities(x))
+	// A page the model takes for an article and that declares itself one
+	// is read as one, whatever the share of its best block: paywalled and
+	// short stories have little text there, and drawing them wide brings
+	// in the page around them.
+	if page.Type == TypeArticle && (get("ld_article") == 1 || get("dated_path") == 1) {
+		page.Uncertain = false
+	}
+	return page
 }
 
 // Probabilities returns the probability of each of m's classes for the
@@ -895,8 +906,14 @@ func (m *Model) Probabilities(x []float64) []float64 {
 // as an uncertain article does.
 func (m *Model) Classify(p []float64) Page {
 	top := 0
+	odds := func(c int) float64 {
+		if m.Classes[c] == TypeArticle && m.ArticleOdds > 0 {
+			return p[c] * m.ArticleOdds
+		}
+		return p[c]
+	}
 	for c := range p {
-		if p[c] > p[top] {
+		if odds(c) > odds(top) {
 			top = c
 		}
 	}

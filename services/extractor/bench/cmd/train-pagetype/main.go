@@ -67,6 +67,9 @@ type sample struct {
 	Rules int
 }
 
+// articleOdds is the model's ArticleOdds.
+var articleOdds float64
+
 // classes are the types the model tells apart: WCXB's.
 var classes = []readable.PageType{readable.TypeArticle, readable.TypeForum, readable.TypeProduct,
 	readable.TypeCollection, readable.TypeListing, readable.TypeDocumentation, readable.TypeService}
@@ -77,6 +80,7 @@ func main() {
 	folds := flag.Int("folds", 5, "cross-validation folds")
 	l2 := flag.Float64("l2", 1e-2, "L2 penalty on the weights")
 	iters := flag.Int("iters", 800, "gradient steps")
+	flag.Float64Var(&articleOdds, "article-odds", 1.5, "multiply an article's odds by `k` before taking the likeliest type")
 	seed := flag.Uint64("seed", 1, "seed of the fold assignment")
 	cache := flag.String("cache", "", "keep the pages' inputs and scores in `file` and read them from there when it exists (for trying penalties; stale once the features or the reader change)")
 	flag.Parse()
@@ -244,7 +248,7 @@ func cv(w io.Writer, samples []sample, classes []readable.PageType, k int, seed 
 		}
 	}
 
-	fmt.Fprintf(w, "%d-fold cross-validation, out of fold, %d pages (L2 %g, %d steps)\n\n", k, len(samples), l2, iters)
+	fmt.Fprintf(w, "%d-fold cross-validation, out of fold, %d pages (L2 %g, %d steps, article odds x%g)\n\n", k, len(samples), l2, iters, articleOdds)
 	cols := append(slices.Clone(classes), readable.TypeOther)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "true\\pred\t")
@@ -316,7 +320,7 @@ func cv(w io.Writer, samples []sample, classes []readable.PageType, k int, seed 
 // train fits the model on the samples idx.
 func train(samples []sample, classes []readable.PageType, idx []int, l2 float64, iters int) *readable.Model {
 	d := len(samples[0].X)
-	m := &readable.Model{Features: readable.FeatureNames(), Classes: classes, Mean: make([]float64, d), Scale: make([]float64, d)}
+	m := &readable.Model{Features: readable.FeatureNames(), Classes: classes, Mean: make([]float64, d), Scale: make([]float64, d), ArticleOdds: articleOdds}
 	for _, i := range idx {
 		for j, v := range samples[i].X {
 			m.Mean[j] += v
@@ -445,6 +449,7 @@ func source(m *readable.Model, pages int, l2 float64, iters int) []byte {
 		}
 		b.WriteString("\t},\n")
 	}
+	fmt.Fprintf(&b, "\tArticleOdds: %g,\n", m.ArticleOdds)
 	b.WriteString("}\n")
 	return b.Bytes()
 }
