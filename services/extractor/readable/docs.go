@@ -172,7 +172,7 @@ func namedAs(n *html.Node, words map[string]bool) bool {
 // tocLabels caption a page's table of contents.
 var tocLabels = map[string]bool{
 	"on this page": true, "in this article": true, "in this page": true, "table of contents": true,
-	"contents": true, "page contents": true, "in this section": true, "on this page:": true,
+	"contents": true, "page contents": true, "in this section": true,
 	"jump to": true, "sections": true,
 }
 

@@ -787,7 +787,7 @@ var articleTypes = []string{"article", "newsarticle", "blogposting", "reportagen
 // The words of URL paths that file a page under a kind.
 var (
 	docsPath = []string{"docs", "doc", "documentation", "api", "reference", "manual", "handbook", "guide", "guides",
-		"tutorial", "tutorials", "learn", "kb", "knowledge-base", "help", "wiki", "developer", "developers", "sdk"}
+		"tutorial", "tutorials", "learn", "kb", "knowledge-base", "help", "developer", "developers", "sdk"}
 	blogPath     = []string{"blog", "blogs", "news", "article", "articles", "story", "stories", "post", "posts", "press", "magazine"}
 	productPath  = []string{"product", "products", "p", "item", "items", "dp", "buy"}
 	categoryPath = []string{"category", "categories", "collections", "collection", "c", "shop", "store", "catalog", "department", "brand", "brands", "tag", "tags"}
