@@ -5,12 +5,14 @@
 // For each page it reads the classifier's inputs (readable.Features) and
 // scores, by WCXB's word F1 against the page's truth, the text each of
 // readable.Actions draws from it. A multinomial logistic regression learns
-// the page type from the inputs; the action a page gets is the one whose
-// mean F1 on the training pages of each type, weighted by the type's
-// probability, is highest. It prints the out-of-fold figures of k-fold
+// the page type from the inputs. A page gets its likeliest type (an
+// article's odds counted -article-odds times), marked uncertain when the
+// hedged draw of an uncertain article promises more F1, by the mean F1
+// each draw reached on the training pages of each type weighted by the
+// types' probabilities. It prints the out-of-fold figures of k-fold
 // cross-validation (accuracy, confusion matrix, and the word F1 the
-// chosen actions reach next to today's rules and an oracle) before
-// training on every page.
+// decisions reach next to the embedded classifier's, an unconstrained
+// expected-F1 choice of draw, and an oracle) before training on every page.
 package main
 
 import (
