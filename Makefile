@@ -192,9 +192,17 @@ CORPUS ?= ../shared/bench/scrapinghub
 bench-extract: ## Score distill, go-trafilatura and go-readability on one core, per page type: make bench-extract [CORPUS=scrapinghub dir, WCXB split or repo] [BENCH_ARGS="-rounds 1 -worst 20 -type forum"].
 	cd services/extractor/bench && GOWORK=off go run ./cmd/bench-extract -corpus $(abspath $(CORPUS)) -out $(CURDIR)/bench-out $(BENCH_ARGS)
 
+# WCXB is the WCXB benchmark's development split the extractor's models
+# are trained on; the held-out split is never read.
+WCXB ?= ../wcxb/dev
+
 .PHONY: train-blocks
-train-blocks: ## Train the extractor's block model on a WCXB split, print its cross-validated word F1 per page type, and write the model distill embeds: make train-blocks CORPUS=WCXB split or repo [TRAIN_ARGS="-folds 4"].
-	cd $(BENCH_MODULE) && GOWORK=off go run ./cmd/train-blocks -corpus $(abspath $(CORPUS)) -out $(CURDIR)/services/extractor/readable/blockmodel.bin $(TRAIN_ARGS)
+train-blocks: ## Retrain the extractor's block model on the WCXB development split, print its cross-validated word F1 per page type, and rewrite services/extractor/readable/blockmodel.bin: make train-blocks [WCXB=dev split dir] [TRAIN_ARGS="-folds 4"]; after train-pagetype, since it learns the classifier's types.
+	cd $(BENCH_MODULE) && GOWORK=off go run ./cmd/train-blocks -corpus $(abspath $(WCXB)) -out $(CURDIR)/services/extractor/readable/blockmodel.bin $(TRAIN_ARGS)
+
+.PHONY: train-pagetype
+train-pagetype: ## Retrain the extractor's page-type model on the WCXB development split (never the held-out one), print its cross-validated figures, and rewrite services/extractor/readable/pagetype_model.go: make train-pagetype [WCXB=dev split dir] [TRAIN_ARGS="-folds 5 -l2 0.01"].
+	cd services/extractor/bench && GOWORK=off go run ./cmd/train-pagetype -corpus $(abspath $(WCXB)) -out $(CURDIR)/services/extractor/readable/pagetype_model.go $(TRAIN_ARGS)
 
 .PHONY: bench-chunks
 bench-chunks: ## Check that no chunk of any page of the shared scrapinghub corpus passes its token bound, at four chunk sizes: make bench-chunks [DISTILL_BENCH_CORPUS=dir].

@@ -8,6 +8,7 @@ require (
 	distill.dev/services/extractor v0.0.0-00010101000000-000000000000
 	github.com/markusmobius/go-trafilatura v1.12.2
 	golang.org/x/net v0.60.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -89,7 +90,6 @@ require (
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/grpc v1.85.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 replace distill.dev/services/extractor => ../

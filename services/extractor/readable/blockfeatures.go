@@ -41,6 +41,14 @@ func ownText(n *html.Node, st treeStats) (text, link int) {
 			text += nonSpaceRunes(c.Data)
 		case c.Type == html.ElementNode && inlineTags[c.Data]:
 			s := st.of(c)
+			if s.blocks {
+				// A link or span wrapping blocks: only its own text.
+				t, l := ownText(c, st)
+				s.text, s.link = t, l
+				if c.Data == "a" {
+					s.link = t
+				}
+			}
 			text += s.text
 			link += s.link
 		}
@@ -108,7 +116,7 @@ func segment(root *html.Node, st treeStats, page Page, title map[string]bool, wi
 		blocks[i].runes, _ = ownText(n, st)
 		blocks[i].words = fx.words
 		blocks[i].isH1 = n.Data == "h1" || htmlnode.Closest(n, "h1") != nil
-		blocks[i].kept = keeps(n, page)
+		blocks[i].kept = fx.keeps(n, page)
 		if withText {
 			blocks[i].text = blockText(n)
 		}
@@ -124,6 +132,7 @@ type featurizer struct {
 	out   []uint32
 	words int // of the last block featurized
 	title map[string]bool
+	names map[*html.Node][]string // see nameWords
 }
 
 func (f *featurizer) add(parts ...string) {
@@ -181,9 +190,26 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 	}
 	s := blockText(n)
 	words := 0
+	// One pass over the text counts what the features below ask of it.
 	digits, letters := 0, 0
+	currency, copyMark := false, false
 	for _, r := range s {
 		switch {
+		case r < utf8.RuneSelf:
+			switch {
+			case r >= '0' && r <= '9':
+				digits++
+			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+				letters++
+			case r == '$':
+				currency = true
+			case r == '|':
+				copyMark = true
+			}
+		case r == '€' || r == '£' || r == '¥' || r == '₹':
+			currency = true
+		case r == '©':
+			copyMark = true
 		case unicode.IsDigit(r):
 			digits++
 		case unicode.IsLetter(r):
@@ -216,7 +242,7 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 	}
 	commas := strings.Count(s, ",")
 	f.add("commas", bucket(float64(commas), 1, 2, 4, 8))
-	if hasPrice(s) {
+	if currency && hasPrice(s) {
 		f.add("price")
 	}
 	if len(f.title) > 0 && words > 0 && words <= 40 {
@@ -228,7 +254,7 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 		}
 		f.add("title", bucket(float64(hits)/float64(words), 0.01, 0.3, 0.6, 0.9))
 	}
-	if strings.ContainsAny(s, "©|") {
+	if copyMark {
 		f.add("sym", "copy")
 	}
 	if words <= 6 {
@@ -316,22 +342,34 @@ func attr(n *html.Node, key string) string {
 // camel case, once as words anywhere above the block and once with their
 // distance when near it.
 func (f *featurizer) classWords(a *html.Node, d int) {
-	count := 0
-	for _, at := range a.Attr {
-		if at.Key != "class" && at.Key != "id" {
-			continue
-		}
-		for _, w := range splitName(at.Val) {
-			if count == 12 {
-				return
-			}
-			count++
-			f.add("c", w)
-			if d <= 2 {
-				f.add("c", strconv.Itoa(d), w)
-			}
+	for _, w := range f.nameWords(a) {
+		f.add("c", w)
+		if d <= 2 {
+			f.add("c", strconv.Itoa(d), w)
 		}
 	}
+}
+
+// nameWords are the first dozen words of a's class and id, split once per
+// element: every block below an element reads them.
+func (f *featurizer) nameWords(a *html.Node) []string {
+	if words, ok := f.names[a]; ok {
+		return words
+	}
+	var words []string
+	for _, at := range a.Attr {
+		if at.Key == "class" || at.Key == "id" {
+			words = append(words, splitName(at.Val)...)
+		}
+	}
+	if len(words) > 12 {
+		words = words[:12]
+	}
+	if f.names == nil {
+		f.names = map[*html.Node][]string{}
+	}
+	f.names[a] = words
+	return words
 }
 
 // splitName splits a class or id value into lower-case words.
@@ -503,7 +541,7 @@ var referenceWords = map[string]bool{
 // headings that map the page, the dates and authors of posts (a block
 // holding a <time>), a product's price, and the references citations
 // point to.
-func keeps(n *html.Node, page Page) bool {
+func (f *featurizer) keeps(n *html.Node, page Page) bool {
 	if isHeading(n) || htmlnode.Closest(n, "h1", "h2", "h3", "h4", "h5", "h6") != nil {
 		return true
 	}
@@ -517,14 +555,9 @@ func keeps(n *html.Node, page Page) bool {
 	}
 	d := 0
 	for a := n; a != nil && a.Type == html.ElementNode && d < 6; a = a.Parent {
-		for _, at := range a.Attr {
-			if at.Key != "class" && at.Key != "id" {
-				continue
-			}
-			for _, w := range splitName(at.Val) {
-				if referenceWords[w] {
-					return true
-				}
+		for _, w := range f.nameWords(a) {
+			if referenceWords[w] {
+				return true
 			}
 		}
 		d++

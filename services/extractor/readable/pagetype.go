@@ -2,7 +2,9 @@ package readable
 
 import (
 	"encoding/json"
+	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -76,14 +78,26 @@ type features struct {
 	// tag and class, each with a link and a heading or an image.
 	cards   int
 	product Product
+
+	query                                    bool // the URL has a query
+	linkText, chromeText, mainText, listText int  // runes in links, navigation, main content, lists
+	allSections, h1, paras, longParas        int
+	pres, inlineCode, forms, inputs, buttons int
+	images, tables, items, articles, quotes  int
+	dls, links                               int
+	cardLists, cardRun                       int // lists of cards; the longest's length
+	datedCards, pricedCards                  int // runes in lists of cards with dates, with prices
+	shopWords, forumWords, ctas, readMore    int // short runs of text that are a shop's, a forum's, a landing page's, a feed's
+	pager, facets                            int
 }
 
 // Classify reads doc, before anything edits it, and says what kind of
 // page it is. u is the page's URL, or nil.
 func Classify(doc *html.Node, u *url.URL) Page {
 	f := readFeatures(doc, u)
-	t, weak := f.decide()
-	return Page{Type: t, Uncertain: weak, Product: f.product}
+	page := typeModel.Page(f.vector())
+	page.Product = f.product
+	return page
 }
 
 func readFeatures(doc *html.Node, u *url.URL) *features {
@@ -100,12 +114,28 @@ func readFeatures(doc *html.Node, u *url.URL) *features {
 				f.path = append(f.path, s)
 			}
 		}
+		f.query = u.RawQuery != ""
 	}
 	ldBlocks := 0
-	htmlnode.Walk(doc, func(n *html.Node) bool {
+	// Depths of the enclosing links, navigation, main content and lists,
+	// kept as the walk enters and leaves them.
+	var inLink, inChrome, inMain, inList int
+	enter := func(n *html.Node) bool {
 		switch n.Type {
 		case html.TextNode:
-			f.readText(n)
+			l := f.readText(n)
+			if inLink > 0 {
+				f.linkText += l
+			}
+			if inChrome > 0 {
+				f.chromeText += l
+			}
+			if inMain > 0 {
+				f.mainText += l
+			}
+			if inList > 0 {
+				f.listText += l
+			}
 			return false
 		case html.ElementNode:
 		default:
@@ -125,24 +155,73 @@ func readFeatures(doc *html.Node, u *url.URL) *features {
 				f.og = strings.ToLower(strings.TrimSpace(htmlnode.Attr(n, "content")))
 			}
 		case "section":
+			f.allSections++
 			if htmlnode.First(n, "h1", "h2", "h3", "h4") != nil {
 				f.sections++
 			}
-		case "h1", "h2", "h3", "h4":
+		case "h1":
+			f.h1++
+			f.headings++
+		case "h2", "h3", "h4":
 			f.headings++
 		case "time":
 			f.times++
 		case "p":
+			f.paras++
 			if l := htmlnode.TextLen(n); l >= proseMin {
 				f.prose += l
+				f.longParas++
 			}
 		case "pre":
 			f.code += htmlnode.TextLen(n)
+			f.pres++
 			return false
+		case "code", "kbd", "samp":
+			f.inlineCode++
+		case "form":
+			f.forms++
+		case "input", "select", "textarea":
+			if !strings.EqualFold(htmlnode.Attr(n, "type"), "hidden") {
+				f.inputs++
+			}
+		case "button":
+			f.buttons++
+		case "img", "picture":
+			f.images++
+		case "table":
+			f.tables++
+		case "li":
+			f.items++
+		case "article":
+			f.articles++
+		case "blockquote":
+			f.quotes++
+		case "dl":
+			f.dls++
+		}
+		switch partOf(n) {
+		case inLinkCtx:
+			inLink++
+			f.links++
+		case inChromeCtx:
+			inChrome++
+		case inMainCtx:
+			inMain++
+		case inListCtx:
+			inList++
 		}
 		if n.Data != "ul" && n.Data != "ol" && n.Data != "table" && n.Data != "tbody" && n.Data != "select" {
-			if hasCards(n) {
-				f.cards += htmlnode.TextLen(n)
+			if c, ok := cardsIn(n); ok {
+				l := htmlnode.TextLen(n)
+				f.cards += l
+				f.cardLists++
+				f.cardRun = max(f.cardRun, c.run)
+				if c.dated {
+					f.datedCards += l
+				}
+				if c.priced {
+					f.pricedCards += l
+				}
 			}
 		}
 		if t := htmlnode.Attr(n, "itemtype"); t != "" {
@@ -156,8 +235,54 @@ func readFeatures(doc *html.Node, u *url.URL) *features {
 			f.authors++
 		}
 		return true
-	})
+	}
+	leave := func(n *html.Node) {
+		if n.Type != html.ElementNode {
+			return
+		}
+		switch partOf(n) {
+		case inLinkCtx:
+			inLink--
+		case inChromeCtx:
+			inChrome--
+		case inMainCtx:
+			inMain--
+		case inListCtx:
+			inList--
+		}
+	}
+	htmlnode.WalkAround(doc, enter, leave)
 	return f
+}
+
+// The parts of a page the classifier measures the text of.
+const (
+	noCtx = iota
+	inLinkCtx
+	inChromeCtx
+	inMainCtx
+	inListCtx
+)
+
+// partOf says which part of the page element n opens.
+func partOf(n *html.Node) int {
+	switch n.Data {
+	case "a":
+		return inLinkCtx
+	case "nav", "aside", "footer":
+		return inChromeCtx
+	case "main", "article":
+		return inMainCtx
+	case "ul", "ol":
+		return inListCtx
+	}
+	switch strings.ToLower(htmlnode.Attr(n, "role")) {
+	case "navigation":
+		return inChromeCtx
+	case "main":
+		return inMainCtx
+	}
+	return noCtx
 }
 
 var authorWords = map[string]bool{
@@ -168,13 +293,19 @@ var authorWords = map[string]bool{
 // minCards is how many alike siblings make a list of cards.
 const minCards = 6
 
-// hasCards reports whether n's children include a list of cards: minCards
+// cardRun is what a list of cards holds.
+type cardRun struct {
+	run           int  // the cards in the longest run
+	dated, priced bool // its first cards carry a date, a price
+}
+
+// cardsIn reports whether n's children include a list of cards: minCards
 // or more elements in a row of one tag and class, the first of which hold
 // a link and a heading or an image. The run is found by names first, so
 // only the children of a long run are looked into.
-func hasCards(n *html.Node) bool {
-	var start *html.Node
-	run := 0
+func cardsIn(n *html.Node) (cardRun, bool) {
+	var start, found *html.Node
+	run, best := 0, 0
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		if c.Type != html.ElementNode {
 			continue
@@ -183,11 +314,32 @@ func hasCards(n *html.Node) bool {
 			start, run = c, 0
 		}
 		run++
-		if run == minCards && cardsFrom(start) {
-			return true
+		if run == minCards && found == nil && cardsFrom(start) {
+			found = start
+		}
+		if found == start {
+			best = run
 		}
 	}
-	return false
+	if found == nil {
+		return cardRun{}, false
+	}
+	cr := cardRun{run: best}
+	seen := 0
+	for c := found; c != nil && seen < minCards; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		seen++
+		text := htmlnode.Text(c)
+		if htmlnode.First(c, "time") != nil || namesDate(text) {
+			cr.dated = true
+		}
+		if hasPrice(text) {
+			cr.priced = true
+		}
+	}
+	return cr, true
 }
 
 // alike reports whether a and b have one tag and one class.
@@ -213,6 +365,79 @@ func cardsFrom(start *html.Node) bool {
 
 func isCard(c *html.Node) bool {
 	return htmlnode.First(c, "a") != nil && htmlnode.First(c, "h2", "h3", "h4", "h5", "img") != nil
+}
+
+// namesDate reports whether s reads as holding a date: a month's name or
+// its abbreviation next to a number, or a numeric date such as 2024-05-01
+// or 01/05/2024.
+func namesDate(s string) bool {
+	if len(s) > 600 {
+		s = s[:600]
+	}
+	ls := strings.ToLower(s)
+	for _, m := range monthNames {
+		for i := 0; ; {
+			j := strings.Index(ls[i:], m)
+			if j < 0 {
+				break
+			}
+			j += i
+			i = j + len(m)
+			word := ls[j:]
+			if k := strings.IndexFunc(word, func(r rune) bool { return r < 'a' || r > 'z' }); k >= 0 {
+				word = word[:k]
+			}
+			// The month is a word of its own, named in full or cut short.
+			if j > 0 && ls[j-1] >= 'a' && ls[j-1] <= 'z' || word != m && !slices.Contains(fullMonths, word) {
+				continue
+			}
+			before := strings.TrimRight(ls[:j], " .,")
+			after := strings.TrimLeft(ls[j+len(word):], ". ,")
+			if before != "" && isDigit(before[len(before)-1]) || after != "" && isDigit(after[0]) {
+				return true
+			}
+		}
+	}
+	for i := 0; i+5 <= len(s); i++ {
+		if isDigit(s[i]) && (i == 0 || !isDigit(s[i-1])) && numericDate(s[i:]) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	monthNames = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+	fullMonths = []string{"january", "february", "march", "april", "june", "july", "august", "sept", "september",
+		"october", "november", "december"}
+)
+
+// numericDate reports whether s opens with three groups of digits split
+// by one separator, one of them a year, as 2024-05-01 and 1.5.2024 do.
+func numericDate(s string) bool {
+	sep := byte(0)
+	i, year := 0, false
+	for group := range 3 {
+		n := 0
+		for i < len(s) && isDigit(s[i]) && n < 4 {
+			i++
+			n++
+		}
+		if n == 0 {
+			return false
+		}
+		year = year || n == 4
+		if group == 2 {
+			// A year tells a date from a version number.
+			return year && (i == len(s) || !isDigit(s[i]))
+		}
+		if i >= len(s) || s[i] != '-' && s[i] != '/' && s[i] != '.' || sep != 0 && s[i] != sep {
+			return false
+		}
+		sep = s[i]
+		i++
+	}
+	return false
 }
 
 // mayNameAuthor is a cheap test every class naming an author passes:
@@ -241,16 +466,15 @@ func hasWord(n *html.Node, words map[string]bool) bool {
 	return found
 }
 
-func (f *features) readText(n *html.Node) {
+// readText counts n's text and what it says, and returns its length in
+// runes, spaces left out.
+func (f *features) readText(n *html.Node) int {
 	if n.Parent != nil && (n.Parent.Data == "script" || n.Parent.Data == "style" || n.Parent.Data == "noscript") {
-		return
+		return 0
 	}
 	s := n.Data
-	for _, r := range s {
-		if !unicode.IsSpace(r) {
-			f.text++
-		}
-	}
+	l := nonSpace(s)
+	f.text += l
 	if p := n.Parent; p != nil && p.Data != "p" && p.Data != "a" && len(s) >= proseMin {
 		// Running text written straight into a div or between line
 		// breaks, as older templates do.
@@ -263,11 +487,40 @@ func (f *features) readText(n *html.Node) {
 		f.prices++
 	}
 	if len(s) < 40 {
-		switch strings.ToLower(strings.TrimSpace(s)) {
-		case "edit this page", "edit on github", "improve this page", "on this page", "in this article",
-			"table of contents", "was this page helpful?", "was this helpful?", "next topic", "previous topic":
-			f.docChrome++
-		}
+		f.readLabel(s)
+	}
+	return l
+}
+
+// readLabel counts the short runs of text that are a kind of page's own:
+// documentation's chrome, a shop's, a forum's, a landing page's calls to
+// action, a feed's and a list's controls.
+func (f *features) readLabel(s string) {
+	s = strings.Trim(strings.TrimSpace(s), ":!?.»›→←«‹ ")
+	if s == "" {
+		return
+	}
+	switch strings.ToLower(s) {
+	case "edit this page", "edit on github", "improve this page", "on this page", "in this article",
+		"table of contents", "was this page helpful", "was this helpful", "next topic", "previous topic",
+		"contents", "in this section", "edit", "view source", "suggest an edit", "report an issue":
+		f.docChrome++
+	case "add to cart", "add to basket", "add to bag", "buy now", "in stock", "out of stock", "add to wishlist",
+		"sku", "quantity", "qty", "select size", "size guide", "specifications", "reviews":
+		f.shopWords++
+	case "reply", "quote", "report", "permalink", "posts", "joined", "member", "like", "share", "replies",
+		"registered", "thread starter", "original poster", "solved", "accepted answer", "answers", "votes":
+		f.forumWords++
+	case "contact us", "get started", "book a demo", "request a demo", "get a quote", "request a quote",
+		"free trial", "start free trial", "pricing", "learn more", "book now", "schedule a call", "get in touch",
+		"our services", "services", "what we do", "testimonials", "our clients", "faq", "faqs", "contact", "sign up":
+		f.ctas++
+	case "read more", "continue reading", "read full article", "view all", "load more", "show more":
+		f.readMore++
+	case "next", "previous", "prev", "older posts", "newer posts", "next page", "previous page", "older", "newer", "2", "3":
+		f.pager++
+	case "sort by", "filter", "filters", "sort", "results", "showing", "show", "clear all", "refine", "price", "brand", "category", "categories":
+		f.facets++
 	}
 }
 
@@ -405,58 +658,6 @@ func (f *features) pathHas(segs ...string) bool {
 // type: less is an empty shell or an error page.
 const minTypedText = 200
 
-// decide weighs the signals into a type, and says whether the signals
-// for it were weak.
-func (f *features) decide() (PageType, bool) {
-	proseShare := 0.0
-	if f.text > 0 {
-		proseShare = float64(f.prose) / float64(f.text)
-	}
-	codeShare := 0.0
-	if f.text > 0 {
-		codeShare = float64(f.code) / float64(f.text)
-	}
-	articleLD := f.hasType("article", "newsarticle", "blogposting", "reportagenewsarticle", "analysisnewsarticle", "opinionnewsarticle", "scholarlyarticle")
-	switch {
-	case f.text < minTypedText:
-		return TypeOther, true
-	case f.hasType("discussionforumposting", "qapage") || f.types["comment"] >= 3 && !articleLD:
-		return TypeForum, false
-	case f.forumScript():
-		return TypeForum, false
-	case (f.forumHost || f.pathHas("t", "d", "comments", "questions", "post") || f.pathPrefix("thread", "topic", "forum", "discussion", "community", "board")) && (f.authors >= 2 || f.times >= 2) && !articleLD:
-		return TypeForum, false
-	case articleLD && proseShare >= 0.25:
-		return TypeArticle, false
-	case f.hasType("product", "productgroup") && f.types["product"] <= 2 || f.og == "product" || f.og == "og:product":
-		return TypeProduct, false
-	case f.hasType("techarticle", "apireference"),
-		f.pathHas("docs", "doc", "documentation", "api", "reference", "manual", "handbook") && !articleLD,
-		f.docChrome >= 1 && codeShare >= 0.05 && !articleLD:
-		return TypeDocumentation, false
-	case articleLD || f.datedPath():
-		return TypeArticle, false
-	case f.og == "article" && proseShare >= 0.2 || f.pathHas("blog", "news", "article", "articles", "story", "stories", "post", "posts"):
-		return TypeArticle, true
-	case f.hasType("collectionpage", "offercatalog") || f.types["product"] > 2 || f.prices >= 6 && proseShare < 0.3:
-		return TypeCollection, false
-	case f.cards*10 >= f.text*4 && proseShare < 0.5:
-		if f.prices >= minCards {
-			return TypeCollection, false
-		}
-		return TypeListing, false
-	case f.hasType("itemlist", "searchresultspage"):
-		return TypeListing, false
-	case proseShare >= 0.5:
-		return TypeArticle, true
-	case f.sections >= 4:
-		return TypeService, false
-	case proseShare < 0.25:
-		return TypeService, true
-	}
-	return TypeArticle, true
-}
-
 func nonSpace(s string) int {
 	n := 0
 	for _, r := range s {
@@ -476,4 +677,296 @@ func (f *features) datedPath() bool {
 		}
 	}
 	return false
+}
+
+// Features reads the classifier's inputs off a page: Classify's model
+// weighs them, and the command that trains it (bench's train-pagetype)
+// reads them through here. doc is read before anything edits it.
+func Features(doc *html.Node, u *url.URL) []float64 {
+	return readFeatures(doc, u).vector()
+}
+
+// FeatureNames names Features' values, in order.
+func FeatureNames() []string {
+	var names []string
+	(&features{types: map[string]int{}}).each(func(name string, _ float64) { names = append(names, name) })
+	return names
+}
+
+func (f *features) vector() []float64 {
+	v := make([]float64, 0, 80)
+	f.each(func(_ string, x float64) { v = append(v, x) })
+	return v
+}
+
+// each hands fn the classifier's inputs, by name: counts on a log scale,
+// since a page with twice the sections is not twice the landing page;
+// shares of the page's text; and yes-or-no signals as 0 or 1.
+func (f *features) each(fn func(name string, v float64)) {
+	lg := func(n int) float64 { return math.Log1p(float64(max(n, 0))) }
+	share := func(n int) float64 {
+		if f.text == 0 {
+			return 0
+		}
+		return min(float64(n)/float64(f.text), 1)
+	}
+	yes := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+	}{
+		{"text", f.text}, {"sections", f.sections}, {"all_sections", f.allSections}, {"headings", f.headings},
+		{"h1", f.h1}, {"times", f.times}, {"authors", f.authors}, {"prices", f.prices}, {"doc_chrome", f.docChrome},
+		{"card_lists", f.cardLists}, {"card_run", f.cardRun}, {"paras", f.paras}, {"long_paras", f.longParas},
+		{"pres", f.pres}, {"inline_code", f.inlineCode}, {"forms", f.forms}, {"inputs", f.inputs},
+		{"buttons", f.buttons}, {"images", f.images}, {"tables", f.tables}, {"items", f.items},
+		{"articles", f.articles}, {"quotes", f.quotes}, {"dls", f.dls}, {"links", f.links},
+		{"shop_words", f.shopWords}, {"forum_words", f.forumWords}, {"ctas", f.ctas}, {"read_more", f.readMore},
+		{"pager", f.pager}, {"facets", f.facets}, {"ld_comments", f.types["comment"]},
+		{"ld_products", f.types["product"] + f.types["offer"]}, {"path_depth", len(f.path)},
+		{"slug_words", slugWords(f.path)},
+	} {
+		fn("log_"+c.name, lg(c.n))
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+	}{
+		{"prose", f.prose}, {"code", f.code}, {"cards", f.cards}, {"dated_cards", f.datedCards},
+		{"priced_cards", f.pricedCards}, {"link_text", f.linkText}, {"chrome_text", f.chromeText},
+		{"main_text", f.mainText}, {"list_text", f.listText},
+	} {
+		fn("share_"+c.name, share(c.n))
+	}
+	for _, c := range []struct {
+		name string
+		b    bool
+	}{
+		{"ld_article", f.hasType(articleTypes...)},
+		{"ld_product", f.hasType("product", "productgroup", "offer", "aggregateoffer")},
+		{"ld_forum", f.hasType("discussionforumposting", "qapage")},
+		{"ld_collection", f.hasType("collectionpage", "offercatalog")},
+		{"ld_itemlist", f.hasType("itemlist", "searchresultspage")},
+		{"ld_tech", f.hasType("techarticle", "apireference", "softwaresourcecode")},
+		{"ld_faq", f.hasType("faqpage", "question")},
+		{"ld_howto", f.hasType("howto", "recipe")},
+		{"ld_org", f.hasType("organization", "localbusiness", "corporation", "professionalservice", "service")},
+		{"ld_webpage", f.hasType("webpage", "aboutpage", "contactpage")},
+		{"ld_event", f.hasType("event", "jobposting", "course")},
+		{"ld_breadcrumbs", f.hasType("breadcrumblist")},
+		{"ld_software", f.hasType("softwareapplication", "webapplication", "mobileapplication")},
+		{"ld_person", f.hasType("person", "profilepage")},
+		{"og_article", f.og == "article"},
+		{"og_product", f.og == "product" || f.og == "og:product"},
+		{"og_website", f.og == "website"},
+		{"forum_host", f.forumHost},
+		{"forum_script", f.forumScript()},
+		{"dated_path", f.datedPath()},
+		{"query", f.query},
+		{"root", len(f.path) == 0},
+		{"numeric_segment", f.numericSegment()},
+		{"path_docs", f.pathHas(docsPath...)},
+		{"path_blog", f.pathHas(blogPath...)},
+		{"path_forum", f.pathHas("t", "d", "comments", "questions", "q") || f.pathPrefix("thread", "topic", "forum", "discussion", "community", "board")},
+		{"path_product", f.pathHas(productPath...)},
+		{"path_category", f.pathHas(categoryPath...)},
+		{"path_listing", f.pathHas(listingPath...)},
+		{"path_service", f.pathHas(servicePath...)},
+	} {
+		fn(c.name, yes(c.b))
+	}
+}
+
+var articleTypes = []string{"article", "newsarticle", "blogposting", "reportagenewsarticle", "analysisnewsarticle", "opinionnewsarticle", "scholarlyarticle"}
+
+// The words of URL paths that file a page under a kind.
+var (
+	docsPath = []string{"docs", "doc", "documentation", "api", "reference", "manual", "handbook", "guide", "guides",
+		"tutorial", "tutorials", "learn", "kb", "knowledge-base", "help", "developer", "developers", "sdk"}
+	blogPath     = []string{"blog", "blogs", "news", "article", "articles", "story", "stories", "post", "posts", "press", "magazine"}
+	productPath  = []string{"product", "products", "p", "item", "items", "dp", "buy"}
+	categoryPath = []string{"category", "categories", "collections", "collection", "c", "shop", "store", "catalog", "department", "brand", "brands", "tag", "tags"}
+	listingPath  = []string{"jobs", "careers", "events", "search", "results", "listings", "directory", "archive", "archives", "page", "author", "authors", "topics", "list"}
+	servicePath  = []string{"services", "service", "solutions", "solution", "pricing", "features", "about", "about-us", "contact", "company", "industries", "platform", "enterprise", "plans"}
+)
+
+// slugWords counts the hyphenated words of the path's last segment: a
+// story's slug has many, a section's name one or two.
+func slugWords(path []string) int {
+	if len(path) == 0 {
+		return 0
+	}
+	last := path[len(path)-1]
+	if i := strings.LastIndexByte(last, '.'); i > 0 {
+		last = last[:i]
+	}
+	return strings.Count(last, "-") + strings.Count(last, "_") + 1
+}
+
+// numericSegment reports whether a path segment is a number, as an id.
+func (f *features) numericSegment() bool {
+	for _, p := range f.path {
+		if p != "" && strings.Trim(p, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Model is a multinomial logistic regression over Features, trained on
+// the WCXB development split by bench's train-pagetype, with what each
+// way of drawing a page (Actions) scored on the training pages of each
+// type.
+type Model struct {
+	Features []string // the names of the inputs it was trained on
+	// Mean and Scale standardise each input.
+	Mean, Scale []float64
+	Classes     []PageType
+	// Weights holds one row per class: a weight per input, then the bias.
+	Weights [][]float64
+	// Utility[c][a] is the mean word F1 that Actions[a] drew from the
+	// training pages of class c.
+	Utility [][]float64
+	// ArticleOdds multiplies the odds of an article before the likeliest
+	// type is taken: an article taken for another type loses the most.
+	ArticleOdds float64
+}
+
+// Actions are the ways a page can be drawn: Collection stands for every
+// type drawn wide without comments (collection, listing, service), and an
+// uncertain article is read as an article unless its best block is thin.
+var Actions = []Page{
+	{Type: TypeArticle},
+	{Type: TypeArticle, Uncertain: true},
+	{Type: TypeForum},
+	{Type: TypeProduct},
+	{Type: TypeCollection},
+	{Type: TypeDocumentation},
+}
+
+// Page decides the type of a page with inputs x. What a page declares
+// outright (a forum post's structured data, a forum engine's script name)
+// and too little text to be of any type decide alone; otherwise the model
+// does, and an article's structured data makes it sure of an article.
+func (m *Model) Page(x []float64) Page {
+	get := func(name string) float64 {
+		if i := slices.Index(m.Features, name); i >= 0 && i < len(x) {
+			return x[i]
+		}
+		return 0
+	}
+	switch {
+	case get("log_text") < math.Log1p(minTypedText):
+		return Page{Type: TypeOther, Uncertain: true}
+	case get("ld_forum") == 1 || get("forum_script") == 1:
+		return Page{Type: TypeForum}
+	}
+	page := m.Classify(m.Probabilities(x))
+	// A page the model takes for an article and that declares itself one
+	// is read as one, whatever the share of its best block: paywalled and
+	// short stories have little text there, and drawing them wide brings
+	// in the page around them.
+	if page.Type == TypeArticle && (get("ld_article") == 1 || get("dated_path") == 1) {
+		page.Uncertain = false
+	}
+	return page
+}
+
+// Probabilities returns the probability of each of m's classes for the
+// inputs x.
+func (m *Model) Probabilities(x []float64) []float64 {
+	p := make([]float64, len(m.Classes))
+	top := math.Inf(-1)
+	for c, w := range m.Weights {
+		z := w[len(w)-1]
+		for i, v := range x {
+			z += w[i] * (v - m.Mean[i]) / m.Scale[i]
+		}
+		p[c] = z
+		top = max(top, z)
+	}
+	sum := 0.0
+	for c := range p {
+		p[c] = math.Exp(p[c] - top)
+		sum += p[c]
+	}
+	for c := range p {
+		p[c] /= sum
+	}
+	return p
+}
+
+// Classify returns the likeliest class for probabilities p, uncertain
+// when reading the page as that class promises less F1 than reading it
+// as an uncertain article does.
+func (m *Model) Classify(p []float64) Page {
+	top := 0
+	odds := func(c int) float64 {
+		if m.Classes[c] == TypeArticle && m.ArticleOdds > 0 {
+			return p[c] * m.ArticleOdds
+		}
+		return p[c]
+	}
+	for c := range p {
+		if odds(c) > odds(top) {
+			top = c
+		}
+	}
+	page := Page{Type: m.Classes[top]}
+	sure := slices.IndexFunc(Actions, func(a Page) bool { return a.Type == drawnAs(page.Type) && !a.Uncertain })
+	unsure := slices.IndexFunc(Actions, func(a Page) bool { return a.Uncertain })
+	var uSure, uUnsure float64
+	for c := range p {
+		uSure += p[c] * m.Utility[c][sure]
+		uUnsure += p[c] * m.Utility[c][unsure]
+	}
+	page.Uncertain = uUnsure > uSure
+	return page
+}
+
+// Decide returns the Action of best expected F1 for class probabilities
+// p, whatever type it is, reporting its type as the likeliest class the
+// action stands for. The trainer compares it with Classify.
+func (m *Model) Decide(p []float64) Page {
+	best, bestU := 0, math.Inf(-1)
+	for a := range Actions {
+		u := 0.0
+		for c := range p {
+			u += p[c] * m.Utility[c][a]
+		}
+		if u > bestU {
+			best, bestU = a, u
+		}
+	}
+	page := Actions[best]
+	var among []PageType
+	switch {
+	case page.Uncertain:
+		among = m.Classes
+	case page.Type == TypeCollection:
+		among = []PageType{TypeCollection, TypeListing, TypeService}
+	default:
+		return page
+	}
+	top := -1.0
+	for c, t := range m.Classes {
+		if slices.Contains(among, t) && p[c] > top {
+			page.Type, top = t, p[c]
+		}
+	}
+	return page
+}
+
+// drawnAs is the type among Actions that pages of type t are drawn as.
+func drawnAs(t PageType) PageType {
+	switch t {
+	case TypeListing, TypeService:
+		return TypeCollection
+	}
+	return t
 }

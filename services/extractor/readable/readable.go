@@ -93,6 +93,10 @@ func articleOf(ctx context.Context, doc *html.Node, page Page, m *BlockModel, ca
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if page.Type == TypeDocumentation && !page.Uncertain {
+		// Before hidden elements go: a tab's hidden panels are text too.
+		showTabPanels(body)
+	}
 	removeNonContent(body, st)
 	var blocks []textBlock
 	if m != nil || capture != nil {
@@ -114,6 +118,9 @@ func articleOf(ctx context.Context, doc *html.Node, page Page, m *BlockModel, ca
 
 // choose is the rules' choice of content in body, its non-content removed.
 func choose(ctx context.Context, body *html.Node, st treeStats, page Page) (*html.Node, error) {
+	if page.Type == TypeDocumentation && !page.Uncertain {
+		return documentation(ctx, body, st)
+	}
 	if isWide(page.Type) && !page.Uncertain {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -178,13 +185,7 @@ func (m *BlockModel) prune(content *html.Node, blocks []textBlock, in []int, thr
 		if b.kept || m.Prob(b.feats) >= threshold {
 			continue
 		}
-		for c := b.n.FirstChild; c != nil; {
-			next := c.NextSibling
-			if c.Type == html.TextNode || c.Type == html.ElementNode && inlineTags[c.Data] {
-				htmlnode.Remove(c)
-			}
-			c = next
-		}
+		dropOwn(b.n)
 		// The block, and the wrappers it leaves empty, go too.
 		for n := b.n; n != content && n.Parent != nil && empty(n); {
 			parent := n.Parent
@@ -192,6 +193,37 @@ func (m *BlockModel) prune(content *html.Node, blocks []textBlock, in []int, thr
 			n = parent
 		}
 	}
+}
+
+// dropOwn removes n's own text: its text and inline children, but for the
+// blocks an inline child wraps, which are blocks of their own.
+func dropOwn(n *html.Node) {
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		switch {
+		case c.Type == html.TextNode:
+			htmlnode.Remove(c)
+		case c.Type == html.ElementNode && inlineTags[c.Data]:
+			if wrapsBlocks(c) {
+				dropOwn(c)
+			} else {
+				htmlnode.Remove(c)
+			}
+		}
+		c = next
+	}
+}
+
+// wrapsBlocks reports whether inline element n holds a block element.
+func wrapsBlocks(n *html.Node) bool {
+	found := false
+	htmlnode.Walk(n, func(d *html.Node) bool {
+		if d != n && d.Type == html.ElementNode && !inlineTags[d.Data] && d.Data != "br" && d.Data != "img" {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // empty reports whether n holds nothing but white space.

@@ -11,6 +11,7 @@ import (
 	readability "codeberg.org/readeck/go-readability/v2"
 	"github.com/markusmobius/go-trafilatura"
 	"golang.org/x/net/html"
+	"google.golang.org/protobuf/proto"
 
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
@@ -21,6 +22,10 @@ import (
 type Extractor struct {
 	Name    string
 	Extract func(ctx context.Context, p Page) (string, error)
+	// Typed, when set, is Extract that also says which page type the
+	// extractor took the page for, as the extractor itself reports it.
+	// It is used untimed, when a confusion matrix is asked for.
+	Typed func(ctx context.Context, p Page) (text, pageType string, err error)
 }
 
 // pageURL falls back to a placeholder so every extractor gets an absolute
@@ -44,7 +49,11 @@ func DistillWith(e *extract.Extractor) Extractor {
 		Format:  distillv1.Format_FORMAT_TEXT,
 		Profile: distillv1.Profile_PROFILE_ARTICLE,
 	}
-	return Extractor{Name: "distill", Extract: func(ctx context.Context, p Page) (string, error) {
+	// Diagnostics cost a little (links and tables are counted), so only
+	// the untyped, timed extraction goes without them.
+	diagOpts := proto.CloneOf(opts)
+	diagOpts.Diagnostics = true
+	run := func(ctx context.Context, p Page, opts *distillv1.FetchOptions) (*distillv1.Distilled, error) {
 		resp, err := e.Extract(ctx, &internalv1.ExtractRequest{
 			Html:        p.HTML,
 			Url:         pageURL(p),
@@ -53,10 +62,28 @@ func DistillWith(e *extract.Extractor) Extractor {
 			Options:     opts,
 		})
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		return strings.TrimRight(resp.GetDistilled().GetText(), "\n") + "\n", nil
-	}}
+		return resp.GetDistilled(), nil
+	}
+	text := func(d *distillv1.Distilled) string { return strings.TrimRight(d.GetText(), "\n") + "\n" }
+	return Extractor{
+		Name: "distill",
+		Extract: func(ctx context.Context, p Page) (string, error) {
+			d, err := run(ctx, p, opts)
+			if err != nil {
+				return "", err
+			}
+			return text(d), nil
+		},
+		Typed: func(ctx context.Context, p Page) (string, string, error) {
+			d, err := run(ctx, p, diagOpts)
+			if err != nil {
+				return "", "", err
+			}
+			return text(d), d.GetDiagnostics().GetPageType(), nil
+		},
+	}
 }
 
 // Trafilatura is go-trafilatura as its own CLI runs by default (fallback

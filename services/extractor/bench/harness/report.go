@@ -77,6 +77,82 @@ func report(w io.Writer, cfg Config, corpus Corpus, results []Result, floor floa
 	for _, r := range results {
 		worst(w, cfg.Worst, corpus, groups, r)
 	}
+	if cfg.Confusion {
+		for _, r := range results {
+			confusion(w, pages, r)
+		}
+	}
+}
+
+// confusion prints the pages' true types (rows) against the types r took
+// them for (columns), with each row's share taken right, or says that r
+// reports no types.
+func confusion(w io.Writer, pages []Page, r Result) {
+	fmt.Fprintf(w, "\n%s: page types, true (rows) x predicted (columns)\n", r.Name)
+	if r.Predicted == nil {
+		fmt.Fprintln(w, "  (reports no page types)")
+		return
+	}
+	const unknown = "-"
+	cols := slices.Clone(PageTypes)
+	counts := map[[2]string]int{}
+	var rows []string
+	for _, p := range pages {
+		truth, pred := p.Type, r.Predicted[p.ID]
+		if truth == "" {
+			truth = unknown
+		}
+		if pred == "" {
+			pred = unknown
+		}
+		if !slices.Contains(cols, pred) {
+			cols = append(cols, pred)
+		}
+		if !slices.Contains(rows, truth) {
+			rows = append(rows, truth)
+		}
+		counts[[2]string{truth, pred}]++
+	}
+	order := func(t string) int {
+		if i := slices.Index(PageTypes, t); i >= 0 {
+			return i
+		}
+		return len(PageTypes)
+	}
+	slices.SortStableFunc(rows, func(a, b string) int { return order(a) - order(b) })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "true\\pred\t")
+	for _, c := range cols {
+		fmt.Fprintf(tw, "%s\t", c)
+	}
+	fmt.Fprintln(tw, "pages\tright\t")
+	right, total := 0, 0
+	for _, t := range rows {
+		fmt.Fprintf(tw, "%s\t", t)
+		n := 0
+		for _, c := range cols {
+			k := counts[[2]string{t, c}]
+			n += k
+			fmt.Fprintf(tw, "%d\t", k)
+		}
+		if t == unknown {
+			// An untyped corpus's pages are counted, not scored.
+			fmt.Fprintf(tw, "%d\t-\t\n", n)
+			continue
+		}
+		k := counts[[2]string{t, t}]
+		right += k
+		total += n
+		fmt.Fprintf(tw, "%d\t%.3f\t\n", n, float64(k)/float64(n))
+	}
+	if total > 0 {
+		fmt.Fprintf(tw, "all\t")
+		for range cols {
+			fmt.Fprint(tw, "\t")
+		}
+		fmt.Fprintf(tw, "%d\t%.3f\t\n", total, float64(right)/float64(total))
+	}
+	tw.Flush()
 }
 
 // typeGroup is the pages of one type, by index into the corpus.

@@ -33,6 +33,9 @@ type Config struct {
 	// counts. Rounds alternate between the extractors, so a burst of load
 	// from elsewhere on the machine does not fall on one of them only.
 	Rounds int
+	// Confusion prints, for each extractor that reports page types, the
+	// true type of each page against the type it took the page for.
+	Confusion bool
 }
 
 // Result is one extractor's run.
@@ -48,6 +51,9 @@ type Result struct {
 	WordPages   []metric.WordPage
 	Pages       []metric.Page
 	Predictions map[string]string
+	// Predicted holds the page type the extractor reported for each page,
+	// when a confusion matrix was asked for and it reports types.
+	Predicted map[string]string
 	// Failed holds the pages whose extraction returned an error.
 	Failed map[string]error
 }
@@ -85,7 +91,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, w io.Writer) erro
 	}
 	results := make([]Result, len(exs))
 	for i, ex := range exs {
-		res, err := warmUp(ctx, ex, pages)
+		res, err := warmUp(ctx, ex, pages, cfg.Confusion)
 		if err != nil {
 			return err
 		}
@@ -160,14 +166,24 @@ func selected(only []string, logger *slog.Logger) ([]Extractor, error) {
 
 // warmUp runs ex over every page once, untimed, so caches, lazily
 // compiled regexps and the heap are settled before timing, and scores
-// what it extracted.
-func warmUp(ctx context.Context, ex Extractor, pages []Page) (Result, error) {
+// what it extracted. With typed, an extractor that reports page types
+// reports them too.
+func warmUp(ctx context.Context, ex Extractor, pages []Page, typed bool) (Result, error) {
 	res := Result{Name: ex.Name, Predictions: make(map[string]string, len(pages)), Failed: map[string]error{}}
+	extract := ex.Extract
+	if typed && ex.Typed != nil {
+		res.Predicted = make(map[string]string, len(pages))
+		extract = func(ctx context.Context, p Page) (string, error) {
+			text, typ, err := ex.Typed(ctx, p)
+			res.Predicted[p.ID] = typ
+			return text, err
+		}
+	}
 	for _, p := range pages {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		text, err := ex.Extract(ctx, p)
+		text, err := extract(ctx, p)
 		if err != nil {
 			// A failed page scores as an empty prediction, as it would for
 			// a user.
@@ -207,9 +223,12 @@ func timedPass(ctx context.Context, ex Extractor, pages []Page) (time.Duration, 
 // pageRecord is one page of an extractor's run as written beside its
 // predictions.
 type pageRecord struct {
-	ID            string  `json:"id"`
-	URL           string  `json:"url,omitempty"`
-	Type          string  `json:"type,omitempty"`
+	ID   string `json:"id"`
+	URL  string `json:"url,omitempty"`
+	Type string `json:"type,omitempty"`
+	// PredictedType is the type the extractor took the page for, when
+	// asked (-confusion) and it says.
+	PredictedType string  `json:"predicted_type,omitempty"`
 	WordF1        float64 `json:"word_f1"`
 	WordPrecision float64 `json:"word_precision"`
 	WordRecall    float64 `json:"word_recall"`
@@ -229,7 +248,7 @@ func writePredictions(dir string, pages []Page, res Result) error {
 	for i, p := range pages {
 		w := res.WordPages[i]
 		records[i] = pageRecord{
-			ID: p.ID, URL: p.URL, Type: p.Type,
+			ID: p.ID, URL: p.URL, Type: p.Type, PredictedType: res.Predicted[p.ID],
 			WordF1: w.F1, WordPrecision: w.Precision, WordRecall: w.Recall,
 			ShingleF1:       res.Pages[i].F1(),
 			TruthWords:      len(metric.WordTokens(p.Truth)),

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -195,5 +197,85 @@ func TestRunBadArguments(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestRunConfusion(t *testing.T) {
+	outDir := t.TempDir()
+	var buf bytes.Buffer
+	cfg := Config{Corpus: wcxbFixture, OutDir: outDir, Rounds: 1, Only: []string{"distill", "go-readability"}, Confusion: true}
+	if err := Run(context.Background(), cfg, slog.New(slog.DiscardHandler), &buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	var records []pageRecord
+	readJSON(t, filepath.Join(outDir, "distill.pages.json"), &records)
+	counts := map[string]int{}
+	for _, r := range records {
+		if !slices.Contains(PageTypes, r.PredictedType) {
+			t.Errorf("page %s: predicted type %q, want one of %v", r.ID, r.PredictedType, PageTypes)
+		}
+		counts[r.Type+" "+r.PredictedType]++
+	}
+	rows := section(t, out, "distill: page types, true (rows) x predicted (columns)")
+	header := rows[0]
+	if got, want := strings.Join(header, " "), `true\pred `+strings.Join(PageTypes, " ")+" pages right"; got != want {
+		t.Fatalf("header %q, want %q", got, want)
+	}
+	if len(rows) != 4 || rows[1][0] != "article" || rows[2][0] != "forum" || rows[3][0] != "all" {
+		t.Fatalf("rows %q, want article, forum and all", rows)
+	}
+	// Each cell counts the pages written out with that true and predicted type.
+	for _, row := range rows[1:3] {
+		right := 0
+		for i, pred := range header[1 : len(header)-2] {
+			if want := fmt.Sprint(counts[row[0]+" "+pred]); row[1+i] != want {
+				t.Errorf("%s taken for %s: %s in the table, %s in the records", row[0], pred, row[1+i], want)
+			}
+			if pred == row[0] {
+				right = counts[row[0]+" "+pred]
+			}
+		}
+		n := len(header) - 2
+		if want := fmt.Sprintf("%.3f", float64(right)/float64(mustAtoi(t, row[n]))); row[n+1] != want {
+			t.Errorf("%s: right %s, want %s", row[0], row[n+1], want)
+		}
+	}
+	if rows[3][1] != "3" {
+		t.Errorf("all row %q, want 3 pages", rows[3])
+	}
+	if !strings.Contains(out, "go-readability: page types, true (rows) x predicted (columns)\n  (reports no page types)\n") {
+		t.Errorf("go-readability's matrix does not say it reports no types:\n%s", out)
+	}
+	var plain []pageRecord
+	readJSON(t, filepath.Join(outDir, "go-readability.pages.json"), &plain)
+	for _, r := range plain {
+		if r.PredictedType != "" {
+			t.Errorf("go-readability page %s has predicted type %q", r.ID, r.PredictedType)
+		}
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestRunConfusionUntyped checks the matrix of a corpus without page
+// types: its pages are counted under "-", with nothing to be right about.
+func TestRunConfusionUntyped(t *testing.T) {
+	dir := writeCorpus(t, `{"a": {"articleBody": "The harbour froze over for the first time in forty years."}}`,
+		map[string]string{"a": "<html><body><article><h1>Cold</h1><p>The harbour froze over for the first time in forty years.</p></article></body></html>"})
+	out, err := run(t, Config{Corpus: dir, Only: []string{"distill"}, Confusion: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := section(t, out, "distill: page types, true (rows) x predicted (columns)")
+	if len(rows) != 2 || rows[1][0] != "-" || rows[1][len(rows[1])-2] != "1" || rows[1][len(rows[1])-1] != "-" {
+		t.Errorf("rows %q, want one row of the untyped page, unscored", rows)
 	}
 }

@@ -25,6 +25,7 @@ func main() {
 	flag.StringVar(&cfg.Type, "type", "", "score only the pages of this page `type` (article, forum, product, collection, listing, documentation, service, other)")
 	flag.IntVar(&cfg.Worst, "worst", 0, "list each extractor's `n` worst pages of each page type")
 	flag.IntVar(&cfg.Rounds, "rounds", 3, "timed passes per extractor, alternating; the fastest counts")
+	flag.BoolVar(&cfg.Confusion, "confusion", false, "print true x predicted page types for the extractors that report them (distill, from diagnostics.page_type)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `file`")
 	flag.Parse()
 	if only != "" {
