@@ -41,6 +41,10 @@ type page struct {
 	probs    []float32 // each example's out-of-fold rating
 }
 
+// keepTolerance is the mean word F1 a higher threshold must gain to be
+// chosen over a lower one.
+const keepTolerance = 0.002
+
 // grid are the thresholds tried for each page type.
 var grid = []float32{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6}
 
@@ -247,7 +251,7 @@ func blockF1(p page, keep func(i int) bool) float64 {
 
 // chooseThresholds picks, from grid, the threshold with the best mean
 // out-of-fold F1 over all pages, and for each classified type over its
-// pages.
+// pages, preferring the lowest of those that score about the same.
 func chooseThresholds(pages []page) (float32, map[readable.PageType]float32) {
 	sums := map[readable.PageType][]float64{}
 	all := make([]float64, len(grid))
@@ -261,20 +265,28 @@ func chooseThresholds(pages []page) (float32, map[readable.PageType]float32) {
 			all[g] += f
 		}
 	}
-	best := func(s []float64) float32 {
-		b := 0
+	// The lowest threshold within keepTolerance of the best mean wins:
+	// when dropping more gains next to nothing out of fold, a page keeps
+	// its text, since a dropped paragraph costs a reader more than a
+	// kept line of furniture.
+	best := func(s []float64, n int) float32 {
+		top := slices.Max(s)
 		for g := range s {
-			if s[g] > s[b] {
-				b = g
+			if s[g] >= top-keepTolerance*float64(n) {
+				return grid[g]
 			}
 		}
-		return grid[b]
+		return grid[0]
+	}
+	counts := map[readable.PageType]int{}
+	for _, p := range pages {
+		counts[p.kind]++
 	}
 	perType := map[readable.PageType]float32{}
 	for t, s := range sums {
-		perType[t] = best(s)
+		perType[t] = best(s, counts[t])
 	}
-	return best(all), perType
+	return best(all, len(pages)), perType
 }
 
 func thresholdFor(t readable.PageType, global float32, perType map[readable.PageType]float32) float32 {
