@@ -125,14 +125,62 @@ func segment(root *html.Node, st treeStats, page Page, title map[string]bool, wi
 }
 
 type featurizer struct {
-	st    treeStats
-	page  Page
-	total int
-	root  *html.Node
-	out   []uint32
-	words int // of the last block featurized
-	title map[string]bool
-	names map[*html.Node][]string // see nameWords
+	st      treeStats
+	page    Page
+	total   int
+	root    *html.Node
+	out     []uint32
+	words   int // of the last block featurized
+	title   map[string]bool
+	names   map[*html.Node][]string // see nameWords
+	parents map[*html.Node][]uint32 // see above
+	alike   map[*html.Node]map[alikeKey]int
+	fields  []string // the words of the block being featurized
+}
+
+// alikeKey is an element's tag and class.
+type alikeKey struct{ tag, class string }
+
+// alikeSiblings counts n's siblings with its tag and class, up to 16,
+// counting each parent's children once for all of them.
+func (f *featurizer) alikeSiblings(n *html.Node) int {
+	if n.Parent == nil {
+		return 0
+	}
+	counts, ok := f.alike[n.Parent]
+	if !ok {
+		counts = map[alikeKey]int{}
+		for c := n.Parent.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.ElementNode {
+				counts[alikeKey{c.Data, attr(c, "class")}]++
+			}
+		}
+		if f.alike == nil {
+			f.alike = map[*html.Node]map[alikeKey]int{}
+		}
+		f.alike[n.Parent] = counts
+	}
+	return min(counts[alikeKey{n.Data, attr(n, "class")}]-1, 16)
+}
+
+// appendFields appends the white-space separated words of s to words, as
+// strings.Fields splits them, reusing words' array.
+func appendFields(words []string, s string) []string {
+	start := -1
+	for i, r := range s {
+		if unicode.IsSpace(r) {
+			if start >= 0 {
+				words = append(words, s[start:i])
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		words = append(words, s[start:])
+	}
+	return words
 }
 
 func (f *featurizer) add(parts ...string) {
@@ -216,7 +264,8 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 			letters++
 		}
 	}
-	fields := strings.Fields(s)
+	f.fields = appendFields(f.fields[:0], s)
+	fields := f.fields
 	words = len(fields)
 	f.words = words
 	wb := bucket(math.Log2(float64(words)+1), 1.01, 2.01, 3, 4, 5, 6, 7, 8)
@@ -284,49 +333,78 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 			prev = w
 		}
 	}
-	// The ancestors: tags, class and id words, landmarks and the rules'
-	// hints, nearest first.
-	var seen []string // landmarks already counted; a handful at most
-	d := 0
-	for a := n; a != nil && a.Type == html.ElementNode; a = a.Parent {
-		if d == 1 {
-			f.add("p", a.Data)
-		}
-		if d == 2 {
-			f.add("g", a.Data)
-		}
-		if d > 0 && landmarks[a.Data] && !slices.Contains(seen, a.Data) {
-			seen = append(seen, a.Data)
-			f.add("in", a.Data)
-			f.add("pt", pt, "in", a.Data)
-		}
-		if h := f.st.of(a).hint; h != 0 && d < 8 {
-			for bit := 0; bit < 8; bit++ {
-				if h&(1<<bit) != 0 {
-					f.add("h", strconv.Itoa(bit), "d", bucket(float64(d), 1, 3))
-				}
+	// The block itself, then its ancestors: tags, class and id words,
+	// landmarks and the rules' hints. The ancestors' features are the same
+	// for every child of one parent, so they are computed once per parent.
+	f.element(n, 0, pt, nil)
+	if n == f.root || n.Parent == nil || n.Parent.Type != html.ElementNode {
+		f.add("depth", bucket(0, 4, 8, 12, 16, 24))
+		return f.out
+	}
+	f.out = append(f.out, f.above(n.Parent, pt)...)
+	return f.out
+}
+
+// element adds the features of a, d levels above the block (0: the block);
+// seen lists the landmarks already counted above it.
+func (f *featurizer) element(a *html.Node, d int, pt string, seen *[]string) {
+	if d == 1 {
+		f.add("p", a.Data)
+	}
+	if d == 2 {
+		f.add("g", a.Data)
+	}
+	if d > 0 && landmarks[a.Data] && !slices.Contains(*seen, a.Data) {
+		*seen = append(*seen, a.Data)
+		f.add("in", a.Data)
+		f.add("pt", pt, "in", a.Data)
+	}
+	if h := f.st.of(a).hint; h != 0 && d < 8 {
+		for bit := 0; bit < 8; bit++ {
+			if h&(1<<bit) != 0 {
+				f.add("h", strconv.Itoa(bit), "d", bucket(float64(d), 1, 3))
 			}
 		}
-		if role := attr(a, "role"); role != "" && d < 8 {
-			f.add("role", strings.ToLower(role))
-		}
-		if d < 6 {
-			f.classWords(a, d)
-		}
-		if d == 0 || d == 1 {
-			f.add("sib", strconv.Itoa(d), bucket(float64(alikeSiblings(a)), 1, 2, 4, 8))
-		}
-		if d == 1 {
-			pl := f.st.of(a).linkDensity()
-			f.add("pld", bucket(pl, 0.2, 0.5, 0.8))
-		}
+	}
+	if role := attr(a, "role"); role != "" && d < 8 {
+		f.add("role", strings.ToLower(role))
+	}
+	if d < 6 {
+		f.classWords(a, d)
+	}
+	if d == 0 || d == 1 {
+		f.add("sib", strconv.Itoa(d), bucket(float64(f.alikeSiblings(a)), 1, 2, 4, 8))
+	}
+	if d == 1 {
+		f.add("pld", bucket(f.st.of(a).linkDensity(), 0.2, 0.5, 0.8))
+	}
+}
+
+// above is the features of a block's ancestors from its parent up to the
+// root, and its depth, kept per parent.
+func (f *featurizer) above(parent *html.Node, pt string) []uint32 {
+	if cached, ok := f.parents[parent]; ok {
+		return cached
+	}
+	own := f.out
+	f.out = make([]uint32, 0, 32)
+	var seen []string // landmarks already counted; a handful at most
+	d := 1
+	for a := parent; a != nil && a.Type == html.ElementNode; a = a.Parent {
+		f.element(a, d, pt, &seen)
 		if a == f.root {
 			break
 		}
 		d++
 	}
 	f.add("depth", bucket(float64(d), 4, 8, 12, 16, 24))
-	return f.out
+	feats := f.out
+	f.out = own
+	if f.parents == nil {
+		f.parents = map[*html.Node][]uint32{}
+	}
+	f.parents[parent] = feats
+	return feats
 }
 
 func attr(n *html.Node, key string) string {
@@ -404,24 +482,6 @@ func splitName(v string) []string {
 	}
 	flush(len(v))
 	return words
-}
-
-// alikeSiblings counts n's siblings with its tag and class.
-func alikeSiblings(n *html.Node) int {
-	if n.Parent == nil {
-		return 0
-	}
-	class := attr(n, "class")
-	count := 0
-	for c := n.Parent.FirstChild; c != nil; c = c.NextSibling {
-		if c != n && c.Type == html.ElementNode && c.Data == n.Data && attr(c, "class") == class {
-			count++
-			if count == 16 {
-				break
-			}
-		}
-	}
-	return count
 }
 
 // longBlock is the word count from which a block is running text.

@@ -22,7 +22,8 @@ type BlockModel struct {
 	bits uint
 	w    []float32
 	// Thresholds are the ratings under which a block is dropped, per page
-	// type; a type missing here uses Threshold.
+	// type; a type missing here uses Threshold. 0 leaves pages of the type
+	// to the rules alone.
 	Thresholds map[PageType]float32
 	Threshold  float32
 }

@@ -98,6 +98,11 @@ func articleOf(ctx context.Context, doc *html.Node, page Page, m *BlockModel, ca
 		showTabPanels(body)
 	}
 	removeNonContent(body, st)
+	if m != nil && m.threshold(page.Type) <= 0 {
+		// The model drops nothing from pages of this type: it is not
+		// worth featurizing them.
+		m = nil
+	}
 	var blocks []textBlock
 	if m != nil || capture != nil {
 		blocks = segment(body, st, page, titleWords(doc), capture != nil)

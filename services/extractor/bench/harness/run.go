@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"distill.dev/services/extractor/bench/metric"
+	"distill.dev/services/extractor/extract"
 )
 
 // Config says what to run.
@@ -150,14 +151,22 @@ func ofType(pages []Page, typ string) ([]Page, error) {
 
 func selected(only []string, logger *slog.Logger) ([]Extractor, error) {
 	all := []Extractor{Distill(logger), Trafilatura(), Readability()}
+	// distill-rules is distill without its block model, for -only: the
+	// model's gain and cost, side by side.
+	rules := DistillWith(extract.New(logger, extract.WithBlockModel(nil)))
+	rules.Name = "distill-rules"
 	if len(only) == 0 {
 		return all, nil
 	}
 	var out []Extractor
 	for _, name := range only {
+		if name == rules.Name {
+			out = append(out, rules)
+			continue
+		}
 		i := slices.IndexFunc(all, func(ex Extractor) bool { return ex.Name == name })
 		if i < 0 {
-			return nil, fmt.Errorf("no extractor %q: want distill, go-trafilatura or go-readability", name)
+			return nil, fmt.Errorf("no extractor %q: want distill, distill-rules, go-trafilatura or go-readability", name)
 		}
 		out = append(out, all[i])
 	}

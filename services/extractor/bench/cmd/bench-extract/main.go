@@ -21,7 +21,7 @@ func main() {
 	flag.StringVar(&cfg.Corpus, "corpus", "../../../../shared/bench/scrapinghub",
 		"corpus `dir`: html/<id>.html and ground-truth.json, or a WCXB split (html/<id>.html.gz, ground-truth/<id>.json) or repository (its dev split)")
 	flag.StringVar(&cfg.OutDir, "out", "../../../bench-out", "`dir` for the predictions")
-	flag.StringVar(&only, "only", "", "comma-separated extractors to run (distill, go-trafilatura, go-readability); empty runs all")
+	flag.StringVar(&only, "only", "", "comma-separated extractors to run (distill, go-trafilatura, go-readability, and distill-rules: distill without its block model); empty runs the first three")
 	flag.StringVar(&cfg.Type, "type", "", "score only the pages of this page `type` (article, forum, product, collection, listing, documentation, service, other)")
 	flag.IntVar(&cfg.Worst, "worst", 0, "list each extractor's `n` worst pages of each page type")
 	flag.IntVar(&cfg.Rounds, "rounds", 3, "timed passes per extractor, alternating; the fastest counts")

@@ -45,8 +45,9 @@ type page struct {
 // chosen over a lower one.
 const keepTolerance = 0.002
 
-// grid are the thresholds tried for each page type.
-var grid = []float32{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6}
+// grid are the thresholds tried for each page type; 0 drops nothing, and
+// the extractor then skips the model for pages of that type.
+var grid = []float32{0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6}
 
 func main() {
 	var o options

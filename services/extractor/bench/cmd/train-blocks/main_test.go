@@ -38,7 +38,7 @@ func TestTrainWritesAModelTheExtractorLoads(t *testing.T) {
 	if err := m.UnmarshalBinary(data); err != nil {
 		t.Fatalf("written model does not load: %v", err)
 	}
-	if m.Threshold <= 0 || m.Threshold >= 1 {
+	if m.Threshold < 0 || m.Threshold >= 1 {
 		t.Errorf("threshold %v, want one from the grid", m.Threshold)
 	}
 
