@@ -637,14 +637,17 @@ const fingerprintPage = `<html><head><title>Trail Flask 600 | Shop</title></head
 // featureFingerprint is a digest of the features of fingerprintPage. A
 // model stores the one it was trained with; one trained on other features
 // does not load.
-var featureFingerprint = sync.OnceValue(func() uint32 {
+var featureFingerprint = sync.OnceValue(func() uint32 { return fingerprintOf(TypeProduct) })
+
+// fingerprintOf digests the features of fingerprintPage classified as t.
+func fingerprintOf(t PageType) uint32 {
 	doc, err := html.Parse(strings.NewReader(fingerprintPage))
 	if err != nil {
 		panic("readable: fingerprint page: " + err.Error())
 	}
 	body := htmlnode.First(doc, "body")
 	st := measure(body)
-	page := Page{Type: TypeProduct}
+	page := Page{Type: t}
 	blocks := segment(body, st, page, titleWords(doc), false)
 	placeInContent(body, blocks, page)
 	h := uint32(2166136261)
@@ -657,4 +660,4 @@ var featureFingerprint = sync.OnceValue(func() uint32 {
 		}
 	}
 	return h
-})
+}
