@@ -279,3 +279,21 @@ func TestRunConfusionUntyped(t *testing.T) {
 		t.Errorf("rows %q, want one row of the untyped page, unscored", rows)
 	}
 }
+
+// distill-rules is distill without its block model, run beside it.
+func TestRunRulesBesideDistill(t *testing.T) {
+	out, err := run(t, Config{Corpus: wcxbFixture, Only: []string{"distill", "distill-rules"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := section(t, out, "word F1 by page type")
+	if len(rows[0]) < 4 || rows[0][2] != "distill" || rows[0][3] != "distill-rules" {
+		t.Errorf("word table header %q, want distill and distill-rules", rows[0])
+	}
+	if !strings.Contains(out, "speed distill/distill-rules:") {
+		t.Errorf("no speed ratio of distill to its rules alone:\n%s", out)
+	}
+	if _, err := run(t, Config{Corpus: wcxbFixture, Only: []string{"distill-model"}}); err == nil || !strings.Contains(err.Error(), "distill-rules") {
+		t.Errorf("an unknown extractor: err = %v, want one naming distill-rules among the choices", err)
+	}
+}
