@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -80,41 +79,17 @@ func startDistill(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grpcAddr, err := localcluster.FreePort()
+	srv, err := localcluster.StartServe(bin, t.TempDir(), "DISTILL_API_TOKENS="+testToken, "DISTILL_WEBHOOK_SECRET="+sdkWebhookSecret)
 	if err != nil {
-		t.Fatal(err)
-	}
-	httpAddr, err := localcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--cache-dir", t.TempDir(), "serve", "--listen", grpcAddr, "--http", httpAddr, "--allow-local")
-	cmd.Env = append(os.Environ(), "DISTILL_API_TOKENS="+testToken, "DISTILL_WEBHOOK_SECRET="+sdkWebhookSecret)
-	var stderr localcluster.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
+		srv.Stop()
 		if t.Failed() {
-			t.Logf("distill serve's stderr:\n%s", stderr.String())
+			t.Logf("distill serve's stderr:\n%s", srv.Stderr())
 		}
 	})
-	deadline := time.Now().Add(time.Minute)
-	for {
-		c, err := net.Dial("tcp", httpAddr)
-		if err == nil {
-			c.Close()
-			return "http://" + httpAddr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("distill serve --http %s did not listen within a minute:\n%s", httpAddr, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return srv.URL
 }
 
 // runSDK runs client.mjs with input and decodes what it prints into out.

@@ -3,20 +3,16 @@ package rest_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"distill.dev/gateway/internal/localcluster"
 )
@@ -56,40 +52,17 @@ func serve(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grpcAddr, err := localcluster.FreePort()
+	srv, err := localcluster.StartServe(bin, t.TempDir(), "DISTILL_API_TOKENS="+apiToken, "DISTILL_OPERATOR_TOKENS="+operatorToken)
 	if err != nil {
-		t.Fatal(err)
-	}
-	httpAddr, err := localcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--cache-dir", t.TempDir(), "serve", "--listen", grpcAddr, "--http", httpAddr, "--allow-local")
-	cmd.Env = append(os.Environ(), "DISTILL_API_TOKENS="+apiToken, "DISTILL_OPERATOR_TOKENS="+operatorToken)
-	var stderr localcluster.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
+		srv.Stop()
 		if t.Failed() {
-			t.Logf("distill serve's stderr:\n%s", stderr.String())
+			t.Logf("distill serve's stderr:\n%s", srv.Stderr())
 		}
 	})
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if c, err := net.Dial("tcp", httpAddr); err == nil {
-			c.Close()
-			return "http://" + httpAddr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve --http did not listen within a minute:\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return srv.URL
 }
 
 type answer struct {
