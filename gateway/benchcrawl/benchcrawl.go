@@ -227,7 +227,10 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	if cfg.Peers {
 		crawlers = append(crawlers,
-			crawler{"colly v2", func(ctx context.Context) (int, error) { return crawlColly(ctx, cfg, bin, starts) }},
+			crawler{"colly v2", func(ctx context.Context) (int, error) { return crawlColly(ctx, cfg, bin, cfg.Concurrency, starts) }},
+			// colly spaces requests per parallel slot, not per host: with
+			// one slot per host it keeps the delay, as distill does.
+			crawler{"colly v2, 1 per host", func(ctx context.Context) (int, error) { return crawlColly(ctx, cfg, bin, 1, starts) }},
 			crawler{"crawlee CheerioCrawler", func(ctx context.Context) (int, error) { return crawlCrawlee(ctx, cfg, starts) }})
 	}
 
@@ -369,7 +372,7 @@ func crawlInCluster(ctx context.Context, cfg Config, bin string, n int, starts [
 }
 
 // crawlColly builds the colly peer (a module of its own) and runs it.
-func crawlColly(ctx context.Context, cfg Config, bin string, starts []string) (int, error) {
+func crawlColly(ctx context.Context, cfg Config, bin string, concurrency int, starts []string) (int, error) {
 	exe := filepath.Join(bin, "colly-peer")
 	build := exec.CommandContext(ctx, "go", "build", "-o", exe, ".")
 	build.Dir = filepath.Join(cfg.Root, "gateway", "benchcrawl", "colly")
@@ -377,7 +380,7 @@ func crawlColly(ctx context.Context, cfg Config, bin string, starts []string) (i
 	if b, err := build.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("build the colly peer: %v\n%s", err, b)
 	}
-	args := append([]string{"-concurrency", fmt.Sprint(cfg.Concurrency), "-delay", cfg.Delay.String(), "-depth", fmt.Sprint(cfg.Depth)}, starts...)
+	args := append([]string{"-concurrency", fmt.Sprint(concurrency), "-delay", cfg.Delay.String(), "-depth", fmt.Sprint(cfg.Depth)}, starts...)
 	return runPeer(exec.CommandContext(ctx, exe, args...))
 }
 
