@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"go/format"
 	"io"
-	"log"
 	"math"
 	"math/rand/v2"
 	"net/url"
@@ -77,29 +76,46 @@ var classes = []readable.PageType{readable.TypeArticle, readable.TypeForum, read
 	readable.TypeCollection, readable.TypeListing, readable.TypeDocumentation, readable.TypeService}
 
 func main() {
-	corpus := flag.String("corpus", "/work/wcxb/dev", "WCXB development split `dir`")
-	out := flag.String("out", "", "write the trained model as Go source to `file` (readable/pagetype_model.go); empty writes nothing")
-	folds := flag.Int("folds", 5, "cross-validation folds")
-	l2 := flag.Float64("l2", 1e-2, "L2 penalty on the weights")
-	iters := flag.Int("iters", 800, "gradient steps")
+	var o options
+	flag.StringVar(&o.corpus, "corpus", "", "WCXB development split `dir`")
+	flag.StringVar(&o.out, "out", "", "write the trained model as Go source to `file` (readable/pagetype_model.go); empty writes nothing")
+	flag.IntVar(&o.folds, "folds", 5, "cross-validation folds")
+	flag.Float64Var(&o.l2, "l2", 1e-2, "L2 penalty on the weights")
+	flag.IntVar(&o.iters, "iters", 800, "gradient steps")
 	flag.Float64Var(&articleOdds, "article-odds", 1.5, "multiply an article's odds by `k` before taking the likeliest type")
-	seed := flag.Uint64("seed", 1, "seed of the fold assignment")
-	cache := flag.String("cache", "", "keep the pages' inputs and scores in `file` and read them from there when it exists (for trying penalties; stale once the features or the reader change)")
+	flag.Uint64Var(&o.seed, "seed", 1, "seed of the fold assignment")
+	flag.StringVar(&o.cache, "cache", "", "keep the pages' inputs and scores in `file` and read them from there when it exists (for trying penalties; stale once the features or the reader change)")
 	flag.Parse()
-	if *cache != "" {
-		if samples, err := load(*cache); err == nil {
-			cv(os.Stdout, samples, classes, *folds, *seed, *l2, *iters)
-			write(*out, samples, *l2, *iters)
-			return
+	if err := run(o, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "train-pagetype:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	corpus, out, cache string
+	folds, iters       int
+	l2                 float64
+	seed               uint64
+}
+
+func run(o options, w, progress io.Writer) error {
+	if o.folds < 2 {
+		return fmt.Errorf("-folds %d: need at least 2", o.folds)
+	}
+	if o.cache != "" {
+		if samples, err := load(o.cache); err == nil {
+			cv(w, samples, classes, o.folds, o.seed, o.l2, o.iters)
+			return write(o.out, samples, o.l2, o.iters)
 		}
 	}
 
-	c, err := harness.LoadCorpus(*corpus)
+	c, err := harness.LoadCorpus(o.corpus)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	if c.Layout != harness.WCXB {
-		log.Fatalf("%s is not a WCXB split", *corpus)
+		return fmt.Errorf("%s is not a WCXB split", o.corpus)
 	}
 	var samples []sample
 	for i, p := range c.Pages {
@@ -109,37 +125,35 @@ func main() {
 		}
 		s, err := read(p)
 		if err != nil {
-			log.Fatalf("page %s: %v", p.ID, err)
+			return fmt.Errorf("page %s: %w", p.ID, err)
 		}
 		s.Class = cl
 		samples = append(samples, s)
 		if (i+1)%250 == 0 {
-			fmt.Fprintf(os.Stderr, "%d pages read\n", i+1)
+			fmt.Fprintf(progress, "%d pages read\n", i+1)
 		}
 	}
 
-	if *cache != "" {
-		if err := save(*cache, samples); err != nil {
-			log.Fatal(err)
+	if o.cache != "" {
+		if err := save(o.cache, samples); err != nil {
+			return err
 		}
 	}
-	cv(os.Stdout, samples, classes, *folds, *seed, *l2, *iters)
-	write(*out, samples, *l2, *iters)
+	cv(w, samples, classes, o.folds, o.seed, o.l2, o.iters)
+	return write(o.out, samples, o.l2, o.iters)
 }
 
 // write trains the model on every sample and writes it to out, if named.
-func write(out string, samples []sample, l2 float64, iters int) {
+func write(out string, samples []sample, l2 float64, iters int) error {
 	if out == "" {
-		return
+		return nil
 	}
 	m := train(samples, classes, allIdx(len(samples)), l2, iters)
 	src, err := format.Source(source(m, len(samples), l2, iters))
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	if err := os.WriteFile(out, src, 0o644); err != nil {
-		log.Fatal(err)
-	}
+	return os.WriteFile(out, src, 0o644)
 }
 
 func allIdx(n int) []int {
@@ -179,7 +193,9 @@ func read(p harness.Page) (sample, error) {
 			return sample{}, err
 		}
 		a.Product = kind.Product
-		content, err := readable.ArticleOf(context.Background(), doc, a)
+		// The rules alone: the block model is trained after this one, on
+		// its types, and would score its own training pages here.
+		content, err := readable.ArticleWith(nil)(context.Background(), doc, a)
 		if err != nil {
 			return sample{}, err
 		}
