@@ -38,7 +38,7 @@ func ownText(n *html.Node, st treeStats) (text, link int) {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		switch {
 		case c.Type == html.TextNode:
-			text += nonSpaceRunes(c.Data)
+			text += nonSpace(c.Data)
 		case c.Type == html.ElementNode && inlineTags[c.Data]:
 			s := st.of(c)
 			if s.blocks {
@@ -54,16 +54,6 @@ func ownText(n *html.Node, st treeStats) (text, link int) {
 		}
 	}
 	return text, link
-}
-
-func nonSpaceRunes(s string) int {
-	n := 0
-	for _, r := range s {
-		if !unicode.IsSpace(r) {
-			n++
-		}
-	}
-	return n
 }
 
 // blockText is the text a block holds itself, words separated by spaces:
@@ -113,29 +103,31 @@ func segment(root *html.Node, st treeStats, page Page, title map[string]bool, wi
 	blocks = make([]textBlock, len(nodes))
 	for i, n := range nodes {
 		blocks[i] = textBlock{n: n, feats: fx.features(n, i)}
-		blocks[i].runes, _ = ownText(n, st)
-		blocks[i].words = fx.words
+		blocks[i].runes, blocks[i].words = fx.runes, fx.words
 		blocks[i].isH1 = n.Data == "h1" || htmlnode.Closest(n, "h1") != nil
 		blocks[i].kept = fx.keeps(n, page)
 		if withText {
-			blocks[i].text = blockText(n)
+			blocks[i].text = fx.text
 		}
 	}
 	return blocks
 }
 
 type featurizer struct {
-	st      treeStats
-	page    Page
-	total   int
-	root    *html.Node
-	out     []uint32
-	words   int // of the last block featurized
-	title   map[string]bool
-	names   map[*html.Node][]string // see nameWords
-	parents map[*html.Node][]uint32 // see above
-	alike   map[*html.Node]map[alikeKey]int
-	fields  []string // the words of the block being featurized
+	st    treeStats
+	page  Page
+	total int
+	root  *html.Node
+	out   []uint32
+	// words, runes (non-space) and text are those of the last block
+	// featurized, its own text.
+	words, runes int
+	text         string
+	title        map[string]bool
+	names        map[*html.Node][]string // see nameWords
+	parents      map[*html.Node][]uint32 // see above
+	alike        map[*html.Node]map[alikeKey]int
+	fields       []string // the words of the block being featurized
 }
 
 // alikeKey is an element's tag and class.
@@ -152,7 +144,7 @@ func (f *featurizer) alikeSiblings(n *html.Node) int {
 		counts = map[alikeKey]int{}
 		for c := n.Parent.FirstChild; c != nil; c = c.NextSibling {
 			if c.Type == html.ElementNode {
-				counts[alikeKey{c.Data, attr(c, "class")}]++
+				counts[alikeKey{c.Data, htmlnode.Attr(c, "class")}]++
 			}
 		}
 		if f.alike == nil {
@@ -160,7 +152,7 @@ func (f *featurizer) alikeSiblings(n *html.Node) int {
 		}
 		f.alike[n.Parent] = counts
 	}
-	return min(counts[alikeKey{n.Data, attr(n, "class")}]-1, 16)
+	return min(counts[alikeKey{n.Data, htmlnode.Attr(n, "class")}]-1, 16)
 }
 
 // appendFields appends the white-space separated words of s to words, as
@@ -232,11 +224,13 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 		pt += "?"
 	}
 	text, link := ownText(n, f.st)
+	f.runes = text
 	ld := 0.0
 	if text > 0 {
 		ld = float64(link) / float64(text)
 	}
 	s := blockText(n)
+	f.text = s
 	words := 0
 	// One pass over the text counts what the features below ask of it.
 	digits, letters := 0, 0
@@ -366,7 +360,7 @@ func (f *featurizer) element(a *html.Node, d int, pt string, seen *[]string) {
 			}
 		}
 	}
-	if role := attr(a, "role"); role != "" && d < 8 {
+	if role := htmlnode.Attr(a, "role"); role != "" && d < 8 {
 		f.add("role", strings.ToLower(role))
 	}
 	if d < 6 {
@@ -405,15 +399,6 @@ func (f *featurizer) above(parent *html.Node, pt string) []uint32 {
 	}
 	f.parents[parent] = feats
 	return feats
-}
-
-func attr(n *html.Node, key string) string {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return a.Val
-		}
-	}
-	return ""
 }
 
 // classWords adds the words of a's class and id, split at punctuation and
@@ -496,7 +481,7 @@ func placeInContent(content *html.Node, blocks []textBlock, page Page) []int {
 	var in []int
 	total := 0
 	for i := range blocks {
-		if under(content, blocks[i].n) {
+		if htmlnode.Contains(content, blocks[i].n) {
 			in = append(in, i)
 			total += blocks[i].runes
 		}
@@ -610,7 +595,7 @@ func (f *featurizer) keeps(n *html.Node, page Page) bool {
 			return true
 		}
 	}
-	if page.Type == TypeProduct && hasPrice(blockText(n)) {
+	if page.Type == TypeProduct && hasPrice(f.text) {
 		return true
 	}
 	d := 0

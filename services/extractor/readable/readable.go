@@ -74,7 +74,7 @@ func Samples(ctx context.Context, doc *html.Node, page Page) ([]Sample, error) {
 	}
 	samples := make([]Sample, len(blocks))
 	for i, b := range blocks {
-		samples[i] = Sample{Text: b.text, Features: b.feats, Kept: content != nil && under(content, b.n), Protected: b.kept}
+		samples[i] = Sample{Text: b.text, Features: b.feats, Kept: content != nil && htmlnode.Contains(content, b.n), Protected: b.kept}
 	}
 	return samples, nil
 }
@@ -169,16 +169,6 @@ func choose(ctx context.Context, body *html.Node, st treeStats, page Page) (*htm
 		pass()
 	}
 	return content, nil
-}
-
-// under reports whether n is content or sits inside it.
-func under(content, n *html.Node) bool {
-	for a := n; a != nil; a = a.Parent {
-		if a == content {
-			return true
-		}
-	}
-	return false
 }
 
 // prune removes from content the text of the blocks in it (in, indexes of
