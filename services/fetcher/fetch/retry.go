@@ -103,10 +103,18 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 		// Written means on the socket: the transport's own report of a
 		// written request comes once it is in a buffer, which a goroutine
 		// held up before its flush can leave there a while.
+		var watched atomic.Pointer[watchedConn]
+		var gotAt atomic.Int64
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-			GotConn: func(info httptrace.GotConnInfo) { watchWrite(info.Conn, done) },
+			GotConn: func(info httptrace.GotConnInfo) {
+				gotAt.Store(time.Now().UnixNano())
+				watched.Store(watchWrite(info.Conn, done))
+			},
 		})
-		defer done(time.Time{})
+		// The writer's goroutine can be held up between its write and its
+		// report while the answer comes back and this returns: a write
+		// the connection saw since it was handed to us is ours.
+		defer func() { done(watched.Load().wroteSince(gotAt.Load())) }()
 	}
 	var remote func() string
 	if f.recorder != nil {
@@ -154,25 +162,49 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 type watchedConn struct {
 	net.Conn
 	onWrite atomic.Pointer[func(time.Time)]
+	// The last write's start and end, in Unix nanoseconds.
+	began, wrote atomic.Int64
 }
 
 func (c *watchedConn) Write(b []byte) (int, error) {
+	c.began.Store(time.Now().UnixNano())
 	n, err := c.Conn.Write(b)
+	now := time.Now()
+	c.wrote.Store(now.UnixNano())
 	if f := c.onWrite.Swap(nil); f != nil {
-		(*f)(time.Now())
+		(*f)(now)
 	}
 	return n, err
 }
 
-// watchWrite has f told when conn next writes to its socket. Over HTTP/2
-// that write may be another stream's, as close in time.
-func watchWrite(conn net.Conn, f func(time.Time)) {
+// wroteSince is when c's last write at or after since (Unix nanoseconds)
+// ended, or began if its writer has not come back from it yet, else the
+// zero time. A nil c has written nothing.
+func (c *watchedConn) wroteSince(since int64) time.Time {
+	if c == nil || since == 0 {
+		return time.Time{}
+	}
+	if at := c.wrote.Load(); at >= since {
+		return time.Unix(0, at)
+	}
+	if at := c.began.Load(); at >= since {
+		return time.Unix(0, at)
+	}
+	return time.Time{}
+}
+
+// watchWrite has f told when conn next writes to its socket, and returns
+// the watched connection, or nil when conn is not one. Over HTTP/2 that
+// write may be another stream's, as close in time.
+func watchWrite(conn net.Conn, f func(time.Time)) *watchedConn {
 	if tc, ok := conn.(*tls.Conn); ok {
 		conn = tc.NetConn()
 	}
-	if w, ok := conn.(*watchedConn); ok {
+	w, ok := conn.(*watchedConn)
+	if ok {
 		w.onWrite.Store(&f)
 	}
+	return w
 }
 
 type releasingBody struct {
