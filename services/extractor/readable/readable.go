@@ -111,12 +111,17 @@ func articleOf(ctx context.Context, doc *html.Node, page Page, m *BlockModel, ca
 		}
 	}
 	content, err := choose(ctx, body, st, page)
-	if err != nil || content == nil || m == nil && capture == nil {
+	if err != nil || content == nil {
 		return content, err
 	}
-	in := placeInContent(content, blocks, page)
-	if m != nil {
-		m.prune(content, blocks, in, m.threshold(page.Type))
+	if m != nil || capture != nil {
+		in := placeInContent(content, blocks, page)
+		if m != nil {
+			m.prune(content, blocks, in, m.threshold(page.Type))
+		}
+	}
+	if dropsRepeats(page.Type) {
+		dropRepeats(content)
 	}
 	return content, ctx.Err()
 }
