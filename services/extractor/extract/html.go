@@ -35,6 +35,7 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 	if err != nil {
 		return page{}, err
 	}
+	readable.ShowStreamed(doc)
 	base := weburl.Base(doc, u)
 	meta := metadata.Read(doc, base)
 	sig := readSignals(doc)

@@ -15,6 +15,7 @@ func BlockSamples(ctx context.Context, body []byte, u *url.URL) ([]readable.Samp
 	if err != nil {
 		return nil, readable.Page{}, err
 	}
+	readable.ShowStreamed(doc)
 	readable.ShowNoscript(doc)
 	kind := readable.Classify(doc, u)
 	samples, err := readable.Samples(ctx, doc, kind)

@@ -67,11 +67,14 @@ func clean(content *html.Node, st treeStats, sc *scoring) {
 	}
 
 	c.trustNames = true
-	named := c.collect(wraps)
+	named, unnamed := c.collect(wraps)
 	// Names that would take most of the text's prose with them are a
 	// page's own vocabulary ("TestReport__Section--Ads" on every part of
-	// the article), not furniture.
-	if prose := proseOf(content, st); prose >= 500 && named*2 > prose {
+	// the article), not furniture. The prose that goes whatever the names
+	// say does not count: a "republish this story" dialog holding a copy
+	// of the article must not outweigh the article in a div named
+	// "sidebar-content".
+	if prose := proseOf(content, st) - unnamed; prose >= 500 && named*2 > prose {
 		c.trustNames = false
 		c.doomed = c.doomed[:0]
 		c.collect(wraps)
@@ -165,9 +168,9 @@ func (c *cleaner) isOrphanLabel(n *html.Node, gone map[*html.Node]bool) bool {
 }
 
 // collect gathers the furniture under the content into c.doomed and
-// returns the prose that names alone doomed.
-func (c *cleaner) collect(wraps func(*html.Node) bool) int {
-	named := 0
+// returns the prose that names alone doomed and the prose doomed for
+// anything else.
+func (c *cleaner) collect(wraps func(*html.Node) bool) (named, unnamed int) {
 	htmlnode.Walk(c.content, func(n *html.Node) bool {
 		if n.Type != html.ElementNode || n == c.content {
 			return true
@@ -182,11 +185,13 @@ func (c *cleaner) collect(wraps func(*html.Node) bool) int {
 		}
 		if byName {
 			named += proseOf(n, c.st)
+		} else {
+			unnamed += proseOf(n, c.st)
 		}
 		c.doomed = append(c.doomed, n)
 		return false
 	})
-	return named
+	return named, unnamed
 }
 
 // proseOf returns the runes of running text under n: paragraphs long

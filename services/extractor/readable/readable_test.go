@@ -130,6 +130,13 @@ func TestArticle(t *testing.T) {
 			absent:  []string{"box report", "Section link"},
 		},
 		{
+			name: "a copy of the article in a dialog does not make its wrapper's name count",
+			page: `<body><article class="post"><div class="sidebar-layout"><div class="wrap"><div class="sidebar-content"><p>` + prose("shared", 5) + `</p><p>` + prose("shared two", 5) + `</p></div>
+<div class="republish" style="display:none" role="dialog" aria-modal="true"><p>Republish this story under a free licence:</p><p>` + prose("shared", 5) + `</p><p>` + prose("shared two", 5) + `</p><p>` + prose("credit line", 14) + `</p></div></div></div></article></body>`,
+			present: []string{"The shared report", "The shared two report"},
+			absent:  []string{"Republish", "credit line"},
+		},
+		{
 			name:    "blog taxonomy classes do not name the post",
 			page:    `<body><div class="post hentry category-native-advertising tag-comments"><p>` + prose("filed", 4) + `</p><p>` + prose("filed two", 4) + `</p></div></body>`,
 			present: []string{"The filed report", "The filed two report"},

@@ -177,6 +177,7 @@ func read(p harness.Page) (sample, error) {
 		if err != nil {
 			return nil, err
 		}
+		readable.ShowStreamed(doc)
 		readable.ShowNoscript(doc)
 		return doc, nil
 	}
