@@ -45,7 +45,7 @@ func wide(body *html.Node, st treeStats, keepComments bool) *html.Node {
 		if n.Type != html.ElementNode || n == root {
 			return n.Type == html.ElementNode
 		}
-		if isChrome(n, st.of(n), rootText, keepComments) {
+		if isChrome(n, st, rootText, keepComments) {
 			doomed = append(doomed, n)
 			return false
 		}
@@ -60,7 +60,8 @@ func wide(body *html.Node, st treeStats, keepComments bool) *html.Node {
 
 // isChrome reports whether n, under the content root holding rootText
 // runes, is page chrome rather than content.
-func isChrome(n *html.Node, s textStats, rootText int, keepComments bool) bool {
+func isChrome(n *html.Node, st treeStats, rootText int, keepComments bool) bool {
+	s := st.of(n)
 	if s.hint&hintOffscreen != 0 {
 		return true
 	}
@@ -72,7 +73,9 @@ func isChrome(n *html.Node, s textStats, rootText int, keepComments bool) bool {
 	case "nav", "aside", "footer", "dialog", "menu":
 		return true
 	case "form":
-		return !major
+		// Forum engines wrap a thread's posts in a form, for quoting
+		// several at once: a form holding prose is not a search box.
+		return !major && proseOf(n, st) < 2*proseMin
 	case "header":
 		return !major && htmlnode.Closest(n, "article", "section") == nil && htmlnode.First(n, "h1") == nil
 	}
@@ -114,7 +117,7 @@ func thinPick(body *html.Node, st treeStats, sc *scoring) bool {
 		if n.Type != html.ElementNode || n == body {
 			return n.Type == html.ElementNode
 		}
-		if s := st.of(n); isChrome(n, s, bodyText, false) {
+		if s := st.of(n); isChrome(n, st, bodyText, false) {
 			wideText -= s.text
 			wideContent -= s.contentLen()
 			return false
