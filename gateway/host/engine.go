@@ -123,7 +123,18 @@ type spec struct {
 	pre func(context.Context, *op) error
 	// noLoad leaves the page to work: act loads it itself, with its steps.
 	noLoad bool
-	work   func(context.Context, *op) (any, error)
+	// steps are the steps the call takes when all goes well, reserved
+	// before any is taken; nil is a navigation and one more (an
+	// observation or an extraction).
+	steps func() int
+	work  func(context.Context, *op) (any, error)
+}
+
+func (sp spec) plannedSteps() int {
+	if sp.steps == nil {
+		return 2
+	}
+	return sp.steps()
 }
 
 // unknownEffects is a failure after something was dispatched to a page:
@@ -351,6 +362,12 @@ func (e *Engine) prepare(ctx context.Context, sp spec, o *op) (any, error) {
 		if err := e.operations.Activate(ctx, rec.ID); err != nil {
 			return nil, err
 		}
+	}
+	// After the record, so that a call refused for its steps is on it
+	// too, and before the page: it is refused before it loads a page it
+	// could not finish.
+	if err := call.Reserve(ctx, sp.plannedSteps()); err != nil {
+		return nil, err
 	}
 	if !sp.noLoad {
 		if err := e.load(ctx, o, nil, false); err != nil {
