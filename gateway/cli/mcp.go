@@ -42,6 +42,20 @@ func newMCPCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			token, _ := g.env.Lookup(envflag.MCPToken)
 			serveHTTP := len(httpAddrs) > 0
+			if hf.run != "" && (!hf.enabled() || len(hf.run) > 128) {
+				return usagef("--run names a host mode run (with --policy) of 1 to 128 bytes")
+			}
+			var policies *host.Policies
+			if hf.enabled() {
+				var err error
+				if policies, err = hf.load(g.env); err != nil {
+					return err
+				}
+			}
+			// In host mode over HTTP the policy's tokens are enough: each
+			// runs as its actor, and "default" is reached only with the
+			// operator's token or --no-auth.
+			policyTokensOnly := serveHTTP && !noAuth && token == "" && policies != nil && len(policies.Current().Tokens()) > 0
 			switch {
 			case noAuth && !serveHTTP:
 				return usagef("--no-auth applies to --http only")
@@ -49,25 +63,15 @@ func newMCPCmd(g *globals) *cobra.Command {
 				return usagef("--%s applies to --http --no-auth only", unauthRemoteFlag)
 			case noAuth:
 				token = ""
-			case serveHTTP && token == "":
+			case serveHTTP && token == "" && !policyTokensOnly:
 				return fmt.Errorf("mcp --http needs a bearer token: set %s, or pass --no-auth to serve without authentication", string(envflag.MCPToken))
 			case !serveHTTP && g.env.String(envflag.OTelTracesExporter, "") == "console":
 				// The console exporter writes to stdout, which carries the
 				// protocol.
 				return usagef("OTEL_TRACES_EXPORTER=console would write spans into the MCP stream on stdout: use otlp or none with stdio")
 			}
-
-			if hf.run != "" && (!hf.enabled() || len(hf.run) > 128) {
-				return usagef("--run names a host mode run (with --policy) of 1 to 128 bytes")
-			}
-			var policies *host.Policies
-			var schemas []string
-			if hf.enabled() {
-				var err error
-				if policies, err = hf.load(g.env); err != nil {
-					return err
-				}
-				if schemas, err = hf.defaultSchemas(policies); err != nil {
+			if policies != nil && !policyTokensOnly {
+				if _, err := hf.defaultSchemas(policies); err != nil {
 					return err
 				}
 			}
@@ -77,7 +81,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 			var listeners []mcp.Listener
 			if serveHTTP {
 				var err error
-				if listeners, err = listenMCP(&sf, httpAddrs, token == "" && !unauthRemote); err != nil {
+				if listeners, err = listenMCP(&sf, httpAddrs, noAuth && !unauthRemote); err != nil {
 					return err
 				}
 			}
@@ -97,7 +101,10 @@ func newMCPCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				srv = mcp.NewHost(logger, engine, host.DefaultActor, hf.run, schemas, version.String())
+				srv = mcp.NewHost(logger, engine, policies, hf.run, version.String())
+				if policyTokensOnly {
+					srv.RequireToken()
+				}
 			} else {
 				srv = mcp.New(logger, serveAPI(logger, sys), version.String())
 			}

@@ -164,3 +164,29 @@ func oneLine(err error) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// About is what the schema says of itself, its title and description, in
+// one line: the host's words, which a tool built on it may show the model.
+func (s *Schema) About() string {
+	var top struct {
+		Title       string `json:"title"`
+		Description string `json:"description"`
+	}
+	if json.Unmarshal(s.Raw, &top) != nil {
+		return ""
+	}
+	var parts []string
+	for _, p := range []string{top.Title, top.Description} {
+		if p = strings.Join(strings.Fields(p), " "); p != "" {
+			parts = append(parts, strings.TrimSuffix(p, "."))
+		}
+	}
+	about := strings.Join(parts, ": ")
+	if r := []rune(about); len(r) > maxAbout {
+		about = string(r[:maxAbout-1]) + "…"
+	}
+	return about
+}
+
+// maxAbout keeps a schema's words in a tool description short.
+const maxAbout = 200
