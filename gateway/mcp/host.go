@@ -218,7 +218,9 @@ func (h *hostServers) add(sdk *mcpsdk.Server, actor, name, desc string, params [
 func (h *hostServers) addFixed(sdk *mcpsdk.Server, actor string) {
 	h.add(sdk, actor, "inspect", "List what can be done on a page (links, forms, buttons, downloads), those matching the instruction first. "+
 		"Nothing is clicked or submitted. Returns a JSON envelope.", hostReadParams,
-		func(ctx context.Context, w host.Who, a args) *host.Envelope { return h.engine.Inspect(ctx, w, hostInput(a)) })
+		func(ctx context.Context, w host.Who, a args) *host.Envelope {
+			return h.engine.Inspect(ctx, w, hostInput(a))
+		})
 	h.add(sdk, actor, "summarize", "Summarize a page, with the instruction's focus when given. Returns a JSON envelope whose data is the summary.",
 		append(slices.Clone(hostReadParams), hostLengthParam),
 		func(ctx context.Context, w host.Who, a args) *host.Envelope {
