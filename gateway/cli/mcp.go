@@ -97,10 +97,11 @@ func newMCPCmd(g *globals) *cobra.Command {
 			defer stop()
 			var srv *mcp.Server
 			if policies != nil {
-				engine, err := hostEngine(ctx, logger, g.env, policies, sys, sf.allowLocal)
+				engine, done, err := hostEngine(ctx, logger, g.env, policies, sys, &sf, &hf)
 				if err != nil {
 					return err
 				}
+				defer done()
 				srv = mcp.NewHost(logger, engine, policies, hf.run, version.String())
 				if policyTokensOnly {
 					srv.RequireToken()

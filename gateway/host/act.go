@@ -193,3 +193,10 @@ func refusedWords(a *Actor, selector, description string) error {
 	}
 	return nil
 }
+
+// CheckAction refuses an action act could not dispatch, before the host
+// approves it.
+func CheckAction(a Action) error {
+	_, err := actSteps(a)
+	return err
+}
