@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -471,5 +473,96 @@ actors:
 	}
 	if env := envelope(cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "inspect", Arguments: inspect})); env.Error == nil || env.Error.Code != host.SessionUnknown {
 		t.Fatalf("the operation started again: %+v", env)
+	}
+}
+
+// The single binary, no cluster: two distill mcp processes over stdio
+// (two MCP clients of one user) and the host's distill host approve share
+// the user's host state folder. An approval the CLI made fires once, from
+// either server; when the process serving the folder exits, the other
+// takes it over, and the next approval reaches it.
+func TestHostStdioMCPActsWithTheCLIsApprovals(t *testing.T) {
+	bin := filepath.Join(binDir(t), "distill")
+	site := newPages(t, 0)
+	u, _ := url.Parse(site.URL)
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policy, []byte(fmt.Sprintf(`
+actors:
+  default:
+    allowed_hosts: [127.0.0.1]
+    allowed_schemes: [http]
+    allowed_ports: [%s]
+    budget: {max_steps: 40}
+`, u.Port())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(t.TempDir(), "host-state")
+	const run = "desktop-run"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	server := func() (*mcpsdk.ClientSession, *bytes.Buffer) {
+		cmd := exec.Command(bin, "--cache-dir", t.TempDir(), "mcp", "--allow-local", "--policy", policy, "--run", run, "--host-state", state)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "agent", Version: "test"}, nil).Connect(ctx, &mcpsdk.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("distill mcp: %v\n%s", err, stderr.String())
+		}
+		return cs, &stderr
+	}
+	first, firstLog := server()
+	firstOpen := true
+	defer func() {
+		if firstOpen {
+			first.Close()
+		}
+	}()
+	second, secondLog := server()
+	defer second.Close()
+	defer func() {
+		if t.Failed() {
+			t.Logf("first server:\n%s\nsecond server:\n%s", firstLog, secondLog)
+		}
+	}()
+
+	login := site.URL + "/login"
+	args := map[string]any{"url": login, "method": "type", "selector": "input[name=user]", "arguments": map[string]any{"text": "alice", "key": "Enter"}}
+	approve := func() string {
+		t.Helper()
+		out, stderr, code := runCLI(t, "host", "approve", "--policy", policy, "--host-state", state, "--run", run,
+			"--method", "type", "--selector", "input[name=user]", "--arg", "text=alice", "--arg", "key=Enter", "--allow-unsafe", login)
+		var ap host.Approval
+		if code != 0 || json.Unmarshal([]byte(out), &ap) != nil || ap.ID == "" {
+			t.Fatalf("distill host approve: exit %d, %s %s", code, out, stderr)
+		}
+		return ap.ID
+	}
+	act := func(cs *mcpsdk.ClientSession) host.Envelope {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "act", Arguments: args})
+		var env host.Envelope
+		if err != nil || json.Unmarshal([]byte(text(res)), &env) != nil {
+			t.Fatalf("act: %v %s", err, text(res))
+		}
+		return env
+	}
+
+	args["approval_id"] = approve()
+	if env := act(first); env.Status != host.StatusOK || site.hitsOf("/members") != 1 {
+		t.Fatalf("act with the CLI's approval: %+v, %d sign-ins", env, site.hitsOf("/members"))
+	}
+	if env := act(second); env.Error == nil || env.Error.Code != host.ApprovalStale || site.hitsOf("/members") != 1 {
+		t.Fatalf("the approval used again from the other server: %+v, %d sign-ins", env, site.hitsOf("/members"))
+	}
+
+	// The first server, which served the folder, ends (its client hangs
+	// up); the second goes on with the same records.
+	firstOpen = false
+	if err := first.Close(); err != nil {
+		t.Logf("closing the first server: %v", err)
+	}
+	args["approval_id"] = approve()
+	if env := act(second); env.Status != host.StatusOK || site.hitsOf("/members") != 2 {
+		t.Fatalf("act after the first server ended: %+v, %d sign-ins", env, site.hitsOf("/members"))
 	}
 }
