@@ -24,8 +24,10 @@ import (
 // browse, and only host mode's tools are served.
 type hostFlags struct {
 	policy string
-	// state is where host mode keeps its records without a cluster.
+	// state is where host mode keeps its records without a cluster;
+	// empty is defaultHostState.
 	state string
+	env   *envflag.Env
 	// run is distill mcp's --run.
 	run string
 }
@@ -33,8 +35,9 @@ type hostFlags struct {
 func (f *hostFlags) register(fs *pflag.FlagSet, env *envflag.Env) {
 	fs.StringVar(&f.policy, "policy", env.String(envflag.Policy, ""), envflag.Usage(
 		"host mode: serve only the host tools (inspect, summarize, extract_<schema>) under this policy file (YAML or JSON; reloaded on SIGHUP)", envflag.Policy))
-	fs.StringVar(&f.state, "host-state", env.String(envflag.HostState, defaultHostState(env)), envflag.Usage(
-		"host mode without --cluster: the folder of its budgets, operations and approvals, shared by every distill process of the user", envflag.HostState))
+	fs.StringVar(&f.state, "host-state", env.String(envflag.HostState, ""), envflag.Usage(
+		"host mode without --cluster: the folder of its budgets, operations and approvals, shared by every distill process of the user (default: distill/host under $XDG_STATE_HOME or ~/.local/state)", envflag.HostState))
+	f.env = env
 }
 
 // defaultHostState is distill/host under the user's state folder
@@ -108,10 +111,14 @@ func hostKeyValue(ctx context.Context, logger *slog.Logger, sys *app.System, sf 
 		}
 		return js, storage, replicas, func() {}, nil
 	}
-	if hf.state == "" {
-		return nil, 0, 0, nil, usagef("host mode keeps its records in a folder: pass --host-state (no home folder to put it in)")
+	dir := hf.state
+	if dir == "" {
+		dir = defaultHostState(hf.env)
 	}
-	store, err := host.OpenLocal(ctx, logger, hf.state, func(a net.Addr) { sf.own.Add(a, "host state NATS port") })
+	if dir == "" {
+		return nil, 0, 0, nil, usagef("host mode keeps its records in a folder: pass --host-state (there is no home folder to put it in)")
+	}
+	store, err := host.OpenLocal(ctx, logger, dir, func(a net.Addr) { sf.own.Add(a, "host state NATS port") })
 	if err != nil {
 		return nil, 0, 0, nil, err
 	}

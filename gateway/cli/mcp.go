@@ -31,11 +31,17 @@ func newMCPCmd(g *globals) *cobra.Command {
 			"Every service runs in this process unless --cluster points to them over the network,\n" +
 			"as for `distill serve --cluster`. Stops gracefully on SIGINT or SIGTERM.\n\n" +
 			"With --policy FILE it is in host mode: it serves only inspect, summarize, act and one\n" +
-			"extract_<schema> tool per schema of the policy's \"default\" actor, which it runs as,\n" +
-			"each answering a result envelope; extract and summarize use the LLM provider the\n" +
-			"environment names (" + string(envflag.LLMProvider) + ", or " + string(envflag.AnthropicAPIKey) + ", " + string(envflag.OpenAIAPIKey) + ", " + string(envflag.OllamaHost) + ").\n" +
-			"act runs only with an approval the host created (HostService.CreateApproval on a\n" +
-			"distill serve --policy sharing this one's NATS, --cluster) for the run --run names.",
+			"extract_<schema> tool per schema of the actor it runs as, each answering a result\n" +
+			"envelope. Over stdio that actor is the policy's \"default\"; over HTTP it is the actor\n" +
+			"the request's token names: a token of the policy (its tokens section), or\n" +
+			string(envflag.MCPToken) + " for \"default\" (with policy tokens, " + string(envflag.MCPToken) + " may be unset:\n" +
+			"then only they are served). A SIGHUP reloads the policy, and the extract tools follow it\n" +
+			"in connected clients (tools/list_changed). extract and summarize use the LLM provider\n" +
+			"the environment names (" + string(envflag.LLMProvider) + ", or " + string(envflag.AnthropicAPIKey) + ", " + string(envflag.OpenAIAPIKey) + ", " + string(envflag.OllamaHost) + ").\n" +
+			"act runs only with an approval the host created for the run --run names: with\n" +
+			"distill host approve, which without --cluster shares this process's records through the\n" +
+			"user's host state folder (--host-state), or HostService.CreateApproval on a distill\n" +
+			"serve --policy sharing this one's NATS (--cluster).",
 		Example: "  distill mcp\n" +
 			"  " + string(envflag.MCPToken) + "=$(openssl rand -hex 32) distill mcp --http 127.0.0.1:7001",
 		Args: cobra.NoArgs,
