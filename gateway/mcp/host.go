@@ -172,18 +172,33 @@ func hostInput(a args) host.Input {
 		MaxBytes: hostMaxBytes(a), OperationID: a.str("operation_id")}
 }
 
+// RunHeader names, over HTTP, the run a request's calls belong to: the
+// gRPC calls' distill-run-id metadata, set by the host's client, never by
+// the model.
+const RunHeader = "Distill-Run-Id"
+
 // who is the caller of a tool: the actor its server is for, never one the
-// model names.
-func (h *hostServers) who(actor string, req *mcpsdk.CallToolRequest) host.Who {
+// model names, and the run: the operator's --run, else the request's
+// Distill-Run-Id header, else the MCP session (or, without one, this
+// process).
+func (h *hostServers) who(actor string, req *mcpsdk.CallToolRequest) (host.Who, *host.Envelope) {
 	w := host.Who{Actor: actor, Run: "mcp-" + h.process}
 	if req != nil && req.Session != nil && req.Session.ID() != "" {
 		w.Session = req.Session.ID()
 		w.Run = "mcp-" + w.Session
 	}
+	if req != nil && req.Extra != nil {
+		if v := req.Extra.Header.Values(RunHeader); len(v) > 0 {
+			if len(v) != 1 || v[0] == "" || len(v[0]) > 128 {
+				return w, host.Refuse(host.InvalidInput, "the request needs one "+RunHeader+" header of 1 to 128 bytes")
+			}
+			w.Run = v[0]
+		}
+	}
 	if h.run != "" {
 		w.Run = h.run
 	}
-	return w
+	return w, nil
 }
 
 func (h *hostServers) add(sdk *mcpsdk.Server, actor, name, desc string, params []param, run func(context.Context, host.Who, args) *host.Envelope) {
@@ -197,11 +212,13 @@ func (h *hostServers) add(sdk *mcpsdk.Server, actor, name, desc string, params [
 	}
 	sdk.AddTool(spec, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 		a, err := decodeArgs(req.Params.Arguments, params)
-		var env *host.Envelope
-		if err != nil {
+		w, env := h.who(actor, req)
+		switch {
+		case env != nil:
+		case err != nil:
 			env = host.Refuse(host.InvalidInput, err.Error())
-		} else {
-			env = run(ctx, h.who(actor, req), a)
+		default:
+			env = run(ctx, w, a)
 		}
 		text, err := env.JSON()
 		if err != nil {

@@ -90,6 +90,16 @@ func hostHTTP(t *testing.T, token string, require bool) (endpoint, siteURL, poli
 	return "http://" + lis.Addr().String() + Path, siteURL, policyPath, ps
 }
 
+// headerTransport sends a bearer token and the run's header.
+type headerTransport struct{ token, run string }
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+h.token)
+	r.Header.Set(RunHeader, h.run)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
 func toolNames(t *testing.T, cs *mcpsdk.ClientSession) []string {
 	t.Helper()
 	res, err := cs.ListTools(t.Context(), nil)
@@ -168,6 +178,35 @@ func TestHostHTTPRunsAsTheTokensActor(t *testing.T) {
 	}
 	if _, err := teamA.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "extract_product", Arguments: map[string]any{"url": site + "/"}}); err == nil {
 		t.Fatal("team-a called default's extract_product")
+	}
+
+	// The host's client names the run (Distill-Run-Id): one budget across
+	// its sessions, another for another run.
+	inRun := func(run string) *mcpsdk.ClientSession {
+		tr := &mcpsdk.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: headerTransport{token: hostTeamAToken, run: run}}}
+		cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "test"}, nil).Connect(t.Context(), tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	texts, _ = call(t, inRun("run-x"), "inspect", map[string]any{"url": site + "/"})
+	if env := envelopeOf(t, texts); env.Status != host.StatusOK {
+		t.Fatalf("team-a in run-x: %s", texts[0])
+	}
+	texts, _ = call(t, inRun("run-x"), "inspect", map[string]any{"url": site + "/"})
+	if env := envelopeOf(t, texts); errorCode(env) != host.BudgetExhausted {
+		t.Fatalf("team-a in run-x again, in another session: %s", texts[0])
+	}
+	texts, _ = call(t, inRun("run-y"), "inspect", map[string]any{"url": site + "/"})
+	if env := envelopeOf(t, texts); env.Status != host.StatusOK {
+		t.Fatalf("team-a in run-y: %s", texts[0])
+	}
+	texts, _ = call(t, inRun(strings.Repeat("r", 129)), "inspect", map[string]any{"url": site + "/"})
+	if env := envelopeOf(t, texts); errorCode(env) != host.InvalidInput {
+		t.Fatalf("a run name too long: %s", texts[0])
 	}
 
 	teamB := httpClient(t, endpoint, hostTeamBToken)
