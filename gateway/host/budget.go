@@ -240,22 +240,36 @@ func (c *Call) Return(ctx context.Context, n int) error {
 func (c *Call) End(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	var err error
-	if n := c.reserved; n > 0 {
-		var st runState
-		err = update(ctx, c.kv, runKey(c.actor, c.run), &st, func() error {
-			st.Steps = max(st.Steps-n, 0)
-			return nil
-		})
-		if err == nil {
-			c.reserved = 0
-		}
-	}
 	var sl slots
-	return errors.Join(err, update(ctx, c.kv, slotKey(c.actor), &sl, func() error {
+	return errors.Join(c.returnSteps(ctx), update(ctx, c.kv, slotKey(c.actor), &sl, func() error {
 		delete(sl.Held, c.id)
 		return nil
 	}))
+}
+
+// Keep gives back the steps the call never took but keeps its slot until
+// it lapses: a call whose effects are unknown holds it, as one whose
+// cleanup is pending does, until the host has had time to look.
+func (c *Call) Keep(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return c.returnSteps(ctx)
+}
+
+func (c *Call) returnSteps(ctx context.Context) error {
+	n := c.reserved
+	if n <= 0 {
+		return nil
+	}
+	var st runState
+	if err := update(ctx, c.kv, runKey(c.actor, c.run), &st, func() error {
+		st.Steps = max(st.Steps-n, 0)
+		return nil
+	}); err != nil {
+		return err
+	}
+	c.reserved = 0
+	return nil
 }
 
 // update reads key into v, lets change alter it and writes it back if the

@@ -302,9 +302,17 @@ func (e *Engine) run(ctx context.Context, who Who, in Input, sp spec) *Envelope 
 			cleaned = false
 		}
 	}
-	if o.call != nil && cleaned {
+	switch {
+	case o.call == nil:
+	case cleaned && state != OpUnknown:
 		if err := o.call.End(ctx); err != nil {
 			e.logger.Warn("host budget slot not given back; it lapses on its own", "actor", who.Actor, "err", err.Error())
+		}
+	default:
+		// Unknown effects, or a record not closed: the slot is held until
+		// it lapses (the seed's "unknown/pending cleanup holds a slot").
+		if err := o.call.Keep(ctx); err != nil {
+			e.logger.Warn("host budget steps not given back", "actor", who.Actor, "err", err.Error())
 		}
 	}
 	return env
