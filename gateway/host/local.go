@@ -96,17 +96,18 @@ func OpenLocal(ctx context.Context, logger *slog.Logger, dir string, onListen fu
 		// Served here or by another process, the store is reached the
 		// same way, over loopback: a connection that outlives the process
 		// serving it.
-		if a, err := readStoreAddr(dir); err == nil {
-			if err := s.connect(a); err == nil {
-				return s, nil
-			} else if held {
-				s.Close()
-				return nil, err
-			}
-		} else if held {
+		a, err := readStoreAddr(dir)
+		if err == nil {
+			err = s.connect(a)
+		}
+		switch {
+		case err == nil:
+			return s, nil
+		case held:
 			s.Close()
 			return nil, err
 		}
+		// The process holding the store is still starting to serve it.
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("host state %s: another process holds it and does not serve it (%s)", dir, filepath.Join(dir, localAddr))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,4 +87,16 @@ func TestLocalStoreSharedAndTakenOver(t *testing.T) {
 	defer c.Close()
 	jsC, _, _ := c.JetStream()
 	wantCode(t, NewApprovals(jsC, WithStorage(storage, replicas)).Consume(t.Context(), ap.ID, use), ApprovalStale)
+}
+
+// A folder that cannot be the store fails at once, in one line naming it.
+func TestLocalStoreRefusesAFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "not-a-folder")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenLocal(t.Context(), slog.New(slog.DiscardHandler), file, nil)
+	if err == nil || !strings.Contains(err.Error(), file) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("opening a file as the store: %v", err)
+	}
 }
