@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -165,12 +166,15 @@ func oneLine(err error) string {
 	return strings.Join(parts, " ")
 }
 
-// About is what the schema says of itself, its title and description, in
-// one line: the host's words, which a tool built on it may show the model.
+// About is what the schema says of itself, in one line: its title and
+// description, and the names of its root properties, the fields the data
+// will have. They are the host's words, which a tool built on the schema
+// may show the model; a change to any of them changes the tool.
 func (s *Schema) About() string {
 	var top struct {
-		Title       string `json:"title"`
-		Description string `json:"description"`
+		Title       string                     `json:"title"`
+		Description string                     `json:"description"`
+		Properties  map[string]json.RawMessage `json:"properties"`
 	}
 	if json.Unmarshal(s.Raw, &top) != nil {
 		return ""
@@ -185,8 +189,22 @@ func (s *Schema) About() string {
 	if r := []rune(about); len(r) > maxAbout {
 		about = string(r[:maxAbout-1]) + "…"
 	}
+	if len(top.Properties) > 0 {
+		names := slices.Sorted(maps.Keys(top.Properties))
+		if len(names) > maxAboutFields {
+			names = append(names[:maxAboutFields], "…")
+		}
+		if about != "" {
+			about += "; "
+		}
+		about += "fields " + strings.Join(names, ", ")
+	}
 	return about
 }
 
-// maxAbout keeps a schema's words in a tool description short.
-const maxAbout = 200
+// maxAbout and maxAboutFields keep a schema's words in a tool
+// description short.
+const (
+	maxAbout       = 200
+	maxAboutFields = 16
+)

@@ -324,7 +324,7 @@ func TestHostReloadChangesToolsLive(t *testing.T) {
 	if got, want := toolNames(t, cs), []string{"act", "extract_offer", "extract_product", "inspect", "summarize"}; !slices.Equal(got, want) {
 		t.Fatalf("after the reload %v, want %v", got, want)
 	}
-	if d := description("extract_offer"); !strings.Contains(d, "(Offer)") {
+	if d := description("extract_offer"); !strings.Contains(d, "(Offer; fields price)") {
 		t.Fatalf("extract_offer: %q", d)
 	}
 	texts, _ := call(t, cs, "extract_offer", map[string]any{"url": "https://example.com/"})
@@ -333,9 +333,14 @@ func TestHostReloadChangesToolsLive(t *testing.T) {
 	}
 
 	reload(`      offer: {type: object, title: Offer, description: What the shop asks, properties: {price: {type: number}}}`)
-	waitChanged("a schema changed")
-	if d := description("extract_offer"); !strings.Contains(d, "(Offer: What the shop asks)") {
+	waitChanged("a schema's description changed")
+	if d := description("extract_offer"); !strings.Contains(d, "(Offer: What the shop asks; fields price)") {
 		t.Fatalf("extract_offer after its schema changed: %q", d)
+	}
+	reload(`      offer: {type: object, title: Offer, description: What the shop asks, properties: {price: {type: number}, currency: {type: string}}}`)
+	waitChanged("a schema's fields changed")
+	if d := description("extract_offer"); !strings.Contains(d, "(Offer: What the shop asks; fields currency, price)") {
+		t.Fatalf("extract_offer after its fields changed: %q", d)
 	}
 
 	// The schemas that remain: default's offer, team-a's none; and no
