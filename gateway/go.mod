@@ -10,6 +10,7 @@ require (
 	distill.dev/services/fetcher v0.0.0
 	distill.dev/services/renderer v0.0.0
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
+	github.com/gofrs/flock v0.13.2
 	github.com/google/jsonschema-go v0.4.3
 	github.com/klauspost/compress v1.20.4
 	github.com/modelcontextprotocol/go-sdk v1.8.0

@@ -56,10 +56,11 @@ func (f *hostCallFlags) call(cmd *cobra.Command, g *globals, do func(context.Con
 		return err
 	}
 	defer stop()
-	engine, err := hostEngine(ctx, logger, g.env, policies, sys, f.sf.allowLocal)
+	engine, done, err := hostEngine(ctx, logger, g.env, policies, sys, &f.sf, &f.hf)
 	if err != nil {
 		return err
 	}
+	defer done()
 	who := host.Who{Actor: host.DefaultActor, Run: f.hf.run}
 	if who.Run == "" {
 		who.Run = "cli-" + randomID()
@@ -89,14 +90,19 @@ func (f *hostCallFlags) input(url string) host.Input {
 func newHostCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "host",
-		Short: "Host mode's calls from the command line, as the policy's \"default\" actor",
+		Short: "Host mode from the command line: calls as the policy's \"default\" actor, approvals, operations",
 		Long: "Make one host-mode call (see distill mcp --policy and distill serve --policy) under\n" +
 			"the policy file, as its \"default\" actor, and print the result envelope as JSON.\n" +
 			"The exit code is 0 when the envelope carries data (ok or truncated), 1 otherwise.\n" +
-			"Budgets live in NATS key-value: a run given with --run spends one budget across\n" +
-			"calls, and with --cluster across every gateway.",
+			"Or act as the host: approve an action (approve, revoke), reserve an operation, read\n" +
+			"an operation's record.\n\n" +
+			"Budgets, operations and approvals live in NATS key-value: with --cluster the cluster's,\n" +
+			"shared by every gateway; otherwise in the user's host state folder (--host-state),\n" +
+			"shared by every distill process of the user, a distill mcp over stdio included.\n" +
+			"A run given with --run spends one budget across calls.",
 	}
-	cmd.AddCommand(newHostInspectCmd(g), newHostSummarizeCmd(g), newHostExtractCmd(g), newHostActCmd(g))
+	cmd.AddCommand(newHostInspectCmd(g), newHostSummarizeCmd(g), newHostExtractCmd(g), newHostActCmd(g),
+		newHostApproveCmd(g), newHostRevokeCmd(g), newHostReserveCmd(g), newHostOperationCmd(g))
 	return cmd
 }
 
@@ -165,8 +171,8 @@ func newHostActCmd(g *globals) *cobra.Command {
 		Use:   "act <url>",
 		Short: "Perform one action the host approved (HostService.CreateApproval)",
 		Long: "Perform one click, typing or scroll on the page, only with an approval the host\n" +
-			"created for the run, this exact URL and action; it is used once. Approvals live in\n" +
-			"NATS key-value: use --cluster to share them with the distill serve that made them.",
+			"created for the run, this exact URL and action (distill host approve, or\n" +
+			"HostService.CreateApproval with --cluster); it is used once.",
 		Example: "  distill host act --policy policy.yaml --cluster --nats nats://nats:4222 --run run-7 \\\n" +
 			"    --approval-id 5f1c... --method type --selector '#q' --arg text=widgets --arg key=Enter https://shop.example.org/",
 		Args: cobra.ExactArgs(1),

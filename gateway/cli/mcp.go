@@ -31,17 +31,37 @@ func newMCPCmd(g *globals) *cobra.Command {
 			"Every service runs in this process unless --cluster points to them over the network,\n" +
 			"as for `distill serve --cluster`. Stops gracefully on SIGINT or SIGTERM.\n\n" +
 			"With --policy FILE it is in host mode: it serves only inspect, summarize, act and one\n" +
-			"extract_<schema> tool per schema of the policy's \"default\" actor, which it runs as,\n" +
-			"each answering a result envelope; extract and summarize use the LLM provider the\n" +
-			"environment names (" + string(envflag.LLMProvider) + ", or " + string(envflag.AnthropicAPIKey) + ", " + string(envflag.OpenAIAPIKey) + ", " + string(envflag.OllamaHost) + ").\n" +
-			"act runs only with an approval the host created (HostService.CreateApproval on a\n" +
-			"distill serve --policy sharing this one's NATS, --cluster) for the run --run names.",
+			"extract_<schema> tool per schema of the actor it runs as, each answering a result\n" +
+			"envelope. Over stdio that actor is the policy's \"default\"; over HTTP it is the actor\n" +
+			"the request's token names: a token of the policy (its tokens section), or\n" +
+			string(envflag.MCPToken) + " for \"default\" (with policy tokens, " + string(envflag.MCPToken) + " may be unset:\n" +
+			"then only they are served). A SIGHUP reloads the policy, and the extract tools follow it\n" +
+			"in connected clients (tools/list_changed). extract and summarize use the LLM provider\n" +
+			"the environment names (" + string(envflag.LLMProvider) + ", or " + string(envflag.AnthropicAPIKey) + ", " + string(envflag.OpenAIAPIKey) + ", " + string(envflag.OllamaHost) + ").\n" +
+			"act runs only with an approval the host created for the run --run names: with\n" +
+			"distill host approve, which without --cluster shares this process's records through the\n" +
+			"user's host state folder (--host-state), or HostService.CreateApproval on a distill\n" +
+			"serve --policy sharing this one's NATS (--cluster).",
 		Example: "  distill mcp\n" +
 			"  " + string(envflag.MCPToken) + "=$(openssl rand -hex 32) distill mcp --http 127.0.0.1:7001",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			token, _ := g.env.Lookup(envflag.MCPToken)
 			serveHTTP := len(httpAddrs) > 0
+			if hf.run != "" && (!hf.enabled() || len(hf.run) > 128) {
+				return usagef("--run names a host mode run (with --policy) of 1 to 128 bytes")
+			}
+			var policies *host.Policies
+			if hf.enabled() {
+				var err error
+				if policies, err = hf.load(g.env); err != nil {
+					return err
+				}
+			}
+			// In host mode over HTTP the policy's tokens are enough: each
+			// runs as its actor, and "default" is reached only with the
+			// operator's token or --no-auth.
+			policyTokensOnly := serveHTTP && !noAuth && token == "" && policies != nil && len(policies.Current().Tokens()) > 0
 			switch {
 			case noAuth && !serveHTTP:
 				return usagef("--no-auth applies to --http only")
@@ -49,25 +69,15 @@ func newMCPCmd(g *globals) *cobra.Command {
 				return usagef("--%s applies to --http --no-auth only", unauthRemoteFlag)
 			case noAuth:
 				token = ""
-			case serveHTTP && token == "":
+			case serveHTTP && token == "" && !policyTokensOnly:
 				return fmt.Errorf("mcp --http needs a bearer token: set %s, or pass --no-auth to serve without authentication", string(envflag.MCPToken))
 			case !serveHTTP && g.env.String(envflag.OTelTracesExporter, "") == "console":
 				// The console exporter writes to stdout, which carries the
 				// protocol.
 				return usagef("OTEL_TRACES_EXPORTER=console would write spans into the MCP stream on stdout: use otlp or none with stdio")
 			}
-
-			if hf.run != "" && (!hf.enabled() || len(hf.run) > 128) {
-				return usagef("--run names a host mode run (with --policy) of 1 to 128 bytes")
-			}
-			var policies *host.Policies
-			var schemas []string
-			if hf.enabled() {
-				var err error
-				if policies, err = hf.load(g.env); err != nil {
-					return err
-				}
-				if schemas, err = hf.defaultSchemas(policies); err != nil {
+			if policies != nil && !policyTokensOnly {
+				if _, err := hf.defaultSchemas(policies); err != nil {
 					return err
 				}
 			}
@@ -77,7 +87,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 			var listeners []mcp.Listener
 			if serveHTTP {
 				var err error
-				if listeners, err = listenMCP(&sf, httpAddrs, token == "" && !unauthRemote); err != nil {
+				if listeners, err = listenMCP(&sf, httpAddrs, noAuth && !unauthRemote); err != nil {
 					return err
 				}
 			}
@@ -93,11 +103,15 @@ func newMCPCmd(g *globals) *cobra.Command {
 			defer stop()
 			var srv *mcp.Server
 			if policies != nil {
-				engine, err := hostEngine(ctx, logger, g.env, policies, sys, sf.allowLocal)
+				engine, done, err := hostEngine(ctx, logger, g.env, policies, sys, &sf, &hf)
 				if err != nil {
 					return err
 				}
-				srv = mcp.NewHost(logger, engine, host.DefaultActor, hf.run, schemas, version.String())
+				defer done()
+				srv = mcp.NewHost(logger, engine, policies, hf.run, version.String())
+				if policyTokensOnly {
+					srv.RequireToken()
+				}
 			} else {
 				srv = mcp.New(logger, serveAPI(logger, sys), version.String())
 			}

@@ -114,10 +114,11 @@ func newServeCmd(g *globals) *cobra.Command {
 						logger.Error("host policy reloaded, but its tokens were not taken", "err", err.Error())
 					}
 				})
-				engine, err := hostEngine(cmd.Context(), logger, g.env, policies, sys, sf.allowLocal)
+				engine, done, err := hostEngine(cmd.Context(), logger, g.env, policies, sys, &sf, &hf)
 				if err != nil {
 					return err
 				}
+				defer done()
 				hostSrv = host.NewServer(engine, !guard.Enabled(), guard.Operator)
 				model = engine
 			}

@@ -1,13 +1,16 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -27,96 +30,214 @@ import (
 
 const hostTeamToken = "team-a-e2e-token-0123456789"
 
-// Two gateway processes, one budget: the steps and the concurrency slot of
-// an actor are shared through NATS, whichever gateway a call reaches.
+// Two gateway processes, one budget: every kind of an actor's budget is
+// kept in NATS, so it holds whichever gateway each call reaches, with
+// calls racing on both at once.
 func TestHostBudgetsAcrossTwoGateways(t *testing.T) {
 	p := newPages(t, 0)
 	u, _ := url.Parse(p.URL)
 	policy := filepath.Join(t.TempDir(), "policy.yaml")
 	if err := os.WriteFile(policy, []byte(fmt.Sprintf(`
+defaults:
+  allowed_schemes: [http]
+  allowed_ports: [%s]
 actors:
-  team-a:
+  team-steps:
     allowed_hosts: [127.0.0.1]
-    allowed_schemes: [http]
-    allowed_ports: [%s]
-    budget: {max_steps: 4, max_concurrent: 1, max_bytes: 120}
+    budget: {max_steps: 6, max_concurrent: 8}
+  team-conc:
+    allowed_hosts: [127.0.0.1]
+    budget: {max_steps: 40, max_concurrent: 2}
+  team-time:
+    allowed_hosts: [127.0.0.1]
+    budget: {max_seconds: 2, max_concurrent: 8}
+  team-bytes:
+    allowed_hosts: [127.0.0.1]
+    budget: {max_bytes: 120}
 tokens:
-  - {token_env: TEAM_A_TOKEN, actor: team-a}
+  - {token_env: TEAM_STEPS_TOKEN, actor: team-steps}
+  - {token_env: TEAM_CONC_TOKEN, actor: team-conc}
+  - {token_env: TEAM_TIME_TOKEN, actor: team-time}
+  - {token_env: TEAM_BYTES_TOKEN, actor: team-bytes}
 `, u.Port())), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := startCluster(t, clusterOpts{Gateways: 2, NoRenderer: true,
-		Env: []string{"DISTILL_POLICY=" + policy, "TEAM_A_TOKEN=" + hostTeamToken}})
-	client := func(i int) distillv1.HostServiceClient {
-		cc, err := grpc.NewClient(c.Gateways[i].Addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpcauth.DialOption(hostTeamToken))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cc.Close() })
-		return distillv1.NewHostServiceClient(cc)
+	tokens := map[string]string{
+		"team-steps": "team-steps-e2e-token-0123456789", "team-conc": "team-conc-e2e-token-0123456789",
+		"team-time": "team-time-e2e-token-0123456789", "team-bytes": "team-bytes-e2e-token-0123456789",
 	}
-	g0, g1 := client(0), client(1)
+	c := startCluster(t, clusterOpts{Gateways: 2, NoRenderer: true, Env: []string{"DISTILL_POLICY=" + policy,
+		"TEAM_STEPS_TOKEN=" + tokens["team-steps"], "TEAM_CONC_TOKEN=" + tokens["team-conc"],
+		"TEAM_TIME_TOKEN=" + tokens["team-time"], "TEAM_BYTES_TOKEN=" + tokens["team-bytes"]}})
+	// gateways returns the actor's client of each gateway.
+	gateways := func(actor string) [2]distillv1.HostServiceClient {
+		var out [2]distillv1.HostServiceClient
+		for i := range out {
+			cc, err := grpc.NewClient(c.Gateways[i].Addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpcauth.DialOption(tokens[actor]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cc.Close() })
+			out[i] = distillv1.NewHostServiceClient(cc)
+		}
+		return out
+	}
 	inspect := func(g distillv1.HostServiceClient, run, path string) *distillv1.HostEnvelope {
 		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), host.RunMetadata, run), 60*time.Second)
 		defer cancel()
 		res, err := g.Inspect(ctx, &distillv1.HostServiceInspectRequest{Url: p.URL + path})
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
 		}
 		return res.GetEnvelope()
 	}
-
-	// Concurrency: a call held on gateway 0 keeps the actor's one slot, so
-	// gateway 1 refuses another run's call.
-	release := make(chan struct{})
-	p.hold("/p/held", release)
-	held := make(chan *distillv1.HostEnvelope, 1)
-	go func() { held <- inspect(g0, "run-held", "/p/held") }()
-	for deadline := time.Now().Add(30 * time.Second); p.hitsOf("/p/held") == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the held page was never asked for")
+	exhausted := func(env *distillv1.HostEnvelope) bool {
+		return env.GetStatus() == host.StatusError && env.GetError().GetCode() == string(host.BudgetExhausted)
+	}
+	hitsUnder := func(prefix string) int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		n := 0
+		for path, h := range p.hits {
+			if strings.HasPrefix(path, prefix) {
+				n += h
+			}
 		}
-	}
-	if env := inspect(g1, "run-other", "/p/1"); env.GetError().GetCode() != string(host.BudgetExhausted) {
-		t.Fatalf("a second call while the slot is held: %v", env)
-	}
-	close(release)
-	if env := <-held; env.GetStatus() != host.StatusOK {
-		t.Fatalf("the held call: %v", env)
+		return n
 	}
 
-	// Steps: four per run, two per inspect, on either gateway.
-	if env := inspect(g0, "run-steps", "/p/1"); env.GetStatus() != host.StatusOK {
-		t.Fatalf("first inspect: %v", env)
-	}
-	if env := inspect(g1, "run-steps", "/p/2"); env.GetStatus() != host.StatusOK {
-		t.Fatalf("second inspect, other gateway: %v", env)
-	}
-	if env := inspect(g0, "run-steps", "/p/3"); env.GetError().GetCode() != string(host.BudgetExhausted) {
-		t.Fatalf("a third inspect past max_steps: %v", env)
-	}
-
-	// Bytes: the sign-in form's candidates take more than the run's 120
-	// and are cut to fit; the same run on the other gateway gets what is
-	// left, a new run the whole again.
-	size := func(env *distillv1.HostEnvelope) int {
-		c, err := host.Canonical(env.GetData().AsInterface())
-		if err != nil {
-			t.Fatal(err)
+	t.Run("steps", func(t *testing.T) {
+		t.Parallel()
+		// Seven inspects of two steps each race on both gateways for a
+		// run of six steps: three pass, and the four refused never load
+		// their page.
+		g := gateways("team-steps")
+		results := make(chan *distillv1.HostEnvelope, 7)
+		for i := range 7 {
+			go func() { results <- inspect(g[i%2], "run-steps", fmt.Sprintf("/p/steps-%d", i)) }()
 		}
-		return len(c)
-	}
-	first := inspect(g1, "run-bytes", "/login")
-	if first.GetStatus() != host.StatusTruncated || size(first) > 120 {
-		t.Fatalf("an inspect past max_bytes: %v", first)
-	}
-	second := inspect(g0, "run-bytes", "/login")
-	if second.GetStatus() != host.StatusTruncated || size(second) > max(2, 120-size(first)) {
-		t.Fatalf("the same run on the other gateway kept %d bytes after %d: %v", size(second), size(first), second)
-	}
-	if fresh := inspect(g0, "run-bytes-2", "/login"); size(fresh) != size(first) {
-		t.Fatalf("a new run kept %d bytes, the first %d", size(fresh), size(first))
-	}
+		ok, refused := 0, 0
+		for range 7 {
+			switch env := <-results; {
+			case env.GetStatus() == host.StatusOK:
+				ok++
+			case exhausted(env):
+				refused++
+			default:
+				t.Errorf("an inspect: %v", env)
+			}
+		}
+		if ok != 3 || refused != 4 || hitsUnder("/p/steps-") != 3 {
+			t.Fatalf("%d passed, %d refused, %d pages loaded; want 3, 4 and 3", ok, refused, hitsUnder("/p/steps-"))
+		}
+		for i := range g {
+			if env := inspect(g[i], "run-steps", "/p/steps-late"); !exhausted(env) {
+				t.Fatalf("gateway %d past max_steps: %v", i, env)
+			}
+		}
+		if env := inspect(g[1], "run-steps-2", "/p/steps-fresh"); env.GetStatus() != host.StatusOK {
+			t.Fatalf("another run: %v", env)
+		}
+	})
+
+	t.Run("concurrency", func(t *testing.T) {
+		t.Parallel()
+		// Six calls of six runs on both gateways, each held at the site
+		// once it gets there: two slots, so two are held and four are
+		// refused while they are.
+		g := gateways("team-conc")
+		release := make(chan struct{})
+		for i := range 6 {
+			p.hold(fmt.Sprintf("/p/conc-%d", i), release)
+		}
+		results := make(chan *distillv1.HostEnvelope, 6)
+		for i := range 6 {
+			go func() { results <- inspect(g[i%2], fmt.Sprintf("run-conc-%d", i), fmt.Sprintf("/p/conc-%d", i)) }()
+		}
+		for range 4 {
+			if env := <-results; !exhausted(env) {
+				close(release)
+				t.Fatalf("a call past max_concurrent: %v", env)
+			}
+		}
+		for deadline := time.Now().Add(30 * time.Second); hitsUnder("/p/conc-") < 2; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				close(release)
+				t.Fatal("the calls holding the slots never reached the site")
+			}
+		}
+		for i := range g {
+			if env := inspect(g[i], "run-conc-late", "/p/conc-late"); !exhausted(env) {
+				close(release)
+				t.Fatalf("gateway %d while both slots are held: %v", i, env)
+			}
+		}
+		close(release)
+		for range 2 {
+			if env := <-results; env.GetStatus() != host.StatusOK {
+				t.Fatalf("a call holding a slot: %v", env)
+			}
+		}
+		if n := hitsUnder("/p/conc-"); n != 2 {
+			t.Fatalf("%d pages loaded, want the 2 that held the slots", n)
+		}
+		for i := range g {
+			if env := inspect(g[i], "run-conc-after", fmt.Sprintf("/p/after-%d", i)); env.GetStatus() != host.StatusOK {
+				t.Fatalf("gateway %d after the slots were given back: %v", i, env)
+			}
+		}
+	})
+
+	t.Run("time", func(t *testing.T) {
+		t.Parallel()
+		// The run's first call starts its two seconds and is held at the
+		// site past them: it is cut off there, and the run's next calls
+		// are refused on both gateways before they load anything.
+		g := gateways("team-time")
+		release := make(chan struct{})
+		defer close(release)
+		p.hold("/p/time-held", release)
+		if env := inspect(g[0], "run-time", "/p/time-held"); !exhausted(env) {
+			t.Fatalf("a call past the run's time: %v", env)
+		}
+		for i := range g {
+			if env := inspect(g[i], "run-time", fmt.Sprintf("/p/time-late-%d", i)); !exhausted(env) {
+				t.Fatalf("gateway %d after the run's time: %v", i, env)
+			}
+		}
+		if n := hitsUnder("/p/time-late-"); n != 0 {
+			t.Fatalf("%d pages loaded after the run's time", n)
+		}
+		if env := inspect(g[1], "run-time-2", "/p/time-fresh"); env.GetStatus() != host.StatusOK {
+			t.Fatalf("another run: %v", env)
+		}
+	})
+
+	t.Run("bytes", func(t *testing.T) {
+		t.Parallel()
+		// The sign-in form's candidates take more than the run's 120 and
+		// are cut to fit; the same run on the other gateway gets what is
+		// left, a new run the whole again.
+		g := gateways("team-bytes")
+		size := func(env *distillv1.HostEnvelope) int {
+			c, err := host.Canonical(env.GetData().AsInterface())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(c)
+		}
+		first := inspect(g[1], "run-bytes", "/login")
+		if first.GetStatus() != host.StatusTruncated || size(first) > 120 {
+			t.Fatalf("an inspect past max_bytes: %v", first)
+		}
+		second := inspect(g[0], "run-bytes", "/login")
+		if second.GetStatus() != host.StatusTruncated || size(second) > max(2, 120-size(first)) {
+			t.Fatalf("the same run on the other gateway kept %d bytes after %d: %v", size(second), size(first), second)
+		}
+		if fresh := inspect(g[0], "run-bytes-2", "/login"); size(fresh) != size(first) {
+			t.Fatalf("a new run kept %d bytes, the first %d", size(fresh), size(first))
+		}
+	})
 }
 
 func (p *pages) hitsOf(path string) int {
@@ -352,5 +473,96 @@ actors:
 	}
 	if env := envelope(cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "inspect", Arguments: inspect})); env.Error == nil || env.Error.Code != host.SessionUnknown {
 		t.Fatalf("the operation started again: %+v", env)
+	}
+}
+
+// The single binary, no cluster: two distill mcp processes over stdio
+// (two MCP clients of one user) and the host's distill host approve share
+// the user's host state folder. An approval the CLI made fires once, from
+// either server; when the process serving the folder exits, the other
+// takes it over, and the next approval reaches it.
+func TestHostStdioMCPActsWithTheCLIsApprovals(t *testing.T) {
+	bin := filepath.Join(binDir(t), "distill")
+	site := newPages(t, 0)
+	u, _ := url.Parse(site.URL)
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policy, []byte(fmt.Sprintf(`
+actors:
+  default:
+    allowed_hosts: [127.0.0.1]
+    allowed_schemes: [http]
+    allowed_ports: [%s]
+    budget: {max_steps: 40}
+`, u.Port())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(t.TempDir(), "host-state")
+	const run = "desktop-run"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	server := func() (*mcpsdk.ClientSession, *bytes.Buffer) {
+		cmd := exec.Command(bin, "--cache-dir", t.TempDir(), "mcp", "--allow-local", "--policy", policy, "--run", run, "--host-state", state)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "agent", Version: "test"}, nil).Connect(ctx, &mcpsdk.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("distill mcp: %v\n%s", err, stderr.String())
+		}
+		return cs, &stderr
+	}
+	first, firstLog := server()
+	firstOpen := true
+	defer func() {
+		if firstOpen {
+			first.Close()
+		}
+	}()
+	second, secondLog := server()
+	defer second.Close()
+	defer func() {
+		if t.Failed() {
+			t.Logf("first server:\n%s\nsecond server:\n%s", firstLog, secondLog)
+		}
+	}()
+
+	login := site.URL + "/login"
+	args := map[string]any{"url": login, "method": "type", "selector": "input[name=user]", "arguments": map[string]any{"text": "alice", "key": "Enter"}}
+	approve := func() string {
+		t.Helper()
+		out, stderr, code := runCLI(t, "host", "approve", "--policy", policy, "--host-state", state, "--run", run,
+			"--method", "type", "--selector", "input[name=user]", "--arg", "text=alice", "--arg", "key=Enter", "--allow-unsafe", login)
+		var ap host.Approval
+		if code != 0 || json.Unmarshal([]byte(out), &ap) != nil || ap.ID == "" {
+			t.Fatalf("distill host approve: exit %d, %s %s", code, out, stderr)
+		}
+		return ap.ID
+	}
+	act := func(cs *mcpsdk.ClientSession) host.Envelope {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "act", Arguments: args})
+		var env host.Envelope
+		if err != nil || json.Unmarshal([]byte(text(res)), &env) != nil {
+			t.Fatalf("act: %v %s", err, text(res))
+		}
+		return env
+	}
+
+	args["approval_id"] = approve()
+	if env := act(first); env.Status != host.StatusOK || site.hitsOf("/members") != 1 {
+		t.Fatalf("act with the CLI's approval: %+v, %d sign-ins", env, site.hitsOf("/members"))
+	}
+	if env := act(second); env.Error == nil || env.Error.Code != host.ApprovalStale || site.hitsOf("/members") != 1 {
+		t.Fatalf("the approval used again from the other server: %+v, %d sign-ins", env, site.hitsOf("/members"))
+	}
+
+	// The first server, which served the folder, ends (its client hangs
+	// up); the second goes on with the same records.
+	firstOpen = false
+	if err := first.Close(); err != nil {
+		t.Logf("closing the first server: %v", err)
+	}
+	args["approval_id"] = approve()
+	if env := act(second); env.Status != host.StatusOK || site.hitsOf("/members") != 2 {
+		t.Fatalf("act after the first server ended: %+v, %d sign-ins", env, site.hitsOf("/members"))
 	}
 }

@@ -61,6 +61,14 @@ func (e *Engine) Act(ctx context.Context, who Who, in ActInput) *Envelope {
 	var steps string
 	return e.run(ctx, who, Input{URL: in.URL, MaxBytes: in.MaxBytes, OperationID: in.OperationID}, spec{
 		tool: "act", noLoad: true,
+		// The action and the page after it, and the page before it when
+		// the approval is bound to it.
+		steps: func() int {
+			if approval != nil && approval.PageDigest != "" {
+				return 3
+			}
+			return 2
+		},
 		pre: func(ctx context.Context, o *op) error {
 			var err error
 			if steps, err = actSteps(action); err != nil {
@@ -184,4 +192,11 @@ func refusedWords(a *Actor, selector, description string) error {
 		}
 	}
 	return nil
+}
+
+// CheckAction refuses an action act could not dispatch, before the host
+// approves it.
+func CheckAction(a Action) error {
+	_, err := actSteps(a)
+	return err
 }

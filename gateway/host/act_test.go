@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -98,6 +99,28 @@ func TestAct(t *testing.T) {
 	}
 	if op, err := r.ops.Get(t.Context(), env.OperationID); err != nil || op.State != OpUnknown || op.ErrorCode == "" {
 		t.Fatalf("operation %+v, %v", op, err)
+	}
+	// Its slot stays held until it lapses: three more calls take the
+	// other three of max_concurrent 4 (held at the page), the fourth is
+	// refused.
+	release := make(chan struct{})
+	r.site.hold(release)
+	results := make(chan *Envelope, 3)
+	for i := range 3 {
+		go func() {
+			results <- r.engine.Inspect(t.Context(), Who{Actor: DefaultActor, Run: fmt.Sprintf("held-%d", i)}, Input{URL: fmt.Sprintf("%s/held?i=%d", r.site.onURL, i)})
+		}()
+	}
+	for deadline := time.Now().Add(30 * time.Second); r.site.heldHits() < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			close(release)
+			t.Fatal("the held calls never reached the page")
+		}
+	}
+	wantEnvelope(t, r.engine.Inspect(t.Context(), Who{Actor: DefaultActor, Run: "after-unknown"}, Input{URL: r.site.onURL}), StatusError, BudgetExhausted)
+	close(release)
+	for range 3 {
+		wantEnvelope(t, <-results, StatusOK, "")
 	}
 }
 

@@ -109,6 +109,9 @@ type Call struct {
 	id       string
 	budget   Budget
 	deadline time.Time
+	// reserved are steps Reserve took for the call and it has not taken
+	// yet; End gives back those it never takes.
+	reserved int
 }
 
 // Deadline is when the run's time ends; each call is bounded by it.
@@ -158,11 +161,38 @@ func (b *Budgets) Begin(ctx context.Context, actor, run string, budget Budget) (
 	return c, nil
 }
 
+// Reserve takes the n steps a call will take, all or none, before it does
+// anything: calls racing for a run's last steps on several gateways are
+// refused before they load a page they could not finish, so a run of
+// max_steps gives whole calls, never halves.
+func (c *Call) Reserve(ctx context.Context, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	var st runState
+	if err := update(ctx, c.kv, runKey(c.actor, c.run), &st, func() error {
+		if left := c.budget.MaxSteps - st.Steps; left < n {
+			return errorf(BudgetExhausted, "the run has %d of its %d steps left and this call takes %d", max(left, 0), c.budget.MaxSteps, n)
+		}
+		st.Steps += n
+		return nil
+	}); err != nil {
+		return err
+	}
+	c.reserved = n
+	return nil
+}
+
 // Step counts one navigation, observation, extraction or action against
-// the run, refusing it when the steps or the time are spent.
+// the run, refusing it when the steps or the time are spent. A step
+// Reserve took is counted already.
 func (c *Call) Step(ctx context.Context) error {
 	if !c.b.now().Before(c.deadline) {
 		return errorf(BudgetExhausted, "the run's time budget of %ds is spent", c.budget.MaxSeconds)
+	}
+	if c.reserved > 0 {
+		c.reserved--
+		return nil
 	}
 	var st runState
 	return update(ctx, c.kv, runKey(c.actor, c.run), &st, func() error {
@@ -204,16 +234,42 @@ func (c *Call) Return(ctx context.Context, n int) error {
 	})
 }
 
-// End gives the call's slot back. It runs even when the call's context
-// has ended.
+// End gives the call's slot back, and the steps it reserved but never
+// took (a page that failed to load is never observed). It runs even when
+// the call's context has ended.
 func (c *Call) End(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	var sl slots
-	return update(ctx, c.kv, slotKey(c.actor), &sl, func() error {
+	return errors.Join(c.returnSteps(ctx), update(ctx, c.kv, slotKey(c.actor), &sl, func() error {
 		delete(sl.Held, c.id)
 		return nil
-	})
+	}))
+}
+
+// Keep gives back the steps the call never took but keeps its slot until
+// it lapses: a call whose effects are unknown holds it, as one whose
+// cleanup is pending does, until the host has had time to look.
+func (c *Call) Keep(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return c.returnSteps(ctx)
+}
+
+func (c *Call) returnSteps(ctx context.Context) error {
+	n := c.reserved
+	if n <= 0 {
+		return nil
+	}
+	var st runState
+	if err := update(ctx, c.kv, runKey(c.actor, c.run), &st, func() error {
+		st.Steps = max(st.Steps-n, 0)
+		return nil
+	}); err != nil {
+		return err
+	}
+	c.reserved = 0
+	return nil
 }
 
 // update reads key into v, lets change alter it and writes it back if the

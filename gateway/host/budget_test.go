@@ -104,6 +104,84 @@ func TestBudgetSteps(t *testing.T) {
 	}
 }
 
+// Calls of three steps racing on two gateways for a run of 12: four whole
+// calls pass, the others are refused before taking any; a call that took
+// fewer than it reserved gives the rest back when it ends.
+func TestBudgetReserveWholeCalls(t *testing.T) {
+	js1, js2 := twoGateways(t)
+	g1, g2 := NewBudgets(js1), NewBudgets(js2)
+	b := defaultBudget()
+	b.MaxConcurrent = 64
+	var passed, refused atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 10 {
+		g := g1
+		if i%2 == 1 {
+			g = g2
+		}
+		wg.Go(func() {
+			c, err := g.Begin(t.Context(), "team-a", "run-1", b)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.End(t.Context())
+			if err := c.Reserve(t.Context(), 3); err != nil {
+				if code, _ := CodeOf(err); code != BudgetExhausted {
+					t.Error(err)
+				}
+				refused.Add(1)
+				return
+			}
+			for range 3 {
+				if err := c.Step(t.Context()); err != nil {
+					t.Errorf("a reserved step: %v", err)
+				}
+			}
+			passed.Add(1)
+		})
+	}
+	wg.Wait()
+	if passed.Load() != 4 || refused.Load() != 6 {
+		t.Fatalf("%d calls passed and %d were refused, want 4 and 6", passed.Load(), refused.Load())
+	}
+
+	c, err := g1.Begin(t.Context(), "team-a", "run-2", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Reserve(t.Context(), 12); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Step(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	other, err := g2.Begin(t.Context(), "team-a", "run-2", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, other.Step(t.Context()), BudgetExhausted)
+	other.End(t.Context())
+	if err := c.End(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// Eleven came back: eleven more steps, then none.
+	c, err = g2.Begin(t.Context(), "team-a", "run-2", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.End(t.Context())
+	if err := c.Reserve(t.Context(), 11); err != nil {
+		t.Fatalf("the steps given back: %v", err)
+	}
+	for range 11 {
+		if err := c.Step(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantCode(t, c.Step(t.Context()), BudgetExhausted)
+}
+
 func TestBudgetConcurrencyAcrossGateways(t *testing.T) {
 	js1, js2 := twoGateways(t)
 	g1, g2 := NewBudgets(js1), NewBudgets(js2)

@@ -123,7 +123,18 @@ type spec struct {
 	pre func(context.Context, *op) error
 	// noLoad leaves the page to work: act loads it itself, with its steps.
 	noLoad bool
-	work   func(context.Context, *op) (any, error)
+	// steps are the steps the call takes when all goes well, reserved
+	// before any is taken; nil is a navigation and one more (an
+	// observation or an extraction).
+	steps func() int
+	work  func(context.Context, *op) (any, error)
+}
+
+func (sp spec) plannedSteps() int {
+	if sp.steps == nil {
+		return 2
+	}
+	return sp.steps()
 }
 
 // unknownEffects is a failure after something was dispatched to a page:
@@ -291,9 +302,17 @@ func (e *Engine) run(ctx context.Context, who Who, in Input, sp spec) *Envelope 
 			cleaned = false
 		}
 	}
-	if o.call != nil && cleaned {
+	switch {
+	case o.call == nil:
+	case cleaned && state != OpUnknown:
 		if err := o.call.End(ctx); err != nil {
 			e.logger.Warn("host budget slot not given back; it lapses on its own", "actor", who.Actor, "err", err.Error())
+		}
+	default:
+		// Unknown effects, or a record not closed: the slot is held until
+		// it lapses (the seed's "unknown/pending cleanup holds a slot").
+		if err := o.call.Keep(ctx); err != nil {
+			e.logger.Warn("host budget steps not given back", "actor", who.Actor, "err", err.Error())
 		}
 	}
 	return env
@@ -351,6 +370,12 @@ func (e *Engine) prepare(ctx context.Context, sp spec, o *op) (any, error) {
 		if err := e.operations.Activate(ctx, rec.ID); err != nil {
 			return nil, err
 		}
+	}
+	// After the record, so that a call refused for its steps is on it
+	// too, and before the page: it is refused before it loads a page it
+	// could not finish.
+	if err := call.Reserve(ctx, sp.plannedSteps()); err != nil {
+		return nil, err
 	}
 	if !sp.noLoad {
 		if err := e.load(ctx, o, nil, false); err != nil {

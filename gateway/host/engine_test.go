@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -41,7 +42,20 @@ type site struct {
 	orders    atomic.Int32
 	onURL     string
 	offTarget string
+	// held requests of /held wait until release is closed.
+	mu       sync.Mutex
+	release  chan struct{}
+	heldSeen atomic.Int32
 }
+
+// hold makes requests of /held wait until release is closed.
+func (s *site) hold(release chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.release = release
+}
+
+func (s *site) heldHits() int { return int(s.heldSeen.Load()) }
 
 func newSite(t *testing.T) *site {
 	s := &site{}
@@ -55,6 +69,18 @@ func newSite(t *testing.T) *site {
 	s.offTarget = "http://localhost:" + ou.Port() + "/"
 	s.on = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
+		case "/held":
+			s.heldSeen.Add(1)
+			s.mu.Lock()
+			release := s.release
+			s.mu.Unlock()
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, productPage)
 		case "/away":
 			http.Redirect(w, r, s.offTarget, http.StatusFound)
 		case "/shop":

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -164,3 +165,46 @@ func oneLine(err error) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// About is what the schema says of itself, in one line: its title and
+// description, and the names of its root properties, the fields the data
+// will have. They are the host's words, which a tool built on the schema
+// may show the model; a change to any of them changes the tool.
+func (s *Schema) About() string {
+	var top struct {
+		Title       string                     `json:"title"`
+		Description string                     `json:"description"`
+		Properties  map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(s.Raw, &top) != nil {
+		return ""
+	}
+	var parts []string
+	for _, p := range []string{top.Title, top.Description} {
+		if p = strings.Join(strings.Fields(p), " "); p != "" {
+			parts = append(parts, strings.TrimSuffix(p, "."))
+		}
+	}
+	about := strings.Join(parts, ": ")
+	if r := []rune(about); len(r) > maxAbout {
+		about = string(r[:maxAbout-1]) + "…"
+	}
+	if len(top.Properties) > 0 {
+		names := slices.Sorted(maps.Keys(top.Properties))
+		if len(names) > maxAboutFields {
+			names = append(names[:maxAboutFields], "…")
+		}
+		if about != "" {
+			about += "; "
+		}
+		about += "fields " + strings.Join(names, ", ")
+	}
+	return about
+}
+
+// maxAbout and maxAboutFields keep a schema's words in a tool
+// description short.
+const (
+	maxAbout       = 200
+	maxAboutFields = 16
+)

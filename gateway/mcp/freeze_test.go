@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"distill.dev/gateway/host"
 )
 
 // frozen is one parameter of the public surface: its name, its default as
@@ -227,7 +229,12 @@ func TestToolSchemaFrozen(t *testing.T) {
 	}
 	listed := map[string]schema{}
 	hostListed := map[string]bool{}
-	plain, hostMode := connect(t, nil), connectTo(t, NewHost(quiet, nil, "default", "", []string{"product"}, "test"))
+	policy, err := host.Parse([]byte(`{"actors": {"default": {"allowed_hosts": ["docs.example.com"],
+		"schemas": {"product": {"type": "object", "properties": {"name": {"type": "string"}}}}}}}`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, hostMode := connect(t, nil), connectTo(t, NewHost(quiet, nil, host.Fixed(policy), "", "test"))
 	for tool, err := range chainTools(plain, hostMode, hostListed) {
 		if err != nil {
 			t.Fatal(err)

@@ -35,7 +35,7 @@ actors:
 	}
 	r := runClient(t, clientConfig{
 		Transport: "stdio", Command: distillBinary(t), Host: true, Pages: sitePages(site.URL),
-		Args: []string{"--cache-dir", t.TempDir(), "mcp", "--allow-local", "--policy", policy},
+		Args: []string{"--cache-dir", t.TempDir(), "mcp", "--allow-local", "--policy", policy, "--host-state", t.TempDir()},
 	})
 	var names []string
 	for _, tool := range r.Tools {

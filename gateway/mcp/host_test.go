@@ -24,6 +24,22 @@ import (
 // embedded NATS server and an OpenAI-speaking provider on loopback.
 func hostServer(t *testing.T) (*Server, string, *llmtest.Server, *host.Approvals) {
 	t.Helper()
+	pageURL := hostSite(t)
+	u, _ := url.Parse(pageURL)
+	p, err := host.Parse([]byte(fmt.Sprintf(`{"actors": {"default": {"allowed_hosts": ["127.0.0.1"], "allowed_ports": [%s],
+		"schemas": {"product": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false}}}}}`, u.Port())),
+		func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := host.Fixed(p)
+	engine, wire, approvals := hostEngine(t, ps)
+	return NewHost(quiet, engine, ps, "mcp-test-run", "test"), pageURL, wire, approvals
+}
+
+// hostSite serves a shop's pages on loopback.
+func hostSite(t *testing.T) string {
+	t.Helper()
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		if r.URL.Path == "/shop" {
@@ -42,13 +58,14 @@ func hostServer(t *testing.T) (*Server, string, *llmtest.Server, *host.Approvals
 <p><a href="/reviews">Reviews</a></p></main></body></html>`)
 	}))
 	t.Cleanup(page.Close)
-	u, _ := url.Parse(page.URL)
-	p, err := host.Parse([]byte(fmt.Sprintf(`{"actors": {"default": {"allowed_hosts": ["127.0.0.1"], "allowed_ports": [%s],
-		"schemas": {"product": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false}}}}}`, u.Port())),
-		func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
+	return page.URL
+}
+
+// hostEngine runs host mode under ps over distill in this process,
+// budgets on an embedded NATS server and an OpenAI-speaking provider on
+// loopback.
+func hostEngine(t *testing.T, ps *host.Policies) (*host.Engine, *llmtest.Server, *host.Approvals) {
+	t.Helper()
 	sys, err := app.Open(context.Background(), quiet, app.Config{AllowLocal: true, CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -74,14 +91,9 @@ func hostServer(t *testing.T) (*Server, string, *llmtest.Server, *host.Approvals
 		t.Fatal(err)
 	}
 	approvals := host.NewApprovals(js)
-	engine := host.NewEngine(quiet, host.Fixed(p), host.NewBudgets(js), sys, host.EngineConfig{Provider: provider, AllowLocal: true,
+	engine := host.NewEngine(quiet, ps, host.NewBudgets(js), sys, host.EngineConfig{Provider: provider, AllowLocal: true,
 		Operations: host.NewOperations(js), Approvals: approvals})
-	d, _ := p.Actor(host.DefaultActor)
-	var schemas []string
-	for n := range d.Schemas {
-		schemas = append(schemas, n)
-	}
-	return NewHost(quiet, engine, host.DefaultActor, "mcp-test-run", schemas, "test"), page.URL, wire, approvals
+	return engine, wire, approvals
 }
 
 func envelopeOf(t *testing.T, texts []string) host.Envelope {

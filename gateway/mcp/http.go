@@ -14,8 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"distill.dev/gateway/host"
 	"distill.dev/services/platform/envflag"
 )
 
@@ -129,22 +131,43 @@ func (s *Server) ServeListeners(ctx context.Context, token string, listeners ...
 }
 
 // handler checks, in order: the Host header, the origin of browser
-// requests, and the bearer token (when set); then serves MCP.
+// requests, and the caller's token; then serves MCP to the caller, whose
+// sessions no other caller may use.
 func (s *Server) handler(token string, hosts hostSet, streams context.Context) http.Handler {
-	sdk := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s.sdk },
-		&mcpsdk.StreamableHTTPOptions{Logger: s.logger, SessionTimeout: idleSession})
+	sdk := mcpsdk.NewStreamableHTTPHandler(func(r *http.Request) *mcpsdk.Server {
+		if s.host == nil {
+			return s.sdk
+		}
+		return s.host.server(callerOf(r.Context()))
+	}, &mcpsdk.StreamableHTTPOptions{Logger: s.logger, SessionTimeout: idleSession})
+	// The SDK binds a session to the user its token info names, and
+	// refuses the session to requests of another: a session begun with one
+	// actor's token is never used with another's.
+	bound := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: callerOf(ctx)}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdk)
 	mux := http.NewServeMux()
 	mux.Handle(Path, http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if token != "" && !bearer(r, token) {
+		caller, withToken, ok := s.caller(r, token)
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="distill"`)
-			http.Error(w, "unauthorized: send Authorization: Bearer <token> with the token in "+string(envflag.MCPToken), http.StatusUnauthorized)
+			msg := "unauthorized: send Authorization: Bearer <token> with the token in " + string(envflag.MCPToken)
+			if s.host != nil {
+				msg += " or a token the host's policy names"
+			}
+			http.Error(w, msg, http.StatusUnauthorized)
 			return
 		}
+		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, caller))
 		if r.Method == http.MethodGet {
 			ctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
 			defer context.AfterFunc(streams, cancel)()
 			r = r.WithContext(ctx)
+		}
+		if withToken {
+			bound.ServeHTTP(w, r)
+			return
 		}
 		sdk.ServeHTTP(w, r)
 	})))
@@ -155,6 +178,39 @@ func (s *Server) handler(token string, hosts hostSet, streams context.Context) h
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// callerKey holds, in a request's context, the actor it runs as.
+type callerKey struct{}
+
+func callerOf(ctx context.Context) string {
+	c, _ := ctx.Value(callerKey{}).(string)
+	return c
+}
+
+// caller is the actor a request runs as, and whether it carried a token.
+// Outside host mode there is one caller, with the operator's token or,
+// without one, anyone. In host mode the operator's token runs as
+// "default", and so does a request without a token when the server has
+// no token and does not require one (--no-auth); a token of the policy in
+// force runs as its actor; any other token is refused, never served as
+// "default".
+func (s *Server) caller(r *http.Request, token string) (actor string, withToken, ok bool) {
+	cred, has := bearerToken(r)
+	matches := has && token != "" && subtle.ConstantTimeCompare([]byte(cred), []byte(token)) == 1
+	if s.host == nil {
+		return host.DefaultActor, matches, token == "" || matches
+	}
+	switch {
+	case r.Header.Get("Authorization") == "":
+		return host.DefaultActor, false, token == "" && !s.tokenRequired
+	case matches:
+		return host.DefaultActor, true, true
+	case has:
+		actor, ok := s.host.actorOf(cred)
+		return actor, true, ok
+	}
+	return "", false, false
 }
 
 // hostSet is what a request's Host header may name: the hosts the server
@@ -223,10 +279,11 @@ func canonicalHost(host string) string {
 	return host
 }
 
-func bearer(r *http.Request, token string) bool {
+// bearerToken is the request's bearer credential, if it carries one.
+func bearerToken(r *http.Request) (string, bool) {
 	scheme, cred, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	return ok && strings.EqualFold(scheme, "Bearer") &&
-		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(cred)), []byte(token)) == 1
+	cred = strings.TrimSpace(cred)
+	return cred, ok && strings.EqualFold(scheme, "Bearer") && cred != ""
 }
 
 // loopbackHost reports whether a Host header names this machine's loopback:

@@ -44,8 +44,21 @@ const instructions = "distill reads web pages for you. fetch_url returns a page 
 // Server is distill's MCP server.
 type Server struct {
 	logger *slog.Logger
-	sdk    *mcpsdk.Server
+	// sdk serves stdio, and HTTP outside host mode; in host mode it is the
+	// "default" actor's.
+	sdk *mcpsdk.Server
+	// host, in host mode, has a server per actor, which a request's token
+	// names.
+	host *hostServers
+	// tokenRequired refuses requests without a token even when the
+	// operator's is empty: host mode serving only the policy's tokens.
+	tokenRequired bool
 }
+
+// RequireToken refuses, over HTTP, every request without a token the
+// server knows, even with no operator token: host mode then serves the
+// policy's tokens only.
+func (s *Server) RequireToken() { s.tokenRequired = true }
 
 // New returns a server whose tools call svc; version is announced to
 // clients.

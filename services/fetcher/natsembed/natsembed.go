@@ -1,11 +1,14 @@
 // Package natsembed runs a NATS server with JetStream inside the process, for
 // the single binary and for tests. Clients reach it through an in-process
-// connection: no port is opened.
+// connection: no port is opened, unless Config.Listen asks for one so that
+// other processes of the machine share the server.
 package natsembed
 
 import (
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -26,6 +29,7 @@ type Server struct {
 	ns *server.Server
 	// tempDir is the store directory Start made, removed on shutdown.
 	tempDir string
+	token   string
 }
 
 // Config configures the embedded server.
@@ -33,6 +37,11 @@ type Config struct {
 	// StoreDir is where JetStream keeps file-backed streams; empty uses a
 	// temporary directory the server removes on shutdown.
 	StoreDir string
+	// Listen, when set, serves clients over TCP too, at this host:port
+	// (port 0: any free port), for other processes; set Token with it.
+	Listen string
+	// Token is what every client must present, in-process ones included.
+	Token string
 }
 
 // Start starts a server and waits until it accepts connections.
@@ -47,20 +56,34 @@ func Start(cfg Config) (*Server, error) {
 		}
 		tempDir, cfg.StoreDir = dir, dir
 	}
-	ns, err := server.NewServer(&server.Options{
-		ServerName: "distill-embedded",
-		DontListen: true,
-		JetStream:  true,
-		StoreDir:   cfg.StoreDir,
-		MaxPayload: MaxPayload,
-		NoSigs:     true,
-		NoLog:      true,
-	})
+	opts := &server.Options{
+		ServerName:    "distill-embedded",
+		DontListen:    true,
+		JetStream:     true,
+		StoreDir:      cfg.StoreDir,
+		MaxPayload:    MaxPayload,
+		NoSigs:        true,
+		NoLog:         true,
+		Authorization: cfg.Token,
+	}
+	if cfg.Listen != "" {
+		host, port, err := net.SplitHostPort(cfg.Listen)
+		n, perr := strconv.Atoi(port)
+		if err != nil || perr != nil || n < 0 || n > 65535 {
+			removeTemp(tempDir)
+			return nil, fmt.Errorf("embedded nats: listen address %q is not host:port", cfg.Listen)
+		}
+		if n == 0 {
+			n = server.RANDOM_PORT
+		}
+		opts.DontListen, opts.Host, opts.Port = false, host, n
+	}
+	ns, err := server.NewServer(opts)
 	if err != nil {
 		removeTemp(tempDir)
 		return nil, fmt.Errorf("embedded nats: %w", err)
 	}
-	s := &Server{ns: ns, tempDir: tempDir}
+	s := &Server{ns: ns, tempDir: tempDir, token: cfg.Token}
 	log := &fatalLog{}
 	ns.SetLogger(log, false, false)
 	ns.Start()
@@ -77,12 +100,20 @@ func Start(cfg Config) (*Server, error) {
 
 // Connect opens an in-process client connection.
 func (s *Server) Connect(name string) (*nats.Conn, error) {
-	nc, err := nats.Connect("", nats.InProcessServer(s.ns), nats.Name(name))
+	opts := []nats.Option{nats.InProcessServer(s.ns), nats.Name(name)}
+	if s.token != "" {
+		opts = append(opts, nats.Token(s.token))
+	}
+	nc, err := nats.Connect("", opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect embedded nats: %w", err)
 	}
 	return nc, nil
 }
+
+// Addr is where the server listens for other processes (Config.Listen),
+// or nil.
+func (s *Server) Addr() net.Addr { return s.ns.Addr() }
 
 // Shutdown stops the server and waits for it.
 func (s *Server) Shutdown() {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 func TestStartConnectAndCarryLargeMessages(t *testing.T) {
@@ -81,5 +83,35 @@ func TestUnusableStoreFailsFast(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "embedded nats: Can't start JetStream") || time.Since(begun) > readyTimeout/2 {
 		t.Fatalf("after %s: %v", time.Since(begun), err)
+	}
+}
+
+// With Listen, other processes reach the server over loopback, with the
+// token only; in-process clients present it for themselves.
+func TestListenWithToken(t *testing.T) {
+	s, err := Start(Config{StoreDir: t.TempDir(), Listen: "127.0.0.1:0", Token: "tok-0123456789abcdef"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	url := "nats://" + s.Addr().String()
+	if nc, err := nats.Connect(url, nats.NoReconnect()); err == nil {
+		nc.Close()
+		t.Fatal("a client without the token connected")
+	}
+	nc, err := nats.Connect(url, nats.Token("tok-0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	in, err := s.Connect("in-process")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	if plain, err := Start(Config{StoreDir: t.TempDir()}); err != nil || plain.Addr() != nil {
+		t.Fatalf("without Listen: %v, %v", plain.Addr(), err)
+	} else {
+		plain.Shutdown()
 	}
 }

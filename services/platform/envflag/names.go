@@ -56,6 +56,8 @@ const (
 	// provider of extract and summarize, chosen by the operator. The
 	// providers' own variables are read as their SDKs name them.
 	Policy           Var = "DISTILL_POLICY"
+	HostState        Var = "DISTILL_HOST_STATE"   // host mode's state without --cluster: budgets, operations, approvals
+	XDGStateHome     Var = "XDG_STATE_HOME"       // where HostState defaults to, under distill/host
 	LLMProvider      Var = "DISTILL_LLM_PROVIDER" // openai, anthropic or ollama; empty: the first whose key is set
 	LLMModel         Var = "DISTILL_LLM_MODEL"
 	OpenAIAPIKey     Var = "OPENAI_API_KEY"

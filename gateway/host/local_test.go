@@ -1,0 +1,102 @@
+package host
+
+import (
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The user's processes share one store in a folder: the first serves it,
+// the others connect; when the one serving it ends, another takes it over
+// at the same address, with every record, and every connection goes on.
+func TestLocalStoreSharedAndTakenOver(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "host")
+	logger := slog.New(slog.DiscardHandler)
+	var mu sync.Mutex
+	var served []net.Addr
+	onListen := func(addr net.Addr) {
+		mu.Lock()
+		defer mu.Unlock()
+		served = append(served, addr)
+	}
+	servedAt := func() []net.Addr {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(served)
+	}
+	a, err := OpenLocal(t.Context(), logger, dir, onListen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenLocal(t.Context(), logger, dir, onListen)
+	if err != nil {
+		a.Close()
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if served := servedAt(); len(served) != 1 {
+		a.Close()
+		t.Fatalf("served at %v, want once, by the first", served)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, localAddr)); err != nil || fi.Mode().Perm() != 0o600 {
+		a.Close()
+		t.Fatalf("the address file: %v, %v; want it the user's alone", fi, err)
+	}
+
+	jsA, storage, replicas := a.JetStream()
+	jsB, _, _ := b.JetStream()
+	approvalsA, approvalsB := NewApprovals(jsA, WithStorage(storage, replicas)), NewApprovals(jsB, WithStorage(storage, replicas))
+	action := Action{Method: "click", Selector: "#go"}
+	ap, err := approvalsA.Create(t.Context(), DefaultActor, "run-1", "https://docs.example.com/", action, time.Minute, Bindings{}, false)
+	if err != nil {
+		a.Close()
+		t.Fatal(err)
+	}
+	use := Use{Actor: DefaultActor, Run: "run-1", URL: "https://docs.example.com/", Action: action}
+	if _, err := approvalsB.Peek(t.Context(), ap.ID, use); err != nil {
+		a.Close()
+		t.Fatalf("the approval from the other process: %v", err)
+	}
+
+	a.Close()
+	// b took the store over: the approval is still there, and used once.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := approvalsB.Consume(t.Context(), ap.ID, use)
+		if err == nil {
+			break
+		}
+		if _, ok := CodeOf(err); ok || time.Now().After(deadline) {
+			t.Fatalf("consuming after the takeover: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if served := servedAt(); len(served) != 2 || served[1].String() != served[0].String() {
+		t.Fatalf("served at %v, want the same address twice", served)
+	}
+	c, err := OpenLocal(t.Context(), logger, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	jsC, _, _ := c.JetStream()
+	wantCode(t, NewApprovals(jsC, WithStorage(storage, replicas)).Consume(t.Context(), ap.ID, use), ApprovalStale)
+}
+
+// A folder that cannot be the store fails at once, in one line naming it.
+func TestLocalStoreRefusesAFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "not-a-folder")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenLocal(t.Context(), slog.New(slog.DiscardHandler), file, nil)
+	if err == nil || !strings.Contains(err.Error(), file) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("opening a file as the store: %v", err)
+	}
+}
