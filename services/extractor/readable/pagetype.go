@@ -851,8 +851,11 @@ var Actions = []Page{
 
 // Page decides the type of a page with inputs x. What a page declares
 // outright (a forum post's structured data, a forum engine's script name)
-// and too little text to be of any type decide alone; otherwise the model
-// does, and an article's structured data makes it sure of an article.
+// and too little text to be of any type decide alone; otherwise the draw
+// of best expected F1 does (Decide), and an article's structured data
+// makes it sure of an article. Weighing the draws rather than taking the
+// likeliest type reads a thread the model is torn on as a thread: an
+// article's draw would lose every reply.
 func (m *Model) Page(x []float64) Page {
 	get := func(name string) float64 {
 		if i := slices.Index(m.Features, name); i >= 0 && i < len(x) {
@@ -866,7 +869,7 @@ func (m *Model) Page(x []float64) Page {
 	case get("ld_forum") == 1 || get("forum_script") == 1:
 		return Page{Type: TypeForum}
 	}
-	page := m.Classify(m.Probabilities(x))
+	page := m.Decide(m.Probabilities(x))
 	// A page the model takes for an article and that declares itself one
 	// is read as one, whatever the share of its best block: paywalled and
 	// short stories have little text there, and drawing them wide brings
@@ -930,11 +933,23 @@ func (m *Model) Classify(p []float64) Page {
 }
 
 // Decide returns the Action of best expected F1 for class probabilities
-// p, whatever type it is, reporting its type as the likeliest class the
-// action stands for. The trainer compares it with Classify.
+// p, reporting its type as the likeliest class the action stands for. A
+// thread's and a manual's draws are weighed only for a page likeliest to
+// be one. The trainer compares it with Classify.
 func (m *Model) Decide(p []float64) Page {
+	likeliest := 0
+	for c := range p {
+		if p[c] > p[likeliest] {
+			likeliest = c
+		}
+	}
 	best, bestU := 0, math.Inf(-1)
 	for a := range Actions {
+		if t := Actions[a].Type; (t == TypeDocumentation || t == TypeForum) && m.Classes[likeliest] != t {
+			// On average a hair better on pages of other kinds too,
+			// these draws would report them as manuals and threads.
+			continue
+		}
 		u := 0.0
 		for c := range p {
 			u += p[c] * m.Utility[c][a]
@@ -948,8 +963,11 @@ func (m *Model) Decide(p []float64) Page {
 	switch {
 	case page.Uncertain:
 		among = m.Classes
-	case page.Type == TypeCollection:
-		among = []PageType{TypeCollection, TypeListing, TypeService}
+	case page.Type == TypeCollection || page.Type == TypeProduct:
+		// The wide draws differ only in a product's facts, which a page
+		// without them does not get: the type reported is the likeliest
+		// of those drawn wide.
+		among = []PageType{TypeProduct, TypeCollection, TypeListing, TypeService}
 	default:
 		return page
 	}

@@ -160,6 +160,44 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// TestDecideWeighsTheDraws checks Decide on a model with this corpus's
+// classes and draws scoring about as they do on it.
+func TestDecideWeighsTheDraws(t *testing.T) {
+	t.Parallel()
+	// Utility columns: article, article?, forum, product, collection, documentation.
+	m := &Model{
+		Classes: []PageType{TypeArticle, TypeForum, TypeProduct, TypeCollection, TypeDocumentation, TypeService},
+		Utility: [][]float64{
+			{0.948, 0.950, 0.918, 0.927, 0.927, 0.926},
+			{0.624, 0.648, 0.741, 0.655, 0.655, 0.645},
+			{0.595, 0.624, 0.625, 0.639, 0.627, 0.617},
+			{0.509, 0.620, 0.687, 0.687, 0.687, 0.683},
+			{0.911, 0.920, 0.926, 0.926, 0.926, 0.936},
+			{0.699, 0.789, 0.830, 0.814, 0.814, 0.817},
+		},
+		ArticleOdds: 1.5,
+	}
+	for _, tt := range []struct {
+		p    []float64
+		want Page
+		why  string
+	}{
+		{[]float64{0.42, 0.48, 0, 0.01, 0.06, 0.03}, Page{Type: TypeForum}, "a thread the model is torn on keeps its replies"},
+		{[]float64{0.30, 0.25, 0, 0.05, 0.05, 0.35}, Page{Type: TypeService}, "the thread's draw is not for a page likelier to be something else"},
+		{[]float64{0.10, 0, 0.20, 0.45, 0.25, 0.0}, Page{Type: TypeCollection}, "a wide draw reports the likeliest type drawn wide"},
+		{[]float64{0.05, 0, 0.10, 0.05, 0.30, 0.50}, Page{Type: TypeService}, "a manual's draw is not for a page likelier to be a service"},
+		{[]float64{0.05, 0, 0, 0.05, 0.80, 0.10}, Page{Type: TypeDocumentation}, "a manual"},
+	} {
+		if got := m.Decide(tt.p); got != tt.want {
+			t.Errorf("Decide(%v) = %+v, want %+v: %s", tt.p, got, tt.want, tt.why)
+		}
+	}
+	// The likeliest type alone reads the torn thread as an article.
+	if got := m.Classify([]float64{0.42, 0.48, 0, 0.01, 0.06, 0.03}); got.Type != TypeArticle {
+		t.Errorf("Classify of the torn thread = %+v; the case no longer shows what Decide mends", got)
+	}
+}
+
 // TestNamesDate checks what reads as a date on a card.
 func TestNamesDate(t *testing.T) {
 	t.Parallel()
