@@ -121,8 +121,11 @@ func newServeCmd(g *globals) *cobra.Command {
 				hostSrv = host.NewServer(engine, !guard.Enabled(), guard.Operator)
 				model = engine
 			}
+			// One API for both doors: a crawl begun over HTTP is the job
+			// the gRPC API's CrawlStatus and CrawlCancel see.
+			apiSrv := serveAPI(logger, sys)
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
-				distillv1.RegisterDistillServiceServer(s, serveAPI(logger, sys))
+				distillv1.RegisterDistillServiceServer(s, apiSrv)
 				if hostSrv != nil {
 					distillv1.RegisterHostServiceServer(s, hostSrv)
 				}
@@ -135,7 +138,7 @@ func newServeCmd(g *globals) *cobra.Command {
 					return err
 				}
 				stopHTTP := serveHTTP(cmd.Context(), logger, sys, firecrawl.Config{
-					AllowLocal: sf.allowLocal, Auth: guard, WebhookSecret: secret, Own: sf.own, Host: model,
+					AllowLocal: sf.allowLocal, Auth: guard, WebhookSecret: secret, Own: sf.own, Host: model, Crawls: apiSrv,
 				}, restAPI, httpLis)
 				defer stopHTTP()
 			}
