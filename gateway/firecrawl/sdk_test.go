@@ -3,6 +3,7 @@ package firecrawl_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -21,6 +22,7 @@ import (
 
 	"distill.dev/gateway/firecrawl"
 	"distill.dev/gateway/internal/localcluster"
+	"distill.dev/services/platform/grpcauth"
 )
 
 // These tests drive `distill serve --http` with the official Firecrawl JS
@@ -95,13 +97,19 @@ func startDistill(t *testing.T) string {
 // runSDK runs client.mjs with input and decodes what it prints into out.
 func runSDK(t *testing.T, input, out any) {
 	t.Helper()
+	runNode(t, nil, input, out)
+}
+
+// runNode is runSDK with flags for node.
+func runNode(t *testing.T, flags []string, input, out any) {
+	t.Helper()
 	in, err := json.Marshal(input)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "client.mjs")
+	cmd := exec.CommandContext(ctx, "node", append(flags, "client.mjs")...)
 	cmd.Dir = sdkDir
 	cmd.Stdin = bytes.NewReader(in)
 	var stdout, stderr bytes.Buffer
@@ -446,6 +454,101 @@ func TestFirecrawlSDKCrawl(t *testing.T) {
 	got["v1Cancel"].decode(t, "v1 cancelCrawl", &v1Cancel)
 	if v1Cancel.Cancelled.Status != "cancelled" || v1Cancel.Errors.Errors == nil {
 		t.Errorf("v1 cancelCrawl, checkCrawlErrors = %+v", v1Cancel)
+	}
+}
+
+// The v1 client's CrawlWatcher and the v2 client's watcher follow crawls
+// and batches over the WebSocket they open at the job's status path:
+// each gets every document and the done event, and a cancelled job, an
+// unknown one and a token the server does not take each end in the
+// error event with what was wrong.
+func TestFirecrawlSDKWatch(t *testing.T) {
+	needNode(t)
+	pages := site(t)
+	guard, err := grpcauth.New(grpcauth.Config{Tokens: []string{testToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := serve(t, firecrawl.Config{AllowLocal: true, Auth: guard})
+	type socket struct {
+		URL      string   `json:"url"`
+		Protocol *string  `json:"protocol"`
+		Messages []string `json:"messages"`
+		Close    *struct {
+			Code   int    `json:"code"`
+			Reason string `json:"reason"`
+		} `json:"close"`
+	}
+	var got map[string]struct {
+		sdkOutcome
+		Sockets []socket `json:"sockets"`
+	}
+	// Node 20 has its WebSocket behind a flag; later ones have it on.
+	runNode(t, []string{"--experimental-websocket"}, map[string]any{"mode": "watch", "apiUrl": api.URL, "token": testToken, "site": pages.URL}, &got)
+	type watched struct {
+		ID     string   `json:"id"`
+		Docs   []string `json:"docs"`
+		Event  string   `json:"event"`
+		Status string   `json:"status"`
+		Error  string   `json:"error"`
+	}
+	docsSite := []string{pages.URL + "/docs/"}
+	for n := 1; n <= docsPages; n++ {
+		docsSite = append(docsSite, fmt.Sprintf("%s/docs/%d", pages.URL, n))
+	}
+	wsBase := "ws" + strings.TrimPrefix(api.URL, "http")
+	for _, c := range []struct {
+		name, path string
+		docs       []string
+		event      string
+		text       string
+		lastType   string
+		token      string
+	}{
+		{name: "v2Crawl", path: "/v2/crawl/", docs: docsSite, event: "done", lastType: "done"},
+		{name: "v2Batch", path: "/v2/batch/scrape/", docs: []string{pages.URL + "/page/1", pages.URL + "/page/2", pages.URL + "/page/3"}, event: "done", lastType: "done"},
+		{name: "v2Cancelled", path: "/v2/crawl/", event: "error", text: "cancelled", lastType: "error"},
+		{name: "v2Unknown", path: "/v2/crawl/00000000-0000-4000-8000-000000000000", event: "error", text: "Job not found", lastType: "error"},
+		// v1 reads done and error from the close frame's reason.
+		{name: "v1Crawl", path: "/v1/crawl/", docs: docsSite, event: "done"},
+		{name: "v1Batch", path: "/v1/crawl/", docs: []string{pages.URL + "/page/4", pages.URL + "/page/5"}, event: "done"},
+		{name: "v1Cancelled", path: "/v1/crawl/", event: "error", text: "cancelled"},
+		{name: "v1Unknown", path: "/v1/crawl/00000000-0000-4000-8000-000000000000", event: "error", text: "Job not found"},
+		// A token refused: the socket opens only to say so.
+		{name: "v2BadToken", path: "/v2/crawl/", event: "error", text: "Unauthorized", lastType: "error", token: "not-the-token-0123456789"},
+		{name: "v1BadToken", path: "/v1/crawl/", event: "error", text: "Unauthorized", token: "not-the-token-0123456789"},
+	} {
+		if c.token == "" {
+			c.token = testToken
+		}
+		o := got[c.name]
+		var w watched
+		o.decode(t, c.name, &w)
+		slices.Sort(w.Docs)
+		if w.Event != c.event || !strings.Contains(w.Error, c.text) || c.docs != nil && !slices.Equal(w.Docs, c.docs) {
+			t.Errorf("%s: event %q %q, documents %v; want %q %q, documents %v", c.name, w.Event, w.Error, w.Docs, c.event, c.text, c.docs)
+		}
+		// Its one socket spoke the protocol: the token agreed as its
+		// subprotocol, a catchup first for a job it found, and done or
+		// error in a message (v2) or the close frame (v1).
+		if len(o.Sockets) != 1 {
+			t.Errorf("%s opened %d sockets, want 1: %+v", c.name, len(o.Sockets), o.Sockets)
+			continue
+		}
+		sk := o.Sockets[0]
+		msgs := sk.Messages
+		switch {
+		case !strings.HasPrefix(sk.URL, wsBase+c.path), sk.Protocol == nil || *sk.Protocol != c.token, sk.Close == nil:
+			t.Errorf("%s: socket %s, protocol %v, close %v", c.name, sk.URL, sk.Protocol, sk.Close)
+		case c.docs != nil && (len(msgs) == 0 || !strings.HasPrefix(msgs[0], "catchup:")):
+			t.Errorf("%s: messages %v, want a catchup first", c.name, msgs)
+		// The v2 client ends its watch on a catchup that says the job
+		// completed, before the done that follows it.
+		case c.lastType != "" && (len(msgs) == 0 || msgs[len(msgs)-1] != c.lastType && !(c.lastType == "done" && msgs[len(msgs)-1] == "catchup:completed")):
+			t.Errorf("%s: messages %v, want %s last", c.name, msgs, c.lastType)
+		case c.lastType == "" && !strings.Contains(sk.Close.Reason, `"type":"`+c.event+`"`):
+			t.Errorf("%s: closed %d %q, want %s in the reason", c.name, sk.Close.Code, sk.Close.Reason, c.event)
+		}
 	}
 }
 

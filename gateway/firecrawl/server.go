@@ -214,6 +214,10 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.identify(r)
+		if err != nil && isWebSocket(r) && err.status == http.StatusUnauthorized {
+			refuseWatch(w, r, err.msg)
+			return
+		}
 		if err != nil {
 			writeError(w, err)
 			return

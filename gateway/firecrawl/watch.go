@@ -61,7 +61,10 @@ func (s *Server) statusOrWatch(w http.ResponseWriter, r *http.Request) {
 	s.batchStatus(w, r)
 }
 
-func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
+// accept makes r a WebSocket, agreeing to the token it offers as its
+// subprotocol, as Firecrawl does: a client may fail a handshake that
+// agrees to none. It returns nil when it answered r otherwise.
+func accept(w http.ResponseWriter, r *http.Request) *websocket.Conn {
 	opts := &websocket.AcceptOptions{
 		// The token comes in the request, not in a cookie a browser adds
 		// on its own: a page of another origin gains nothing it did not
@@ -69,36 +72,57 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		InsecureSkipVerify: true,
 	}
 	if t := offeredToken(r); t != "" {
-		// Agreeing to the one subprotocol offered, as Firecrawl does:
-		// a client may fail a handshake that agrees to none.
 		opts.Subprotocols = []string{t}
 	}
 	conn, err := websocket.Accept(w, r, opts)
 	if err != nil {
-		// Accept has answered the client.
+		return nil
+	}
+	return conn
+}
+
+// end sends a watch's last message and closes it: in the close frame's
+// reason for the v1 client, which reads it there, else as a message.
+func end(ctx context.Context, conn *websocket.Conn, v1 bool, code websocket.StatusCode, m watchMessage) {
+	if v1 {
+		b, _ := json.Marshal(m)
+		if len(b) > maxCloseReason {
+			m.Error = m.Error[:max(0, len(m.Error)-(len(b)-maxCloseReason))]
+			b, _ = json.Marshal(m)
+		}
+		_ = conn.Close(code, string(b))
+		return
+	}
+	if send(ctx, conn, m) == nil {
+		_ = conn.Close(websocket.StatusNormalClosure, "")
+	}
+}
+
+// refuseWatch answers a watch whose token this server does not take. The
+// socket opens only to say so and close: a refused handshake's status
+// reaches no WebSocket client, and the v2 client on Node 20 loops on one
+// until its stack overflows.
+func refuseWatch(w http.ResponseWriter, r *http.Request, msg string) {
+	conn := accept(w, r)
+	if conn == nil {
+		return
+	}
+	defer conn.CloseNow()
+	end(r.Context(), conn, strings.HasPrefix(r.URL.Path, "/v1/"), websocket.StatusPolicyViolation, watchMessage{Type: "error", Error: msg})
+}
+
+func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
+	conn := accept(w, r)
+	if conn == nil {
 		return
 	}
 	defer conn.CloseNow()
 	// The watcher sends nothing; reading ends ctx when it goes away.
 	ctx := conn.CloseRead(r.Context())
 	v1 := strings.HasPrefix(r.URL.Path, "/v1/")
-	end := func(code websocket.StatusCode, m watchMessage) {
-		b, _ := json.Marshal(m)
-		if v1 {
-			if len(b) > maxCloseReason {
-				m.Error = m.Error[:max(0, len(m.Error)-(len(b)-maxCloseReason))]
-				b, _ = json.Marshal(m)
-			}
-			_ = conn.Close(code, string(b))
-			return
-		}
-		if send(ctx, conn, m) == nil {
-			_ = conn.Close(websocket.StatusNormalClosure, "")
-		}
-	}
 	j := s.scrapeJob(r)
 	if j == nil {
-		end(websocket.StatusPolicyViolation, watchMessage{Type: "error", Error: "Job not found"})
+		end(ctx, conn, v1, websocket.StatusPolicyViolation, watchMessage{Type: "error", Error: "Job not found"})
 		return
 	}
 	sent := map[int]bool{}
@@ -144,15 +168,15 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		}
 		switch status {
 		case stateCompleted:
-			end(websocket.StatusNormalClosure, watchMessage{Type: "done", Data: map[string]any{
+			end(ctx, conn, v1, websocket.StatusNormalClosure, watchMessage{Type: "done", Data: map[string]any{
 				"status": status, "total": total, "completed": completed, "creditsUsed": completed, "data": []any{},
 			}})
 			return
 		case stateCancelled:
-			end(websocket.StatusNormalClosure, watchMessage{Type: "error", Error: "the job was cancelled"})
+			end(ctx, conn, v1, websocket.StatusNormalClosure, watchMessage{Type: "error", Error: "the job was cancelled"})
 			return
 		case stateFailed:
-			end(websocket.StatusInternalError, watchMessage{Type: "error", Error: "the job failed: " + failed})
+			end(ctx, conn, v1, websocket.StatusInternalError, watchMessage{Type: "error", Error: "the job failed: " + failed})
 			return
 		}
 		select {
