@@ -20,8 +20,14 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+
+	"distill.dev/gateway/api"
 	"distill.dev/gateway/firecrawl"
 	"distill.dev/gateway/internal/localcluster"
+	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/grpcauth"
 )
 
@@ -666,5 +672,122 @@ func TestFirecrawlCLIAndMCP(t *testing.T) {
 	}
 	if text, isErr := mcpText(t, got["mcpSearch"], "mcpSearch"); !isErr || !strings.Contains(text, "distill does not search the web") {
 		t.Errorf("MCP firecrawl_search answered error=%v %.300q", isErr, text)
+	}
+}
+
+// A crawl begun over either door of one `distill serve` is one job: one
+// begun at /v2/crawl is the crawl the gRPC API's CrawlStatus reports and
+// CrawlCancel stops (by its id in either form), and one begun over gRPC
+// is reported at /v2/crawl/{id} and canceled there.
+func TestCrawlSharedWithGRPC(t *testing.T) {
+	bin, err := binaryOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := localcluster.StartServe(bin, t.TempDir(), "DISTILL_API_TOKENS="+testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Stop()
+		if t.Failed() {
+			t.Logf("distill serve's stderr:\n%s", srv.Stderr())
+		}
+	})
+	pages := site(t)
+	conn, err := grpc.NewClient(srv.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()), grpcauth.DialOption(testToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	client := distillv1.NewDistillServiceClient(conn)
+	ctx := t.Context()
+
+	// Begun over HTTP, seen over gRPC until it ends.
+	started := call(t, "POST", srv.URL+"/v2/crawl", testToken, map[string]any{"url": pages.URL + "/docs/", "limit": 20})
+	id, _ := started.body["id"].(string)
+	if started.status != http.StatusOK || api.CrawlID(id) == id {
+		t.Fatalf("POST /v2/crawl answered %d %s: want the id of a crawl in UUID form", started.status, started.raw)
+	}
+	done := waitJobAuth(t, started.body["url"].(string), testToken)
+	st, err := client.CrawlStatus(ctx, &distillv1.CrawlStatusRequest{JobId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.GetJobId() != api.CrawlID(id) || st.GetState() != distillv1.CrawlState_CRAWL_STATE_DONE || st.GetUrl() != pages.URL+"/docs/" ||
+		int(st.GetPagesDone()) != int(done.body["total"].(float64)) {
+		t.Errorf("gRPC CrawlStatus of %s = %v; the HTTP API says %s", id, st, done.raw)
+	}
+
+	// Begun over HTTP, canceled over gRPC by its plain id.
+	slow := call(t, "POST", srv.URL+"/v2/crawl", testToken, map[string]any{"url": pages.URL + "/docs/", "delay": 1, "maxConcurrency": 1})
+	slowID, _ := slow.body["id"].(string)
+	cancelled, err := client.CrawlCancel(ctx, &distillv1.CrawlCancelRequest{JobId: api.CrawlID(slowID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cancelled.GetStatus().GetJobId() != api.CrawlID(slowID) {
+		t.Errorf("CrawlCancel = %v", cancelled)
+	}
+	if a := waitJobAuth(t, slow.body["url"].(string), testToken); a.body["status"] != "cancelled" {
+		t.Errorf("a crawl canceled over gRPC: its HTTP status is %s, want cancelled", a.raw)
+	}
+	if st, err := client.CrawlStatus(ctx, &distillv1.CrawlStatusRequest{JobId: slowID}); err != nil || st.GetState() != distillv1.CrawlState_CRAWL_STATE_CANCELED {
+		t.Errorf("CrawlStatus of the canceled crawl = %v, %v", st, err)
+	}
+
+	// Begun over gRPC, seen and canceled over HTTP.
+	stream, err := client.Crawl(ctx, &distillv1.CrawlRequest{Url: pages.URL + "/docs/", DelayMs: proto.Int64(1000), Concurrency: proto.Int32(1),
+		Options: &distillv1.FetchOptions{AllowLocal: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcID := first.GetJobId()
+	seen := call(t, "GET", srv.URL+"/v2/crawl/"+api.CrawlUUID(grpcID), testToken, nil)
+	if seen.status != http.StatusOK || seen.body["status"] != "scraping" || !strings.Contains(fmt.Sprint(seen.body["warning"]), "DistillService") {
+		t.Errorf("GET /v2/crawl/{id} of a crawl begun over gRPC answered %d %s", seen.status, seen.raw)
+	}
+	if a := call(t, "DELETE", srv.URL+"/v2/crawl/"+grpcID, testToken, nil); a.status != http.StatusOK || a.body["success"] != true {
+		t.Errorf("DELETE /v2/crawl/{id} of a crawl begun over gRPC answered %d %s", a.status, a.raw)
+	}
+	var last *distillv1.CrawlResponse
+	for {
+		r, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = r
+	}
+	if last.GetSummary().GetState() != distillv1.CrawlState_CRAWL_STATE_CANCELED {
+		t.Errorf("the gRPC crawl canceled over HTTP ended with %v", last)
+	}
+	if a := call(t, "GET", srv.URL+"/v2/crawl/no-such-crawl", testToken, nil); a.status != http.StatusNotFound {
+		t.Errorf("an unknown crawl answered %d %s", a.status, a.raw)
+	}
+}
+
+// waitJobAuth is waitJob with a token.
+func waitJobAuth(t *testing.T, statusURL, token string) answer {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		a := call(t, "GET", statusURL, token, nil)
+		if a.status != http.StatusOK {
+			t.Fatalf("status answered %d %s", a.status, a.raw)
+		}
+		if a.body["status"] != "scraping" {
+			return a
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job is still scraping: %s", a.raw)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
