@@ -3,11 +3,11 @@ package firecrawl_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
