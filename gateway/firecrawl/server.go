@@ -203,6 +203,31 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("POST "+p+"/extract", func(w http.ResponseWriter, r *http.Request) { s.startExtract(w, r, v) })
 		mux.HandleFunc("GET "+p+"/extract/{id}", s.extractStatus)
 	}
+	// Firecrawl's endpoints that the SDKs call and distill has no
+	// counterpart of are named as such, rather than answered 404.
+	for pattern, why := range map[string][2]string{
+		"/v1/team/":                       {"team usage", "distill has no teams, credits or token usage to report"},
+		"/v2/team/":                       {"team usage", "distill has no teams, credits or token usage to report"},
+		"/v2/concurrency-check":           {"concurrency-check", "distill has no teams, credits or token usage to report"},
+		"/v1/deep-research":               {"deep-research", "distill does not search the web"},
+		"/v2/search/":                     {"search", "distill does not search the web"},
+		"/v2/agent":                       {"agent", "distill runs no agent of its own; host mode's act is for the host's agent"},
+		"/v2/agent/":                      {"agent", "distill runs no agent of its own; host mode's act is for the host's agent"},
+		"/v1/llmstxt":                     {"llmstxt", ""},
+		"/v1/llmstxt/":                    {"llmstxt", ""},
+		"/v2/browser":                     {"browser", "distill's browsing sessions are DistillService's Session calls"},
+		"/v2/browser/":                    {"browser", "distill's browsing sessions are DistillService's Session calls"},
+		"POST /v2/scrape/{id}/interact":   {"scrape interact", "distill's browsing sessions are DistillService's Session calls"},
+		"DELETE /v2/scrape/{id}/interact": {"scrape interact", "distill's browsing sessions are DistillService's Session calls"},
+		"/v2/parse":                       {"parse", "distill reads documents by their URL"},
+		"/v2/monitor":                     {"monitor", ""},
+		"/v2/monitor/":                    {"monitor", ""},
+		"/v2/feedback":                    {"feedback", ""},
+	} {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, _ *http.Request) {
+			writeError(w, notSupported(why[0], why[1]))
+		})
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("Not Found: no endpoint %s %s", r.Method, r.URL.Path)})
 	})
