@@ -348,8 +348,9 @@ func (j *job) crawlTotal(st *distillv1.CrawlStatusResponse) int {
 }
 
 // foreignCrawl answers for a crawl this API did not start (one begun over
-// gRPC, whose pages went to the stream that began it): its status, and
-// its cancel. It reports whether id named one.
+// gRPC, or at another gateway of a cluster, whose pages went to the
+// client that began it): its status, and its cancel. It reports whether
+// it answered.
 func (s *Server) foreignCrawl(w http.ResponseWriter, r *http.Request) bool {
 	if s.crawls == nil || !strings.Contains(r.URL.Path, "/crawl/") {
 		return false
@@ -360,6 +361,10 @@ func (s *Server) foreignCrawl(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if r.Method == http.MethodDelete {
 		res, err := s.crawls.CrawlCancel(r.Context(), &distillv1.CrawlCancelRequest{JobId: id})
+		if err != nil && failure.CodeOf(err) != failure.NotFound {
+			writeError(w, fromFailure(err))
+			return true
+		}
 		if err != nil {
 			return false
 		}
@@ -368,6 +373,10 @@ func (s *Server) foreignCrawl(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	st, err := s.crawls.CrawlStatus(r.Context(), &distillv1.CrawlStatusRequest{JobId: id})
+	if err != nil && failure.CodeOf(err) != failure.NotFound {
+		writeError(w, fromFailure(err))
+		return true
+	}
 	if err != nil {
 		return false
 	}
@@ -376,7 +385,7 @@ func (s *Server) foreignCrawl(w http.ResponseWriter, r *http.Request) bool {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"success": true, "status": firecrawlState(st.GetState()), "total": total, "completed": done,
 		"creditsUsed": done, "data": []any{},
-		"warning": "this crawl was begun over DistillService: its pages went to the stream that began it, and only its status is here",
+		"warning": "this API did not begin this crawl here (DistillService or another gateway did): its pages went to the client that began it, and only its status is here",
 	})
 	return true
 }

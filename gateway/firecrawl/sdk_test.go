@@ -748,7 +748,7 @@ func TestCrawlSharedWithGRPC(t *testing.T) {
 	}
 	grpcID := first.GetJobId()
 	seen := call(t, "GET", srv.URL+"/v2/crawl/"+api.CrawlUUID(grpcID), testToken, nil)
-	if seen.status != http.StatusOK || seen.body["status"] != "scraping" || !strings.Contains(fmt.Sprint(seen.body["warning"]), "DistillService") {
+	if seen.status != http.StatusOK || seen.body["status"] != "scraping" || !strings.Contains(fmt.Sprint(seen.body["warning"]), "did not begin this crawl") {
 		t.Errorf("GET /v2/crawl/{id} of a crawl begun over gRPC answered %d %s", seen.status, seen.raw)
 	}
 	if a := call(t, "DELETE", srv.URL+"/v2/crawl/"+grpcID, testToken, nil); a.status != http.StatusOK || a.body["success"] != true {
