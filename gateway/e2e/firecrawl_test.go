@@ -5,11 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"distill.dev/gateway/api"
+	"distill.dev/gateway/host/llm"
+	"distill.dev/gateway/host/llm/llmtest"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
@@ -161,5 +166,79 @@ func TestFirecrawlCrawlIsTheClusterJob(t *testing.T) {
 	}
 	if st, err := c.client(1).CrawlStatus(ctx, &distillv1.CrawlStatusRequest{JobId: started.ID}); err != nil || st.GetState() != distillv1.CrawlState_CRAWL_STATE_CANCELED {
 		t.Errorf("status once canceled: %v, %v", st, err)
+	}
+}
+
+// A token the host policy maps to an actor runs the HTTP API's model work
+// as that actor on every gateway of a cluster, and one run named in
+// X-Distill-Run is one budget across them: two summaries in the run fit
+// its four steps, whichever gateway each reached; a third does not.
+func TestFirecrawlActorRunAcrossGateways(t *testing.T) {
+	t.Parallel()
+	skipShort(t)
+	p := newPages(t, 0)
+	u, _ := url.Parse(p.URL)
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policy, []byte(fmt.Sprintf(`
+actors:
+  default:
+    allowed_hosts: [127.0.0.1]
+    allowed_schemes: [http]
+    allowed_ports: [%[1]s]
+  team-a:
+    allowed_hosts: [127.0.0.1]
+    allowed_schemes: [http]
+    allowed_ports: [%[1]s]
+    budget: {max_steps: 4}
+tokens:
+  - {token_env: TEAM_A_TOKEN, actor: team-a}
+`, u.Port())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wire, cfg := llmtest.Start(t, llm.OpenAI)
+	wire.Set("A page of words.", "", 0)
+	c := startCluster(t, clusterOpts{Gateways: 2, NoRenderer: true, HTTP: true, Env: []string{
+		"DISTILL_POLICY=" + policy, "TEAM_A_TOKEN=" + hostTeamToken,
+		"OPENAI_API_KEY=" + cfg.APIKey, "OPENAI_BASE_URL=" + cfg.BaseURL, "DISTILL_LLM_MODEL=" + cfg.Model,
+	}})
+	summary := func(gateway int, token, run, path string) (int, map[string]any) {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"url": p.URL + path, "formats": []string{"summary"}})
+		req, err := http.NewRequestWithContext(t.Context(), "POST", "http://"+c.Gateways[gateway].HTTPAddr+"/v2/scrape", strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("X-Distill-Run", run)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out
+	}
+	for i, gw := range []int{0, 1} {
+		if code, out := summary(gw, hostTeamToken, "run-1", fmt.Sprintf("/p/%d", i)); code != http.StatusOK {
+			t.Fatalf("summary %d of run-1 at gateway %d answered %d %v", i, gw, code, out)
+		}
+	}
+	if code, out := summary(0, hostTeamToken, "run-1", "/p/3"); code != http.StatusTooManyRequests || out["code"] != "BUDGET_EXHAUSTED" {
+		t.Errorf("a third summary in run-1 answered %d %v, want the run's budget exhausted", code, out)
+	}
+	if code, out := summary(1, hostTeamToken, "run-2", "/p/3"); code != http.StatusOK {
+		t.Errorf("another run answered %d %v", code, out)
+	}
+	// The actor's token reaches the model work only.
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", "http://"+c.Gateways[1].HTTPAddr+"/v2/map", strings.NewReader(`{"url":"`+p.URL+`"}`))
+	req.Header.Set("Authorization", "Bearer "+hostTeamToken)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Errorf("a map with the actor's token answered %d, want 403", res.StatusCode)
 	}
 }
