@@ -131,6 +131,9 @@ func (c *crawlRequest) distill(target string, version int, allowLocal bool) (*di
 	case c.IgnoreQueryParameters != nil && *c.IgnoreQueryParameters:
 		return nil, nil, notSupported("ignoreQueryParameters", "")
 	}
+	if err := threatProtection(c.ThreatProtection); err != nil {
+		return nil, nil, err
+	}
 	switch c.Sitemap {
 	case "", "skip", "include":
 		if c.Sitemap == "include" {

@@ -274,6 +274,10 @@ func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version in
 			return
 		}
 	}
+	if err := threatProtection(req.ThreatProtection); err != nil {
+		writeError(w, err)
+		return
+	}
 	var urls, invalid []string
 	ignoreInvalid := req.IgnoreInvalidURLs != nil && *req.IgnoreInvalidURLs
 	for _, raw := range req.URLs {
