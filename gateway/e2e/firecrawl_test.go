@@ -105,7 +105,8 @@ func TestFirecrawlCrawlIsTheClusterJob(t *testing.T) {
 	const n = 40
 	site := newCrawlSite(t, n, 100*time.Millisecond)
 	httpAPI := "http://" + c.Gateways[0].HTTPAddr
-	body, _ := json.Marshal(map[string]any{"url": site.URL + "/", "maxConcurrency": 1, "limit": n + 1, "scrapeOptions": map[string]any{"maxAge": 0}})
+	body, _ := json.Marshal(map[string]any{"url": site.URL + "/", "maxConcurrency": 1, "limit": n + 1,
+		"scrapeOptions": map[string]any{"maxAge": 0, "formats": []string{"markdown", "rawHtml"}}})
 	res, err := http.Post(httpAPI+"/v2/crawl", "application/json", strings.NewReader(string(body)))
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +143,10 @@ func TestFirecrawlCrawlIsTheClusterJob(t *testing.T) {
 	var status struct {
 		Status    string `json:"status"`
 		Completed int    `json:"completed"`
+		Data      []struct {
+			Markdown string `json:"markdown"`
+			RawHTML  string `json:"rawHtml"`
+		} `json:"data"`
 	}
 	for {
 		res, err := http.Get(started.URL)
@@ -161,8 +166,15 @@ func TestFirecrawlCrawlIsTheClusterJob(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if status.Status != "cancelled" || status.Completed > n/2 {
-		t.Errorf("after the cancel the HTTP API says %+v; want cancelled well before the end", status)
+	if status.Status != "cancelled" || status.Completed > n/2 || len(status.Data) != status.Completed || len(status.Data) == 0 {
+		t.Errorf("after the cancel the HTTP API says %s with %d of %d documents; want cancelled well before the end", status.Status, len(status.Data), status.Completed)
+	}
+	// The pages the cluster's workers read come back with what the
+	// formats need beside them (keep_page).
+	for i, d := range status.Data {
+		if d.Markdown == "" || !strings.Contains(d.RawHTML, "<html") {
+			t.Errorf("document %d has markdown %q and rawHtml %.80q", i, d.Markdown, d.RawHTML)
+		}
 	}
 	if st, err := c.client(1).CrawlStatus(ctx, &distillv1.CrawlStatusRequest{JobId: started.ID}); err != nil || st.GetState() != distillv1.CrawlState_CRAWL_STATE_CANCELED {
 		t.Errorf("status once canceled: %v, %v", st, err)
