@@ -113,7 +113,10 @@ func (s *Server) onlyModelWork(r *http.Request, what string) *apiError {
 // notForActors refuses h to an actor's token.
 func (s *Server) notForActors(what string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.onlyModelWork(r, what); err != nil {
+		if err := s.onlyModelWork(r, what); err != nil && isWebSocket(r) {
+			refuseWatch(w, r, err.msg)
+			return
+		} else if err != nil {
 			writeError(w, err)
 			return
 		}

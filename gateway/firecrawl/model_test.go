@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"distill.dev/gateway/app"
 	"distill.dev/gateway/firecrawl"
 	"distill.dev/gateway/host"
@@ -401,5 +403,16 @@ tokens: [{token_env: TEAM_TOKEN, actor: team}]`, u.Port()))
 	}
 	if a := call(t, "POST", api.URL+"/v2/scrape", "not-a-token-0123456789", map[string]any{"url": pages.URL + "/article"}); a.status != http.StatusUnauthorized {
 		t.Errorf("an unknown token answered %d %s", a.status, a.raw)
+	}
+	// A watch is not model work either: the socket opens only to say so.
+	conn, _, err := websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(api.URL, "http")+"/v2/crawl/00000000-0000-4000-8000-000000000000",
+		&websocket.DialOptions{Subprotocols: []string{teamToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	_, msg, err := conn.Read(t.Context())
+	if err != nil || !strings.Contains(string(msg), `"type":"error"`) || !strings.Contains(string(msg), "crawl is not for this token") {
+		t.Errorf("an actor's watch read %s, %v", msg, err)
 	}
 }
