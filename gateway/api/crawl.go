@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -175,14 +176,43 @@ func (s *Server) CrawlSite(ctx context.Context, req *distillv1.CrawlRequest, jou
 	return deliver(&distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Summary{Summary: summary}})
 }
 
-// CrawlStatus reports a crawl by job id.
+// CrawlUUID is a crawl's job id in the form of a UUID, as Firecrawl's
+// clients take a job id (firecrawl-cli tells a job from a URL by it): a
+// version 8 UUID, whose layout RFC 9562 leaves to its maker, holding the
+// id's 16 hex digits and zeros after them. CrawlID reads it back.
+func CrawlUUID(id string) string {
+	if !crawl.ValidID(id) {
+		return id
+	}
+	return id[:8] + "-" + id[8:12] + "-8" + id[12:15] + "-8" + id[15:] + "00-000000000000"
+}
+
+// CrawlID is the crawl job id s names: s itself, or the id a CrawlUUID
+// holds. CrawlStatus and CrawlCancel take either.
+func CrawlID(s string) string {
+	s = strings.ToLower(s)
+	if len(s) != 36 || !strings.HasSuffix(s, "00-000000000000") {
+		return s
+	}
+	if s[8] != '-' || s[13] != '-' || s[14] != '8' || s[18] != '-' || s[19] != '8' {
+		return s
+	}
+	id := s[:8] + s[9:13] + s[15:18] + s[20:21]
+	if !crawl.ValidID(id) {
+		return s
+	}
+	return id
+}
+
+// CrawlStatus reports a crawl by job id (or its CrawlUUID).
 func (s *Server) CrawlStatus(ctx context.Context, req *distillv1.CrawlStatusRequest) (*distillv1.CrawlStatusResponse, error) {
+	id := CrawlID(req.GetJobId())
 	if hub := s.hub(); hub != nil {
-		if st, err := hub.CrawlStatus(ctx, req.GetJobId()); failure.CodeOf(err) != failure.NotFound {
+		if st, err := hub.CrawlStatus(ctx, id); failure.CodeOf(err) != failure.NotFound {
 			return st, err
 		}
 	}
-	cj, ok := s.crawls.get(req.GetJobId())
+	cj, ok := s.crawls.get(id)
 	if !ok {
 		return nil, failure.New(failure.NotFound, "no crawl with job id %q on this server", req.GetJobId())
 	}
@@ -192,8 +222,9 @@ func (s *Server) CrawlStatus(ctx context.Context, req *distillv1.CrawlStatusRequ
 // CrawlCancel stops a crawl starting pages; its stream ends once the
 // pages in flight are delivered.
 func (s *Server) CrawlCancel(ctx context.Context, req *distillv1.CrawlCancelRequest) (*distillv1.CrawlCancelResponse, error) {
+	id := CrawlID(req.GetJobId())
 	if hub := s.hub(); hub != nil {
-		st, err := hub.CancelCrawl(ctx, req.GetJobId())
+		st, err := hub.CancelCrawl(ctx, id)
 		if failure.CodeOf(err) != failure.NotFound {
 			if err != nil {
 				return nil, err
@@ -201,7 +232,7 @@ func (s *Server) CrawlCancel(ctx context.Context, req *distillv1.CrawlCancelRequ
 			return &distillv1.CrawlCancelResponse{Status: st}, nil
 		}
 	}
-	cj, ok := s.crawls.get(req.GetJobId())
+	cj, ok := s.crawls.get(id)
 	if !ok {
 		return nil, failure.New(failure.NotFound, "no crawl with job id %q on this server", req.GetJobId())
 	}

@@ -13,8 +13,10 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"distill.dev/gateway/api"
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/crawl"
 )
 
 // hub serves a page linking to n pages; requests for pages wait on
@@ -159,5 +161,20 @@ func TestCrawlRefusals(t *testing.T) {
 	}
 	if _, err := c.CrawlStatus(t.Context(), &distillv1.CrawlStatusRequest{JobId: "nope"}); status.Code(err) != codes.NotFound {
 		t.Errorf("CrawlStatus of an unknown job: %v, want NotFound", err)
+	}
+}
+
+// A crawl's id and its UUID form name the same crawl; other strings stay
+// as they are.
+func TestCrawlUUID(t *testing.T) {
+	id := crawl.NewID()
+	u := api.CrawlUUID(id)
+	if len(u) != 36 || u[14] != '8' || api.CrawlID(u) != id || api.CrawlID(strings.ToUpper(u)) != id || api.CrawlID(id) != id {
+		t.Errorf("CrawlUUID(%s) = %s, back %s", id, u, api.CrawlID(u))
+	}
+	for _, s := range []string{"", "no-such-crawl", "00000000-0000-4000-8000-000000000000", u[:35] + "1", api.CrawlUUID("short")} {
+		if got := api.CrawlID(s); got != strings.ToLower(s) {
+			t.Errorf("CrawlID(%q) = %q", s, got)
+		}
 	}
 }

@@ -48,17 +48,22 @@ func newServeCmd(g *globals) *cobra.Command {
 			"/v2/map and the v1 endpoints the SDKs use) beside the gRPC API, with the same\n" +
 			"tokens as 'Authorization: Bearer <token>'; its requests reach loopback only with\n" +
 			"--allow-local. Batch and crawl webhooks are signed with " + string(envflag.WebhookSecret) + "\n" +
-			"(refused without it) and delivered under the network policy. With --policy, its\n" +
-			"json and summary formats and /v2/extract run as the policy's default actor.\n" +
+			"(refused without it) and delivered under the network policy. Crawls and batches\n" +
+			"are watched over a WebSocket at their status paths, as the SDKs' watchers do; a\n" +
+			"crawl begun there is the job the gRPC API's CrawlStatus and CrawlCancel see. With\n" +
+			"--policy, its json and summary formats and /v2/extract run as the actor the\n" +
+			"policy maps the token to (an actor's token reaches only them), else as the default\n" +
+			"actor, in the host run the X-Distill-Run header names, else in a run of their own.\n" +
 			"The same port serves DistillService over HTTP/JSON: REST at /api/v1/... (the\n" +
-			"google.api.http annotations), every call over Connect at\n" +
-			"/distill.v1.DistillService/<Method>, and its OpenAPI document at /openapi.json.\n\n" +
+			"google.api.http annotations; FetchBatch, Map and Crawl as newline-delimited\n" +
+			"JSON), every call over Connect at /distill.v1.DistillService/<Method>, and its\n" +
+			"OpenAPI document at /openapi.json.\n\n" +
 			"With --policy FILE it serves HostService too: host mode's inspect, extract,\n" +
 			"summarize and act under the policy, for the actor whose token (the policy's tokens)\n" +
 			"calls, in the run the call's distill-run-id metadata names; an actor's token reaches\n" +
-			"HostService only, and never its host calls (CreateApproval, RevokeApproval,\n" +
-			"ReserveOperation, GetOperation), which need an operator token. SIGHUP reloads the\n" +
-			"policy, its tokens included.",
+			"HostService only (and the HTTP API's model work), and never its host calls\n" +
+			"(CreateApproval, RevokeApproval, ReserveOperation, GetOperation), which need an\n" +
+			"operator token. SIGHUP reloads the policy, its tokens included.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var policies *host.Policies
@@ -122,8 +127,11 @@ func newServeCmd(g *globals) *cobra.Command {
 				hostSrv = host.NewServer(engine, !guard.Enabled(), guard.Operator)
 				model = engine
 			}
+			// One API for both doors: a crawl begun over HTTP is the job
+			// the gRPC API's CrawlStatus and CrawlCancel see.
+			apiSrv := serveAPI(logger, sys)
 			srv := grpcserve.New(logger, func(s *grpc.Server) {
-				distillv1.RegisterDistillServiceServer(s, serveAPI(logger, sys))
+				distillv1.RegisterDistillServiceServer(s, apiSrv)
 				if hostSrv != nil {
 					distillv1.RegisterHostServiceServer(s, hostSrv)
 				}
@@ -136,7 +144,7 @@ func newServeCmd(g *globals) *cobra.Command {
 					return err
 				}
 				stopHTTP := serveHTTP(cmd.Context(), logger, sys, firecrawl.Config{
-					AllowLocal: sf.allowLocal, Auth: guard, WebhookSecret: secret, Own: sf.own, Host: model,
+					AllowLocal: sf.allowLocal, Auth: guard, WebhookSecret: secret, Own: sf.own, Host: model, Crawls: apiSrv,
 				}, restAPI, httpLis)
 				defer stopHTTP()
 			}

@@ -99,7 +99,7 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 		writeError(w, aerr)
 		return
 	}
-	j.sources, j.plan = sources, p
+	j.sources, j.plan, j.caller = sources, p, s.callerOf(r)
 	if hook != nil {
 		j.hook = s.newWebhookSender(hook, kindBatch)
 	}
@@ -121,7 +121,7 @@ func (s *Server) runBatch(ctx context.Context, j *job, urls []string) {
 	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
 	err := s.backend.Batch(ctx, urls, j.plan.opts, func(r *internalv1.FetchJobResult) {
 		if doc := j.deliver(r, func(source string, d *distillv1.Distilled) (*document, *apiError) {
-			return s.jobDocument(ctx, j.plan, source, d)
+			return s.jobDocument(ctx, j.caller, j.plan, source, d)
 		}); doc != nil {
 			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []any{doc}})
 		}
@@ -136,6 +136,7 @@ func (s *Server) runBatch(ctx context.Context, j *job, urls []string) {
 		j.status = stateCompleted
 	}
 	status := j.status
+	j.touch()
 	j.mu.Unlock()
 	switch status {
 	case stateCompleted:
@@ -186,7 +187,9 @@ type batchStatusResponse struct {
 func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
 	j := s.scrapeJob(r)
 	if j == nil {
-		writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
+		if !s.foreignCrawl(w, r) {
+			writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
+		}
 		return
 	}
 	skip, err := wholeNumber(r, "skip")
@@ -199,10 +202,14 @@ func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	var st *distillv1.CrawlStatusResponse
+	if j.kind == kindCrawl {
+		st = s.crawlStatus(r.Context(), j)
+	}
 	j.mu.Lock()
 	total := len(j.docs)
-	if j.crawl != nil {
-		total = j.crawlTotal()
+	if j.kind == kindCrawl {
+		total = j.crawlTotal(st)
 	}
 	out := batchStatusResponse{
 		Success: true, Status: j.status, Total: total, Completed: j.succeeded,
@@ -237,9 +244,14 @@ func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// scrapeJob is the batch or crawl the request names, nil when none.
+// scrapeJob is the batch or crawl the request names, nil when none. A
+// crawl is named by its UUID or by its crawl id, as gRPC names it.
 func (s *Server) scrapeJob(r *http.Request) *job {
-	j := s.jobs.get(r.PathValue("id"))
+	id := r.PathValue("id")
+	if crawl.ValidID(id) {
+		id = api.CrawlUUID(id)
+	}
+	j := s.jobs.get(id)
 	if j == nil || j.kind == kindExtract {
 		return nil
 	}
@@ -262,16 +274,26 @@ func wholeNumber(r *http.Request, name string) (int, *apiError) {
 func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
 	j := s.scrapeJob(r)
 	if j == nil {
-		writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
+		if !s.foreignCrawl(w, r) {
+			writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
+		}
 		return
 	}
 	j.mu.Lock()
 	if j.status == stateScraping {
 		j.status = stateCancelled
+		j.touch()
 	}
-	status := j.status
+	status, crawlID := j.status, j.crawlID
 	j.mu.Unlock()
-	j.cancel()
+	if crawlID != "" {
+		// Wherever the crawl runs: its summary then says it was canceled.
+		if _, err := s.crawls.CrawlCancel(context.WithoutCancel(r.Context()), &distillv1.CrawlCancelRequest{JobId: crawlID}); err != nil {
+			s.logger.Warn("firecrawl crawl: cancel failed", "id", j.id, "err", err)
+		}
+	} else if j.cancel != nil {
+		j.cancel()
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": status == stateCancelled, "status": status})
 }
 
@@ -312,11 +334,15 @@ type job struct {
 	sources []string
 	plan    *plan
 	cancel  context.CancelFunc
-	// crawl is a crawl's job, limit its page limit, and final its status
-	// once it ended; nil for a batch.
-	crawl *crawl.Job
-	limit int
-	final *crawl.Status
+	// crawlID is a crawl's job id once it began (id is its UUID form),
+	// crawlURL its first URL, limit its page limit, and final its summary
+	// once it ended; empty for a batch.
+	crawlID  string
+	crawlURL string
+	limit    int
+	final    *distillv1.CrawlStatusResponse
+	// caller is who asked for the job: its model work runs as them.
+	caller caller
 	// extracted is an extract's data once it completed, warnings what
 	// it says beside it.
 	extracted map[string]any
@@ -324,7 +350,10 @@ type job struct {
 	// hook delivers the job's events; nil without a webhook.
 	hook *webhookSender
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// changed is closed, and made anew, whenever the job delivers a page
+	// or ends: a watcher waits on it.
+	changed   chan struct{}
 	status    string
 	docs      []*document
 	succeeded int
@@ -348,6 +377,7 @@ func (j *job) deliver(r *internalv1.FetchJobResult, build func(string, *distillv
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	defer j.touch()
 	switch e := r.GetError(); {
 	case e != nil && e.GetCode() == failure.RobotsDisallowed:
 		j.robots = append(j.robots, source)
@@ -361,6 +391,12 @@ func (j *job) deliver(r *internalv1.FetchJobResult, build func(string, *distillv
 		return doc
 	}
 	return nil
+}
+
+// touch tells the job's watchers it changed. Called with j.mu held.
+func (j *job) touch() {
+	close(j.changed)
+	j.changed = make(chan struct{})
 }
 
 // jobs are the batch jobs this server keeps, in memory: a status poll must
@@ -401,7 +437,7 @@ func (js *jobs) start(kind string, n int) (*job, *apiError) {
 	if kind == kindExtract {
 		status = stateProcessing
 	}
-	j := &job{id: newID(), kind: kind, expires: time.Now().Add(js.ttl), status: status, docs: make([]*document, n)}
+	j := &job{id: newID(), kind: kind, expires: time.Now().Add(js.ttl), status: status, docs: make([]*document, n), changed: make(chan struct{})}
 	js.byID[j.id] = j
 	js.order = append(js.order, j)
 	js.wg.Add(1)
@@ -439,6 +475,17 @@ func (js *jobs) abandon(j *job) {
 	js.order = slices.DeleteFunc(js.order, func(o *job) bool { return o == j })
 	js.mu.Unlock()
 	js.finished(j)
+}
+
+// rename gives a crawl's job the id of its crawl, in UUID form.
+func (js *jobs) rename(j *job, crawlID string) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(js.byID, j.id)
+	j.id, j.crawlID = api.CrawlUUID(crawlID), crawlID
+	js.byID[j.id] = j
 }
 
 func (js *jobs) get(id string) *job {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"distill.dev/gateway/api"
@@ -130,6 +131,9 @@ func (c *crawlRequest) distill(target string, version int, allowLocal bool) (*di
 	case c.IgnoreQueryParameters != nil && *c.IgnoreQueryParameters:
 		return nil, nil, notSupported("ignoreQueryParameters", "")
 	}
+	if err := threatProtection(c.ThreatProtection); err != nil {
+		return nil, nil, err
+	}
 	switch c.Sitemap {
 	case "", "skip", "include":
 		if c.Sitemap == "include" {
@@ -181,14 +185,21 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request, version int)
 		writeError(w, err)
 		return
 	}
+	if err := s.onlyModelWork(r, "crawl"); err != nil {
+		writeError(w, err)
+		return
+	}
 	hook, err := s.parseWebhook(req.Webhook)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	checked, cerr := api.CrawlRequestOf(creq)
-	if cerr != nil {
+	if _, cerr := api.CrawlRequestOf(creq); cerr != nil {
 		writeError(w, fromFailure(cerr))
+		return
+	}
+	if s.crawls == nil {
+		writeError(w, notSupported("crawl", "this server runs no crawls"))
 		return
 	}
 	j, err := s.jobs.start(kindCrawl, 0)
@@ -196,57 +207,87 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request, version int)
 		writeError(w, err)
 		return
 	}
-	cj, cerr := s.backend.BeginCrawl(checked, nil)
-	if cerr != nil {
-		s.jobs.abandon(j)
-		writeError(w, fromFailure(cerr))
-		return
-	}
-	// The job is listed already (GET /v2/crawl/active): it is filled in
-	// under its lock.
 	j.mu.Lock()
-	j.plan, j.crawl, j.limit = p, cj, int(creq.GetMaxPages())
+	j.plan, j.limit, j.caller, j.crawlURL = p, int(creq.GetMaxPages()), s.callerOf(r), target
 	if hook != nil {
 		j.hook = s.newWebhookSender(hook, kindCrawl)
 	}
-	// Cancel lets the pages in flight finish; the server's context ends
-	// the crawl when the server closes.
-	j.cancel = cj.Cancel
 	j.mu.Unlock()
-	go s.runCrawl(s.ctx, j)
+	began := make(chan *apiError, 1)
+	go s.runCrawl(s.ctx, j, creq, began)
+	if err := <-began; err != nil {
+		writeError(w, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": j.id, "url": statusURL(r, "/v"+strconv.Itoa(version)+"/crawl/"+j.id)})
 }
 
-// runCrawl runs the crawl, keeping each page as it completes.
-func (s *Server) runCrawl(ctx context.Context, j *job) {
-	defer s.jobs.finished(j)
-	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
-	st, err := j.crawl.Run(ctx, func(pg crawl.Page) error {
-		if doc := j.deliverPage(pg, func(source string, d *distillv1.Distilled) (*document, *apiError) {
-			return s.jobDocument(ctx, j.plan, source, d)
-		}); doc != nil {
-			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []any{doc}})
+// runCrawl runs the crawl as DistillService's Crawl runs one, so that
+// CrawlStatus and CrawlCancel see it under its id (here in the UUID form
+// api.CrawlUUID gives it), and keeps each page as it completes. began
+// gets nil once the crawl has its id, or why it never began.
+func (s *Server) runCrawl(ctx context.Context, j *job, creq *distillv1.CrawlRequest, began chan<- *apiError) {
+	var summary *distillv1.CrawlStatusResponse
+	first := true
+	err := s.crawls.CrawlSite(ctx, creq, nil, func(r *distillv1.CrawlResponse) error {
+		if first {
+			// The first message names the job.
+			first = false
+			s.jobs.rename(j, r.GetJobId())
+			j.hook.send("started", webhookEvent{Success: true, ID: j.id})
+			began <- nil
+			return nil
+		}
+		switch ev := r.GetEvent().(type) {
+		case *distillv1.CrawlResponse_Page:
+			pg := crawl.Page{URL: ev.Page.GetUrl(), Depth: int(ev.Page.GetDepth()), Result: ev.Page.GetResult()}
+			if e := ev.Page.GetError(); e != nil {
+				pg.Err = failure.FromProto(e)
+			}
+			if doc := j.deliverPage(pg, func(source string, d *distillv1.Distilled) (*document, *apiError) {
+				return s.jobDocument(ctx, j.caller, j.plan, source, d)
+			}); doc != nil {
+				j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []any{doc}})
+			}
+		case *distillv1.CrawlResponse_Summary:
+			summary = ev.Summary
 		}
 		return nil
 	})
+	if first {
+		s.jobs.abandon(j)
+		if err == nil {
+			err = failure.New(failure.Internal, "the crawl ended before it began")
+		}
+		began <- fromFailure(err)
+		return
+	}
+	defer s.jobs.finished(j)
 	j.mu.Lock()
 	switch {
-	case j.status == stateCancelled, st.StopReason == crawl.StopCanceled:
+	case j.status == stateCancelled, summary.GetState() == distillv1.CrawlState_CRAWL_STATE_CANCELED,
+		err != nil && failure.CodeOf(err) == failure.Canceled:
 		j.status = stateCancelled
 	case err != nil:
 		j.status, j.failure = stateFailed, err.Error()
 		s.logger.Warn("firecrawl crawl failed", "id", j.id, "err", err)
+	case summary.GetState() == distillv1.CrawlState_CRAWL_STATE_FAILED:
+		j.status, j.failure = stateFailed, summary.GetError().GetMessage()
 	default:
 		j.status = stateCompleted
 	}
-	j.final = &st
-	status := j.status
+	if summary == nil {
+		summary = &distillv1.CrawlStatusResponse{JobId: j.crawlID, PagesDone: int32(j.succeeded + len(j.errors) + len(j.robots))}
+	}
+	j.final = summary
+	j.touch()
+	status, failed := j.status, j.failure
 	j.mu.Unlock()
 	switch status {
 	case stateCompleted:
 		j.hook.send("completed", webhookEvent{Success: true, ID: j.id})
 	case stateFailed:
-		j.hook.send("failed", webhookEvent{ID: j.id, Error: err.Error()})
+		j.hook.send("failed", webhookEvent{ID: j.id, Error: failed})
 	}
 	j.hook.close()
 }
@@ -262,6 +303,7 @@ func (j *job) deliverPage(pg crawl.Page, build func(string, *distillv1.Distilled
 	now := time.Now().UTC().Format(time.RFC3339)
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	defer j.touch()
 	switch {
 	case pg.Err != nil && failure.CodeOf(pg.Err) == failure.RobotsDisallowed:
 		j.robots = append(j.robots, pg.URL)
@@ -277,16 +319,91 @@ func (j *job) deliverPage(pg crawl.Page, build func(string, *distillv1.Distilled
 	return nil
 }
 
+// crawlStatus is where a crawl is: its summary once it ended, else what
+// CrawlStatus says of it now (nil when it cannot say).
+func (s *Server) crawlStatus(ctx context.Context, j *job) *distillv1.CrawlStatusResponse {
+	j.mu.Lock()
+	final, id := j.final, j.crawlID
+	j.mu.Unlock()
+	if final != nil {
+		return final
+	}
+	st, err := s.crawls.CrawlStatus(ctx, &distillv1.CrawlStatusRequest{JobId: id})
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
 // crawlTotal is how many pages a crawl has found so far: those read,
 // those being read and those waiting, within its limit; once it ended,
-// those it read. Called with j.mu held.
-func (j *job) crawlTotal() int {
+// those it read.
+func (j *job) crawlTotal(st *distillv1.CrawlStatusResponse) int {
+	// PagesDone counts the pages that failed too.
 	if j.final != nil {
-		return j.final.Done
+		return int(j.final.GetPagesDone())
 	}
-	// Done counts the pages that failed too.
-	st := j.crawl.Status()
-	return min(st.Done+st.InFlight+st.Queued, j.limit)
+	n := int(st.GetPagesDone() + st.GetInFlight() + st.GetQueued())
+	if j.limit > 0 {
+		n = min(n, j.limit)
+	}
+	return max(n, j.succeeded)
+}
+
+// foreignCrawl answers for a crawl this API did not start (one begun over
+// gRPC, or at another gateway of a cluster, whose pages went to the
+// client that began it): its status, and its cancel. It reports whether
+// it answered.
+func (s *Server) foreignCrawl(w http.ResponseWriter, r *http.Request) bool {
+	if s.crawls == nil || !strings.Contains(r.URL.Path, "/crawl/") {
+		return false
+	}
+	id := api.CrawlID(r.PathValue("id"))
+	if !crawl.ValidID(id) {
+		return false
+	}
+	if r.Method == http.MethodDelete {
+		res, err := s.crawls.CrawlCancel(r.Context(), &distillv1.CrawlCancelRequest{JobId: id})
+		if err != nil && failure.CodeOf(err) != failure.NotFound {
+			writeError(w, fromFailure(err))
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		st := res.GetStatus()
+		writeJSON(w, http.StatusOK, map[string]any{"success": true, "status": firecrawlState(st.GetState())})
+		return true
+	}
+	st, err := s.crawls.CrawlStatus(r.Context(), &distillv1.CrawlStatusRequest{JobId: id})
+	if err != nil && failure.CodeOf(err) != failure.NotFound {
+		writeError(w, fromFailure(err))
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	total := int(st.GetPagesDone() + st.GetInFlight() + st.GetQueued())
+	done := int(st.GetPagesDone() - st.GetPagesFailed())
+	writeJSON(w, http.StatusOK, map[string]any{
+		"success": true, "status": firecrawlState(st.GetState()), "total": total, "completed": done,
+		"creditsUsed": done, "data": []any{},
+		"warning": "this API did not begin this crawl here (DistillService or another gateway did): its pages went to the client that began it, and only its status is here",
+	})
+	return true
+}
+
+// firecrawlState names a crawl's state as Firecrawl does.
+func firecrawlState(st distillv1.CrawlState) string {
+	switch st {
+	case distillv1.CrawlState_CRAWL_STATE_DONE:
+		return stateCompleted
+	case distillv1.CrawlState_CRAWL_STATE_CANCELED:
+		return stateCancelled
+	case distillv1.CrawlState_CRAWL_STATE_FAILED:
+		return stateFailed
+	}
+	return stateScraping
 }
 
 // activeCrawl is one running crawl, as GET /v2/crawl/active lists it.
@@ -299,12 +416,12 @@ type activeCrawl struct {
 
 // activeCrawls lists the crawls this server is running. distill has no
 // teams: every caller sees every crawl, as it may poll any by id.
-func (s *Server) activeCrawls(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) activeCrawls(w http.ResponseWriter, r *http.Request) {
 	out := []activeCrawl{}
 	for _, j := range s.jobs.active() {
 		j.mu.Lock()
-		if j.crawl != nil {
-			out = append(out, activeCrawl{ID: j.id, URL: j.crawl.Status().URL})
+		if j.crawlID != "" {
+			out = append(out, activeCrawl{ID: j.id, URL: j.crawlURL})
 		}
 		j.mu.Unlock()
 	}

@@ -110,3 +110,34 @@ func jsonMessage(err error) string {
 }
 
 func joinWarnings(w []string) string { return strings.Join(w, "; ") }
+
+// threatProtection refuses Firecrawl's per-request URL screening (block
+// lists, risk scans) unless it turns it off: dropping a block list the
+// caller relies on would let through what it meant to stop. What distill
+// reaches is its network policy's and the host policy's to say.
+func threatProtection(raw json.RawMessage) *apiError {
+	if isNull(raw) {
+		return nil
+	}
+	var tp struct {
+		Mode string `json:"mode"`
+	}
+	if json.Unmarshal(raw, &tp) == nil && tp.Mode == "off" && !hasOtherKeys(raw, "mode") {
+		return nil
+	}
+	return notSupported("threatProtection", "what distill reaches is its network policy's and the host policy's to say")
+}
+
+// hasOtherKeys says whether the JSON object raw has a key besides keep.
+func hasOtherKeys(raw json.RawMessage, keep string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return true
+	}
+	for k := range m {
+		if k != keep {
+			return true
+		}
+	}
+	return false
+}

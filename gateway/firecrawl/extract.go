@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +21,10 @@ import (
 // budgets, result limits and provider. A *host.Engine is one.
 type Host interface {
 	ExtractWith(ctx context.Context, who host.Who, schema json.RawMessage, in host.Input) *host.Envelope
+	Extract(ctx context.Context, who host.Who, schema string, in host.Input) *host.Envelope
 	Summarize(ctx context.Context, who host.Who, in host.Input) *host.Envelope
+	// Policies names the actors of the tokens, and their schemas.
+	Policies() *host.Policies
 }
 
 // anyObject is the schema of a json format or an extract given a prompt
@@ -59,9 +65,39 @@ func readJSONFormat(raw json.RawMessage, field string) (*jsonFormat, *apiError) 
 	return out, nil
 }
 
-// who is the actor the API's model work runs as, in a run of its own.
-func (s *Server) who(run string) host.Who {
-	return host.Who{Actor: s.cfg.Actor, Run: "firecrawl-" + run}
+// extractFor asks the host for data in schema's shape, as c: given
+// inline, as the gRPC door lets an operator give it; for an actor's
+// token, which may give no schema of its own there, by the name of the
+// actor's schema that is the same JSON.
+func (s *Server) extractFor(ctx context.Context, c caller, run string, schema []byte, in host.Input) *host.Envelope {
+	if !c.scoped {
+		return s.cfg.Host.ExtractWith(ctx, s.who(c, run), schema, in)
+	}
+	name, ok := s.actorSchema(c.actor, schema)
+	if !ok {
+		return host.Refuse(host.NotAuthorized, "an actor's token may ask only for a schema its host policy names: send one of them, the same JSON, as the schema")
+	}
+	return s.cfg.Host.Extract(ctx, s.who(c, run), name, in)
+}
+
+// actorSchema is the name of actor's schema that is the same JSON as raw.
+func (s *Server) actorSchema(actor string, raw []byte) (string, bool) {
+	a, ok := s.cfg.Host.Policies().Current().Actor(actor)
+	if !ok {
+		return "", false
+	}
+	var want any
+	if json.Unmarshal(raw, &want) != nil {
+		return "", false
+	}
+	names := slices.Sorted(maps.Keys(a.Schemas))
+	for _, name := range names {
+		var have any
+		if json.Unmarshal(a.Schemas[name].Raw, &have) == nil && reflect.DeepEqual(have, want) {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // needsHost refuses field when no host engine runs the model work.
@@ -92,7 +128,7 @@ func (s *Server) checkModelWork(p *plan) *apiError {
 // bytes, when kept, came in the Distilled (and are not sent on): trimmed
 // by excludeTags, then the formats, then the model's work. p is only
 // read, as the job's pages share it.
-func (s *Server) jobDocument(ctx context.Context, p *plan, sourceURL string, d *distillv1.Distilled) (*document, *apiError) {
+func (s *Server) jobDocument(ctx context.Context, c caller, p *plan, sourceURL string, d *distillv1.Distilled) (*document, *apiError) {
 	body, contentType := d.GetPage(), d.GetPageContentType()
 	d.Page, d.PageContentType = nil, ""
 	var warning string
@@ -113,7 +149,7 @@ func (s *Server) jobDocument(ctx context.Context, p *plan, sourceURL string, d *
 	if target == "" {
 		target = sourceURL
 	}
-	if err := s.modelWork(ctx, p, target, doc); err != nil {
+	if err := s.modelWork(ctx, c, doc.Metadata.ScrapeID, p, target, doc); err != nil {
 		return nil, err
 	}
 	return doc, nil
@@ -122,9 +158,9 @@ func (s *Server) jobDocument(ctx context.Context, p *plan, sourceURL string, d *
 // modelWork runs the json and summary formats for the page at url and
 // puts their answers in doc. The host reads the page itself, under its
 // policy: from the cache when the scrape just stored it.
-func (s *Server) modelWork(ctx context.Context, p *plan, url string, doc *document) *apiError {
+func (s *Server) modelWork(ctx context.Context, c caller, run string, p *plan, url string, doc *document) *apiError {
 	if p.json != nil {
-		env := s.cfg.Host.ExtractWith(ctx, s.who(doc.Metadata.ScrapeID), p.json.schema, host.Input{URL: url, Instruction: p.json.prompt})
+		env := s.extractFor(ctx, c, run, p.json.schema, host.Input{URL: url, Instruction: p.json.prompt})
 		if err := envelopeError("formats: json", env); err != nil {
 			return err
 		}
@@ -138,7 +174,7 @@ func (s *Server) modelWork(ctx context.Context, p *plan, url string, doc *docume
 		}
 	}
 	if p.want.summary {
-		env := s.cfg.Host.Summarize(ctx, s.who(doc.Metadata.ScrapeID), host.Input{URL: url})
+		env := s.cfg.Host.Summarize(ctx, s.who(c, run), host.Input{URL: url})
 		if err := envelopeError("formats: summary", env); err != nil {
 			return err
 		}
@@ -238,6 +274,10 @@ func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version in
 			return
 		}
 	}
+	if err := threatProtection(req.ThreatProtection); err != nil {
+		writeError(w, err)
+		return
+	}
 	var urls, invalid []string
 	ignoreInvalid := req.IgnoreInvalidURLs != nil && *req.IgnoreInvalidURLs
 	for _, raw := range req.URLs {
@@ -280,7 +320,7 @@ func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version in
 		j.hook = s.newWebhookSender(hook, kindExtract)
 	}
 	j.mu.Unlock()
-	go s.runExtract(s.ctx, j, urls, schema, req.Prompt)
+	go s.runExtract(s.ctx, j, s.callerOf(r), urls, schema, req.Prompt)
 	out := map[string]any{"success": true, "id": j.id, "url": statusURL(r, "/v"+strconv.Itoa(version)+"/extract/"+j.id)}
 	if len(invalid) > 0 {
 		out["invalidURLs"] = invalid
@@ -290,7 +330,7 @@ func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version in
 
 // runExtract asks the host for each page's data, in turn, and merges
 // them.
-func (s *Server) runExtract(ctx context.Context, j *job, urls []string, schema []byte, prompt string) {
+func (s *Server) runExtract(ctx context.Context, j *job, c caller, urls []string, schema []byte, prompt string) {
 	defer s.jobs.finished(j)
 	defer j.hook.close()
 	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
@@ -298,7 +338,7 @@ func (s *Server) runExtract(ctx context.Context, j *job, urls []string, schema [
 	var warnings []string
 	var failed *apiError
 	for i, u := range urls {
-		env := s.cfg.Host.ExtractWith(ctx, s.who(j.id+"-"+strconv.Itoa(i)), schema, host.Input{URL: u, Instruction: prompt})
+		env := s.extractFor(ctx, c, j.id+"-"+strconv.Itoa(i), schema, host.Input{URL: u, Instruction: prompt})
 		if err := envelopeError("extract "+u, env); err != nil {
 			failed = err
 			break

@@ -356,6 +356,13 @@ func TestRefusals(t *testing.T) {
 		{"sitemap skip", "POST", "/v2/map", map[string]any{"url": pages.URL, "sitemap": "skip"}, 400, "sitemap: skip: not supported"},
 		{"unknown job", "GET", "/v2/batch/scrape/0000", nil, 404, "Job not found"},
 		{"unknown endpoint", "GET", "/v2/tea", nil, 404, "Not Found"},
+		{"team usage", "GET", "/v2/team/credit-usage", nil, 400, "team usage: not supported: distill has no teams"},
+		{"v1 deep research", "POST", "/v1/deep-research", map[string]any{"query": "tides"}, 400, "deep-research: not supported: distill does not search the web"},
+		{"agent", "GET", "/v2/agent/0000", nil, 400, "agent: not supported"},
+		{"threat protection", "POST", "/v2/scrape", map[string]any{"url": page, "threatProtection": map[string]any{"blacklist": []string{"*.example.com"}}}, 400, "threatProtection: not supported"},
+		{"crawl threat protection", "POST", "/v2/crawl", map[string]any{"url": page, "threatProtection": map[string]any{"mode": "normal"}}, 400, "threatProtection: not supported"},
+		{"map threat protection", "POST", "/v2/map", map[string]any{"url": page, "threatProtection": map[string]any{"mode": "off", "whitelist": []string{"a.example"}}}, 400, "threatProtection: not supported"},
+		{"domain tools", "POST", "/v2/scrape", map[string]any{"url": page, "domainTools": true}, 400, "domainTools: not supported"},
 		{"blocked", "POST", "/v2/scrape", map[string]any{"url": "http://169.254.169.254/latest/meta-data/"}, 403, "Forbidden"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

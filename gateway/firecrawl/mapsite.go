@@ -100,6 +100,9 @@ func (s *Server) mapSite(w http.ResponseWriter, r *http.Request, version int) {
 // distill maps the request onto DistillService's MapRequest, which the
 // gRPC API, the CLI and MCP map with too.
 func (m *mapRequest) distill(target string, allowLocal bool) (*distillv1.MapRequest, []string, *apiError) {
+	if err := threatProtection(m.ThreatProtection); err != nil {
+		return nil, nil, err
+	}
 	out := &distillv1.MapRequest{
 		Url:          target,
 		Query:        m.Search,

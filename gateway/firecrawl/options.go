@@ -185,6 +185,12 @@ func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
 	if o.UseMock != "" {
 		return nil, notSupported("useMock", "")
 	}
+	if err := threatProtection(o.ThreatProtection); err != nil {
+		return nil, err
+	}
+	if o.DomainTools != nil && *o.DomainTools {
+		return nil, notSupported("domainTools", "")
+	}
 	if err := p.v1JSON(o, version); err != nil {
 		return nil, err
 	}

@@ -49,6 +49,23 @@ func (s *Server) scrape(w http.ResponseWriter, r *http.Request, version int) {
 		writeError(w, err)
 		return
 	}
+	c := s.callerOf(r)
+	if err := s.actorScrape(r, p); err != nil {
+		writeError(w, err)
+		return
+	}
+	// An actor's model work comes first: the host reads the page under the
+	// actor's allowlist and budgets, so a page it refuses is never fetched
+	// here; one it read is then fetched for its metadata, from the cache.
+	var model *document
+	run := newID()
+	if c.scoped {
+		model = &document{}
+		if err := s.modelWork(r.Context(), c, run, p, target, model); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
 	res, derr := s.backend.Do(r.Context(), pipeline.Request{URL: target, Options: p.opts, KeepBody: true})
 	if derr != nil {
 		s.logger.DebugContext(r.Context(), "firecrawl scrape", "url", target, "err", derr)
@@ -71,7 +88,12 @@ func (s *Server) scrape(w http.ResponseWriter, r *http.Request, version int) {
 		writeError(w, err)
 		return
 	}
-	if err := s.modelWork(r.Context(), p, target, doc); err != nil {
+	if model != nil {
+		doc.JSON, doc.Extract, doc.Summary = model.JSON, model.Extract, model.Summary
+		if model.Warning != "" {
+			doc.addWarning(model.Warning)
+		}
+	} else if err := s.modelWork(r.Context(), c, doc.Metadata.ScrapeID, p, target, doc); err != nil {
 		writeError(w, err)
 		return
 	}

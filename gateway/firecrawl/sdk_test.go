@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,8 +20,15 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+
+	"distill.dev/gateway/api"
 	"distill.dev/gateway/firecrawl"
 	"distill.dev/gateway/internal/localcluster"
+	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/platform/grpcauth"
 )
 
 // These tests drive `distill serve --http` with the official Firecrawl JS
@@ -95,13 +103,19 @@ func startDistill(t *testing.T) string {
 // runSDK runs client.mjs with input and decodes what it prints into out.
 func runSDK(t *testing.T, input, out any) {
 	t.Helper()
+	runNode(t, nil, input, out)
+}
+
+// runNode is runSDK with flags for node.
+func runNode(t *testing.T, flags []string, input, out any) {
+	t.Helper()
 	in, err := json.Marshal(input)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "client.mjs")
+	cmd := exec.CommandContext(ctx, "node", append(flags, "client.mjs")...)
 	cmd.Dir = sdkDir
 	cmd.Stdin = bytes.NewReader(in)
 	var stdout, stderr bytes.Buffer
@@ -449,6 +463,101 @@ func TestFirecrawlSDKCrawl(t *testing.T) {
 	}
 }
 
+// The v1 client's CrawlWatcher and the v2 client's watcher follow crawls
+// and batches over the WebSocket they open at the job's status path:
+// each gets every document and the done event, and a cancelled job, an
+// unknown one and a token the server does not take each end in the
+// error event with what was wrong.
+func TestFirecrawlSDKWatch(t *testing.T) {
+	needNode(t)
+	pages := site(t)
+	guard, err := grpcauth.New(grpcauth.Config{Tokens: []string{testToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := serve(t, firecrawl.Config{AllowLocal: true, Auth: guard})
+	type socket struct {
+		URL      string   `json:"url"`
+		Protocol *string  `json:"protocol"`
+		Messages []string `json:"messages"`
+		Close    *struct {
+			Code   int    `json:"code"`
+			Reason string `json:"reason"`
+		} `json:"close"`
+	}
+	var got map[string]struct {
+		sdkOutcome
+		Sockets []socket `json:"sockets"`
+	}
+	// Node 20 has its WebSocket behind a flag; later ones have it on.
+	runNode(t, []string{"--experimental-websocket"}, map[string]any{"mode": "watch", "apiUrl": api.URL, "token": testToken, "site": pages.URL}, &got)
+	type watched struct {
+		ID     string   `json:"id"`
+		Docs   []string `json:"docs"`
+		Event  string   `json:"event"`
+		Status string   `json:"status"`
+		Error  string   `json:"error"`
+	}
+	docsSite := []string{pages.URL + "/docs/"}
+	for n := 1; n <= docsPages; n++ {
+		docsSite = append(docsSite, fmt.Sprintf("%s/docs/%d", pages.URL, n))
+	}
+	wsBase := "ws" + strings.TrimPrefix(api.URL, "http")
+	for _, c := range []struct {
+		name, path string
+		docs       []string
+		event      string
+		text       string
+		lastType   string
+		token      string
+	}{
+		{name: "v2Crawl", path: "/v2/crawl/", docs: docsSite, event: "done", lastType: "done"},
+		{name: "v2Batch", path: "/v2/batch/scrape/", docs: []string{pages.URL + "/page/1", pages.URL + "/page/2", pages.URL + "/page/3"}, event: "done", lastType: "done"},
+		{name: "v2Cancelled", path: "/v2/crawl/", event: "error", text: "cancelled", lastType: "error"},
+		{name: "v2Unknown", path: "/v2/crawl/00000000-0000-4000-8000-000000000000", event: "error", text: "Job not found", lastType: "error"},
+		// v1 reads done and error from the close frame's reason.
+		{name: "v1Crawl", path: "/v1/crawl/", docs: docsSite, event: "done"},
+		{name: "v1Batch", path: "/v1/crawl/", docs: []string{pages.URL + "/page/4", pages.URL + "/page/5"}, event: "done"},
+		{name: "v1Cancelled", path: "/v1/crawl/", event: "error", text: "cancelled"},
+		{name: "v1Unknown", path: "/v1/crawl/00000000-0000-4000-8000-000000000000", event: "error", text: "Job not found"},
+		// A token refused: the socket opens only to say so.
+		{name: "v2BadToken", path: "/v2/crawl/", event: "error", text: "Unauthorized", lastType: "error", token: "not-the-token-0123456789"},
+		{name: "v1BadToken", path: "/v1/crawl/", event: "error", text: "Unauthorized", token: "not-the-token-0123456789"},
+	} {
+		if c.token == "" {
+			c.token = testToken
+		}
+		o := got[c.name]
+		var w watched
+		o.decode(t, c.name, &w)
+		slices.Sort(w.Docs)
+		if w.Event != c.event || !strings.Contains(w.Error, c.text) || c.docs != nil && !slices.Equal(w.Docs, c.docs) {
+			t.Errorf("%s: event %q %q, documents %v; want %q %q, documents %v", c.name, w.Event, w.Error, w.Docs, c.event, c.text, c.docs)
+		}
+		// Its one socket spoke the protocol: the token agreed as its
+		// subprotocol, a catchup first for a job it found, and done or
+		// error in a message (v2) or the close frame (v1).
+		if len(o.Sockets) != 1 {
+			t.Errorf("%s opened %d sockets, want 1: %+v", c.name, len(o.Sockets), o.Sockets)
+			continue
+		}
+		sk := o.Sockets[0]
+		msgs := sk.Messages
+		switch {
+		case !strings.HasPrefix(sk.URL, wsBase+c.path), sk.Protocol == nil || *sk.Protocol != c.token, sk.Close == nil:
+			t.Errorf("%s: socket %s, protocol %v, close %v", c.name, sk.URL, sk.Protocol, sk.Close)
+		case c.docs != nil && (len(msgs) == 0 || !strings.HasPrefix(msgs[0], "catchup:")):
+			t.Errorf("%s: messages %v, want a catchup first", c.name, msgs)
+		// The v2 client ends its watch on a catchup that says the job
+		// completed, before the done that follows it.
+		case c.lastType != "" && (len(msgs) == 0 || msgs[len(msgs)-1] != c.lastType && !(c.lastType == "done" && msgs[len(msgs)-1] == "catchup:completed")):
+			t.Errorf("%s: messages %v, want %s last", c.name, msgs, c.lastType)
+		case c.lastType == "" && !strings.Contains(sk.Close.Reason, `"type":"`+c.event+`"`):
+			t.Errorf("%s: closed %d %q, want %s in the reason", c.name, sk.Close.Code, sk.Close.Reason, c.event)
+		}
+	}
+}
+
 // The json and summary formats and extract through the SDK, with host
 // mode and a provider on loopback behind them.
 func TestFirecrawlSDKModel(t *testing.T) {
@@ -563,5 +672,122 @@ func TestFirecrawlCLIAndMCP(t *testing.T) {
 	}
 	if text, isErr := mcpText(t, got["mcpSearch"], "mcpSearch"); !isErr || !strings.Contains(text, "distill does not search the web") {
 		t.Errorf("MCP firecrawl_search answered error=%v %.300q", isErr, text)
+	}
+}
+
+// A crawl begun over either door of one `distill serve` is one job: one
+// begun at /v2/crawl is the crawl the gRPC API's CrawlStatus reports and
+// CrawlCancel stops (by its id in either form), and one begun over gRPC
+// is reported at /v2/crawl/{id} and canceled there.
+func TestCrawlSharedWithGRPC(t *testing.T) {
+	bin, err := binaryOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := localcluster.StartServe(bin, t.TempDir(), "DISTILL_API_TOKENS="+testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Stop()
+		if t.Failed() {
+			t.Logf("distill serve's stderr:\n%s", srv.Stderr())
+		}
+	})
+	pages := site(t)
+	conn, err := grpc.NewClient(srv.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()), grpcauth.DialOption(testToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	client := distillv1.NewDistillServiceClient(conn)
+	ctx := t.Context()
+
+	// Begun over HTTP, seen over gRPC until it ends.
+	started := call(t, "POST", srv.URL+"/v2/crawl", testToken, map[string]any{"url": pages.URL + "/docs/", "limit": 20})
+	id, _ := started.body["id"].(string)
+	if started.status != http.StatusOK || api.CrawlID(id) == id {
+		t.Fatalf("POST /v2/crawl answered %d %s: want the id of a crawl in UUID form", started.status, started.raw)
+	}
+	done := waitJobAuth(t, started.body["url"].(string), testToken)
+	st, err := client.CrawlStatus(ctx, &distillv1.CrawlStatusRequest{JobId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.GetJobId() != api.CrawlID(id) || st.GetState() != distillv1.CrawlState_CRAWL_STATE_DONE || st.GetUrl() != pages.URL+"/docs/" ||
+		int(st.GetPagesDone()) != int(done.body["total"].(float64)) {
+		t.Errorf("gRPC CrawlStatus of %s = %v; the HTTP API says %s", id, st, done.raw)
+	}
+
+	// Begun over HTTP, canceled over gRPC by its plain id.
+	slow := call(t, "POST", srv.URL+"/v2/crawl", testToken, map[string]any{"url": pages.URL + "/docs/", "delay": 1, "maxConcurrency": 1})
+	slowID, _ := slow.body["id"].(string)
+	cancelled, err := client.CrawlCancel(ctx, &distillv1.CrawlCancelRequest{JobId: api.CrawlID(slowID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cancelled.GetStatus().GetJobId() != api.CrawlID(slowID) {
+		t.Errorf("CrawlCancel = %v", cancelled)
+	}
+	if a := waitJobAuth(t, slow.body["url"].(string), testToken); a.body["status"] != "cancelled" {
+		t.Errorf("a crawl canceled over gRPC: its HTTP status is %s, want cancelled", a.raw)
+	}
+	if st, err := client.CrawlStatus(ctx, &distillv1.CrawlStatusRequest{JobId: slowID}); err != nil || st.GetState() != distillv1.CrawlState_CRAWL_STATE_CANCELED {
+		t.Errorf("CrawlStatus of the canceled crawl = %v, %v", st, err)
+	}
+
+	// Begun over gRPC, seen and canceled over HTTP.
+	stream, err := client.Crawl(ctx, &distillv1.CrawlRequest{Url: pages.URL + "/docs/", DelayMs: proto.Int64(1000), Concurrency: proto.Int32(1),
+		Options: &distillv1.FetchOptions{AllowLocal: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcID := first.GetJobId()
+	seen := call(t, "GET", srv.URL+"/v2/crawl/"+api.CrawlUUID(grpcID), testToken, nil)
+	if seen.status != http.StatusOK || seen.body["status"] != "scraping" || !strings.Contains(fmt.Sprint(seen.body["warning"]), "did not begin this crawl") {
+		t.Errorf("GET /v2/crawl/{id} of a crawl begun over gRPC answered %d %s", seen.status, seen.raw)
+	}
+	if a := call(t, "DELETE", srv.URL+"/v2/crawl/"+grpcID, testToken, nil); a.status != http.StatusOK || a.body["success"] != true {
+		t.Errorf("DELETE /v2/crawl/{id} of a crawl begun over gRPC answered %d %s", a.status, a.raw)
+	}
+	var last *distillv1.CrawlResponse
+	for {
+		r, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = r
+	}
+	if last.GetSummary().GetState() != distillv1.CrawlState_CRAWL_STATE_CANCELED {
+		t.Errorf("the gRPC crawl canceled over HTTP ended with %v", last)
+	}
+	if a := call(t, "GET", srv.URL+"/v2/crawl/no-such-crawl", testToken, nil); a.status != http.StatusNotFound {
+		t.Errorf("an unknown crawl answered %d %s", a.status, a.raw)
+	}
+}
+
+// waitJobAuth is waitJob with a token.
+func waitJobAuth(t *testing.T, statusURL, token string) answer {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		a := call(t, "GET", statusURL, token, nil)
+		if a.status != http.StatusOK {
+			t.Fatalf("status answered %d %s", a.status, a.raw)
+		}
+		if a.body["status"] != "scraping" {
+			return a
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job is still scraping: %s", a.raw)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

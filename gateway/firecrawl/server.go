@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"time"
 
+	"distill.dev/gateway/api"
 	"distill.dev/gateway/host"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
@@ -34,8 +35,16 @@ type Backend interface {
 	Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error)
 	// Extract distills HTML already in hand: a page trimmed by excludeTags.
 	Extract(ctx context.Context, req *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error)
-	// BeginCrawl opens a crawl the API then runs.
-	BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Job, error)
+}
+
+// Crawls runs crawls as DistillService does, and reports and cancels
+// them by id: an *api.Server is one. Given the one the gRPC API serves,
+// a crawl begun here is the job its CrawlStatus and CrawlCancel see, on
+// this gateway and, in a cluster, on every gateway.
+type Crawls interface {
+	CrawlSite(ctx context.Context, req *distillv1.CrawlRequest, journal crawl.Journal, deliver func(*distillv1.CrawlResponse) error) error
+	CrawlStatus(ctx context.Context, req *distillv1.CrawlStatusRequest) (*distillv1.CrawlStatusResponse, error)
+	CrawlCancel(ctx context.Context, req *distillv1.CrawlCancelRequest) (*distillv1.CrawlCancelResponse, error)
 }
 
 // Authorizer admits a request by its Authorization header; a
@@ -83,10 +92,13 @@ type Config struct {
 	// reaches, as no fetch does.
 	Own *netpolicy.Own
 	// Host runs the json and summary formats and extract under host
-	// mode's policy, as Actor (host.DefaultActor when empty); nil refuses
-	// them.
+	// mode's policy: as the actor the policy maps the request's token
+	// to, else as Actor (host.DefaultActor when empty); nil refuses them.
 	Host  Host
 	Actor string
+	// Crawls runs the crawls; nil runs them on an api.Server of the
+	// Backend's own (when it is an api.Backend), which no gRPC API shares.
+	Crawls Crawls
 }
 
 func (c *Config) defaults() {
@@ -120,6 +132,7 @@ type Server struct {
 	cfg      Config
 	inFlight chan struct{}
 	jobs     *jobs
+	crawls   Crawls
 	// ctx outlives requests: batch jobs run under it until Close.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -129,10 +142,15 @@ type Server struct {
 func New(logger *slog.Logger, backend Backend, cfg Config) *Server {
 	cfg.defaults()
 	ctx, cancel := context.WithCancel(context.Background())
+	crawls := cfg.Crawls
+	if b, ok := backend.(api.Backend); ok && crawls == nil {
+		crawls = api.New(logger, b)
+	}
 	return &Server{
 		logger: logger, backend: backend, cfg: cfg,
 		inFlight: make(chan struct{}, cfg.MaxInFlight),
 		jobs:     newJobs(cfg.MaxBatches, cfg.MaxJobs, cfg.JobTTL),
+		crawls:   crawls,
 		ctx:      ctx, cancel: cancel,
 	}
 }
@@ -149,34 +167,66 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	for _, v := range []int{1, 2} {
 		p := "/v" + strconv.Itoa(v)
+		// An actor's token reaches the model work alone (scrape's json
+		// and summary formats, extract): everything else is the API's.
+		handle := func(pattern, what string, h http.HandlerFunc) {
+			mux.HandleFunc(pattern, s.notForActors(what, h))
+		}
 		mux.HandleFunc("POST "+p+"/scrape", s.limited(func(w http.ResponseWriter, r *http.Request) { s.scrape(w, r, v) }))
-		mux.HandleFunc("POST "+p+"/batch/scrape", func(w http.ResponseWriter, r *http.Request) { s.startBatch(w, r, v) })
-		mux.HandleFunc("GET "+p+"/batch/scrape/{id}", s.batchStatus)
-		mux.HandleFunc("DELETE "+p+"/batch/scrape/{id}", s.cancelBatch)
-		mux.HandleFunc("GET "+p+"/batch/scrape/{id}/errors", s.batchErrors)
+		handle("POST "+p+"/batch/scrape", "batch scrape", func(w http.ResponseWriter, r *http.Request) { s.startBatch(w, r, v) })
+		handle("GET "+p+"/batch/scrape/{id}", "batch scrape", s.statusOrWatch)
+		handle("DELETE "+p+"/batch/scrape/{id}", "batch scrape", s.cancelBatch)
+		handle("GET "+p+"/batch/scrape/{id}/errors", "batch scrape", s.batchErrors)
 		if v == 1 {
 			// The v1 client asks for a batch's errors with DELETE.
-			mux.HandleFunc("DELETE "+p+"/batch/scrape/{id}/errors", s.batchErrors)
+			handle("DELETE "+p+"/batch/scrape/{id}/errors", "batch scrape", s.batchErrors)
 		}
-		mux.HandleFunc("POST "+p+"/map", s.limited(func(w http.ResponseWriter, r *http.Request) { s.mapSite(w, r, v) }))
+		handle("POST "+p+"/map", "map", s.limited(func(w http.ResponseWriter, r *http.Request) { s.mapSite(w, r, v) }))
 		mux.HandleFunc("POST "+p+"/search", func(w http.ResponseWriter, _ *http.Request) {
 			writeError(w, &apiError{status: http.StatusBadRequest, code: codeUnsupported, msg: "search: not supported: distill does not search the web (scrape or map the sites you know instead)"})
 		})
 		// A crawl is a job as a batch is, and answered alike; the v1
-		// client polls a batch scrape at /v1/crawl/{id} too.
-		mux.HandleFunc("POST "+p+"/crawl", func(w http.ResponseWriter, r *http.Request) { s.startCrawl(w, r, v) })
-		mux.HandleFunc("GET "+p+"/crawl/{id}", s.batchStatus)
-		mux.HandleFunc("GET "+p+"/crawl/active", s.activeCrawls)
+		// client polls a batch scrape at /v1/crawl/{id} too, and watches
+		// either there over a WebSocket, as the v2 client does at its own
+		// status paths.
+		handle("POST "+p+"/crawl", "crawl", func(w http.ResponseWriter, r *http.Request) { s.startCrawl(w, r, v) })
+		handle("GET "+p+"/crawl/{id}", "crawl", s.statusOrWatch)
+		handle("GET "+p+"/crawl/active", "crawl", s.activeCrawls)
 		mux.HandleFunc("POST "+p+"/crawl/params-preview", func(w http.ResponseWriter, _ *http.Request) {
 			writeError(w, notSupported("crawl params-preview", "distill does not turn a prompt into crawl options; set them"))
 		})
-		mux.HandleFunc("DELETE "+p+"/crawl/{id}", s.cancelBatch)
-		mux.HandleFunc("GET "+p+"/crawl/{id}/errors", s.batchErrors)
+		handle("DELETE "+p+"/crawl/{id}", "crawl", s.cancelBatch)
+		handle("GET "+p+"/crawl/{id}/errors", "crawl", s.batchErrors)
 		if v == 1 {
-			mux.HandleFunc("DELETE "+p+"/crawl/{id}/errors", s.batchErrors)
+			handle("DELETE "+p+"/crawl/{id}/errors", "crawl", s.batchErrors)
 		}
 		mux.HandleFunc("POST "+p+"/extract", func(w http.ResponseWriter, r *http.Request) { s.startExtract(w, r, v) })
 		mux.HandleFunc("GET "+p+"/extract/{id}", s.extractStatus)
+	}
+	// Firecrawl's endpoints that the SDKs call and distill has no
+	// counterpart of are named as such, rather than answered 404.
+	for pattern, why := range map[string][2]string{
+		"/v1/team/":                       {"team usage", "distill has no teams, credits or token usage to report"},
+		"/v2/team/":                       {"team usage", "distill has no teams, credits or token usage to report"},
+		"/v2/concurrency-check":           {"concurrency-check", "distill has no teams, credits or token usage to report"},
+		"/v1/deep-research":               {"deep-research", "distill does not search the web"},
+		"/v2/search/":                     {"search", "distill does not search the web"},
+		"/v2/agent":                       {"agent", "distill runs no agent of its own; host mode's act is for the host's agent"},
+		"/v2/agent/":                      {"agent", "distill runs no agent of its own; host mode's act is for the host's agent"},
+		"/v1/llmstxt":                     {"llmstxt", ""},
+		"/v1/llmstxt/":                    {"llmstxt", ""},
+		"/v2/browser":                     {"browser", "distill's browsing sessions are DistillService's Session calls"},
+		"/v2/browser/":                    {"browser", "distill's browsing sessions are DistillService's Session calls"},
+		"POST /v2/scrape/{id}/interact":   {"scrape interact", "distill's browsing sessions are DistillService's Session calls"},
+		"DELETE /v2/scrape/{id}/interact": {"scrape interact", "distill's browsing sessions are DistillService's Session calls"},
+		"/v2/parse":                       {"parse", "distill reads documents by their URL"},
+		"/v2/monitor":                     {"monitor", ""},
+		"/v2/monitor/":                    {"monitor", ""},
+		"/v2/feedback":                    {"feedback", ""},
+	} {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, _ *http.Request) {
+			writeError(w, notSupported(why[0], why[1]))
+		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("Not Found: no endpoint %s %s", r.Method, r.URL.Path)})
@@ -184,15 +234,20 @@ func (s *Server) Handler() http.Handler {
 	return s.guard(mux)
 }
 
-// guard checks the token and bounds the body of every request.
+// guard checks the token, names the caller and bounds the body of every
+// request.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.Auth != nil {
-			if err := s.cfg.Auth.CheckHeader(r.Header.Get("Authorization")); err != nil {
-				writeError(w, &apiError{status: http.StatusUnauthorized, msg: "Unauthorized: " + err.Error()})
-				return
-			}
+		c, err := s.identify(r)
+		if err != nil && isWebSocket(r) && err.status == http.StatusUnauthorized {
+			refuseWatch(w, r, err.msg)
+			return
 		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		r = r.WithContext(withCaller(r.Context(), c))
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})

@@ -1,6 +1,6 @@
-// Package rest serves DistillService over HTTP/JSON: its unary calls as
-// REST at the paths of the google.api.http annotations in
-// proto/distill/v1, every call (streams included) over the Connect
+// Package rest serves DistillService over HTTP/JSON: its calls as REST at
+// the paths of the google.api.http annotations in proto/distill/v1 (the
+// streaming ones as newline-delimited JSON), every call over the Connect
 // protocol, and the OpenAPI document buf generates from the annotations
 // at /openapi.json. A maintained transcoder (connectrpc.com/vanguard)
 // turns each request into a gRPC call on the server that already serves
@@ -55,6 +55,9 @@ func Handler(server *grpc.Server, version string) (http.Handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(doc)
 	})
+	for pattern, method := range streams {
+		mux.Handle(pattern, streamREST(transcoder, method))
+	}
 	mux.Handle("/", transcoder)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > MaxBodyBytes {

@@ -11,6 +11,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,7 +33,13 @@ func site(t *testing.T) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, "<html><head><title>Lamp %s</title></head><body><main><h1>The lamp</h1><p>%s</p></main></body></html>", r.URL.Path, words)
+		// /chain/N links on to /chain/N+1: a crawl there does not end by
+		// itself soon.
+		next := ""
+		if n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/chain/")); err == nil {
+			next = fmt.Sprintf(`<a href="/chain/%d">next</a>`, n+1)
+		}
+		fmt.Fprintf(w, "<html><head><title>Lamp %s</title></head><body><main><h1>The lamp</h1><p>%s</p>%s</main></body></html>", r.URL.Path, words, next)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -208,5 +216,136 @@ func TestConnectStream(t *testing.T) {
 	}
 	if !titles["Lamp /one"] || !titles["Lamp /two"] || strings.Contains(end, "error") {
 		t.Errorf("FetchBatch streamed %v, ending %s", titles, end)
+	}
+}
+
+// streamLines reads a REST stream's lines as they come, each handed to
+// line until it returns false.
+func streamLines(t *testing.T, res *http.Response, line func(map[string]any) bool) {
+	t.Helper()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("a line that is not JSON: %s", sc.Bytes())
+		}
+		if !line(m) {
+			return
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func post(t *testing.T, url, token, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), "POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	return res
+}
+
+// The streaming calls over plain REST: one line of JSON for each message,
+// read as it comes (a crawl's first line names the job the client then
+// cancels), and a call refused before its first message answered as a
+// unary call's refusal is. /openapi.json lists their paths.
+func TestRESTStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the distill binary: make test runs it, make test-short does not")
+	}
+	pages := site(t)
+	api := serve(t)
+
+	doc := do(t, "GET", api+"/openapi.json", "", "", "")
+	paths, _ := doc.body["paths"].(map[string]any)
+	for _, p := range []string{"/api/v1/fetch:batch", "/api/v1/map", "/api/v1/crawls"} {
+		if m, _ := paths[p].(map[string]any); m["post"] == nil {
+			t.Errorf("/openapi.json has no POST %s", p)
+		}
+	}
+
+	res := post(t, api+"/api/v1/fetch:batch", apiToken, `{"urls":["`+pages.URL+`/one","`+pages.URL+`/two"],"options":{"allow_local":true}}`)
+	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/x-ndjson" {
+		t.Fatalf("fetch:batch answered %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	titles := map[string]bool{}
+	streamLines(t, res, func(m map[string]any) bool {
+		r, _ := m["result"].(map[string]any)
+		d, _ := r["result"].(map[string]any)
+		titles[fmt.Sprint(d["title"])] = true
+		if m["error"] != nil {
+			t.Errorf("fetch:batch ended with %v", m["error"])
+		}
+		return true
+	})
+	if !titles["Lamp /one"] || !titles["Lamp /two"] || len(titles) != 2 {
+		t.Errorf("fetch:batch streamed %v", titles)
+	}
+
+	res = post(t, api+"/api/v1/map", apiToken, `{"url":"`+pages.URL+`/chain/1","allow_local":true,"map_pages":3,"delay_ms":0}`)
+	var urls []string
+	streamLines(t, res, func(m map[string]any) bool {
+		r, _ := m["result"].(map[string]any)
+		for _, u := range r["urls"].([]any) {
+			urls = append(urls, u.(string))
+		}
+		return true
+	})
+	if res.StatusCode != http.StatusOK || !slices.Contains(urls, pages.URL+"/chain/2") {
+		t.Errorf("map answered %d with %v", res.StatusCode, urls)
+	}
+
+	// A crawl that would go on: its first line names it, a cancel over
+	// REST stops it, and its last line says so.
+	res = post(t, api+"/api/v1/crawls", apiToken, `{"url":"`+pages.URL+`/chain/1","delay_ms":500,"concurrency":1,"depth":1000,"max_pages":40,"options":{"allow_local":true}}`)
+	var id string
+	var last map[string]any
+	lines := 0
+	streamLines(t, res, func(m map[string]any) bool {
+		lines++
+		r, _ := m["result"].(map[string]any)
+		if id == "" {
+			id, _ = r["job_id"].(string)
+			if a := do(t, "POST", api+"/api/v1/crawls/"+id+":cancel", apiToken, "application/json", "{}"); a.status != http.StatusOK {
+				t.Errorf("cancel answered %d %s", a.status, a.raw)
+			}
+		}
+		last = r
+		return true
+	})
+	summary, _ := last["summary"].(map[string]any)
+	if id == "" || summary["state"] != "CRAWL_STATE_CANCELED" || lines > 10 {
+		t.Errorf("crawl %q streamed %d lines, the last %v: want it canceled", id, lines, last)
+	}
+
+	for _, tc := range []struct {
+		name, path, token, body string
+		status                  int
+		want                    string
+	}{
+		{"no token", "/api/v1/fetch:batch", "", `{"urls":["` + pages.URL + `/"]}`, 401, "bearer token"},
+		{"unknown field", "/api/v1/map", apiToken, `{"url":"` + pages.URL + `/","colour":"blue"}`, 400, "colour"},
+		{"bad request", "/api/v1/crawls", apiToken, `{"url":"` + pages.URL + `/","depth":-1}`, 400, "depth cannot be negative"},
+		{"too large", "/api/v1/crawls", apiToken, `{"url":"` + strings.Repeat("a", 11<<20) + `"}`, 413, "over the limit of 10485760"},
+	} {
+		res := post(t, api+tc.path, tc.token, tc.body)
+		raw, _ := io.ReadAll(res.Body)
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		if msg, _ := m["message"].(string); res.StatusCode != tc.status || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: answered %d %.300s, want %d with a message containing %q", tc.name, res.StatusCode, raw, tc.status, tc.want)
+		}
 	}
 }

@@ -21,7 +21,7 @@ func Document(version string) ([]byte, error) {
 	}
 	doc["info"] = map[string]any{
 		"title":       "distill DistillService",
-		"description": "DistillService over HTTP/JSON: its unary calls at the paths below; every call, the streaming ones included, over the Connect protocol at /distill.v1.DistillService/<Method>.",
+		"description": "DistillService over HTTP/JSON: its calls at the paths below, the streaming ones (FetchBatch, Map, Crawl) answered as newline-delimited JSON (application/x-ndjson), one {\"result\": ...} a line and {\"error\": ...} last if the stream fails after it began; every call also over the Connect protocol at /distill.v1.DistillService/<Method>.",
 		"version":     version,
 	}
 	return json.MarshalIndent(doc, "", "  ")

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// The document is the annotations' own: every unary call of
-// DistillService at its path, with the version given.
+// The document is the annotations' own: every call of DistillService at
+// its path, the streaming ones included, with the version given.
 func TestDocument(t *testing.T) {
 	b, err := Document("1.2.3")
 	if err != nil {
@@ -25,6 +25,7 @@ func TestDocument(t *testing.T) {
 	}
 	for path, method := range map[string]string{
 		"/api/v1/fetch": "post", "/api/v1/crawls/{job_id}": "get", "/api/v1/sessions/{session_id}": "delete", "/api/v1/cache": "get",
+		"/api/v1/fetch:batch": "post", "/api/v1/map": "post", "/api/v1/crawls": "post",
 	} {
 		if _, ok := doc.Paths[path][method]; !ok {
 			t.Errorf("no %s %s in %v", method, path, doc.Paths[path])

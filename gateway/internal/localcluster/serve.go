@@ -11,8 +11,9 @@ import (
 
 // Served is a `distill serve --http` process started by StartServe.
 type Served struct {
-	// URL is the HTTP API's base URL.
+	// URL is the HTTP API's base URL, GRPC the gRPC API's address.
 	URL    string
+	GRPC   string
 	cmd    *exec.Cmd
 	cancel context.CancelFunc
 	stderr Buffer
@@ -32,7 +33,7 @@ func StartServe(bin, cacheDir string, env ...string) (*Served, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Served{URL: "http://" + httpAddr, cancel: cancel}
+	s := &Served{URL: "http://" + httpAddr, GRPC: grpcAddr, cancel: cancel}
 	s.cmd = exec.CommandContext(ctx, bin, "--cache-dir", cacheDir, "serve", "--listen", grpcAddr, "--http", httpAddr, "--allow-local")
 	s.cmd.Env = append(os.Environ(), env...)
 	s.cmd.Stderr = &s.stderr

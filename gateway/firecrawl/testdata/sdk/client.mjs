@@ -11,6 +11,9 @@
 //   {"mode": "tools", "apiUrl", "token", "site"}  runs Firecrawl's CLI
 //     (firecrawl-cli) and MCP server (firecrawl-mcp, through an MCP client)
 //     against distill;
+//   {"mode": "watch", "apiUrl", "token", "site"}  watches crawls and batches
+//     over the WebSocket the v1 and v2 clients open (run under a Node
+//     with a WebSocket, --experimental-websocket before Node 22);
 //   {"mode": "bench", "apiUrl", "token", "urls", "concurrency"}  scrapes
 //     each URL once, concurrency at a time, and reports each latency.
 import { execFile } from "node:child_process";
@@ -183,6 +186,105 @@ async function bench({ apiUrl, token, urls, concurrency }) {
   return { elapsedMs: performance.now() - started, latenciesMs: latencies, failed, firstError };
 }
 
-const modes = { check, crawl: crawlChecks, model: modelChecks, tools: toolChecks, bench };
+// recordSockets wraps the WebSocket the SDK opens, to report what each
+// one saw: its URL, the subprotocol agreed, the types of its messages and
+// how it closed. Without it the v2 watcher's polling fallback could pass
+// for its watch.
+function recordSockets() {
+  const seen = [];
+  const Base = globalThis.WebSocket;
+  if (typeof Base !== "function") throw new Error("this Node has no WebSocket: run it with --experimental-websocket");
+  globalThis.WebSocket = class extends Base {
+    constructor(url, protocols) {
+      super(url, protocols);
+      const rec = { url: String(url), protocol: null, messages: [], close: null };
+      seen.push(rec);
+      this.addEventListener("open", () => { rec.protocol = this.protocol; });
+      this.addEventListener("message", (ev) => {
+        try {
+          const m = JSON.parse(typeof ev.data === "string" ? ev.data : Buffer.from(ev.data).toString());
+          rec.messages.push(m.type === "catchup" ? `catchup:${m.data?.status}` : m.type);
+        } catch { rec.messages.push("?"); }
+      });
+      this.addEventListener("close", (ev) => { rec.close = { code: ev.code, reason: ev.reason }; });
+    }
+  };
+  return seen;
+}
+
+// v1Watch follows a v1 CrawlWatcher to its done or error event.
+function v1Watch(w) {
+  return new Promise((resolve) => {
+    const docs = [];
+    let ended = false;
+    // Closing a socket that failed fires its error again: end once.
+    const end = (r) => { if (ended) return; ended = true; clearTimeout(timer); w.close(); resolve({ docs, ...r }); };
+    const timer = setTimeout(() => end({ event: "timeout" }), 120000);
+    w.addEventListener("document", (ev) => docs.push(ev.detail.metadata?.sourceURL));
+    w.addEventListener("done", (ev) => end({ event: "done", status: ev.detail.status }));
+    w.addEventListener("error", (ev) => end({ event: "error", error: ev.detail.error }));
+  });
+}
+
+// v2Watch follows the v2 client's watcher to its done or error event.
+async function v2Watch(fc, id, kind) {
+  const w = fc.watcher(id, { kind, pollInterval: 1, timeout: 120 });
+  const out = { docs: [], event: null };
+  w.on("document", (d) => out.docs.push(d.metadata?.sourceURL));
+  w.on("done", (e) => { out.event ??= "done"; out.status = e.status; });
+  w.on("error", (e) => { out.event ??= "error"; out.error = e.error; });
+  await w.start();
+  w.close();
+  return out;
+}
+
+async function watchChecks({ apiUrl, token, site }) {
+  const sockets = recordSockets();
+  const fc = new Firecrawl({ apiKey: token, apiUrl });
+  const out = {};
+  // Each check names the sockets it opened.
+  const watched = async (fn) => {
+    const from = sockets.length;
+    const r = await outcome(fn);
+    // A socket's close event may come a moment after the SDK is done.
+    for (let i = 0; i < 50 && sockets.slice(from).some((s) => !s.close); i++) await new Promise((res) => setTimeout(res, 100));
+    r.sockets = sockets.slice(from);
+    return r;
+  };
+  out.v2Crawl = await watched(async () => {
+    const { id } = await fc.startCrawl(`${site}/docs/`, { limit: 20, maxConcurrency: 1, delay: 0.2 });
+    return { id, ...(await v2Watch(fc, id, "crawl")) };
+  });
+  out.v2Batch = await watched(async () => {
+    const { id } = await fc.startBatchScrape([`${site}/page/1`, `${site}/page/2`, `${site}/page/3`], { options: { formats: ["markdown"] } });
+    return { id, ...(await v2Watch(fc, id, "batch")) };
+  });
+  out.v2Cancelled = await watched(async () => {
+    const { id } = await fc.startCrawl(`${site}/docs/`, { delay: 1, maxConcurrency: 1 });
+    const watching = v2Watch(fc, id, "crawl");
+    await fc.cancelCrawl(id);
+    return watching;
+  });
+  out.v2Unknown = await watched(() => v2Watch(fc, "00000000-0000-4000-8000-000000000000", "crawl"));
+  out.v1Crawl = await watched(async () => v1Watch(await fc.v1.crawlUrlAndWatch(`${site}/docs/`, { limit: 20, maxConcurrency: 1, delay: 0.2 })));
+  out.v1Batch = await watched(async () => v1Watch(await fc.v1.batchScrapeUrlsAndWatch([`${site}/page/4`, `${site}/page/5`], { formats: ["markdown"] })));
+  let Watcher = null;
+  out.v1Cancelled = await watched(async () => {
+    const w = await fc.v1.crawlUrlAndWatch(`${site}/docs/`, { delay: 1, maxConcurrency: 1 });
+    Watcher = w.constructor;
+    const watching = v1Watch(w);
+    await fc.v1.cancelCrawl(w.id);
+    return watching;
+  });
+  // The v1 client has no call that watches a job by id: its watcher's
+  // class, from the one above, does.
+  out.v1Unknown = await watched(() => v1Watch(new Watcher("00000000-0000-4000-8000-000000000000", fc.v1)));
+  const bad = new Firecrawl({ apiKey: "not-the-token-0123456789", apiUrl });
+  out.v1BadToken = await watched(() => v1Watch(new Watcher(out.v2Crawl.value?.id ?? "x", bad.v1)));
+  out.v2BadToken = await watched(() => v2Watch(bad, out.v2Crawl.value?.id ?? "x", "crawl"));
+  return out;
+}
+
+const modes = { check, crawl: crawlChecks, model: modelChecks, tools: toolChecks, watch: watchChecks, bench };
 const result = await modes[input.mode](input);
 process.stdout.write(JSON.stringify(result));

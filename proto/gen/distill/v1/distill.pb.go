@@ -2508,14 +2508,14 @@ const file_distill_v1_distill_proto_rawDesc = "" +
 	"\x13CRAWL_STATE_RUNNING\x10\x01\x12\x14\n" +
 	"\x10CRAWL_STATE_DONE\x10\x02\x12\x18\n" +
 	"\x14CRAWL_STATE_CANCELED\x10\x03\x12\x16\n" +
-	"\x12CRAWL_STATE_FAILED\x10\x042\xc9\r\n" +
+	"\x12CRAWL_STATE_FAILED\x10\x042\x9c\x0e\n" +
 	"\x0eDistillService\x12V\n" +
-	"\x05Fetch\x12\x18.distill.v1.FetchRequest\x1a\x19.distill.v1.FetchResponse\"\x18\x82\xd3\xe4\x93\x02\x12:\x01*\"\r/api/v1/fetch\x12M\n" +
+	"\x05Fetch\x12\x18.distill.v1.FetchRequest\x1a\x19.distill.v1.FetchResponse\"\x18\x82\xd3\xe4\x93\x02\x12:\x01*\"\r/api/v1/fetch\x12m\n" +
 	"\n" +
-	"FetchBatch\x12\x1d.distill.v1.FetchBatchRequest\x1a\x1e.distill.v1.FetchBatchResponse0\x01\x12^\n" +
-	"\aObserve\x12\x1a.distill.v1.ObserveRequest\x1a\x1b.distill.v1.ObserveResponse\"\x1a\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/api/v1/observe\x128\n" +
-	"\x03Map\x12\x16.distill.v1.MapRequest\x1a\x17.distill.v1.MapResponse0\x01\x12>\n" +
-	"\x05Crawl\x12\x18.distill.v1.CrawlRequest\x1a\x19.distill.v1.CrawlResponse0\x01\x12o\n" +
+	"FetchBatch\x12\x1d.distill.v1.FetchBatchRequest\x1a\x1e.distill.v1.FetchBatchResponse\"\x1e\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/api/v1/fetch:batch0\x01\x12^\n" +
+	"\aObserve\x12\x1a.distill.v1.ObserveRequest\x1a\x1b.distill.v1.ObserveResponse\"\x1a\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/api/v1/observe\x12P\n" +
+	"\x03Map\x12\x16.distill.v1.MapRequest\x1a\x17.distill.v1.MapResponse\"\x16\x82\xd3\xe4\x93\x02\x10:\x01*\"\v/api/v1/map0\x01\x12Y\n" +
+	"\x05Crawl\x12\x18.distill.v1.CrawlRequest\x1a\x19.distill.v1.CrawlResponse\"\x19\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/crawls0\x01\x12o\n" +
 	"\vCrawlStatus\x12\x1e.distill.v1.CrawlStatusRequest\x1a\x1f.distill.v1.CrawlStatusResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\x12\x17/api/v1/crawls/{job_id}\x12y\n" +
 	"\vCrawlCancel\x12\x1e.distill.v1.CrawlCancelRequest\x1a\x1f.distill.v1.CrawlCancelResponse\")\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/api/v1/crawls/{job_id}:cancel\x12n\n" +
 	"\fSessionStart\x12\x1f.distill.v1.SessionStartRequest\x1a .distill.v1.SessionStartResponse\"\x1b\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/api/v1/sessions\x12\x89\x01\n" +

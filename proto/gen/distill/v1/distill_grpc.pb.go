@@ -50,6 +50,8 @@ type DistillServiceClient interface {
 	Fetch(ctx context.Context, in *FetchRequest, opts ...grpc.CallOption) (*FetchResponse, error)
 	// FetchBatch distills many pages concurrently and streams each result as it
 	// is ready, tagged with its input index. Every URL gets exactly one result.
+	// Over REST, its responses are newline-delimited JSON, one
+	// {"result": ...} a line, and {"error": ...} last if it fails.
 	FetchBatch(ctx context.Context, in *FetchBatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FetchBatchResponse], error)
 	// Observe distills a page with its action tree and diagnostics, for an
 	// agent deciding what to do next.
@@ -59,12 +61,14 @@ type DistillServiceClient interface {
 	// in batches; the last message also carries the counts and notes. A map
 	// is complete before its first batch is sent (a query ranks every URL),
 	// so the stream bounds each message, not the wait: up to 100,000 URLs
-	// would not fit the 4 MiB a gRPC client accepts by default.
+	// would not fit the 4 MiB a gRPC client accepts by default. Over REST,
+	// newline-delimited JSON, as FetchBatch.
 	Map(ctx context.Context, in *MapRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MapResponse], error)
 	// Crawl reads a site from a start URL, following its links within a
 	// scope, and streams each page as it is distilled. The first message
 	// names the crawl's job id; the last carries its summary. A crawl ends
-	// when its stream does, or earlier by CrawlCancel.
+	// when its stream does, or earlier by CrawlCancel. Over REST,
+	// newline-delimited JSON, as FetchBatch.
 	Crawl(ctx context.Context, in *CrawlRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CrawlResponse], error)
 	// CrawlStatus reports a running or recently finished crawl by job id.
 	CrawlStatus(ctx context.Context, in *CrawlStatusRequest, opts ...grpc.CallOption) (*CrawlStatusResponse, error)
@@ -302,6 +306,8 @@ type DistillServiceServer interface {
 	Fetch(context.Context, *FetchRequest) (*FetchResponse, error)
 	// FetchBatch distills many pages concurrently and streams each result as it
 	// is ready, tagged with its input index. Every URL gets exactly one result.
+	// Over REST, its responses are newline-delimited JSON, one
+	// {"result": ...} a line, and {"error": ...} last if it fails.
 	FetchBatch(*FetchBatchRequest, grpc.ServerStreamingServer[FetchBatchResponse]) error
 	// Observe distills a page with its action tree and diagnostics, for an
 	// agent deciding what to do next.
@@ -311,12 +317,14 @@ type DistillServiceServer interface {
 	// in batches; the last message also carries the counts and notes. A map
 	// is complete before its first batch is sent (a query ranks every URL),
 	// so the stream bounds each message, not the wait: up to 100,000 URLs
-	// would not fit the 4 MiB a gRPC client accepts by default.
+	// would not fit the 4 MiB a gRPC client accepts by default. Over REST,
+	// newline-delimited JSON, as FetchBatch.
 	Map(*MapRequest, grpc.ServerStreamingServer[MapResponse]) error
 	// Crawl reads a site from a start URL, following its links within a
 	// scope, and streams each page as it is distilled. The first message
 	// names the crawl's job id; the last carries its summary. A crawl ends
-	// when its stream does, or earlier by CrawlCancel.
+	// when its stream does, or earlier by CrawlCancel. Over REST,
+	// newline-delimited JSON, as FetchBatch.
 	Crawl(*CrawlRequest, grpc.ServerStreamingServer[CrawlResponse]) error
 	// CrawlStatus reports a running or recently finished crawl by job id.
 	CrawlStatus(context.Context, *CrawlStatusRequest) (*CrawlStatusResponse, error)
