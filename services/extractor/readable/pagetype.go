@@ -851,11 +851,10 @@ var Actions = []Page{
 
 // Page decides the type of a page with inputs x. What a page declares
 // outright (a forum post's structured data, a forum engine's script name)
-// and too little text to be of any type decide alone; otherwise the draw
-// of best expected F1 does (Decide), and an article's structured data
-// makes it sure of an article. Weighing the draws rather than taking the
-// likeliest type reads a thread the model is torn on as a thread: an
-// article's draw would lose every reply.
+// and too little text to be of any type decide alone; otherwise the model
+// does (Classify), and an article's structured data makes it sure of an
+// article. A page likeliest to be a thread that Classify reads as an
+// article is read as a thread when that promises more.
 func (m *Model) Page(x []float64) Page {
 	get := func(name string) float64 {
 		if i := slices.Index(m.Features, name); i >= 0 && i < len(x) {
@@ -869,7 +868,7 @@ func (m *Model) Page(x []float64) Page {
 	case get("ld_forum") == 1 || get("forum_script") == 1:
 		return Page{Type: TypeForum}
 	}
-	page := m.Decide(m.Probabilities(x))
+	page := m.read(m.Probabilities(x))
 	// A page the model takes for an article and that declares itself one
 	// is read as one, whatever the share of its best block: paywalled and
 	// short stories have little text there, and drawing them wide brings
@@ -902,6 +901,43 @@ func (m *Model) Probabilities(x []float64) []float64 {
 		p[c] /= sum
 	}
 	return p
+}
+
+// read is Classify, but for a page likeliest to be a thread: the thumb
+// on an article's scale is for pages that may be articles or lists, and a
+// thread read as an article loses every reply, an article read as a
+// thread only its comments.
+func (m *Model) read(p []float64) Page {
+	page := m.Classify(p)
+	if page.Type == TypeArticle && m.likeliest(p) == TypeForum && m.expected(p, Page{Type: TypeForum}) > m.expected(p, page) {
+		return Page{Type: TypeForum}
+	}
+	return page
+}
+
+// likeliest returns the likeliest class for probabilities p.
+func (m *Model) likeliest(p []float64) PageType {
+	top := 0
+	for c := range p {
+		if p[c] > p[top] {
+			top = c
+		}
+	}
+	return m.Classes[top]
+}
+
+// expected returns the F1 that drawing a page as page promises, for class
+// probabilities p.
+func (m *Model) expected(p []float64, page Page) float64 {
+	a := slices.IndexFunc(Actions, func(a Page) bool { return a.Type == drawnAs(page.Type) && a.Uncertain == page.Uncertain })
+	if a < 0 {
+		return math.Inf(-1)
+	}
+	u := 0.0
+	for c := range p {
+		u += p[c] * m.Utility[c][a]
+	}
+	return u
 }
 
 // Classify returns the likeliest class for probabilities p, uncertain
@@ -937,15 +973,10 @@ func (m *Model) Classify(p []float64) Page {
 // thread's and a manual's draws are weighed only for a page likeliest to
 // be one. The trainer compares it with Classify.
 func (m *Model) Decide(p []float64) Page {
-	likeliest := 0
-	for c := range p {
-		if p[c] > p[likeliest] {
-			likeliest = c
-		}
-	}
+	likeliest := m.likeliest(p)
 	best, bestU := 0, math.Inf(-1)
 	for a := range Actions {
-		if t := Actions[a].Type; (t == TypeDocumentation || t == TypeForum) && m.Classes[likeliest] != t {
+		if t := Actions[a].Type; (t == TypeDocumentation || t == TypeForum) && likeliest != t {
 			// On average a hair better on pages of other kinds too,
 			// these draws would report them as manuals and threads.
 			continue

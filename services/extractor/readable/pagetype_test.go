@@ -192,9 +192,18 @@ func TestDecideWeighsTheDraws(t *testing.T) {
 			t.Errorf("Decide(%v) = %+v, want %+v: %s", tt.p, got, tt.want, tt.why)
 		}
 	}
-	// The likeliest type alone reads the torn thread as an article.
-	if got := m.Classify([]float64{0.42, 0.48, 0, 0.01, 0.06, 0.03}); got.Type != TypeArticle {
-		t.Errorf("Classify of the torn thread = %+v; the case no longer shows what Decide mends", got)
+	// Classify's thumb on an article's scale reads the torn thread as an
+	// article; the reader reads it as a thread, and a page likelier to be
+	// an article as Classify does.
+	torn := []float64{0.42, 0.48, 0, 0.01, 0.06, 0.03}
+	if got := m.Classify(torn); got.Type != TypeArticle {
+		t.Errorf("Classify of the torn thread = %+v; the case no longer shows what read mends", got)
+	}
+	if got := m.read(torn); got != (Page{Type: TypeForum}) {
+		t.Errorf("read of the torn thread = %+v, want a thread", got)
+	}
+	if p := []float64{0.50, 0.40, 0, 0.01, 0.06, 0.03}; m.read(p) != m.Classify(p) {
+		t.Errorf("read(%v) = %+v, Classify %+v", p, m.read(p), m.Classify(p))
 	}
 }
 

@@ -247,7 +247,7 @@ func cv(w io.Writer, samples []sample, classes []readable.PageType, k int, seed 
 		}
 	}
 	pred := make([]readable.Page, len(samples))
-	likeliest := make([]readable.Page, len(samples))
+	bayes := make([]readable.Page, len(samples))
 	for f := range k {
 		var trainIdx []int
 		for i := range samples {
@@ -259,9 +259,9 @@ func cv(w io.Writer, samples []sample, classes []readable.PageType, k int, seed 
 		for i, s := range samples {
 			if fold[i] == f {
 				pred[i] = m.Page(s.X)
-				likeliest[i] = pred[i]
-				if pred[i].Type != readable.TypeOther && !(pred[i].Type == readable.TypeForum && !pred[i].Uncertain && m.Decide(m.Probabilities(s.X)).Type != readable.TypeForum) {
-					likeliest[i] = m.Classify(m.Probabilities(s.X))
+				bayes[i] = pred[i]
+				if pred[i].Type != readable.TypeOther && !(pred[i].Type == readable.TypeForum && !pred[i].Uncertain && m.Classify(m.Probabilities(s.X)).Type != readable.TypeForum) {
+					bayes[i] = m.Decide(m.Probabilities(s.X))
 				}
 			}
 		}
@@ -274,9 +274,9 @@ func cv(w io.Writer, samples []sample, classes []readable.PageType, k int, seed 
 	for _, c := range cols {
 		fmt.Fprintf(tw, "%s\t", c)
 	}
-	fmt.Fprintln(tw, "pages\tright\tuncertain\tF1 now\tF1 model\tF1 likeliest\tF1 oracle\t")
+	fmt.Fprintln(tw, "pages\tright\tuncertain\tF1 now\tF1 model\tF1 bayes\tF1 oracle\t")
 	right := 0
-	var allRules, allModel, allLikeliest, allOracle float64
+	var allRules, allModel, allBayes, allOracle float64
 	for c, t := range classes {
 		counts := map[readable.PageType]int{}
 		n, unsure := 0, 0
@@ -292,13 +292,13 @@ func cv(w io.Writer, samples []sample, classes []readable.PageType, k int, seed 
 			}
 			fr += s.F1[s.Rules]
 			fm += s.F1[actionOf(pred[i])]
-			fb += s.F1[actionOf(likeliest[i])]
+			fb += s.F1[actionOf(bayes[i])]
 			fo += s.F1[actionOf(readable.Page{Type: t})]
 		}
 		right += counts[t]
 		allRules += fr
 		allModel += fm
-		allLikeliest += fb
+		allBayes += fb
 		allOracle += fo
 		fmt.Fprintf(tw, "%s\t", t)
 		for _, col := range cols {
@@ -307,10 +307,10 @@ func cv(w io.Writer, samples []sample, classes []readable.PageType, k int, seed 
 		fmt.Fprintf(tw, "%d\t%.3f\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t\n", n, float64(counts[t])/float64(n), unsure, fr/float64(n), fm/float64(n), fb/float64(n), fo/float64(n))
 	}
 	n := float64(len(samples))
-	fmt.Fprintf(tw, "all\t%s%d\t%.3f\t\t%.3f\t%.3f\t%.3f\t%.3f\t\n", strings.Repeat("\t", len(cols)), len(samples), float64(right)/n, allRules/n, allModel/n, allLikeliest/n, allOracle/n)
+	fmt.Fprintf(tw, "all\t%s%d\t%.3f\t\t%.3f\t%.3f\t%.3f\t%.3f\t\n", strings.Repeat("\t", len(cols)), len(samples), float64(right)/n, allRules/n, allModel/n, allBayes/n, allOracle/n)
 	tw.Flush()
-	fmt.Fprintln(w, "\nF1 now: the draw the embedded Classify chooses (trained on these pages: in sample); model: the draw of best expected F1 (Decide);")
-	fmt.Fprintln(w, "likeliest: the likeliest type's draw, or an uncertain article's when that promises more (Classify); oracle: the true type's (certain)")
+	fmt.Fprintln(w, "\nF1 now: the draw the embedded model chooses (trained on these pages: in sample); model: the likeliest type's, or an uncertain article's when that")
+	fmt.Fprintln(w, "promises more, or a thread's for a page likeliest to be one (Page); bayes: the draw of best expected F1 (Decide); oracle: the true type's (certain)")
 
 	// What each draw gives each type, over all pages: the table the
 	// decisions weigh.
