@@ -230,8 +230,67 @@ var wordHints = func() map[string]hint {
 
 // eachWord calls fn with the lower-case words of a class or id, split at
 // punctuation, digits and camelCase humps: "postComments_list" gives post,
-// comments, list. The word passed is only valid during the call.
+// comments, list. A part between punctuation with letters on both sides of
+// a digit ("jXK9ad", "zu5ue") is a generated name, and its letters words
+// of no language: it is passed over whole. The word passed is only valid
+// during the call.
 func eachWord(hint string, fn func([]byte)) {
+	start := -1
+	for i, r := range hint {
+		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
+		if alnum && start < 0 {
+			start = i
+		}
+		if !alnum && start >= 0 {
+			if !generated(hint[start:i]) {
+				partWords(hint[start:i], fn)
+			}
+			start = -1
+		}
+	}
+	if start >= 0 && !generated(hint[start:]) {
+		partWords(hint[start:], fn)
+	}
+}
+
+// generated reports whether part has a run of digits between two runs of
+// at most three letters: "jXK9ad", "zu5ue", "D2fZ2" are made by a
+// program, "share2x" and "ad300x250" by a person.
+func generated(part string) bool {
+	type run struct {
+		letters bool
+		text    string
+	}
+	var runs []run
+	start := 0
+	for i, r := range part {
+		letter := unicode.IsLetter(r)
+		if i > 0 && letter != runs[len(runs)-1].letters {
+			runs[len(runs)-1].text = part[start:i]
+			start = i
+		}
+		if i == 0 || letter != runs[len(runs)-1].letters {
+			runs = append(runs, run{letters: letter})
+		}
+	}
+	if len(runs) > 0 {
+		runs[len(runs)-1].text = part[start:]
+	}
+	for i := 1; i+1 < len(runs); i++ {
+		before, after := runs[i-1], runs[i+1]
+		if runs[i].letters || len(before.text) > 3 || len(after.text) > 3 {
+			continue
+		}
+		if i+2 < len(runs) && strings.EqualFold(after.text, "x") {
+			continue // a size: 300x250
+		}
+		return true
+	}
+	return false
+}
+
+// partWords is eachWord for a part of a name without punctuation.
+func partWords(hint string, fn func([]byte)) {
 	var buf [maxWord]byte
 	start := -1
 	prevLower := false

@@ -290,6 +290,12 @@ func TestWords(t *testing.T) {
 		{"social-share2x", []string{"social", "share", "x"}},
 		{"ABC", []string{"abc"}},
 		{"", nil},
+		// Generated names say nothing: the "ad" of jXK9ad is no advert.
+		{"jXK9ad", nil},
+		{"zu5ue-D2fZ2", nil},
+		{"main-qWD73c", []string{"main"}},
+		{"ad300x250", []string{"ad", "x"}},
+		{"h2title", []string{"h", "title"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
