@@ -56,19 +56,19 @@ var unlikelyWords = map[string]bool{
 	// navigation and page chrome
 	"nav": true, "navbar": true, "navigation": true, "menu": true, "breadcrumb": true,
 	"breadcrumbs": true, "masthead": true, "footer": true, "toolbar": true, "sidebar": true,
-	"banner": true, "popup": true, "modal": true,
+	"popup": true, "modal": true,
 }
 
 // furnitureWords name furniture too, but pages also use them for wrappers
-// of real content (page builders put every block in a "widget"), so they
-// only mark an element for removal, and not when it holds the article's
-// prose.
+// of real content (page builders put every block in a "widget", landing
+// pages their opening pitch in a "banner"), so they only mark an element
+// for removal, and not when it holds the article's prose.
 var furnitureWords = map[string]bool{
 	"widget": true, "widgets": true, "rail": true, "popular": true, "teaser": true,
 	"teasers": true, "next": true, "prev": true, "previous": true, "affiliate": true,
 	"advertising": true, "promoted": true, "paywall": true, "login": true, "signin": true,
 	"register": true, "skip": true, "overlay": true, "lightbox": true, "gallery": true,
-	"slideshow": true, "carousel": true, "slider": true, "slides": true,
+	"slideshow": true, "carousel": true, "slider": true, "slides": true, "banner": true,
 	"tags": true, "tag": true, "taglist": true, "topics": true, "keywords": true,
 }
 

@@ -89,7 +89,13 @@ func isChrome(n *html.Node, st treeStats, rootText int, keepComments bool) bool 
 	if h&hintComments != 0 && !keepComments {
 		return true
 	}
-	return h&hintUnlikely != 0 && h&hintContent == 0
+	if h&hintUnlikely == 0 || h&hintContent != 0 {
+		return false
+	}
+	// A name is not enough against running text: landing pages put
+	// their pitch in a "promo" container and their offices in a
+	// "locations-menu", themes the page's columns in "sidebar-left".
+	return s.linkDensity() >= 0.5 || proseOf(n, st) < 3*proseMin
 }
 
 // thinPickShare is the share of the page's content text below which the

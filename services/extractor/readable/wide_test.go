@@ -37,3 +37,57 @@ func TestWideKeepsAThreadInAForm(t *testing.T) {
 		t.Errorf("the search form stayed:\n%s", text)
 	}
 }
+
+// TestWideKeepsTheHeroBanner: a landing page's opening pitch sits in a
+// "banner"; an article's banner advert still goes.
+func TestWideKeepsTheHeroBanner(t *testing.T) {
+	t.Parallel()
+	landing := `<html><body><header><nav><a href="/">Home</a><a href="/rent">Rentals</a></nav></header>
+<main><section class="banner has-hover"><div class="banner-inner"><div class="text-box"><h1>Gym equipment for film sets and events</h1>
+<p>Treadmills, racks and rowers delivered to your set or booth anywhere in the county, with setup and pickup included.</p></div></div></section>
+<section><h2>Rental periods</h2><p>By the day, the week or the month, with one price for delivery and pickup.</p></section>
+<section><h2>Brands</h2><p>Commercial machines from the makers gyms use, serviced between rentals and cleaned before every delivery.</p></section>
+<section><h2>Delivery</h2><p>Our own crew brings the equipment, sets it up where you want it and takes it away when you are done.</p></section></main>
+<footer>© Rent-a-Gym</footer></body></html>`
+	content, err := ArticleOf(context.Background(), parse(t, landing), Page{Type: TypeService})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := htmlnode.Text(content); !strings.Contains(text, "Treadmills, racks and rowers") || !strings.Contains(text, "By the day") {
+		t.Errorf("the hero banner went:\n%s", text)
+	}
+
+	article := `<html><body><article><h1>Rowing technique</h1><p>` + prose("rowing", 4) + `</p>
+<div class="banner ad-slot"><p>Summer sale: rowers from 299</p></div><p>` + prose("rowing two", 4) + `</p></article></body></html>`
+	content, err = ArticleOf(context.Background(), parse(t, article), Page{Type: TypeArticle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := htmlnode.Text(content); strings.Contains(text, "Summer sale") || !strings.Contains(text, "rowing two") {
+		t.Errorf("the article's banner advert stayed, or its text went:\n%s", text)
+	}
+}
+
+// TestWideWeighsNamesAgainstProse: in a wide draw a name marks chrome
+// unless the element holds running text; a list of links so named goes.
+func TestWideWeighsNamesAgainstProse(t *testing.T) {
+	t.Parallel()
+	page := `<html><body><main><h1>Payroll for clinics</h1>
+<div class="cmp-promo-container"><h2>Run payroll in minutes</h2>
+<p>` + prose("payroll", 3) + `</p><p>` + prose("payroll two", 2) + `</p></div>
+<section><h2>Compliance</h2><p>` + prose("compliance", 4) + `</p></section>
+<section><h2>Support</h2><p>` + prose("support", 4) + `</p></section>
+<div class="related-links"><a href="/a">Payroll for dentists and their practices</a> <a href="/b">Payroll for vets and animal hospitals</a> <a href="/c">Payroll for pharmacies</a></div>
+</main></body></html>`
+	content, err := ArticleOf(context.Background(), parse(t, page), Page{Type: TypeService})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := htmlnode.Text(content)
+	if !strings.Contains(text, "The payroll two report") || !strings.Contains(text, "The compliance report") {
+		t.Errorf("the promo container's text went:\n%s", text)
+	}
+	if strings.Contains(text, "Payroll for vets") {
+		t.Errorf("the related links stayed:\n%s", text)
+	}
+}
