@@ -236,19 +236,22 @@ var wordHints = func() map[string]hint {
 // during the call.
 func eachWord(hint string, fn func([]byte)) {
 	start := -1
+	digits := false
 	for i, r := range hint {
-		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
+		digit := r >= '0' && r <= '9' || r >= utf8.RuneSelf && unicode.IsDigit(r)
+		alnum := digit || r < utf8.RuneSelf && ('a' <= r|0x20 && r|0x20 <= 'z') || r >= utf8.RuneSelf && unicode.IsLetter(r)
 		if alnum && start < 0 {
-			start = i
+			start, digits = i, false
 		}
+		digits = digits || digit
 		if !alnum && start >= 0 {
-			if !generated(hint[start:i]) {
+			if !digits || !generated(hint[start:i]) {
 				partWords(hint[start:i], fn)
 			}
 			start = -1
 		}
 	}
-	if start >= 0 && !generated(hint[start:]) {
+	if start >= 0 && (!digits || !generated(hint[start:])) {
 		partWords(hint[start:], fn)
 	}
 }
@@ -257,36 +260,33 @@ func eachWord(hint string, fn func([]byte)) {
 // at most three letters: "jXK9ad", "zu5ue", "D2fZ2" are made by a
 // program, "share2x" and "ad300x250" by a person.
 func generated(part string) bool {
-	type run struct {
-		letters bool
-		text    string
+	// The runs of letters and of digits alternate: keep the last three.
+	var last [3]string
+	var letters [3]bool
+	seen, start := 0, 0
+	check := func(end int) bool {
+		if seen < 3 || !letters[2] || len(last[0]) > 3 || len(last[2]) > 3 {
+			return false
+		}
+		// A size, 300x250, has digits after its x.
+		return end == len(part) || !strings.EqualFold(last[2], "x")
 	}
-	var runs []run
-	start := 0
+	push := func(end int, letter bool) bool {
+		last[0], last[1], last[2] = last[1], last[2], part[start:end]
+		letters[0], letters[1], letters[2] = letters[1], letters[2], letter
+		seen++
+		start = end
+		return check(end)
+	}
+	prev := false
 	for i, r := range part {
 		letter := unicode.IsLetter(r)
-		if i > 0 && letter != runs[len(runs)-1].letters {
-			runs[len(runs)-1].text = part[start:i]
-			start = i
+		if i > start && letter != prev && push(i, prev) {
+			return true
 		}
-		if i == 0 || letter != runs[len(runs)-1].letters {
-			runs = append(runs, run{letters: letter})
-		}
+		prev = letter
 	}
-	if len(runs) > 0 {
-		runs[len(runs)-1].text = part[start:]
-	}
-	for i := 1; i+1 < len(runs); i++ {
-		before, after := runs[i-1], runs[i+1]
-		if runs[i].letters || len(before.text) > 3 || len(after.text) > 3 {
-			continue
-		}
-		if i+2 < len(runs) && strings.EqualFold(after.text, "x") {
-			continue // a size: 300x250
-		}
-		return true
-	}
-	return false
+	return len(part) > start && push(len(part), prev)
 }
 
 // partWords is eachWord for a part of a name without punctuation.
