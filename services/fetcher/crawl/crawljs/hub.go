@@ -275,6 +275,11 @@ func (h *Hub) run(job *crawl.Job) {
 		h.update(end, id, func(r *record) {
 			r.State, r.Status = stateEnded, statusBytes(summary)
 		})
+		// Its pages' answers, claims and robots.txt copies are of no use
+		// to anyone now: the stream keeps only what clients stream.
+		if err := Forget(end, h.js, h.cfg, id); err != nil {
+			h.logger.Warn("crawl: what its pages left not purged", "job", id, "err", err.Error())
+		}
 	})
 }
 
