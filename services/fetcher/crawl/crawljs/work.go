@@ -77,6 +77,8 @@ func EnsureWorkStreams(ctx context.Context, js jetstream.JetStream, cfg Config) 
 		Replicas:   max(cfg.Replicas, 1),
 		MaxAge:     pagesMaxAge,
 		Duplicates: dedupWindow,
+		// An answer used is replaced by its marker in one write.
+		AllowRollup: true,
 	}}
 	for _, sc := range streams {
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
@@ -116,6 +118,7 @@ type WorkReader struct {
 	// waits when its worker dies.
 	ackWait time.Duration
 	seen    *seen
+	pages   pagesStream
 }
 
 // NewWorkReader returns a WorkReader on js, whose streams and buckets are
@@ -192,15 +195,10 @@ func (r *WorkReader) WorkRobots(ctx context.Context, w crawl.Work, opts *distill
 func (r *WorkReader) Used(job, key string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	subject := pageSubject(job, key)
-	msg := &nats.Msg{Subject: subject, Header: nats.Header{}}
+	msg := &nats.Msg{Subject: pageSubject(job, key), Header: nats.Header{}}
 	msg.Header.Set(usedField, "1")
-	if _, err := r.js.PublishMsg(ctx, msg); err != nil {
-		return
-	}
-	if s, err := r.js.Stream(ctx, PagesStream); err == nil {
-		_ = s.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeKeep(1))
-	}
+	msg.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	_, _ = r.js.PublishMsg(ctx, msg)
 }
 
 // Forget purges what a crawl that ended left of its pages: answers and
@@ -278,9 +276,31 @@ func (r *WorkReader) Read(ctx context.Context, rawURL string, opts *distillv1.Fe
 	}
 }
 
+// pagesStream is a handle on the answers' stream: a stream's calls go
+// by its name, so one handle serves until the process ends, and looking
+// it up costs a round trip.
+type pagesStream struct {
+	mu sync.Mutex
+	s  jetstream.Stream
+}
+
+func (p *pagesStream) get(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.s != nil {
+		return p.s, nil
+	}
+	s, err := js.Stream(ctx, PagesStream)
+	if err != nil {
+		return nil, err
+	}
+	p.s = s
+	return s, nil
+}
+
 // kept returns the answer the stream holds for subject, if any.
 func (r *WorkReader) kept(ctx context.Context, subject string) (*pipeline.Result, bool, error) {
-	s, err := r.js.Stream(ctx, PagesStream)
+	s, err := r.pages.get(ctx, r.js)
 	if err != nil {
 		return nil, false, failure.Wrap(failure.Unavailable, err, "crawl page answers")
 	}
@@ -362,6 +382,7 @@ type worker struct {
 	pacer  crawl.Pacer
 	cfg    WorkConfig
 	seen   *seen
+	pages  pagesStream
 	// robots reads a robots.txt through this process's fetcher, when the
 	// reader can (crawl.LocalReader): the crawl's workers then share one
 	// copy of each; else each reads its own.
@@ -440,7 +461,7 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	subject := pageSubject(wk.JobID, wk.Key)
-	if s, err := w.js.Stream(ctx, PagesStream); err == nil {
+	if s, err := w.pages.get(ctx, w.js); err == nil {
 		if _, err := s.GetLastMsgForSubject(ctx, subject); err == nil {
 			_ = msg.Ack()
 			return
