@@ -18,7 +18,10 @@ func (j *Job) Run(ctx context.Context, deliver func(Page) error) (Status, error)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var deliverMu sync.Mutex
-	var wg sync.WaitGroup
+	// used lets go of the answers the journal holds now, off the path of
+	// the pages' slots; Run returns once it has.
+	var wg, used sync.WaitGroup
+	defer used.Wait()
 	slots := make(chan struct{}, j.req.Concurrency)
 	for {
 		select {
@@ -44,7 +47,7 @@ func (j *Job) Run(ctx context.Context, deliver func(Page) error) (Status, error)
 			}
 			if j.deliver(ctx, cancel, &deliverMu, deliver, p, d) {
 				if k, ok := j.c.pages.(AnswerKeeper); ok {
-					k.Used(j.id, d.Key)
+					used.Go(func() { k.Used(j.id, d.Key) })
 				}
 			}
 		}()

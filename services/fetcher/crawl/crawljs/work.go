@@ -557,7 +557,9 @@ func (w *worker) handleRobots(ctx context.Context, msg jetstream.Msg, wk crawl.W
 // through this process's fetcher at the crawl's --delay if no worker has
 // read it yet.
 func (w *worker) crawlRobots(ctx context.Context, wk crawl.Work, opts *distillv1.FetchOptions, robotsURL string) (*robots.Robots, error) {
-	return w.seen.robots(ctx, wk.JobID, robotsURL, 2*fetchopts.Timeout(opts)+w.cfg.AckWait, func(ctx context.Context) (*robots.Robots, error) {
+	// A worker that dies reading it holds the host's other pages back
+	// until its claim runs out: the read's own time bound, and a margin.
+	return w.seen.robots(ctx, wk.JobID, robotsURL, fetchopts.Timeout(opts)+5*time.Second, func(ctx context.Context) (*robots.Robots, error) {
 		return w.robots.ReadRobots(ctx, robotsURL, opts, crawl.Hooks{
 			Pace: func(ctx context.Context, u *url.URL) error { return w.pacer.Turn(ctx, u.Hostname(), wk.Delay) },
 			Sent: func(u *url.URL, at time.Time) { w.pacer.Sent(u.Hostname(), wk.Delay, at) },
