@@ -411,6 +411,17 @@ func (h *Hub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv
 		if err := proto.Unmarshal(m.Data(), r); err != nil {
 			continue
 		}
+		if s := r.GetSummary(); s != nil {
+			// The owner writes the record once it has published the
+			// summary: a client that has the summary and asks any
+			// gateway for the status at once finds the record saying
+			// what the summary says.
+			h.update(ctx, id, func(rec *record) {
+				if rec.State == stateRunning {
+					rec.State, rec.Status = stateEnded, statusBytes(s)
+				}
+			})
+		}
 		if err := deliver(r); err != nil {
 			return err
 		}
