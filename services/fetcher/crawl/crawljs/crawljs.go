@@ -386,21 +386,30 @@ func key(host string) string {
 }
 
 // paceValue is a key's value read: the time it names, whether the turn is
-// held, and by which claim.
-func paceValue(v []byte) (at time.Time, held bool, token string) {
+// held, by which claim, and, for a held turn, the time its request goes
+// out at the soonest (zero when the value does not say).
+func paceValue(v []byte) (at time.Time, held bool, token string, from time.Time) {
 	s := string(v)
 	if rest, ok := strings.CutPrefix(s, "h"); ok {
 		held = true
-		s, token, _ = strings.Cut(rest, ":")
+		var tail, f string
+		s, tail, _ = strings.Cut(rest, ":")
+		token, f, _ = strings.Cut(tail, ":")
+		if ns, err := strconv.ParseInt(f, 10, 64); err == nil {
+			from = time.Unix(0, ns)
+		}
 	}
 	if ns, err := strconv.ParseInt(s, 10, 64); err == nil {
 		at = time.Unix(0, ns)
 	}
-	return at, held, token
+	return at, held, token, from
 }
 
 // Turn waits until host is free and claims it with compare and set,
-// holding it until Sent.
+// holding it until Sent. A turn still ahead is claimed as soon as it is
+// known, and waited for once held: the claim's round trip to NATS is
+// spent while the host's previous request is still within its delay, not
+// after it.
 func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) error {
 	if interval <= 0 {
 		// No pace to keep: nothing to hold.
@@ -419,7 +428,7 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 	}
 	defer func() { <-g }()
 	for {
-		var at time.Time
+		var at, from time.Time
 		var held bool
 		var rev uint64
 		e, err := kv.Get(ctx, k)
@@ -429,21 +438,27 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 			return fmt.Errorf("crawl pace of %s: %w", host, err)
 		default:
 			rev = e.Revision()
-			at, held, _ = paceValue(e.Value())
+			at, held, _, from = paceValue(e.Value())
 		}
 		now := time.Now()
-		if at.After(now) {
-			wait := at
-			if held {
-				wait = now.Add(heldPoll)
+		if held && at.After(now) {
+			// Its request goes out at from at the soonest, and frees the
+			// host a moment after it is written.
+			wait := now.Add(heldPoll)
+			if from.After(wait) {
+				wait = from
 			}
 			if err := sleepUntil(ctx, wait); err != nil {
 				return err
 			}
 			continue
 		}
+		start := now
+		if at.After(now) {
+			start = at
+		}
 		token := crawl.NewID()
-		val := []byte("h" + strconv.FormatInt(now.Add(crawl.MaxHold+crawl.Spacing(interval)).UnixNano(), 10) + ":" + token)
+		val := []byte("h" + strconv.FormatInt(start.Add(crawl.MaxHold+crawl.Spacing(interval)).UnixNano(), 10) + ":" + token + ":" + strconv.FormatInt(start.UnixNano(), 10))
 		var wrote uint64
 		if rev == 0 {
 			wrote, err = kv.Create(ctx, k, val)
@@ -454,6 +469,12 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 			p.mu.Lock()
 			p.claims[k] = heldTurn{token: token, rev: wrote}
 			p.mu.Unlock()
+			if err := sleepUntil(ctx, start); err != nil {
+				// Given up before its time: the host is free again a
+				// delay from now, later than the turn was.
+				p.Sent(host, interval, time.Time{})
+				return err
+			}
 		}
 		switch {
 		case err == nil:
@@ -511,7 +532,7 @@ func (p *Pacer) Sent(host string, interval time.Duration, at time.Time) {
 			if err != nil {
 				return
 			}
-			next, held, holder := paceValue(e.Value())
+			next, held, holder, _ := paceValue(e.Value())
 			switch {
 			case held && holder != token:
 				// Another claim holds it: ours ran out long ago.
