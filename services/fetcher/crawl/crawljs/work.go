@@ -170,9 +170,10 @@ func (r *WorkReader) WorkRobots(ctx context.Context, w crawl.Work, opts *distill
 		defer close(got)
 		file, werr = r.seen.waitRobots(wait, w.JobID, w.URL)
 	}()
-	msg := &nats.Msg{Subject: WorkPrefix + w.JobID, Data: data, Header: nats.Header{}}
-	// Within dedupWindow, asking again (an adopting owner) adds no item.
-	msg.Header.Set(jetstream.MsgIDHeader, "r."+w.JobID+"."+keyHash(w.URL))
+	// No message id: an item asked for again (an adopting owner, or one
+	// whose first reader gave up) must be queued again, and a second
+	// item for a file read already reads nothing.
+	msg := &nats.Msg{Subject: WorkPrefix + w.JobID, Data: data}
 	if _, err := r.js.PublishMsg(ctx, msg); err != nil {
 		cancel()
 		<-got
