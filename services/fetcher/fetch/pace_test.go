@@ -139,3 +139,24 @@ func TestPaceWithTurnsARequestSentAgain(t *testing.T) {
 		t.Errorf("events %q, want %q: three requests reached the site, each in a turn of its own", events, want)
 	}
 }
+
+// TestWroteSinceAWriteUnderWay: a write begun and not come back from is
+// reported written now, not when it began: its bytes may have left well
+// after that, on a busy machine.
+func TestWroteSinceAWriteUnderWay(t *testing.T) {
+	t.Parallel()
+	c := &watchedConn{}
+	since := time.Now().Add(-time.Second)
+	c.began.Store(since.Add(time.Millisecond).UnixNano())
+	before := time.Now()
+	if at := c.wroteSince(since.UnixNano()); at.Before(before) {
+		t.Errorf("a write under way reported at %v, before the question (%v)", at, before)
+	}
+	c.wrote.Store(since.Add(2 * time.Millisecond).UnixNano())
+	if at := c.wroteSince(since.UnixNano()); !at.Equal(time.Unix(0, since.Add(2*time.Millisecond).UnixNano())) {
+		t.Errorf("a finished write reported at %v, want when it ended", at)
+	}
+	if at := c.wroteSince(time.Now().UnixNano()); !at.IsZero() {
+		t.Errorf("no write since: %v, want none", at)
+	}
+}

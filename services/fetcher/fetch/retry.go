@@ -211,8 +211,13 @@ func (c *watchedConn) Write(b []byte) (int, error) {
 }
 
 // wroteSince is when c's last write at or after since (Unix nanoseconds)
-// ended, or began if its writer has not come back from it yet, else the
-// zero time. A nil c has written nothing.
+// ended, or now if its writer has not come back from it yet, else the
+// zero time. A nil c has written nothing. Not when the write began: a
+// writer held up between noting the start and the write itself (a
+// machine with no core free) sends its bytes later than that, and the
+// next turn, counted from it, would come too soon after them. It is
+// asked once the request was answered, whose bytes reached the site
+// before now.
 func (c *watchedConn) wroteSince(since int64) time.Time {
 	if c == nil || since == 0 {
 		return time.Time{}
@@ -221,7 +226,7 @@ func (c *watchedConn) wroteSince(since int64) time.Time {
 		return time.Unix(0, at)
 	}
 	if at := c.began.Load(); at >= since {
-		return time.Unix(0, at)
+		return time.Now()
 	}
 	return time.Time{}
 }
