@@ -25,9 +25,10 @@ import (
 // directly and through redirects. Each page is fetched once and delivered
 // once, under whichever address claimed it first; robots.txt is fetched
 // once for the whole crawl, however many fetchers read the host; no
-// disallowed path is ever requested. Once the crawl is done, nothing of
-// its pages is left in JetStream: answers, claims and the robots.txt copy
-// are purged.
+// disallowed path is ever requested. Once the crawl is done and streamed,
+// nothing of it is left in JetStream: answers, claims, the robots.txt copy
+// and its output are purged, and the client back with its job id is told
+// it is done.
 func TestClusterCrawlReadsEachPageAndRobotsOnce(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, clusterOpts{Fetchers: 2, NoRenderer: true})
@@ -156,15 +157,38 @@ func TestClusterCrawlReadsEachPageAndRobotsOnce(t *testing.T) {
 		}
 		return total
 	}
-	var pages, seen uint64
+	var pages, seen, output uint64
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		pages, seen = left("DISTILL_CRAWL_PAGES", "distill.crawlpage."+id+".*"), left("KV_distill_crawl_seen", "$KV.distill_crawl_seen."+id+".>")
-		if pages+seen == 0 || time.Now().After(deadline) {
+		output = left("DISTILL_CRAWL_PAGES", "distill.crawlout."+id)
+		if pages+seen+output == 0 || time.Now().After(deadline) {
 			break
 		}
 	}
-	if pages != 0 || seen != 0 {
-		t.Errorf("after the crawl: %d page answers and %d claims or robots.txt copies left in JetStream, want none", pages, seen)
+	if pages != 0 || seen != 0 || output != 0 {
+		t.Errorf("after the crawl: %d page answers, %d claims or robots.txt copies and %d output messages left in JetStream, want none", pages, seen, output)
+	}
+
+	// Its client, back with the job id, is told it is done, and nothing
+	// more: every page was streamed to it.
+	again, err := c.client(0).Crawl(ctx, &distillv1.CrawlRequest{Url: site.URL + "/", JobId: id, DelayMs: proto.Int64(20), Concurrency: proto.Int32(6), MaxPages: proto.Int32(1000),
+		Options: &distillv1.FetchOptions{AllowLocal: true, NoCache: true, Js: distillv1.JsMode_JS_MODE_OFF, Format: distillv1.Format_FORMAT_TEXT}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []*distillv1.CrawlResponse
+	for {
+		r, err := again.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the crawl asked for again: %v", err)
+		}
+		events = append(events, r)
+	}
+	if len(events) != 1 || events[0].GetSummary().GetState() != distillv1.CrawlState_CRAWL_STATE_DONE {
+		t.Errorf("the crawl asked for again: %v; want its done status alone", events)
 	}
 	t.Logf("%d pages delivered (%d refused); fetchers read %d and %d", len(printed), len(failed), a, b)
 }
