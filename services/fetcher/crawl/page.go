@@ -134,6 +134,10 @@ func (j *Job) readPage(ctx context.Context, e Entry, interval time.Duration, isS
 		if err == nil {
 			return res, j.judgeHops(res, isStart)
 		}
+		if _, ok := errors.AsType[*AlreadyRead](err); ok {
+			// An answer, not a failure: asking again reads nothing more.
+			return nil, err
+		}
 		code := failure.CodeOf(err)
 		again := code == failure.Unavailable && attempt < len(unavailableRetries) ||
 			code == failure.Internal && attempt == 0
