@@ -102,9 +102,10 @@ func openCluster(_ context.Context, logger *slog.Logger, all Config) (*System, e
 	// and its status live in JetStream: any gateway streams, reports or
 	// cancels it, and another adopts it when its gateway dies.
 	crawlCfg := crawljs.Config{Replicas: cfg.StreamReplicas, LeaseTTL: cfg.CrawlLease}
-	c.crawler = crawl.New(logger, mapFetcher{fetcher},
-		crawljs.NewWorkReader(c.js, jobs.DefaultAckWait),
-		crawl.WithPacer(crawljs.NewPacer(c.js, crawlCfg)))
+	// Its robots.txt files are work items too, read once per crawl by
+	// one fetcher worker for all of them.
+	work := crawljs.NewWorkReader(c.js, jobs.DefaultAckWait, crawlCfg)
+	c.crawler = crawl.New(logger, work, work, crawl.WithPacer(crawljs.NewPacer(c.js, crawlCfg)))
 	c.hub = crawljs.NewHub(logger, c.js, c.crawler, c.owner, crawlCfg)
 	adoptCtx, stopAdopt := context.WithCancel(context.Background())
 	c.stopAdopt = stopAdopt

@@ -66,6 +66,9 @@ type Config struct {
 	Peers bool
 	// Root is the repository's root: binaries and peers are built from it.
 	Root string
+	// Gaps prints, under each crawler, how far apart the requests to its
+	// busiest host came: where a crawl loses time against its floor.
+	Gaps bool
 }
 
 // site is one generated host and what it saw.
@@ -192,7 +195,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 
 	fmt.Fprintf(out, "bench-crawl: %d hosts x %d pages, concurrency %d per host, --delay %v (host 1: Crawl-delay %v), one page in %d %v slow, depth %d, %d workers per fetcher, %d CPUs\n",
 		cfg.Hosts, cfg.Pages, cfg.Concurrency, cfg.Delay, cfg.CrawlDelay, cfg.SlowEvery, cfg.Slow, cfg.Depth, cfg.Workers, runtime.NumCPU())
-	fmt.Fprintf(out, "%-26s %8s %9s %8s %11s %10s %6s\n", "crawler", "pages", "seconds", "pages/s", "max/window", "closest", "dup")
+	fmt.Fprintf(out, "%-26s %8s %9s %8s %9s %11s %10s %6s %6s\n", "crawler", "pages", "seconds", "pages/s", "floor s", "max/window", "closest", "dup", "robots")
 
 	type crawler struct {
 		name string
@@ -248,12 +251,21 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 			fmt.Fprintf(out, "%-26s failed: %v\n", c.name, err)
 			continue
 		}
-		var dups, worst int
+		var dups, worst, robots int
 		var violations []string
+		var floor time.Duration
+		var busiest []time.Time
+		var busiestHost string
 		closest := time.Duration(1<<63 - 1)
 		for _, s := range sites {
 			window := max(cfg.Delay, s.delay)
 			s.mu.Lock()
+			// The crawl's own requests to this host, a window apart, take
+			// at least this long: no polite crawler making them is faster.
+			if f := time.Duration(max(len(s.at)-1, 0)) * window; f > floor || busiest == nil {
+				floor, busiest, busiestHost = f, slices.Clone(s.at), s.host
+			}
+			robots = max(robots, s.hits["/robots.txt"])
 			var twice []string
 			for path, n := range s.hits {
 				if n > 1 && path != "/robots.txt" {
@@ -272,12 +284,15 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 			}
 			worst, closest = max(worst, most), min(closest, near)
 		}
-		fmt.Fprintf(out, "%-26s %8d %9.2f %8.1f %11d %10v %6d\n", c.name, pages, took.Seconds(), float64(pages)/took.Seconds(), worst, closest.Round(100*time.Microsecond), dups)
+		fmt.Fprintf(out, "%-26s %8d %9.2f %8.1f %9.2f %11d %10v %6d %6d\n", c.name, pages, took.Seconds(), float64(pages)/took.Seconds(), floor.Seconds(), worst, closest.Round(100*time.Microsecond), dups, robots)
 		for _, v := range violations {
 			fmt.Fprintf(out, "%-26s %s\n", "", v)
 		}
+		if cfg.Gaps {
+			fmt.Fprintf(out, "%-26s %s\n", "", gaps(busiestHost, busiest))
+		}
 	}
-	fmt.Fprintln(out, "max/window: the most requests any host saw within its delay (Crawl-delay on host 1); it must be 1. closest: the two closest requests to one host. dup: requests for a path already served (tracking parameters, fragments, redirects); it must be 0.")
+	fmt.Fprintln(out, "floor s: the crawler's own requests to its busiest host, one delay (or Crawl-delay) apart, take at least this long. max/window: the most requests any host saw within its delay (Crawl-delay on host 1); it must be 1. closest: the two closest requests to one host. dup: requests for a path already served (tracking parameters, fragments, redirects); it must be 0. robots: the most times one host's robots.txt was read.")
 	fmt.Fprintln(out, "requests are timed by the kernel as they arrive, not when a handler gets to run")
 	return nil
 }
@@ -448,4 +463,31 @@ func maxInWindow(at []time.Time, paths []string, window time.Duration) (int, tim
 		most = max(most, i-first+1)
 	}
 	return most, closest, pair
+}
+
+// gaps describes the times between successive requests to one host:
+// percentiles, and the time lost in gaps over twice the median.
+func gaps(host string, at []time.Time) string {
+	if len(at) < 3 {
+		return host + ": too few requests"
+	}
+	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+	d := make([]time.Duration, len(at)-1)
+	for i := range d {
+		d[i] = at[i+1].Sub(at[i])
+	}
+	sorted := slices.Clone(d)
+	slices.Sort(sorted)
+	pct := func(p float64) time.Duration {
+		return sorted[int(p*float64(len(sorted)-1))].Round(100 * time.Microsecond)
+	}
+	var lost time.Duration
+	n := 0
+	for _, g := range d {
+		if g > 2*pct(0.5) {
+			lost += g - pct(0.5)
+			n++
+		}
+	}
+	return fmt.Sprintf("%s: gaps p50 %v p90 %v p99 %v max %v; %d gaps over twice the median lose %.2fs", host, pct(0.5), pct(0.9), pct(0.99), sorted[len(sorted)-1].Round(100*time.Microsecond), n, lost.Seconds())
 }

@@ -405,8 +405,6 @@ func TestClusterCrawlSurvivesAFetcherKilled(t *testing.T) {
 	if _, _, err := recvCrawl(t, stream, 6, printed); err != nil {
 		t.Fatal(err)
 	}
-	// The gateway reads robots.txt through the first fetcher: the second
-	// is the one to kill.
 	c.signal(c.Fetchers[1], syscall.SIGKILL)
 	_, last, err := recvCrawl(t, stream, 0, printed)
 	if err != nil {

@@ -29,6 +29,7 @@ func main() {
 	fetchers := flag.String("fetchers", "1,2,4", "sizes of the clusters to crawl with, comma-separated (empty: none)")
 	flag.BoolVar(&cfg.Peers, "peers", true, "crawl with colly and crawlee's CheerioCrawler too")
 	flag.StringVar(&cfg.Root, "root", "..", "the repository's root")
+	flag.BoolVar(&cfg.Gaps, "gaps", false, "print how far apart the requests to each crawler's busiest host came")
 	flag.Parse()
 	for f := range strings.SplitSeq(*fetchers, ",") {
 		if f = strings.TrimSpace(f); f == "" {

@@ -100,6 +100,19 @@ type RobotsReader interface {
 	Robots(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*robots.Robots, error)
 }
 
+// WorkRobotsReader is a RobotsReader that hands a crawl's robots.txt to a
+// worker (crawljs.WorkReader): the worker paces the request, and keeps the
+// file for the crawl's other workers.
+type WorkRobotsReader interface {
+	WorkRobots(ctx context.Context, w Work, opts *distillv1.FetchOptions) (*robots.Robots, error)
+}
+
+// AnswerKeeper is a PageReader that keeps each page's answer until the
+// crawl has journaled it (crawljs.WorkReader): Used lets it go.
+type AnswerKeeper interface {
+	Used(jobID, key string)
+}
+
 // PageReader distils one page, applying the crawl's Hooks.
 type PageReader interface {
 	Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*pipeline.Result, error)
@@ -329,6 +342,9 @@ func (j *Job) count(d *Done) {
 	j.done++
 	if d.Failed {
 		j.failed++
+		return
+	}
+	if d.Skipped {
 		return
 	}
 	final := d.Key

@@ -34,9 +34,11 @@ func (j *Job) read(ctx context.Context, e Entry) (*Page, *Done) {
 	}
 	isStart := e.Depth == 0
 	res, err := j.readPage(ctx, e, rules.interval, isStart)
-	if _, ok := errors.AsType[*alreadyRead](err); ok {
-		// It redirects to a page read, or being read, on its own, which
+	if _, ok := errors.AsType[*AlreadyRead](err); ok {
+		// It redirects to a page read, or being read, on its own, or (in
+		// a cluster) it was claimed by another page's redirect, which
 		// delivers it: this one delivers nothing, and claims nothing.
+		d.Skipped = true
 		return nil, d
 	}
 	if err != nil {
@@ -132,6 +134,10 @@ func (j *Job) readPage(ctx context.Context, e Entry, interval time.Duration, isS
 		if err == nil {
 			return res, j.judgeHops(res, isStart)
 		}
+		if _, ok := errors.AsType[*AlreadyRead](err); ok {
+			// An answer, not a failure: asking again reads nothing more.
+			return nil, err
+		}
 		code := failure.CodeOf(err)
 		again := code == failure.Unavailable && attempt < len(unavailableRetries) ||
 			code == failure.Internal && attempt == 0
@@ -209,6 +215,14 @@ func (j *Job) rules(ctx context.Context, u *url.URL) *hostRules {
 // readRobots reads u's robots.txt in its host's turn, and says when its
 // answer came.
 func (j *Job) readRobots(ctx context.Context, u *url.URL) (*robots.Robots, time.Time, error) {
+	if wr, ok := j.c.robots.(WorkRobotsReader); ok {
+		// A worker reads it in the host's turn, as it reads pages.
+		file, err := wr.WorkRobots(ctx, Work{
+			JobID: j.id, URL: u.String(), Start: j.start.String(), ScopeURL: j.currentScope().Root(),
+			Scope: j.req.Scope, Interval: j.req.Delay, Delay: j.req.Delay,
+		}, j.opts)
+		return file, time.Now(), err
+	}
 	if err := j.c.pacer.Turn(ctx, u.Hostname(), j.req.Delay); err != nil {
 		return nil, time.Time{}, err
 	}
@@ -221,12 +235,14 @@ func (j *Job) readRobots(ctx context.Context, u *url.URL) (*robots.Robots, time.
 	return file, answered, err
 }
 
-// alreadyRead refuses a redirect to a page the crawl has read, or is
-// reading, under its own URL: following it would fetch the page twice.
-type alreadyRead struct{ key string }
+// AlreadyRead refuses a redirect to a page the crawl has read, or is
+// reading, under another URL (its own, or one that redirects to it):
+// following it would fetch the page twice. A page refused so delivers
+// nothing; the page that claimed its target delivers it.
+type AlreadyRead struct{ Key string }
 
-func (a *alreadyRead) Error() string {
-	return "redirects to " + a.key + ", a page the crawl reads on its own"
+func (a *AlreadyRead) Error() string {
+	return "leads to " + a.Key + ", a page the crawl reads under another URL"
 }
 
 // claimHop claims the page a redirect of the page own leads to, before
@@ -244,7 +260,7 @@ func (j *Job) claimHop(to *url.URL, own string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.finals[key] || j.front.known(key) && j.front.found[key] == nil {
-		return &alreadyRead{key: key}
+		return &AlreadyRead{Key: key}
 	}
 	j.front.started(key)
 	return nil

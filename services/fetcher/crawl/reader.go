@@ -11,6 +11,7 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/fetcher/robots"
 	"distill.dev/services/fetcher/siteurl"
 )
 
@@ -30,6 +31,10 @@ type Hooks struct {
 	Pace func(ctx context.Context, u *url.URL) error
 	// Sent hears when a request Pace gave a turn to was written.
 	Sent func(u *url.URL, at time.Time)
+	// Robots, when set, gives the robots.txt of each hop's origin in
+	// place of the reader's own fetch of it: a crawl's workers in several
+	// processes share one copy per host.
+	Robots func(ctx context.Context, u *url.URL) (*robots.Robots, error)
 	// Work describes the page for a reader that hands it to a worker in
 	// another process, which applies Follow and Pace itself from it.
 	Work Work
@@ -104,10 +109,24 @@ func (l *LocalReader) Read(ctx context.Context, rawURL string, opts *distillv1.F
 	if h.Pace != nil {
 		calls = append(calls, fetch.PaceWith(h.Pace, h.Sent))
 	}
+	if h.Robots != nil {
+		calls = append(calls, fetch.RobotsFrom(h.Robots))
+	}
 	// A pipeline is a few pointers: one per page carries that page's
 	// hooks to its stages.
 	p := pipeline.New(l.logger, judged{l.fetcher, calls}, l.extractor, paced{l.renderer, h.BeforeRender}, l.opts...)
 	return p.Do(ctx, pipeline.Request{URL: rawURL, Options: opts})
+}
+
+// ReadRobots reads the robots.txt that governs rawURL through the
+// reader's fetcher, its request paced by h.Pace and h.Sent: a crawl's
+// worker reads it for every worker of the crawl.
+func (l *LocalReader) ReadRobots(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*robots.Robots, error) {
+	calls := l.calls[:len(l.calls):len(l.calls)]
+	if h.Pace != nil {
+		calls = append(calls, fetch.PaceWith(h.Pace, h.Sent))
+	}
+	return l.fetcher.RobotsWith(ctx, rawURL, opts, calls...)
 }
 
 // judged is a pipeline fetch stage that hands its fetches the call

@@ -18,7 +18,10 @@ func (j *Job) Run(ctx context.Context, deliver func(Page) error) (Status, error)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var deliverMu sync.Mutex
-	var wg sync.WaitGroup
+	// used lets go of the answers the journal holds now, off the path of
+	// the pages' slots; Run returns once it has.
+	var wg, used sync.WaitGroup
+	defer used.Wait()
 	slots := make(chan struct{}, j.req.Concurrency)
 	for {
 		select {
@@ -42,19 +45,10 @@ func (j *Job) Run(ctx context.Context, deliver func(Page) error) (Status, error)
 				// Abandoned: not delivered, not journalled as done.
 				return
 			}
-			deliverMu.Lock()
-			defer deliverMu.Unlock()
-			if ctx.Err() != nil {
-				return
-			}
-			if p != nil {
-				if err := deliver(*p); err != nil {
-					cancel(err)
-					return
+			if j.deliver(ctx, cancel, &deliverMu, deliver, p, d) {
+				if k, ok := j.c.pages.(AnswerKeeper); ok {
+					used.Go(func() { k.Used(j.id, d.Key) })
 				}
-			}
-			if err := j.finish(d); err != nil {
-				cancel(err)
 			}
 		}()
 	}
@@ -81,6 +75,27 @@ func (j *Job) Run(ctx context.Context, deliver func(Page) error) (Status, error)
 		j.mu.Unlock()
 	}
 	return j.Status(), nil
+}
+
+// deliver delivers p, if any, and journals d, one page at a time; it
+// reports whether d reached the journal.
+func (j *Job) deliver(ctx context.Context, cancel context.CancelCauseFunc, mu *sync.Mutex, deliver func(Page) error, p *Page, d *Done) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	if ctx.Err() != nil {
+		return false
+	}
+	if p != nil {
+		if err := deliver(*p); err != nil {
+			cancel(err)
+			return false
+		}
+	}
+	if err := j.finish(d); err != nil {
+		cancel(err)
+		return false
+	}
+	return true
 }
 
 // next waits for the next page to start: it returns false when the crawl

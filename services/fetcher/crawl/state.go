@@ -64,6 +64,9 @@ type Done struct {
 	// when it differs.
 	Final  string `json:"final,omitempty"`
 	Failed bool   `json:"failed,omitempty"`
+	// Skipped: the page was read under another URL (a redirect to it was
+	// claimed first), which delivers it; this one claims nothing.
+	Skipped bool `json:"skipped,omitempty"`
 	// Relevance and Present (the query words the page holds) restore the
 	// ranking's state.
 	Relevance float64  `json:"relevance,omitempty"`

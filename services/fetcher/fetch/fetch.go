@@ -27,6 +27,7 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/cookies"
+	"distill.dev/services/fetcher/robots"
 	"distill.dev/services/platform/netpolicy"
 	"distill.dev/services/platform/telemetry"
 )
@@ -213,6 +214,9 @@ type call struct {
 	// goes out; sent hears when it did.
 	pace func(ctx context.Context, u *url.URL) error
 	sent func(u *url.URL, at time.Time)
+	// robotsFrom, when set, gives the robots.txt of each hop's origin in
+	// place of the Fetcher's own cache.
+	robotsFrom func(ctx context.Context, u *url.URL) (*robots.Robots, error)
 }
 
 // CallOption adds to one call what only an in-process caller can give: a
@@ -237,6 +241,16 @@ func FollowIf(judge func(to *url.URL) error) CallOption {
 // can hold the host from a turn until its request is out.
 func PaceWith(turn func(ctx context.Context, u *url.URL) error, sent func(u *url.URL, at time.Time)) CallOption {
 	return func(c *call) { c.pace, c.sent = turn, sent }
+}
+
+// RobotsFrom makes a call take the robots.txt of each hop's origin from
+// get rather than from the Fetcher's cache: the workers of a crawl in
+// several processes share one copy per host, read once, instead of one
+// per process. get answers as robots.Cache.Get does: a file that cannot
+// be had is an answer (allow all or disallow all), the only error is the
+// context's or the store's.
+func RobotsFrom(get func(ctx context.Context, u *url.URL) (*robots.Robots, error)) CallOption {
+	return func(c *call) { c.robotsFrom = get }
 }
 
 func redirectRefused(from, to string, err error) error {

@@ -38,9 +38,18 @@ func (f *Fetcher) Resource(ctx context.Context, rawURL string, opts *distillv1.F
 // answer (allow all or disallow all, RFC 9309), not an error; errors are
 // bad URLs, policy refusals and the caller's deadline.
 func (f *Fetcher) Robots(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*robots.Robots, error) {
+	return f.RobotsWith(ctx, rawURL, opts)
+}
+
+// RobotsWith is Robots with call options: a crawl's worker paces the
+// robots.txt request as it paces its pages (PaceWith).
+func (f *Fetcher) RobotsWith(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, calls ...CallOption) (*robots.Robots, error) {
 	c, err := f.newCall(ctx, rawURL, robotsGet, opts)
 	if err != nil {
 		return nil, err
+	}
+	for _, o := range calls {
+		o(c)
 	}
 	where := "robots.txt of " + display(rawURL)
 	u, err := c.policy.CheckURL(rawURL)

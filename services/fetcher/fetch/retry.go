@@ -92,29 +92,40 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 			return nil, err
 		}
 		// The turn is held until the request is written, or known never
-		// to be: sent hears of it exactly once, with the time it was
-		// written, or with none when it failed before.
-		var reported sync.Once
-		done := func(at time.Time) {
-			if c.sent != nil {
-				reported.Do(func() { c.sent(u, at) })
-			}
-		}
-		// Written means on the socket: the transport's own report of a
-		// written request comes once it is in a buffer, which a goroutine
-		// held up before its flush can leave there a while.
-		var watched atomic.Pointer[watchedConn]
-		var gotAt atomic.Int64
+		// to be: sent hears of each turn exactly once, with the time its
+		// request was written, or with none when it failed before.
+		var mu sync.Mutex
+		turn := &pacedWrite{c: c, u: u}
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 			GotConn: func(info httptrace.GotConnInfo) {
-				gotAt.Store(time.Now().UnixNano())
-				watched.Store(watchWrite(info.Conn, done))
+				mu.Lock()
+				defer mu.Unlock()
+				if turn.conn {
+					// The transport sends the request again on another
+					// connection: the one it reused was closed under it,
+					// and what it wrote there reached no site. This write
+					// is a request the site sees, and takes a turn of its
+					// own; without one it is not sent.
+					turn.done(turn.watched.wroteSince(turn.gotAt))
+					turn = &pacedWrite{c: c, u: u}
+					if err := c.pace(ctx, u); err != nil {
+						turn.released = true
+						_ = info.Conn.Close()
+						return
+					}
+				}
+				turn.conn, turn.gotAt = true, time.Now().UnixNano()
+				turn.watched = watchWrite(info.Conn, turn.done)
 			},
 		})
 		// The writer's goroutine can be held up between its write and its
 		// report while the answer comes back and this returns: a write
 		// the connection saw since it was handed to us is ours.
-		defer func() { done(watched.Load().wroteSince(gotAt.Load())) }()
+		defer func() {
+			mu.Lock()
+			defer mu.Unlock()
+			turn.done(turn.watched.wroteSince(turn.gotAt))
+		}()
 	}
 	var remote func() string
 	if f.recorder != nil {
@@ -157,6 +168,28 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 	return resp, nil
 }
 
+// pacedWrite is one turn of a paced request and the connection its
+// request is written on.
+type pacedWrite struct {
+	c *call
+	u *url.URL
+	// conn: a connection was handed over for this turn's write.
+	conn    bool
+	watched *watchedConn
+	gotAt   int64
+	once    sync.Once
+	// released: the turn was never taken, or is over; nothing to report.
+	released bool
+}
+
+// done reports the turn's request written at at (zero: never), once.
+func (p *pacedWrite) done(at time.Time) {
+	if p.released || p.c.sent == nil {
+		return
+	}
+	p.once.Do(func() { p.c.sent(p.u, at) })
+}
+
 // watchedConn is a connection of the fetcher's that can say when the
 // next write reached the socket.
 type watchedConn struct {
@@ -178,8 +211,13 @@ func (c *watchedConn) Write(b []byte) (int, error) {
 }
 
 // wroteSince is when c's last write at or after since (Unix nanoseconds)
-// ended, or began if its writer has not come back from it yet, else the
-// zero time. A nil c has written nothing.
+// ended, or now if its writer has not come back from it yet, else the
+// zero time. A nil c has written nothing. Not when the write began: a
+// writer held up between noting the start and the write itself (a
+// machine with no core free) sends its bytes later than that, and the
+// next turn, counted from it, would come too soon after them. It is
+// asked once the request was answered, whose bytes reached the site
+// before now.
 func (c *watchedConn) wroteSince(since int64) time.Time {
 	if c == nil || since == 0 {
 		return time.Time{}
@@ -188,7 +226,7 @@ func (c *watchedConn) wroteSince(since int64) time.Time {
 		return time.Unix(0, at)
 	}
 	if at := c.began.Load(); at >= since {
-		return time.Unix(0, at)
+		return time.Now()
 	}
 	return time.Time{}
 }

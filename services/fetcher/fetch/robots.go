@@ -39,7 +39,13 @@ func (f *Fetcher) checkRobots(ctx context.Context, c *call, u *url.URL, where st
 	// The robots.txt request is paced at the caller's own rate: the
 	// previous hop's Crawl-delay was another host's.
 	c.rate = c.opts.GetRateLimit()
-	file, err := f.robots.of(c).Get(ctx, u, f.robotsGetter(c))
+	var file *robots.Robots
+	var err error
+	if c.robotsFrom != nil {
+		file, err = c.robotsFrom(ctx, u)
+	} else {
+		file, err = f.robots.of(c).Get(ctx, u, f.robotsGetter(c))
+	}
 	if err != nil {
 		return c.classify(ctx, where+": robots.txt", err)
 	}

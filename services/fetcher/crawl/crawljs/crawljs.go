@@ -317,16 +317,38 @@ type Pacer struct {
 
 	mu sync.Mutex
 	kv jetstream.KeyValue
-	// rtt is the last claim's round trip to NATS.
-	rtt time.Duration
-	// claims are this process's held turns, by host: the token each was
-	// taken with.
-	claims map[string]string
+	// claims are this process's held turns, by host.
+	claims map[string]heldTurn
+	// gates let one worker of this process at a time ask the bucket for
+	// a host's turn; the others wait here, not on the bucket: only one
+	// of them could take the turn, and each would read the key every
+	// heldPoll meanwhile.
+	gates map[string]chan struct{}
 }
 
 // NewPacer returns a Pacer; its bucket is made on the first turn.
 func NewPacer(js jetstream.JetStream, cfg Config) *Pacer {
-	return &Pacer{js: js, cfg: cfg, claims: map[string]string{}}
+	return &Pacer{js: js, cfg: cfg, claims: map[string]heldTurn{}, gates: map[string]chan struct{}{}}
+}
+
+// heldTurn is a turn this process holds: the token it was taken with, and
+// the key's revision it wrote, which Sent updates without reading it
+// again.
+type heldTurn struct {
+	token string
+	rev   uint64
+}
+
+// gate is host's gate in this process.
+func (p *Pacer) gate(k string) chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	g := p.gates[k]
+	if g == nil {
+		g = make(chan struct{}, 1)
+		p.gates[k] = g
+	}
+	return g
 }
 
 // paceTTL forgets a host nobody has asked for a while: its next turn is
@@ -364,23 +386,30 @@ func key(host string) string {
 }
 
 // paceValue is a key's value read: the time it names, whether the turn is
-// held, and by which claim.
-func paceValue(v []byte) (at time.Time, held bool, token string) {
+// held, by which claim, and, for a held turn, the time its request goes
+// out at the soonest (zero when the value does not say).
+func paceValue(v []byte) (at time.Time, held bool, token string, from time.Time) {
 	s := string(v)
 	if rest, ok := strings.CutPrefix(s, "h"); ok {
 		held = true
-		s, token, _ = strings.Cut(rest, ":")
+		var tail, f string
+		s, tail, _ = strings.Cut(rest, ":")
+		token, f, _ = strings.Cut(tail, ":")
+		if ns, err := strconv.ParseInt(f, 10, 64); err == nil {
+			from = time.Unix(0, ns)
+		}
 	}
 	if ns, err := strconv.ParseInt(s, 10, 64); err == nil {
 		at = time.Unix(0, ns)
 	}
-	return at, held, token
+	return at, held, token, from
 }
 
 // Turn waits until host is free and claims it with compare and set,
-// holding it until Sent. The hold is set a little past its end (twice the
-// last round trip to NATS), for the clocks of two processes read the
-// bucket a round trip apart.
+// holding it until Sent. A turn still ahead is claimed as soon as it is
+// known, and waited for once held: the claim's round trip to NATS is
+// spent while the host's previous request is still within its delay, not
+// after it.
 func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) error {
 	if interval <= 0 {
 		// No pace to keep: nothing to hold.
@@ -391,9 +420,15 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 		return err
 	}
 	k := key(host)
+	g := p.gate(k)
+	select {
+	case g <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-g }()
 	for {
-		began := time.Now()
-		var at time.Time
+		var at, from time.Time
 		var held bool
 		var rev uint64
 		e, err := kv.Get(ctx, k)
@@ -403,32 +438,44 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 			return fmt.Errorf("crawl pace of %s: %w", host, err)
 		default:
 			rev = e.Revision()
-			at, held, _ = paceValue(e.Value())
+			at, held, _, from = paceValue(e.Value())
 		}
 		now := time.Now()
-		if at.After(now) {
-			wait := at
-			if held {
-				wait = now.Add(heldPoll)
+		if held && at.After(now) {
+			// Its request goes out at from at the soonest, and frees the
+			// host a moment after it is written.
+			wait := now.Add(heldPoll)
+			if from.After(wait) {
+				wait = from
 			}
 			if err := sleepUntil(ctx, wait); err != nil {
 				return err
 			}
 			continue
 		}
+		start := now
+		if at.After(now) {
+			start = at
+		}
 		token := crawl.NewID()
-		val := []byte("h" + strconv.FormatInt(now.Add(crawl.MaxHold+crawl.Spacing(interval)).UnixNano(), 10) + ":" + token)
+		val := []byte("h" + strconv.FormatInt(start.Add(crawl.MaxHold+crawl.Spacing(interval)).UnixNano(), 10) + ":" + token + ":" + strconv.FormatInt(start.UnixNano(), 10))
+		var wrote uint64
 		if rev == 0 {
-			_, err = kv.Create(ctx, k, val)
+			wrote, err = kv.Create(ctx, k, val)
 		} else {
-			_, err = kv.Update(ctx, k, val, rev)
+			wrote, err = kv.Update(ctx, k, val, rev)
 		}
-		p.mu.Lock()
-		p.rtt = min(time.Since(began), interval)
 		if err == nil {
-			p.claims[k] = token
+			p.mu.Lock()
+			p.claims[k] = heldTurn{token: token, rev: wrote}
+			p.mu.Unlock()
+			if err := sleepUntil(ctx, start); err != nil {
+				// Given up before its time: the host is free again a
+				// delay from now, later than the turn was.
+				p.Sent(host, interval, time.Time{})
+				return err
+			}
 		}
-		p.mu.Unlock()
 		switch {
 		case err == nil:
 			return nil
@@ -444,9 +491,13 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 }
 
 // Sent ends this process's hold on host: the next turn is
-// Spacing(interval) after at (after now for a request never written), a
-// little more for the round trip. It returns at once; the bucket is
-// updated in the background, while the other workers look again.
+// Spacing(interval) after at (after now for a request never written). It
+// returns at once; the bucket is updated in the background, while the
+// other workers look again. at is when the request was written, which
+// the turn held the host until: no pad for the round trips to NATS is
+// needed, for no other worker's request can start before the bucket
+// says at, and they read it on the same clock (across machines, clocks
+// kept by NTP agree to far less than Spacing's twentieth).
 func (p *Pacer) Sent(host string, interval time.Duration, at time.Time) {
 	if interval <= 0 {
 		return
@@ -456,11 +507,11 @@ func (p *Pacer) Sent(host string, interval time.Duration, at time.Time) {
 	}
 	k := key(host)
 	p.mu.Lock()
-	token := p.claims[k]
+	claim := p.claims[k]
 	delete(p.claims, k)
-	pad := 2 * p.rtt
 	p.mu.Unlock()
-	want := at.Add(crawl.Spacing(interval) + pad)
+	token := claim.token
+	want := at.Add(crawl.Spacing(interval))
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), max(interval, 5*time.Second))
 		defer cancel()
@@ -468,12 +519,20 @@ func (p *Pacer) Sent(host string, interval time.Duration, at time.Time) {
 		if err != nil {
 			return
 		}
+		value := []byte(strconv.FormatInt(want.UnixNano(), 10))
+		if claim.rev != 0 {
+			// The key as the claim left it, unless the hold ran out and
+			// another took it: one write, no read.
+			if _, err := kv.Update(ctx, k, value, claim.rev); !isConflict(err) {
+				return
+			}
+		}
 		for range 10 {
 			e, err := kv.Get(ctx, k)
 			if err != nil {
 				return
 			}
-			next, held, holder := paceValue(e.Value())
+			next, held, holder, _ := paceValue(e.Value())
 			switch {
 			case held && holder != token:
 				// Another claim holds it: ours ran out long ago.
@@ -481,7 +540,7 @@ func (p *Pacer) Sent(host string, interval time.Duration, at time.Time) {
 			case !held && !next.Before(want):
 				return
 			}
-			if _, err := kv.Update(ctx, k, []byte(strconv.FormatInt(want.UnixNano(), 10)), e.Revision()); !isConflict(err) {
+			if _, err := kv.Update(ctx, k, value, e.Revision()); !isConflict(err) {
 				return
 			}
 		}

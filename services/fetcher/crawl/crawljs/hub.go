@@ -275,6 +275,11 @@ func (h *Hub) run(job *crawl.Job) {
 		h.update(end, id, func(r *record) {
 			r.State, r.Status = stateEnded, statusBytes(summary)
 		})
+		// Its pages' answers, claims and robots.txt copies are of no use
+		// to anyone now: the stream keeps only what clients stream.
+		if err := Forget(end, h.js, h.cfg, id); err != nil {
+			h.logger.Warn("crawl: what its pages left not purged", "job", id, "err", err.Error())
+		}
 	})
 }
 
@@ -374,6 +379,23 @@ func (h *Hub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv
 	if e, err := kv.Get(ctx, sentKey(id)); err == nil {
 		_, _ = fmt.Sscan(string(e.Value()), &after)
 	}
+	pages, err := h.js.Stream(ctx, PagesStream)
+	if err != nil {
+		return unavailable(err)
+	}
+	if st.GetState() != distillv1.CrawlState_CRAWL_STATE_RUNNING {
+		// Ended: what it left unstreamed is on the stream, or nothing is
+		// (streamed to its end, and let go).
+		m, err := pages.GetLastMsgForSubject(ctx, OutPrefix+id)
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return nil
+		case err != nil:
+			return unavailable(err)
+		case m.Sequence <= after:
+			return nil
+		}
+	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{OutPrefix + id}}
 	if after > 0 {
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
@@ -406,6 +428,17 @@ func (h *Hub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv
 		if err := proto.Unmarshal(m.Data(), r); err != nil {
 			continue
 		}
+		if s := r.GetSummary(); s != nil {
+			// The owner writes the record once it has published the
+			// summary: a client that has the summary and asks any
+			// gateway for the status at once finds the record saying
+			// what the summary says.
+			h.update(ctx, id, func(rec *record) {
+				if rec.State == stateRunning {
+					rec.State, rec.Status = stateEnded, statusBytes(s)
+				}
+			})
+		}
 		if err := deliver(r); err != nil {
 			return err
 		}
@@ -413,6 +446,11 @@ func (h *Hub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv
 			_, _ = kv.Put(ctx, sentKey(id), fmt.Appendf(nil, "%d", meta.Sequence.Stream))
 		}
 		if s := r.GetSummary(); s != nil {
+			// Its client has every page and the summary: the output is of
+			// no use to anyone now, and the stream lets it go.
+			if err := pages.Purge(ctx, jetstream.WithPurgeSubject(OutPrefix+id)); err != nil {
+				h.logger.Warn("crawl: output not purged", "job", id, "err", err.Error())
+			}
 			if s.GetState() == distillv1.CrawlState_CRAWL_STATE_FAILED && s.GetError() != nil {
 				return failure.FromProto(s.GetError())
 			}

@@ -19,9 +19,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/crawl"
 	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/fetcher/robots"
+	"distill.dev/services/fetcher/siteurl"
 )
 
 // The pages of a crawl are work items any fetcher takes: an item per page
@@ -36,7 +39,16 @@ const (
 	PagePrefix     = "distill.crawlpage."
 	OutPrefix      = "distill.crawlout."
 	redirectsField = "Distill-Redirects"
+	// elsewhereField marks an answer that reads nothing: the page was
+	// claimed by another page's redirect, which delivers it.
+	elsewhereField = "Distill-Read-Elsewhere"
+	// usedField marks what is left of an answer its crawl has journaled:
+	// the answer is gone, and a worker given the page again reads nothing.
+	usedField = "Distill-Used"
 )
+
+// Kinds of work item besides a page.
+const kindRobots = "robots"
 
 // pagesMaxAge is how long the pages' answers and a crawl's output are
 // kept: long enough for a crawl to be adopted and a client to come back
@@ -65,6 +77,8 @@ func EnsureWorkStreams(ctx context.Context, js jetstream.JetStream, cfg Config) 
 		Replicas:   max(cfg.Replicas, 1),
 		MaxAge:     pagesMaxAge,
 		Duplicates: dedupWindow,
+		// An answer used is replaced by its marker in one write.
+		AllowRollup: true,
 	}}
 	for _, sc := range streams {
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
@@ -76,6 +90,9 @@ func EnsureWorkStreams(ctx context.Context, js jetstream.JetStream, cfg Config) 
 
 // item is one page to read, as the work queue carries it.
 type item struct {
+	// Kind is empty for a page; kindRobots for a host's robots.txt, read
+	// once for every worker of the crawl (Work.URL is the robots.txt).
+	Kind string     `json:"kind,omitempty"`
 	Work crawl.Work `json:"work"`
 	// Options are the page's FetchOptions, protobuf-encoded.
 	Options []byte `json:"options"`
@@ -100,11 +117,103 @@ type WorkReader struct {
 	// ackWait is the workers' ack wait, which bounds how long a page
 	// waits when its worker dies.
 	ackWait time.Duration
+	seen    *seen
+	pages   pagesStream
 }
 
-// NewWorkReader returns a WorkReader on js.
-func NewWorkReader(js jetstream.JetStream, ackWait time.Duration) *WorkReader {
-	return &WorkReader{js: js, ackWait: ackWait}
+// NewWorkReader returns a WorkReader on js, whose streams and buckets are
+// stored as cfg says.
+func NewWorkReader(js jetstream.JetStream, ackWait time.Duration, cfg Config) *WorkReader {
+	return &WorkReader{js: js, ackWait: ackWait, seen: &seen{js: js, cfg: cfg}}
+}
+
+// Robots refuses: a cluster crawl's robots.txt is read for its job, by
+// WorkRobots.
+func (r *WorkReader) Robots(ctx context.Context, rawURL string, opts *distillv1.FetchOptions) (*robots.Robots, error) {
+	return nil, failure.New(failure.Internal, "robots.txt of %s: a cluster crawl reads it as work of its job", rawURL)
+}
+
+// WorkRobots returns the crawl's copy of the robots.txt that governs w.URL:
+// the one kept, or one a fetcher worker reads as a work item, paced like
+// any request, and keeps for every worker of the crawl. The file is read
+// once per crawl, however many fetchers read the host's pages.
+func (r *WorkReader) WorkRobots(ctx context.Context, w crawl.Work, opts *distillv1.FetchOptions) (*robots.Robots, error) {
+	u, err := url.Parse(w.URL)
+	if err != nil {
+		return nil, failure.Wrap(failure.InvalidURL, err, "robots.txt of %s", w.URL)
+	}
+	w.URL = robots.URL(u)
+	w.Key = w.URL
+	kv, err := r.seen.bucket(ctx)
+	if err != nil {
+		return nil, failure.Wrap(failure.Unavailable, err, "robots.txt of %s", w.URL)
+	}
+	if e, err := kv.Get(ctx, robotsKey(w.JobID, w.URL)); err == nil {
+		if file, ok := robotsOf(e.Value()); ok {
+			return file, nil
+		}
+	}
+	ob, err := proto.Marshal(opts)
+	if err != nil {
+		return nil, failure.Wrap(failure.Internal, err, "robots.txt of %s", w.URL)
+	}
+	data, err := json.Marshal(item{Kind: kindRobots, Work: w, Options: ob})
+	if err != nil {
+		return nil, failure.Wrap(failure.Internal, err, "robots.txt of %s", w.URL)
+	}
+	wait, cancel := context.WithTimeout(ctx, 2*fetchopts.Timeout(opts)+2*r.ackWait+30*time.Second)
+	defer cancel()
+	got := make(chan struct{})
+	var file *robots.Robots
+	var werr error
+	go func() {
+		defer close(got)
+		file, werr = r.seen.waitRobots(wait, w.JobID, w.URL)
+	}()
+	// No message id: an item asked for again (an adopting owner, or one
+	// whose first reader gave up) must be queued again, and a second
+	// item for a file read already reads nothing.
+	msg := &nats.Msg{Subject: WorkPrefix + w.JobID, Data: data}
+	if _, err := r.js.PublishMsg(ctx, msg); err != nil {
+		cancel()
+		<-got
+		return nil, failure.Wrap(failure.Unavailable, err, "robots.txt of %s: queue it", w.URL)
+	}
+	<-got
+	if werr != nil {
+		if ctx.Err() != nil {
+			return nil, failure.Wrap(failure.Canceled, ctx.Err(), "robots.txt of %s", w.URL)
+		}
+		return nil, failure.Wrap(failure.Unavailable, werr, "robots.txt of %s", w.URL)
+	}
+	return file, nil
+}
+
+// Used lets go of the answer to crawl job's page key, which the crawl has
+// journaled: it is not needed again, even by an owner adopting the crawl.
+// A marker takes its place, so that a worker given the page again (its
+// ack lost) reads nothing.
+func (r *WorkReader) Used(job, key string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	msg := &nats.Msg{Subject: pageSubject(job, key), Header: nats.Header{}}
+	msg.Header.Set(usedField, "1")
+	msg.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	_, _ = r.js.PublishMsg(ctx, msg)
+}
+
+// Forget purges what a crawl that ended left of its pages: answers and
+// markers, claims, and robots.txt copies. Its output stays for its
+// clients.
+func Forget(ctx context.Context, js jetstream.JetStream, cfg Config, job string) error {
+	s, err := js.Stream(ctx, PagesStream)
+	if err != nil {
+		return fmt.Errorf("crawl %s: %w", job, err)
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject(PagePrefix+job+".*")); err != nil {
+		return fmt.Errorf("crawl %s: %w", job, err)
+	}
+	return (&seen{js: js, cfg: cfg}).forget(ctx, job)
 }
 
 // pollAnswer is how often a page's owner looks for its answer in the
@@ -168,9 +277,31 @@ func (r *WorkReader) Read(ctx context.Context, rawURL string, opts *distillv1.Fe
 	}
 }
 
+// pagesStream is a handle on the answers' stream: a stream's calls go
+// by its name, so one handle serves until the process ends, and looking
+// it up costs a round trip.
+type pagesStream struct {
+	mu sync.Mutex
+	s  jetstream.Stream
+}
+
+func (p *pagesStream) get(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.s != nil {
+		return p.s, nil
+	}
+	s, err := js.Stream(ctx, PagesStream)
+	if err != nil {
+		return nil, err
+	}
+	p.s = s
+	return s, nil
+}
+
 // kept returns the answer the stream holds for subject, if any.
 func (r *WorkReader) kept(ctx context.Context, subject string) (*pipeline.Result, bool, error) {
-	s, err := r.js.Stream(ctx, PagesStream)
+	s, err := r.pages.get(ctx, r.js)
 	if err != nil {
 		return nil, false, failure.Wrap(failure.Unavailable, err, "crawl page answers")
 	}
@@ -186,6 +317,14 @@ func (r *WorkReader) kept(ctx context.Context, subject string) (*pipeline.Result
 }
 
 func decodeAnswer(data []byte, h nats.Header) (*pipeline.Result, error) {
+	if key := h.Get(elsewhereField); key != "" {
+		return nil, &crawl.AlreadyRead{Key: key}
+	}
+	if h.Get(usedField) != "" {
+		// Journaled already: a crawl never asks again for such a page
+		// unless its journal lost the record; the page was delivered.
+		return nil, &crawl.AlreadyRead{Key: "a page delivered"}
+	}
 	p := &distillv1.CrawlPage{}
 	if err := proto.Unmarshal(data, p); err != nil {
 		return nil, failure.Wrap(failure.Internal, err, "crawl page answer")
@@ -217,7 +356,8 @@ type WorkConfig struct {
 // whenever the consumer stops before ctx ends (NATS restarted without its
 // store).
 func ServeWork(ctx context.Context, logger *slog.Logger, js jetstream.JetStream, reader crawl.PageReader, pacer crawl.Pacer, cfg WorkConfig) error {
-	w := &worker{logger: logger, js: js, reader: reader, pacer: pacer, cfg: cfg}
+	w := &worker{logger: logger, js: js, reader: reader, pacer: pacer, cfg: cfg, seen: &seen{js: js, cfg: cfg.Streams}}
+	w.robots, _ = reader.(robotsReader)
 	if w.cfg.AckWait <= 0 {
 		w.cfg.AckWait = time.Minute
 	}
@@ -242,6 +382,17 @@ type worker struct {
 	reader crawl.PageReader
 	pacer  crawl.Pacer
 	cfg    WorkConfig
+	seen   *seen
+	pages  pagesStream
+	// robots reads a robots.txt through this process's fetcher, when the
+	// reader can (crawl.LocalReader): the crawl's workers then share one
+	// copy of each; else each reads its own.
+	robots robotsReader
+}
+
+// robotsReader reads a robots.txt paced by the hooks' Pace and Sent.
+type robotsReader interface {
+	ReadRobots(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h crawl.Hooks) (*robots.Robots, error)
 }
 
 func (w *worker) run(ctx context.Context) error {
@@ -306,8 +457,12 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	wk := it.Work
+	if it.Kind == kindRobots {
+		w.handleRobots(ctx, msg, wk, opts)
+		return
+	}
 	subject := pageSubject(wk.JobID, wk.Key)
-	if s, err := w.js.Stream(ctx, PagesStream); err == nil {
+	if s, err := w.pages.get(ctx, w.js); err == nil {
 		if _, err := s.GetLastMsgForSubject(ctx, subject); err == nil {
 			_ = msg.Ack()
 			return
@@ -316,7 +471,15 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 	jobCtx, cancel := context.WithTimeout(ctx, pipeline.Budget(opts))
 	defer cancel()
 	stop := heartbeat(jobCtx, msg, w.cfg.AckWait/3)
-	res, err := w.read(jobCtx, wk, opts)
+	// The page is claimed before it is read: a redirect of another page
+	// that claimed it first reads it, and this item reads nothing.
+	err := w.seen.claim(jobCtx, wk.JobID, wk.Key, wk.Key)
+	var res *pipeline.Result
+	if err == nil {
+		res, err = w.read(jobCtx, wk, opts)
+	} else if _, ok := errors.AsType[*crawl.AlreadyRead](err); !ok {
+		err = failure.Wrap(failure.Unavailable, err, "crawl %s", wk.URL)
+	}
 	stop()
 	if ctx.Err() != nil {
 		// Shutting down: the page is another worker's.
@@ -330,6 +493,9 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	page := &distillv1.CrawlPage{Url: wk.URL, Depth: int32(wk.Depth)}
 	out := &nats.Msg{Subject: subject, Header: nats.Header{}}
+	if elsewhere, ok := errors.AsType[*crawl.AlreadyRead](err); ok {
+		out.Header.Set(elsewhereField, elsewhere.Key)
+	}
 	if err != nil {
 		page.Outcome = &distillv1.CrawlPage_Error{Error: failure.Proto(err)}
 	} else {
@@ -365,6 +531,43 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 
 var errRelease = errors.New("crawl work: released")
 
+// handleRobots reads a host's robots.txt for every worker of a crawl, as
+// its owner asked, unless another worker has or is reading it.
+func (w *worker) handleRobots(ctx context.Context, msg jetstream.Msg, wk crawl.Work, opts *distillv1.FetchOptions) {
+	if w.robots == nil {
+		w.logger.Error("crawl work: this worker cannot read robots.txt for a crawl", "url", wk.URL)
+		_ = msg.Term()
+		return
+	}
+	jobCtx, cancel := context.WithTimeout(ctx, 2*fetchopts.Timeout(opts))
+	defer cancel()
+	stop := heartbeat(jobCtx, msg, w.cfg.AckWait/3)
+	_, err := w.crawlRobots(jobCtx, wk, opts, wk.URL)
+	stop()
+	if ctx.Err() != nil {
+		_ = msg.Nak()
+		return
+	}
+	if err != nil {
+		w.logger.Warn("crawl work: robots.txt not read", "url", wk.URL, "err", err)
+	}
+	_ = msg.Ack()
+}
+
+// crawlRobots is the crawl's copy of the robots.txt at robotsURL, read
+// through this process's fetcher at the crawl's --delay if no worker has
+// read it yet.
+func (w *worker) crawlRobots(ctx context.Context, wk crawl.Work, opts *distillv1.FetchOptions, robotsURL string) (*robots.Robots, error) {
+	// A worker that dies reading it holds the host's other pages back
+	// until its claim runs out: the read's own time bound, and a margin.
+	return w.seen.robots(ctx, wk.JobID, robotsURL, fetchopts.Timeout(opts)+5*time.Second, func(ctx context.Context) (*robots.Robots, error) {
+		return w.robots.ReadRobots(ctx, robotsURL, opts, crawl.Hooks{
+			Pace: func(ctx context.Context, u *url.URL) error { return w.pacer.Turn(ctx, u.Hostname(), wk.Delay) },
+			Sent: func(u *url.URL, at time.Time) { w.pacer.Sent(u.Hostname(), wk.Delay, at) },
+		})
+	})
+}
+
 // read reads the page as its crawl would, turning a panic into a release.
 func (w *worker) read(ctx context.Context, wk crawl.Work, opts *distillv1.FetchOptions) (res *pipeline.Result, err error) {
 	defer func() {
@@ -384,10 +587,26 @@ func (w *worker) read(ctx context.Context, wk crawl.Work, opts *distillv1.FetchO
 		}
 		return wk.Delay
 	}
-	return w.reader.Read(ctx, wk.URL, opts, crawl.Hooks{
-		Follow: judge,
-		Pace:   func(ctx context.Context, u *url.URL) error { return w.pacer.Turn(ctx, u.Hostname(), interval(u)) },
-		Sent:   func(u *url.URL, at time.Time) { w.pacer.Sent(u.Hostname(), interval(u), at) },
+	h := crawl.Hooks{
+		Follow: func(to *url.URL) error {
+			if err := judge(to); err != nil {
+				return err
+			}
+			// The page the hop leads to is claimed for this one, across
+			// every worker: a link to it read on its own, or another
+			// redirect to it, is not read again.
+			u, err := siteurl.Canonical(to.String())
+			if err != nil {
+				return nil
+			}
+			key := siteurl.KeyOf(u)
+			if key == wk.Key {
+				return nil
+			}
+			return w.seen.claim(ctx, wk.JobID, key, wk.Key)
+		},
+		Pace: func(ctx context.Context, u *url.URL) error { return w.pacer.Turn(ctx, u.Hostname(), interval(u)) },
+		Sent: func(u *url.URL, at time.Time) { w.pacer.Sent(u.Hostname(), interval(u), at) },
 		BeforeRender: func(ctx context.Context) error {
 			// The browser's request for the page goes out right after.
 			err := w.pacer.Turn(ctx, host, wk.Interval)
@@ -397,7 +616,13 @@ func (w *worker) read(ctx context.Context, wk crawl.Work, opts *distillv1.FetchO
 			return err
 		},
 		Work: wk,
-	})
+	}
+	if w.robots != nil && opts.GetRespectRobots() {
+		h.Robots = func(ctx context.Context, u *url.URL) (*robots.Robots, error) {
+			return w.crawlRobots(ctx, wk, opts, robots.URL(u))
+		}
+	}
+	return w.reader.Read(ctx, wk.URL, opts, h)
 }
 
 func hostOf(raw string) string {

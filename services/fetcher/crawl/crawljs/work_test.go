@@ -48,7 +48,7 @@ func TestWorkReaderKeepsAnswers(t *testing.T) {
 	if err := EnsureWorkStreams(t.Context(), owner, Config{}); err != nil {
 		t.Fatal(err)
 	}
-	wr := NewWorkReader(owner, 5*time.Second)
+	wr := NewWorkReader(owner, 5*time.Second, Config{})
 	id := crawl.NewID()
 	work := crawl.Work{JobID: id, Key: "example.test/a", Start: "http://example.test/", ScopeURL: "http://example.test/", Interval: time.Millisecond}
 	read := func() *pipeline.Result {
