@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/andybalholm/cascadia"
 	"golang.org/x/net/html"
 
 	"distill.dev/services/extractor/internal/htmlnode"
@@ -43,18 +44,23 @@ func Read(doc *html.Node, base *url.URL) Metadata {
 	m.Title = title(d, tags, m.SiteName, ld.headline)
 	m.Byline = byline(d, tags, ld.author)
 	m.Description = first(tags.get("description"), tags.get("og:description"), tags.get("twitter:description"), ld.description)
+	// The markup is searched only when the tags say nothing: each search
+	// walks the whole page.
 	m.Published = first(
 		tags.get("article:published_time"), tags.get("datePublished"), tags.get("pubdate"),
 		tags.get("publishdate"), tags.get("publish-date"), tags.get("date"), tags.get("dc.date"),
 		tags.get("dcterms.created"), tags.get("parsely-pub-date"), ld.published,
-		itemprop(d, "datePublished"),
-		strings.TrimSpace(d.Find("time[datetime]").First().AttrOr("datetime", "")),
 	)
-	m.Language = first(
-		strings.TrimSpace(d.Find("html").First().AttrOr("lang", "")),
-		strings.TrimSpace(d.Find(`meta[http-equiv="content-language" i]`).First().AttrOr("content", "")),
-		strings.ReplaceAll(tags.get("og:locale"), "_", "-"),
-	)
+	if m.Published == "" {
+		m.Published = first(itemprop(d, "datePublished"), htmlnode.Attr(timeWithDatetime.MatchFirst(doc), "datetime"))
+	}
+	m.Language = strings.TrimSpace(htmlnode.Attr(htmlnode.First(doc, "html"), "lang"))
+	if m.Language == "" {
+		m.Language = first(
+			htmlnode.Attr(contentLanguage.MatchFirst(doc), "content"),
+			strings.ReplaceAll(tags.get("og:locale"), "_", "-"),
+		)
+	}
 	for _, img := range []string{tags.get("og:image"), tags.get("og:image:url"), tags.get("twitter:image"), tags.get("twitter:image:src"), ld.image} {
 		if u, ok := weburl.Resolve(base, img, "http", "https"); ok {
 			m.Image = u
@@ -63,6 +69,11 @@ func Read(doc *html.Node, base *url.URL) Metadata {
 	}
 	return m
 }
+
+var (
+	timeWithDatetime = cascadia.MustCompile("time[datetime]")
+	contentLanguage  = cascadia.MustCompile(`meta[http-equiv="content-language" i]`)
+)
 
 // metaKeys are the attributes that name a meta tag.
 var metaKeys = []string{"property", "name", "itemprop"}
@@ -160,13 +171,22 @@ var titleSeparators = []string{" | ", " - ", " – ", " — ", " :: ", " » ", "
 // which part is the page's own.
 func title(d *goquery.Document, tags metaIndex, siteName, headline string) string {
 	var h1s []string
-	d.Find("h1").EachWithBreak(func(i int, s *goquery.Selection) bool {
-		if t := htmlnode.CollapseSpace(s.Text()); t != "" {
-			h1s = append(h1s, t)
+	htmlnode.Walk(d.Nodes[0], func(n *html.Node) bool {
+		if len(h1s) == 5 {
+			return false
 		}
-		return len(h1s) < 5
+		if n.Type == html.ElementNode && n.Data == "h1" {
+			if t := htmlnode.CollapseSpace(htmlnode.Text(n)); t != "" {
+				h1s = append(h1s, t)
+			}
+			return false
+		}
+		return true
 	})
-	docTitle := htmlnode.CollapseSpace(d.Find("title").First().Text())
+	var docTitle string
+	if t := htmlnode.First(d.Nodes[0], "title"); t != nil {
+		docTitle = htmlnode.CollapseSpace(htmlnode.Text(t))
+	}
 	t := first(tags.get("og:title"), tags.get("twitter:title"), docTitle, headline)
 	if t == "" {
 		if len(h1s) > 0 {
