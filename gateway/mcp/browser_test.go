@@ -17,9 +17,11 @@ import (
 	"distill.dev/services/renderer/render"
 )
 
-// moreSite serves a list that grows by two items per click on "more".
-func moreSite(t *testing.T) *httptest.Server {
+// moreSite serves a list that grows by two items per click on "more", and
+// a sign-in whose posts it counts in logins.
+func moreSite(t *testing.T) (srv *httptest.Server, logins *atomic.Int32) {
 	t.Helper()
+	logins = new(atomic.Int32)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/more", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -62,20 +64,17 @@ more.onclick = () => fetch('/items?n=' + n).then(r => r.json()).then(rows => {
 		fmt.Fprint(w, `<!doctype html><html><head><title>Mooring list</title></head><body><main><h1>Mooring list</h1>
 <p>Welcome back, alice. Your mooring is number twelve on the north pontoon, paid up until spring.</p></main></body></html>`)
 	})
-	srv := httptest.NewServer(mux)
+	srv = httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, logins
 }
-
-// logins counts the sign-in posts the site received.
-var logins atomic.Int32
 
 // The screenshot tool and the reading tools' steps, through the official
 // TypeScript client, in real Chromium.
 func TestMCPBrowserToolsWithTypeScriptClient(t *testing.T) {
 	t.Parallel()
 	needNode(t)
-	site := moreSite(t)
+	site, logins := moreSite(t)
 	cfg := stdioConfig(t, site.URL)
 	cfg.Pages["more"] = site.URL + "/more"
 	cfg.Pages["login"] = site.URL + "/login"
@@ -152,13 +151,14 @@ func TestMCPBrowserToolsWithTypeScriptClient(t *testing.T) {
 		t.Errorf("a failing step = %+v, want a tool error naming step 0", o)
 	}
 
-	checkAct(t, r, site.URL)
+	checkAct(t, r, site.URL, logins.Load())
 }
 
 // checkAct judges the session_act calls: sign in by steps, withheld
-// without confirm and sent once with it, the session keeping the cookie
-// the sign-in set; then steps on another page of the session.
-func checkAct(t *testing.T, r report, base string) {
+// without confirm and sent once with it (logins: the sign-in posts the
+// site got), the session keeping the cookie the sign-in set; then steps on
+// another page of the session.
+func checkAct(t *testing.T, r report, base string, logins int32) {
 	t.Helper()
 	decode := func(label string) map[string]any {
 		t.Helper()
@@ -185,8 +185,8 @@ func checkAct(t *testing.T, r report, base string) {
 	if confirmed["current_url"] != base+"/members" || confirmed["needs_confirmation"] != nil {
 		t.Errorf("confirmed act = %v, want the session on /members", confirmed)
 	}
-	if n := logins.Load(); n != 1 {
-		t.Errorf("the site got %d sign-in posts, want exactly the confirmed one", n)
+	if logins != 1 {
+		t.Errorf("the site got %d sign-in posts, want exactly the confirmed one", logins)
 	}
 	members := decode("act_members")
 	snap, _ := members["snapshot"].(map[string]any)
