@@ -300,9 +300,19 @@ func TestScrapeContentChoices(t *testing.T) {
 
 	warned := call(t, "POST", api.URL+"/v2/scrape", "", map[string]any{
 		"url": pages.URL + "/article", "location": map[string]any{"country": "DE"}, "maxAge": 0, "timeout": 15000, "waitFor": 500,
+		"removeBase64Images": false, "blockAds": false, "fastMode": true,
 	}).data(t)
-	if w, _ := warned["warning"].(string); !strings.Contains(w, "location is ignored") {
-		t.Errorf("location was not warned about: %q", w)
+	for _, field := range []string{"location is ignored", "removeBase64Images: false is ignored", "blockAds: false is ignored", "fastMode is ignored"} {
+		if w, _ := warned["warning"].(string); !strings.Contains(w, field) {
+			t.Errorf("%q was not warned about: %q", field, w)
+		}
+	}
+	// Firecrawl's defaults are what distill does: no warning.
+	plain := call(t, "POST", api.URL+"/v2/scrape", "", map[string]any{
+		"url": pages.URL + "/article", "removeBase64Images": true, "blockAds": true, "fastMode": false, "safeMode": false,
+	}).data(t)
+	if w, ok := plain["warning"]; ok {
+		t.Errorf("Firecrawl's defaults got a warning: %v", w)
 	}
 }
 
@@ -363,6 +373,7 @@ func TestRefusals(t *testing.T) {
 		{"crawl threat protection", "POST", "/v2/crawl", map[string]any{"url": page, "threatProtection": map[string]any{"mode": "normal"}}, 400, "threatProtection: not supported"},
 		{"map threat protection", "POST", "/v2/map", map[string]any{"url": page, "threatProtection": map[string]any{"mode": "off", "whitelist": []string{"a.example"}}}, 400, "threatProtection: not supported"},
 		{"domain tools", "POST", "/v2/scrape", map[string]any{"url": page, "domainTools": true}, 400, "domainTools: not supported"},
+		{"safe mode", "POST", "/v2/scrape", map[string]any{"url": page, "safeMode": true}, 400, "safeMode: not supported"},
 		{"blocked", "POST", "/v2/scrape", map[string]any{"url": "http://169.254.169.254/latest/meta-data/"}, 403, "Forbidden"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -191,6 +191,10 @@ func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
 	if o.DomainTools != nil && *o.DomainTools {
 		return nil, notSupported("domainTools", "")
 	}
+	if o.SafeMode != nil && *o.SafeMode {
+		// A protection the caller asks for is refused, not pretended.
+		return nil, notSupported("safeMode", "")
+	}
 	if err := p.v1JSON(o, version); err != nil {
 		return nil, err
 	}
@@ -224,6 +228,17 @@ func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
 	}
 	if o.OnlyCleanContent != nil && *o.OnlyCleanContent {
 		p.warn("onlyCleanContent is ignored: distill's Markdown is its own cleaning")
+	}
+	// Firecrawl's defaults (true, true, false) are what distill does; the
+	// other way round it cannot.
+	if o.RemoveBase64Images != nil && !*o.RemoveBase64Images {
+		p.warn("removeBase64Images: false is ignored: distill's Markdown and HTML never hold base64 images")
+	}
+	if o.BlockAds != nil && !*o.BlockAds {
+		p.warn("blockAds: false is ignored: distill's reader drops adverts and cookie banners")
+	}
+	if o.FastMode != nil && *o.FastMode {
+		p.warn("fastMode is ignored: distill reads every page the same way")
 	}
 	return p, nil
 }
