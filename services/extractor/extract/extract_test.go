@@ -719,3 +719,38 @@ func TestCanceledContext(t *testing.T) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
+
+func TestSignalNamesAreFoundInAnyCase(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want bool
+	}{
+		{"Please enable JavaScript to continue", true},
+		{"JAVASCRIPT IS DISABLED", true},
+		{"javascript required", true},
+		{"uses Javascript", true},
+		{"a trip to Java and Lava", false},
+		{"avail", false},
+		{"ja", false},
+	} {
+		if got := mentionsJavaScript(tt.text); got != tt.want {
+			t.Errorf("mentionsJavaScript(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		want bool
+	}{
+		{"cf-challenge", true},
+		{"main CF-Browser-Verification", true},
+		{"wrap px-captcha-box", true},
+		{"DDoS-Guard", true},
+		{"challenge", false},
+		{"card product-card", false},
+		{"c", false},
+	} {
+		if got := namesChallenge(tt.name); got != tt.want {
+			t.Errorf("namesChallenge(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -31,7 +31,13 @@ import (
 // last.
 func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest, body []byte, u *url.URL, sel cascadia.Selector, picker *pick.Picker) (page, error) {
 	opts := req.GetOptions()
-	doc, err := parseHTML(ctx, body)
+	src := body
+	// A pick may read a script's text (a page's state in a variable), and
+	// the brand reads the style sheets; nothing else reads either.
+	if picker == nil {
+		src = elideCode(body, !opts.GetBrand())
+	}
+	doc, err := parseHTML(ctx, src)
 	if err != nil {
 		return page{}, err
 	}

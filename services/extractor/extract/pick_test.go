@@ -63,3 +63,18 @@ func TestBadPickIsRefused(t *testing.T) {
 		t.Errorf("err = %v, want InvalidArgument naming the XPath", err)
 	}
 }
+
+// A pick may read what only a script holds, such as a page's state in a
+// variable; without a pick, scripts are not read at all.
+func TestPickReadsScripts(t *testing.T) {
+	t.Parallel()
+	page := `<html><head><script id="state">window.__STATE__ = {"price": 12}</script></head><body><article><h1>Flask</h1><p>` +
+		strings.Repeat("A steel flask that keeps drinks cold all day. ", 8) + `</p></article></body></html>`
+	d := run(t, htmlReq(page, &distillv1.FetchOptions{Select: "script#state"}))
+	if got := d.GetPicked().GetValues(); len(got) != 1 || !strings.Contains(got[0], `"price": 12`) {
+		t.Errorf("picked %q, want the script's state", got)
+	}
+	if plain := run(t, htmlReq(page, nil)); plain.GetMarkdown() != d.GetMarkdown() || strings.Contains(plain.GetMarkdown(), "__STATE__") {
+		t.Errorf("the Markdown changed with the pick, or shows the script:\n%s\n%s", plain.GetMarkdown(), d.GetMarkdown())
+	}
+}

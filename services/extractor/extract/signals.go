@@ -69,6 +69,9 @@ var appRootIDs = map[string]bool{
 	"svelte": true, "app-root": true, "application": true, "main-app": true,
 }
 
+// maxAppRootID is the length of the longest of appRootIDs.
+const maxAppRootID = len("application")
+
 var (
 	jsNoticeRe = regexp.MustCompile(`(?i)(enable|turn on|activate|allow) javascript|javascript (is )?(required|disabled|must be enabled|needs to be enabled)|requires javascript|need javascript|without javascript|javascript to (run|view|use|continue)`)
 	// challengeTitleRe matches the titles of bot-challenge interstitials.
@@ -108,13 +111,18 @@ func readSignals(doc *html.Node) signals {
 				s.emptyAppRoot = true
 			}
 		}
-		if id := strings.ToLower(strings.TrimSpace(htmlnode.Attr(n, "id"))); appRootIDs[id] && htmlnode.TextLen(n) == 0 && htmlnode.First(n, "img", "video", "canvas") == nil {
-			s.emptyAppRoot = true
-		}
-		hints := strings.ToLower(htmlnode.Attr(n, "id") + " " + htmlnode.Attr(n, "class"))
-		for _, h := range challengeHints {
-			if strings.Contains(hints, h) {
+		for _, a := range n.Attr {
+			if a.Key != "id" && a.Key != "class" {
+				continue
+			}
+			if namesChallenge(a.Val) {
 				s.challenge = true
+			}
+			if a.Key != "id" {
+				continue
+			}
+			if id := strings.TrimSpace(a.Val); id != "" && len(id) <= maxAppRootID && appRootIDs[strings.ToLower(id)] && htmlnode.TextLen(n) == 0 && htmlnode.First(n, "img", "video", "canvas") == nil {
+				s.emptyAppRoot = true
 			}
 		}
 		return true
@@ -122,14 +130,41 @@ func readSignals(doc *html.Node) signals {
 	return s
 }
 
+// namesChallenge reports whether an id or class names a challenge page's
+// parts, in any case. It runs on every element, so it compares in place
+// rather than lowering v, and only where a name's first letter stands.
+func namesChallenge(v string) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i] | 0x20
+		if c != 'c' && c != 'p' && c != 'd' {
+			continue
+		}
+		for _, h := range challengeHints {
+			if h[0] == c && len(v)-i >= len(h) && strings.EqualFold(v[i:i+len(h)], h) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // mentionsJavaScript is a cheap test that every match of jsNoticeRe
 // passes: the regexp is slow, and most of a page's text nodes never name
 // JavaScript.
 func mentionsJavaScript(s string) bool {
 	const word = "javascript"
-	for i := 0; i+len(word) <= len(s); i++ {
-		if s[i]|0x20 == 'j' && strings.EqualFold(s[i:i+len(word)], word) {
-			return true
+	// A 'j' is rare in text, and found fast in either case.
+	for _, j := range []byte{'j', 'J'} {
+		for from := 0; from+len(word) <= len(s); {
+			i := strings.IndexByte(s[from:], j)
+			if i < 0 {
+				break
+			}
+			at := from + i
+			if at+len(word) <= len(s) && strings.EqualFold(s[at:at+len(word)], word) {
+				return true
+			}
+			from = at + 1
 		}
 	}
 	return false

@@ -237,20 +237,79 @@ func cleanTitle(t, siteName string, h1s []string) string {
 // byline looks for the author in meta tags, JSON-LD and the markup:
 // rel=author, itemprop=author, .byline.
 func byline(d *goquery.Document, tags metaIndex, ldAuthor string) string {
-	candidates := []string{tags.get("author"), tags.get("article:author"), tags.get("parsely-author"), tags.get("dc.creator"), ldAuthor}
-	d.Find(`[rel~="author"], [itemprop~="author"], .byline, .author`).EachWithBreak(func(_ int, s *goquery.Selection) bool {
-		if name := s.Find(`[itemprop~="name"]`).First(); name.Length() > 0 {
-			candidates = append(candidates, name.AttrOr("content", name.Text()))
-		}
-		candidates = append(candidates, s.AttrOr("content", s.Text()))
-		return len(candidates) < 20
-	})
-	for _, c := range candidates {
+	for _, c := range []string{tags.get("author"), tags.get("article:author"), tags.get("parsely-author"), tags.get("dc.creator"), ldAuthor} {
 		if b := cleanByline(c); b != "" {
 			return b
 		}
 	}
-	return ""
+	// Only a page whose tags name no author is searched for a byline, in
+	// one walk that ends with the first name found: [rel~=author],
+	// [itemprop~=author], .byline and .author, in the page's order.
+	found, tried := "", 0
+	for _, root := range d.Nodes {
+		htmlnode.Walk(root, func(n *html.Node) bool {
+			if found != "" || tried >= 20 {
+				return false
+			}
+			if n.Type != html.ElementNode || !namesAuthor(n) {
+				return true
+			}
+			s := d.FindNodes(n)
+			var candidates []string
+			if name := s.Find(`[itemprop~="name"]`).First(); name.Length() > 0 {
+				candidates = append(candidates, name.AttrOr("content", name.Text()))
+			}
+			candidates = append(candidates, s.AttrOr("content", s.Text()))
+			for _, c := range candidates {
+				tried++
+				if b := cleanByline(c); b != "" {
+					found = b
+					return false
+				}
+			}
+			return true
+		})
+	}
+	return found
+}
+
+// namesAuthor reports whether n's rel or itemprop holds the word "author",
+// or its class "author" or "byline".
+func namesAuthor(n *html.Node) bool {
+	for _, a := range n.Attr {
+		switch a.Key {
+		case "rel", "itemprop":
+			if hasWord(a.Val, "author") {
+				return true
+			}
+		case "class":
+			if hasWord(a.Val, "author") || hasWord(a.Val, "byline") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasWord reports whether word is one of the white-space separated words
+// of v, as a CSS [attr~=word] selector matches.
+func hasWord(v, word string) bool {
+	for v != "" {
+		i := strings.Index(v, word)
+		if i < 0 {
+			return false
+		}
+		end := i + len(word)
+		if (i == 0 || isCSSSpace(v[i-1])) && (end == len(v) || isCSSSpace(v[end])) {
+			return true
+		}
+		v = v[i+1:]
+	}
+	return false
+}
+
+func isCSSSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
 }
 
 // cleanByline returns c as a byline, or "" when c is not one: a URL (as

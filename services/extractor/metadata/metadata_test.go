@@ -165,3 +165,23 @@ func TestMetaTags(t *testing.T) {
 		}
 	}
 }
+
+func TestHasWordMatchesAsTheSelector(t *testing.T) {
+	for _, tt := range []struct {
+		v    string
+		want bool
+	}{
+		{"author", true},
+		{"post author", true},
+		{"author\tcard", true},
+		{"co-author", false},
+		{"authors", false},
+		{"coauthor author", true},
+		{"", false},
+		{"Author", false},
+	} {
+		if got := hasWord(tt.v, "author"); got != tt.want {
+			t.Errorf("hasWord(%q, author) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+}

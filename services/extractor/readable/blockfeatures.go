@@ -124,8 +124,9 @@ type featurizer struct {
 	words, runes int
 	text         string
 	title        map[string]bool
-	names        map[*html.Node][]string // see nameWords
-	parents      map[*html.Node][]uint32 // see above
+	names        map[*html.Node]*nameFeats // see nameFeatures
+	classes      map[string]*nameFeats     // by class, for elements without an id
+	parents      map[*html.Node][]uint32   // see above
 	alike        map[*html.Node]map[alikeKey]int
 	fields       []string // the words of the block being featurized
 }
@@ -353,14 +354,17 @@ func (f *featurizer) element(a *html.Node, d int, pt string, seen *[]string) {
 		f.add("in", a.Data)
 		f.add("pt", pt, "in", a.Data)
 	}
-	if h := f.st.of(a).hint; h != 0 && d < 8 {
+	if d >= 8 {
+		return
+	}
+	if h := f.st.of(a).hint; h != 0 {
 		for bit := 0; bit < 8; bit++ {
 			if h&(1<<bit) != 0 {
 				f.add("h", strconv.Itoa(bit), "d", bucket(float64(d), 1, 3))
 			}
 		}
 	}
-	if role := htmlnode.Attr(a, "role"); role != "" && d < 8 {
+	if role := htmlnode.Attr(a, "role"); role != "" {
 		f.add("role", strings.ToLower(role))
 	}
 	if d < 6 {
@@ -405,19 +409,49 @@ func (f *featurizer) above(parent *html.Node, pt string) []uint32 {
 // camel case, once as words anywhere above the block and once with their
 // distance when near it.
 func (f *featurizer) classWords(a *html.Node, d int) {
-	for _, w := range f.nameWords(a) {
-		f.add("c", w)
+	nf := f.nameFeatures(a)
+	for i, h := range nf.any {
+		f.out = append(f.out, h)
 		if d <= 2 {
-			f.add("c", strconv.Itoa(d), w)
+			f.out = append(f.out, nf.near[d][i])
 		}
 	}
 }
 
-// nameWords are the first dozen words of a's class and id, split once per
-// element: every block below an element reads them.
-func (f *featurizer) nameWords(a *html.Node) []string {
-	if words, ok := f.names[a]; ok {
-		return words
+// nameFeats are the hashed features of an element's class and id words:
+// any as the words of an ancestor, near[d] with their distance d.
+type nameFeats struct {
+	words []string
+	any   []uint32
+	near  [3][]uint32
+}
+
+// nameFeatures are the features of the first dozen words of a's class and
+// id, split and hashed once per element: every block below an element
+// reads them.
+func (f *featurizer) nameFeatures(a *html.Node) *nameFeats {
+	if nf, ok := f.names[a]; ok {
+		return nf
+	}
+	// Elements without an id share their class's features: a page repeats
+	// its class names from element to element.
+	class, hasID := "", false
+	for _, at := range a.Attr {
+		switch at.Key {
+		case "class":
+			class = at.Val
+		case "id":
+			hasID = true
+		}
+	}
+	if !hasID {
+		if nf, ok := f.classes[class]; ok {
+			if f.names == nil {
+				f.names = map[*html.Node]*nameFeats{}
+			}
+			f.names[a] = nf
+			return nf
+		}
 	}
 	var words []string
 	for _, at := range a.Attr {
@@ -428,11 +462,30 @@ func (f *featurizer) nameWords(a *html.Node) []string {
 	if len(words) > 12 {
 		words = words[:12]
 	}
-	if f.names == nil {
-		f.names = map[*html.Node][]string{}
+	nf := &nameFeats{words: words}
+	if len(words) > 0 {
+		nf.any = make([]uint32, len(words))
+		for i, w := range words {
+			nf.any[i] = hashParts("c", w)
+		}
+		for d := range nf.near {
+			nf.near[d] = make([]uint32, len(words))
+			for i, w := range words {
+				nf.near[d][i] = hashParts("c", strconv.Itoa(d), w)
+			}
+		}
 	}
-	f.names[a] = words
-	return words
+	if f.names == nil {
+		f.names = map[*html.Node]*nameFeats{}
+	}
+	f.names[a] = nf
+	if !hasID {
+		if f.classes == nil {
+			f.classes = map[string]*nameFeats{}
+		}
+		f.classes[class] = nf
+	}
+	return nf
 }
 
 // splitName splits a class or id value into lower-case words.
@@ -600,7 +653,7 @@ func (f *featurizer) keeps(n *html.Node, page Page) bool {
 	}
 	d := 0
 	for a := n; a != nil && a.Type == html.ElementNode && d < 6; a = a.Parent {
-		for _, w := range f.nameWords(a) {
+		for _, w := range f.nameFeatures(a).words {
 			if referenceWords[w] {
 				return true
 			}

@@ -108,21 +108,61 @@ var negations = map[string]bool{
 func hintOf(n *html.Node) hint {
 	var h hint
 	for _, a := range n.Attr {
-		if a.Key != "class" && a.Key != "id" {
+		if a.Key == "class" || a.Key == "id" {
+			h |= attrHint(a.Key, a.Val)
+		}
+	}
+	return h
+}
+
+// hintCache remembers the hints of the class and id values already seen
+// on a page: a page repeats its class names from element to element, and
+// splitting them into words is most of what a hint costs.
+type hintCache struct {
+	class, id map[string]hint
+}
+
+func newHintCache() hintCache {
+	return hintCache{class: map[string]hint{}, id: map[string]hint{}}
+}
+
+// of is hintOf(n), read from the cache where it can be.
+func (c hintCache) of(n *html.Node) hint {
+	var h hint
+	for _, a := range n.Attr {
+		var seen map[string]hint
+		switch a.Key {
+		case "class":
+			seen = c.class
+		case "id":
+			seen = c.id
+		default:
 			continue
 		}
-		for rest := a.Val; rest != ""; {
-			var token string
-			token, rest = nextField(rest)
-			if token == "" || a.Key == "class" && (isTaxonomy(token) || isVariant(token)) {
-				continue
-			}
-			if a.Key == "class" && isOffscreen(token) {
-				h |= hintOffscreen
-				continue
-			}
-			h |= tokenHint(token)
+		ah, ok := seen[a.Val]
+		if !ok {
+			ah = attrHint(a.Key, a.Val)
+			seen[a.Val] = ah
 		}
+		h |= ah
+	}
+	return h
+}
+
+// attrHint is what the value of a class or id attribute says.
+func attrHint(key, val string) hint {
+	var h hint
+	for rest := val; rest != ""; {
+		var token string
+		token, rest = nextField(rest)
+		if token == "" || key == "class" && (isTaxonomy(token) || isVariant(token)) {
+			continue
+		}
+		if key == "class" && isOffscreen(token) {
+			h |= hintOffscreen
+			continue
+		}
+		h |= tokenHint(token)
 	}
 	return h
 }

@@ -2,6 +2,7 @@ package readable
 
 import (
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 
@@ -67,6 +68,7 @@ func measure(root *html.Node) treeStats {
 	})
 	st := make(treeStats, elements)
 	open := []textStats{{}}
+	hints := newHintCache()
 	skipped := func(n *html.Node) bool {
 		return n.Type != html.ElementNode || nonContent[n.Data] && n != root
 	}
@@ -74,14 +76,28 @@ func measure(root *html.Node) treeStats {
 		switch {
 		case n.Type == html.TextNode:
 			top := &open[len(open)-1]
-			for _, r := range n.Data {
+			s := n.Data
+			for i := 0; i < len(s); {
+				c := s[i]
+				if c < utf8.RuneSelf {
+					if c == ',' {
+						top.commas++
+					}
+					if !asciiSpace[c] {
+						top.text++
+					}
+					i++
+					continue
+				}
+				r, size := utf8.DecodeRuneInString(s[i:])
 				switch {
-				case r == ',' || r == '，' || r == '、':
+				case r == '，' || r == '、':
 					top.commas++
 					top.text++
 				case !unicode.IsSpace(r):
 					top.text++
 				}
+				i += size
 			}
 			return false
 		case skipped(n):
@@ -98,7 +114,7 @@ func measure(root *html.Node) treeStats {
 		if n.Data == "a" {
 			s.link = s.text
 		}
-		s.hint = hintOf(n)
+		s.hint = hints.of(n)
 		st[n] = pack(s)
 		top := &open[len(open)-1]
 		if !inlineTags[n.Data] && n.Data != "br" && n.Data != "img" {

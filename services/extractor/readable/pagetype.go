@@ -660,13 +660,26 @@ const minTypedText = 200
 
 func nonSpace(s string) int {
 	n := 0
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if !asciiSpace[c] {
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
 		if !unicode.IsSpace(r) {
 			n++
 		}
+		i += size
 	}
 	return n
 }
+
+// asciiSpace marks the ASCII characters unicode.IsSpace reports: text is
+// mostly ASCII, and a table lookup is cheaper than decoding each rune.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // datedPath reports whether the URL's path files the page under a year,
 // as news sites and blogs do: /2019/11/18/slug.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"golang.org/x/net/html"
 
@@ -300,5 +301,19 @@ func TestShowNoscript(t *testing.T) {
 				t.Errorf("noscript shown %t, want %t", shown, tt.shown)
 			}
 		})
+	}
+}
+
+func TestNonSpaceCountsAsUnicodeDoes(t *testing.T) {
+	for _, s := range []string{"", " a b\tc\n", "\u00a0x\u0085y\u2003z", "naïve café", "\xff\xfe ok", "中文，字、", "\v\f\r"} {
+		want := 0
+		for _, r := range s {
+			if !unicode.IsSpace(r) {
+				want++
+			}
+		}
+		if got := nonSpace(s); got != want {
+			t.Errorf("nonSpace(%q) = %d, want %d", s, got, want)
+		}
 	}
 }

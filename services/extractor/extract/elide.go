@@ -1,0 +1,315 @@
+package extract
+
+import (
+	"bytes"
+	"strings"
+)
+
+// elideCode returns b without the bodies of its executable scripts and,
+// when styles is set, of its style sheets: nothing distils them, and on
+// the modern web they are a third of a page's bytes, which the parser
+// would otherwise read a byte at a time and copy into the tree. The
+// elements stay, empty, so the tree is the one the parser builds from b
+// but for their text. Data blocks (JSON-LD, a framework's JSON state)
+// keep their bodies.
+//
+// It follows the tokenizer of golang.org/x/net/html through text, tags,
+// attributes and comments, so that a "<script" inside an attribute or a
+// comment is not taken for a tag. Where the two could disagree (a script
+// with an escaped "<!--" part, a CDATA section) it elides nothing more
+// and passes the rest of b as it is. b itself is never modified; when
+// there is nothing to elide, b is returned.
+func elideCode(b []byte, styles bool) []byte {
+	var out []byte // nil until the first cut
+	kept := 0      // b[:kept] is in out, or needs no copy while out is nil
+	cut := func(from, to int) {
+		if out == nil {
+			out = make([]byte, 0, len(b))
+		}
+		out = append(out, b[kept:from]...)
+		kept = to
+	}
+	finish := func() []byte {
+		if out == nil {
+			return b
+		}
+		return append(out, b[kept:]...)
+	}
+	i := 0
+	for {
+		lt := bytes.IndexByte(b[i:], '<')
+		if lt < 0 || i+lt+1 >= len(b) {
+			return finish()
+		}
+		i += lt + 1
+		c := b[i]
+		switch {
+		case isASCIILetter(c):
+			nameEnd, end, ok := scanTag(b, i)
+			if !ok {
+				return finish()
+			}
+			raw := rawTextTag(b[i:nameEnd])
+			tag := b[nameEnd:end]
+			i = end
+			if raw == "" {
+				continue
+			}
+			if raw == "plaintext" {
+				return finish()
+			}
+			close, ok := rawTextEnd(b, i, raw)
+			if !ok {
+				return finish()
+			}
+			if raw == "script" && isExecutable(tagAttr(tag, "type")) || raw == "style" && styles {
+				cut(i, close)
+			}
+			i = close
+		case c == '/':
+			if i+1 >= len(b) {
+				return finish()
+			}
+			switch d := b[i+1]; {
+			case d == '>':
+				i += 2
+			case isASCIILetter(d):
+				_, end, ok := scanTag(b, i+1)
+				if !ok {
+					return finish()
+				}
+				i = end
+			default:
+				gt := bytes.IndexByte(b[i:], '>')
+				if gt < 0 {
+					return finish()
+				}
+				i += gt + 1
+			}
+		case c == '!':
+			end, ok := scanDeclaration(b, i+1)
+			if !ok {
+				return finish()
+			}
+			i = end
+		case c == '?':
+			gt := bytes.IndexByte(b[i:], '>')
+			if gt < 0 {
+				return finish()
+			}
+			i += gt + 1
+		}
+	}
+}
+
+func isASCIILetter(c byte) bool {
+	return 'a' <= c|0x20 && c|0x20 <= 'z'
+}
+
+func isHTMLSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f'
+}
+
+// scanTag reads a tag whose name starts at b[i], as the tokenizer reads
+// it, and returns where the name ends, where the tag ends (after its
+// '>'), and false when b ends first.
+func scanTag(b []byte, i int) (nameEnd, end int, ok bool) {
+	i++
+	for ; i < len(b); i++ {
+		if c := b[i]; isHTMLSpace(c) || c == '/' || c == '>' {
+			break
+		}
+	}
+	nameEnd = i
+	if i < len(b) && isHTMLSpace(b[i]) {
+		i++
+	}
+	for {
+		i = skipHTMLSpace(b, i)
+		if i >= len(b) {
+			return 0, 0, false
+		}
+		if b[i] == '>' {
+			return nameEnd, i + 1, true
+		}
+		// The attribute's name: an '=' first is part of it.
+		keyStart := i
+		for ; i < len(b); i++ {
+			c := b[i]
+			if c == '=' && i == keyStart {
+				continue
+			}
+			if c == '=' || isHTMLSpace(c) || c == '/' || c == '>' {
+				break
+			}
+		}
+		// Its value.
+		i = skipHTMLSpace(b, i)
+		if i >= len(b) {
+			return 0, 0, false
+		}
+		switch b[i] {
+		case '/':
+			i++
+			continue
+		case '=':
+			i++
+		default:
+			continue
+		}
+		i = skipHTMLSpace(b, i)
+		if i >= len(b) {
+			return 0, 0, false
+		}
+		switch q := b[i]; q {
+		case '>':
+		case '"', '\'':
+			closing := bytes.IndexByte(b[i+1:], q)
+			if closing < 0 {
+				return 0, 0, false
+			}
+			i += closing + 2
+		default:
+			for ; i < len(b) && !isHTMLSpace(b[i]) && b[i] != '>'; i++ {
+			}
+		}
+	}
+}
+
+func skipHTMLSpace(b []byte, i int) int {
+	for i < len(b) && isHTMLSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// rawTextTags are the elements whose content the tokenizer reads as text
+// up to their end tag.
+var rawTextTags = []string{"script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript", "plaintext"}
+
+// rawTextTag returns the lower-case name of a raw text element, or "".
+func rawTextTag(name []byte) string {
+	for _, t := range rawTextTags {
+		if len(name) == len(t) && strings.EqualFold(string(name), t) {
+			return t
+		}
+	}
+	return ""
+}
+
+// rawTextEnd returns where the text of the raw text element tag, starting
+// at b[i], ends: at its end tag's "</". A script's text holding "<!--"
+// follows escaping rules this does not; false then, as when b ends first.
+func rawTextEnd(b []byte, i int, tag string) (int, bool) {
+	for from := i; ; {
+		lt := bytes.Index(b[from:], []byte("</"))
+		if lt < 0 {
+			return 0, false
+		}
+		at := from + lt
+		after := at + 2 + len(tag)
+		if after < len(b) && strings.EqualFold(string(b[at+2:after]), tag) {
+			if c := b[after]; isHTMLSpace(c) || c == '/' || c == '>' {
+				if tag == "script" && bytes.Contains(b[i:at], []byte("<!--")) {
+					return 0, false
+				}
+				return at, true
+			}
+		}
+		from = at + 2
+	}
+}
+
+// scanDeclaration reads what follows "<!" at b[i]: a comment, a doctype
+// or a bogus comment, as the tokenizer ends them, and returns where it
+// ends. A CDATA section, which the parser reads differently in SVG and
+// MathML, and a comment b ends in, give false.
+func scanDeclaration(b []byte, i int) (int, bool) {
+	if bytes.HasPrefix(b[i:], []byte("[CDATA[")) {
+		return 0, false
+	}
+	if !bytes.HasPrefix(b[i:], []byte("--")) {
+		gt := bytes.IndexByte(b[i:], '>')
+		if gt < 0 {
+			return 0, false
+		}
+		return i + gt + 1, true
+	}
+	// A comment ends at the first '>' after two dashes or "--!", or right
+	// away as "<!-->" or "<!--->".
+	start := i + 2
+	dashes := start // the dashes the comment's text opens with end here
+	for dashes < len(b) && b[dashes] == '-' {
+		dashes++
+	}
+	for from := start; ; {
+		gt := bytes.IndexByte(b[from:], '>')
+		if gt < 0 {
+			return 0, false
+		}
+		k := from + gt
+		data := b[start:k]
+		if k <= dashes || bytes.HasSuffix(data, []byte("--")) || bytes.HasSuffix(data, []byte("--!")) {
+			return k + 1, true
+		}
+		from = k + 1
+	}
+}
+
+// tagAttr returns the value of the first attribute key among a tag's
+// attributes, as scanTag read them (from the end of the name to the
+// '>'), or "" when there is none. A value holding a character reference
+// is returned as "&": the caller then sees a type it does not know.
+func tagAttr(tag []byte, key string) string {
+	i := 0
+	for i < len(tag) {
+		i = skipHTMLSpace(tag, i)
+		if i >= len(tag) || tag[i] == '>' {
+			return ""
+		}
+		keyStart := i
+		for ; i < len(tag); i++ {
+			c := tag[i]
+			if c == '=' && i == keyStart {
+				continue
+			}
+			if c == '=' || isHTMLSpace(c) || c == '/' || c == '>' {
+				break
+			}
+		}
+		k := tag[keyStart:i]
+		i = skipHTMLSpace(tag, i)
+		if i >= len(tag) {
+			return ""
+		}
+		var val []byte
+		switch tag[i] {
+		case '/':
+			i++
+		case '=':
+			i = skipHTMLSpace(tag, i+1)
+			if i >= len(tag) {
+				return ""
+			}
+			switch q := tag[i]; q {
+			case '>':
+			case '"', '\'':
+				closing := bytes.IndexByte(tag[i+1:], q)
+				val = tag[i+1 : i+1+closing]
+				i += closing + 2
+			default:
+				j := i
+				for ; i < len(tag) && !isHTMLSpace(tag[i]) && tag[i] != '>'; i++ {
+				}
+				val = tag[j:i]
+			}
+		}
+		if len(k) > 0 && strings.EqualFold(string(k), key) {
+			if bytes.IndexByte(val, '&') >= 0 {
+				return "&"
+			}
+			return string(val)
+		}
+	}
+	return ""
+}

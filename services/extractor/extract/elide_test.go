@@ -1,0 +1,149 @@
+package extract
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"distill.dev/services/extractor/internal/htmlnode"
+)
+
+// withoutCode renders doc without the text of its executable scripts and,
+// with styles, of its style sheets: what elideCode promises to leave.
+func withoutCode(t *testing.T, doc *html.Node, styles bool) string {
+	t.Helper()
+	var drop []*html.Node
+	htmlnode.Walk(doc, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && (n.Data == "script" && isExecutable(htmlnode.Attr(n, "type")) || styles && n.Data == "style") {
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				drop = append(drop, c)
+			}
+		}
+		return true
+	})
+	for _, n := range drop {
+		n.Parent.RemoveChild(n)
+	}
+	var b bytes.Buffer
+	if err := html.Render(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestElideCodeKeepsTheTree(t *testing.T) {
+	for _, tt := range []struct {
+		name, page string
+		styles     bool
+		// gone is text that must not be in the elided page; kept must be.
+		gone, kept []string
+	}{
+		{
+			name:   "scripts and styles go, data blocks stay",
+			styles: true,
+			page:   `<html><head><style>p{color:red}</style><script>var a = "<p>x</p>";</script><script type="application/ld+json">{"@type":"Article"}</script></head><body><p>Hi</p><script type=module>import x from "y"</script></body></html>`,
+			gone:   []string{"color:red", "var a", "import x"},
+			kept:   []string{`{"@type":"Article"}`, "<p>Hi</p>", "<style></style>", `<script type=module></script>`},
+		},
+		{
+			name: "styles stay when asked",
+			page: `<style>p{color:red}</style><script>go()</script><p>Hi</p>`,
+			gone: []string{"go()"},
+			kept: []string{"color:red"},
+		},
+		{
+			name:   "a tag name in an attribute or a comment is no tag",
+			page:   `<div title="<script>" data-x='<style>'>A</div><!-- <script> --><p =x="<script>">B</p><script>drop()</script><p>C</p>`,
+			styles: true,
+			gone:   []string{"drop()"},
+			kept:   []string{`title="<script>"`, "<!-- <script> -->", "<p>C</p>"},
+		},
+		{
+			name:   "capitals and spaced end tags",
+			page:   `<SCRIPT TYPE="text/javascript">x()</SCRIPT ><Style>a{}</STYLE/><p>D</p>`,
+			styles: true,
+			gone:   []string{"x()", "a{}"},
+			kept:   []string{"<p>D</p>", "</STYLE/>"},
+		},
+		{
+			name:   "text elements hold their tags as text",
+			page:   `<textarea><script>keep()</script></textarea><title><style>t</style></title><noscript><script>k2()</script></noscript><script>drop()</script>`,
+			styles: true,
+			gone:   []string{"drop()"},
+			kept:   []string{"keep()", "<style>t</style>", "k2()"},
+		},
+		{
+			name:   "the first type counts, and a referenced one is kept",
+			page:   `<script type="text/javascript" type="application/json">drop()</script><script type="application&#47;json">{"a":1}</script>`,
+			styles: true,
+			gone:   []string{"drop()"},
+			kept:   []string{`{"a":1}`},
+		},
+		{
+			name:   "an escaped script stops the eliding",
+			page:   `<style>s1{}</style><script><!-- document.write("<script>x<\/script>") --></script><style>s2{}</style>`,
+			styles: true,
+			gone:   []string{"s1{}"},
+			kept:   []string{"document.write", "s2{}"},
+		},
+		{
+			name:   "a CDATA section stops the eliding",
+			page:   `<svg><![CDATA[ a > b <script> ]]></svg><script>k()</script>`,
+			styles: true,
+			kept:   []string{"k()"},
+		},
+		{
+			name:   "odd comments and declarations",
+			page:   `<!DOCTYPE html><?xml x?><!--><!---><!-- a -- b --!><p>E</p></><!a <script> ><script>drop()</script>`,
+			styles: true,
+			gone:   []string{"drop()"},
+			kept:   []string{"<p>E</p>"},
+		},
+		{
+			name:   "a page that ends inside a script",
+			page:   `<p>F</p><script>never(`,
+			styles: true,
+			kept:   []string{"never("},
+		},
+		{
+			name:   "a page that ends inside a tag",
+			page:   `<p>G</p><script>drop()</script><div class="x`,
+			styles: true,
+			gone:   []string{"drop()"},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := elideCode([]byte(tt.page), tt.styles)
+			for _, g := range tt.gone {
+				if bytes.Contains(got, []byte(g)) {
+					t.Errorf("%q still in %s", g, got)
+				}
+			}
+			for _, k := range tt.kept {
+				if !bytes.Contains(got, []byte(k)) {
+					t.Errorf("%q lost from %s", k, got)
+				}
+			}
+			want, err := html.Parse(strings.NewReader(tt.page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, err := html.Parse(bytes.NewReader(got))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w, g := withoutCode(t, want, tt.styles), withoutCode(t, doc, tt.styles); w != g {
+				t.Errorf("trees differ:\n got %s\nwant %s", g, w)
+			}
+		})
+	}
+}
+
+func TestElideCodeReturnsAPageWithNoCodeAsItIs(t *testing.T) {
+	page := []byte(`<p>No code <b>here</b></p><script type="application/ld+json">{}</script>`)
+	if got := elideCode(page, true); &got[0] != &page[0] || len(got) != len(page) {
+		t.Errorf("elideCode copied a page it had nothing to cut from")
+	}
+}
