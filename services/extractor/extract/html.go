@@ -42,6 +42,7 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 		return page{}, err
 	}
 	readable.ShowStreamed(doc)
+	readable.DropVariants(doc)
 	base := weburl.Base(doc, u)
 	meta := metadata.Read(doc, base)
 	sig := readSignals(doc)

@@ -16,6 +16,7 @@ func BlockSamples(ctx context.Context, body []byte, u *url.URL) ([]readable.Samp
 		return nil, readable.Page{}, err
 	}
 	readable.ShowStreamed(doc)
+	readable.DropVariants(doc)
 	readable.ShowNoscript(doc)
 	kind := readable.Classify(doc, u)
 	samples, err := readable.Samples(ctx, doc, kind)

@@ -178,6 +178,7 @@ func read(p harness.Page) (sample, error) {
 			return nil, err
 		}
 		readable.ShowStreamed(doc)
+		readable.DropVariants(doc)
 		readable.ShowNoscript(doc)
 		return doc, nil
 	}
