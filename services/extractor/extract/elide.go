@@ -15,7 +15,8 @@ import (
 //
 // It follows the tokenizer of golang.org/x/net/html through text, tags,
 // attributes and comments, so that a "<script" inside an attribute or a
-// comment is not taken for a tag. Where the two could disagree (a script
+// comment is not taken for a tag. Inside SVG and MathML, where the parser
+// reads a script's or a style's text as markup, nothing is cut. Where the two could disagree (a script
 // with an escaped "<!--" part, a CDATA section) it elides nothing more
 // and passes the rest of b as it is. b itself is never modified; when
 // there is nothing to elide, b is returned.
@@ -35,6 +36,9 @@ func elideCode(b []byte, styles bool) []byte {
 		}
 		return append(out, b[kept:]...)
 	}
+	// foreign counts the svg and math elements open: inside them the
+	// parser reads a style or script as markup, so nothing is cut there.
+	foreign := 0
 	i := 0
 	for {
 		lt := bytes.IndexByte(b[i:], '<')
@@ -49,9 +53,13 @@ func elideCode(b []byte, styles bool) []byte {
 			if !ok {
 				return finish()
 			}
-			raw := rawTextTag(b[i:nameEnd])
+			name := b[i:nameEnd]
+			raw := rawTextTag(name)
 			tag := b[nameEnd:end]
 			i = end
+			if isForeignRoot(name) && !bytes.HasSuffix(tag, []byte("/>")) {
+				foreign++
+			}
 			if raw == "" {
 				continue
 			}
@@ -62,7 +70,7 @@ func elideCode(b []byte, styles bool) []byte {
 			if !ok {
 				return finish()
 			}
-			if raw == "script" && isExecutable(tagAttr(tag, "type")) || raw == "style" && styles {
+			if foreign == 0 && (raw == "script" && isExecutable(tagAttr(tag, "type")) || raw == "style" && styles) {
 				cut(i, close)
 			}
 			i = close
@@ -74,9 +82,12 @@ func elideCode(b []byte, styles bool) []byte {
 			case d == '>':
 				i += 2
 			case isASCIILetter(d):
-				_, end, ok := scanTag(b, i+1)
+				nameEnd, end, ok := scanTag(b, i+1)
 				if !ok {
 					return finish()
+				}
+				if isForeignRoot(b[i+1:nameEnd]) && foreign > 0 {
+					foreign--
 				}
 				i = end
 			default:
@@ -102,6 +113,10 @@ func elideCode(b []byte, styles bool) []byte {
 	}
 }
 
+func isForeignRoot(name []byte) bool {
+	return strings.EqualFold(string(name), "svg") || strings.EqualFold(string(name), "math")
+}
+
 func isASCIILetter(c byte) bool {
 	return 'a' <= c|0x20 && c|0x20 <= 'z'
 }
@@ -115,15 +130,10 @@ func isHTMLSpace(c byte) bool {
 // '>'), and false when b ends first.
 func scanTag(b []byte, i int) (nameEnd, end int, ok bool) {
 	i++
-	for ; i < len(b); i++ {
-		if c := b[i]; isHTMLSpace(c) || c == '/' || c == '>' {
-			break
-		}
-	}
-	nameEnd = i
-	if i < len(b) && isHTMLSpace(b[i]) {
+	for i < len(b) && !isHTMLSpace(b[i]) && b[i] != '/' && b[i] != '>' {
 		i++
 	}
+	nameEnd = i
 	for {
 		i = skipHTMLSpace(b, i)
 		if i >= len(b) {
@@ -132,47 +142,56 @@ func scanTag(b []byte, i int) (nameEnd, end int, ok bool) {
 		if b[i] == '>' {
 			return nameEnd, i + 1, true
 		}
-		// The attribute's name: an '=' first is part of it.
-		keyStart := i
-		for ; i < len(b); i++ {
-			c := b[i]
-			if c == '=' && i == keyStart {
-				continue
-			}
-			if c == '=' || isHTMLSpace(c) || c == '/' || c == '>' {
-				break
-			}
-		}
-		// Its value.
-		i = skipHTMLSpace(b, i)
-		if i >= len(b) {
+		if _, _, i = scanAttr(b, i); i < 0 {
 			return 0, 0, false
 		}
-		switch b[i] {
-		case '/':
+	}
+}
+
+// scanAttr reads the attribute at b[i] as the tokenizer reads one, and
+// returns its name, its value and where it ends, or an end of -1 when b
+// ends first. A '/' between attributes reads as one with no name.
+func scanAttr(b []byte, i int) (key, val []byte, end int) {
+	keyStart := i
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c == '=' && i == keyStart {
+			continue // an '=' first is part of the name
+		}
+		if c == '=' || isHTMLSpace(c) || c == '/' || c == '>' {
+			break
+		}
+	}
+	key = b[keyStart:i]
+	if i = skipHTMLSpace(b, i); i >= len(b) {
+		return nil, nil, -1
+	}
+	switch b[i] {
+	case '/':
+		return key, nil, i + 1
+	case '=':
+		i++
+	default:
+		return key, nil, i
+	}
+	if i = skipHTMLSpace(b, i); i >= len(b) {
+		return nil, nil, -1
+	}
+	switch q := b[i]; q {
+	case '>':
+		return key, nil, i
+	case '"', '\'':
+		closing := bytes.IndexByte(b[i+1:], q)
+		if closing < 0 {
+			return nil, nil, -1
+		}
+		return key, b[i+1 : i+1+closing], i + closing + 2
+	default:
+		start := i
+		for i < len(b) && !isHTMLSpace(b[i]) && b[i] != '>' {
 			i++
-			continue
-		case '=':
-			i++
-		default:
-			continue
 		}
-		i = skipHTMLSpace(b, i)
-		if i >= len(b) {
-			return 0, 0, false
-		}
-		switch q := b[i]; q {
-		case '>':
-		case '"', '\'':
-			closing := bytes.IndexByte(b[i+1:], q)
-			if closing < 0 {
-				return 0, 0, false
-			}
-			i += closing + 2
-		default:
-			for ; i < len(b) && !isHTMLSpace(b[i]) && b[i] != '>'; i++ {
-			}
-		}
+		return key, b[start:i], i
 	}
 }
 
@@ -261,55 +280,21 @@ func scanDeclaration(b []byte, i int) (int, bool) {
 // '>'), or "" when there is none. A value holding a character reference
 // is returned as "&": the caller then sees a type it does not know.
 func tagAttr(tag []byte, key string) string {
-	i := 0
-	for i < len(tag) {
+	for i := 0; ; {
 		i = skipHTMLSpace(tag, i)
 		if i >= len(tag) || tag[i] == '>' {
 			return ""
 		}
-		keyStart := i
-		for ; i < len(tag); i++ {
-			c := tag[i]
-			if c == '=' && i == keyStart {
-				continue
-			}
-			if c == '=' || isHTMLSpace(c) || c == '/' || c == '>' {
-				break
-			}
-		}
-		k := tag[keyStart:i]
-		i = skipHTMLSpace(tag, i)
-		if i >= len(tag) {
+		k, v, end := scanAttr(tag, i)
+		if end < 0 {
 			return ""
 		}
-		var val []byte
-		switch tag[i] {
-		case '/':
-			i++
-		case '=':
-			i = skipHTMLSpace(tag, i+1)
-			if i >= len(tag) {
-				return ""
-			}
-			switch q := tag[i]; q {
-			case '>':
-			case '"', '\'':
-				closing := bytes.IndexByte(tag[i+1:], q)
-				val = tag[i+1 : i+1+closing]
-				i += closing + 2
-			default:
-				j := i
-				for ; i < len(tag) && !isHTMLSpace(tag[i]) && tag[i] != '>'; i++ {
-				}
-				val = tag[j:i]
-			}
-		}
 		if len(k) > 0 && strings.EqualFold(string(k), key) {
-			if bytes.IndexByte(val, '&') >= 0 {
+			if bytes.IndexByte(v, '&') >= 0 {
 				return "&"
 			}
-			return string(val)
+			return string(v)
 		}
+		i = end
 	}
-	return ""
 }

@@ -102,6 +102,13 @@ func TestElideCodeKeepsTheTree(t *testing.T) {
 			kept:   []string{"<p>E</p>"},
 		},
 		{
+			name:   "inside SVG and MathML, whose scripts and styles are markup, nothing is cut",
+			page:   `<svg><style>.a{fill:red}</style><script>s()</script></svg><math><style>m{}</style></math><style>b{}</style>`,
+			styles: true,
+			gone:   []string{"b{}"},
+			kept:   []string{".a{fill:red}", "s()", "m{}"},
+		},
+		{
 			name:   "a page that ends inside a script",
 			page:   `<p>F</p><script>never(`,
 			styles: true,
@@ -146,4 +153,35 @@ func TestElideCodeReturnsAPageWithNoCodeAsItIs(t *testing.T) {
 	if got := elideCode(page, true); &got[0] != &page[0] || len(got) != len(page) {
 		t.Errorf("elideCode copied a page it had nothing to cut from")
 	}
+}
+
+// FuzzElideCode checks the promise on any input: the page parses to the
+// same tree as before, but for the text of its scripts and style sheets.
+func FuzzElideCode(f *testing.F) {
+	for _, seed := range []string{
+		`<style>a{}</style><script>x()</script><p>t</p>`,
+		`<div title="<script>">a</div><script type=module>y</script>`,
+		`<svg><style><b>bold</b></style></svg><script>z()</script>`,
+		`<math><mi><style>s</style></mi></math><style>t</style>`,
+		`<!--<script>--><script>w</script>`,
+		`<textarea><script>k</script></textarea><script>d</script>`,
+		`<script><!-- a </script><script>b</script>`,
+		`<p =x='<script>' y=">">q</p><script>e</script>`,
+	} {
+		f.Add(seed, true)
+	}
+	f.Fuzz(func(t *testing.T, page string, styles bool) {
+		got := elideCode([]byte(page), styles)
+		want, err := html.Parse(strings.NewReader(page))
+		if err != nil {
+			return
+		}
+		doc, err := html.Parse(bytes.NewReader(got))
+		if err != nil {
+			t.Fatalf("the elided page does not parse: %v", err)
+		}
+		if w, g := withoutCode(t, want, styles), withoutCode(t, doc, styles); w != g {
+			t.Errorf("trees differ for %q:\n got %s\nwant %s", page, g, w)
+		}
+	})
 }
