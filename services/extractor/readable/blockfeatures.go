@@ -77,8 +77,10 @@ func blockText(n *html.Node) string {
 }
 
 // segment lists the blocks of root, in document order, with their
-// features. page is what the classifier said of the page.
-func segment(root *html.Node, st treeStats, page Page, title map[string]bool, withText bool) []textBlock {
+// features. page is what the classifier said of the page. keep, when not
+// nil, says which blocks the content will hold: the others are listed,
+// since a block's place counts among all, but not featurized.
+func segment(root *html.Node, st treeStats, page Page, title map[string]bool, withText bool, keep func(*html.Node) bool) []textBlock {
 	var blocks []textBlock
 	var walk func(n *html.Node)
 	var nodes []*html.Node
@@ -102,6 +104,10 @@ func segment(root *html.Node, st treeStats, page Page, title map[string]bool, wi
 	fx := featurizer{st: st, page: page, total: len(nodes), root: root, title: title}
 	blocks = make([]textBlock, len(nodes))
 	for i, n := range nodes {
+		if keep != nil && !keep(n) {
+			blocks[i] = textBlock{n: n}
+			continue
+		}
 		blocks[i] = textBlock{n: n, feats: fx.features(n, i)}
 		blocks[i].runes, blocks[i].words = fx.runes, fx.words
 		blocks[i].isH1 = n.Data == "h1" || htmlnode.Closest(n, "h1") != nil
@@ -686,7 +692,7 @@ func fingerprintOf(t PageType) uint32 {
 	body := htmlnode.First(doc, "body")
 	st := measure(body)
 	page := Page{Type: t}
-	blocks := segment(body, st, page, titleWords(doc), false)
+	blocks := segment(body, st, page, titleWords(doc), false, nil)
 	placeInContent(body, blocks, page)
 	h := uint32(2166136261)
 	for _, b := range blocks {

@@ -129,7 +129,7 @@ func TestFeatureFingerprintFollowsTheFeatures(t *testing.T) {
 	doc := parse(t, fingerprintPage)
 	body := htmlnode.First(doc, "body")
 	st := measure(body)
-	blocks := segment(body, st, Page{Type: TypeProduct}, titleWords(doc), false)
+	blocks := segment(body, st, Page{Type: TypeProduct}, titleWords(doc), false, nil)
 	placeInContent(body, blocks, Page{Type: TypeProduct})
 	kept, withTime := 0, false
 	for _, b := range blocks {

@@ -104,13 +104,24 @@ func articleOf(ctx context.Context, doc *html.Node, page Page, m *BlockModel, ca
 		m = nil
 	}
 	var blocks []textBlock
+	var plan *widePlan
 	if m != nil || capture != nil {
-		blocks = segment(body, st, page, titleWords(doc), capture != nil)
+		var keep func(n *html.Node) bool
+		if isWide(page.Type) && !page.Uncertain {
+			// A wide draw is decided before any block is featurized, and
+			// made after: the model rates only the blocks it keeps, as they
+			// stand in the whole page. Training rates them all.
+			plan = planWide(body, st, page.Type == TypeForum)
+			if capture == nil {
+				keep = plan.keeps
+			}
+		}
+		blocks = segment(body, st, page, titleWords(doc), capture != nil, keep)
 		if capture != nil {
 			*capture = blocks
 		}
 	}
-	content, err := choose(ctx, body, st, page)
+	content, err := choose(ctx, body, st, page, plan)
 	if err != nil || content == nil {
 		return content, err
 	}
@@ -127,7 +138,8 @@ func articleOf(ctx context.Context, doc *html.Node, page Page, m *BlockModel, ca
 }
 
 // choose is the rules' choice of content in body, its non-content removed.
-func choose(ctx context.Context, body *html.Node, st treeStats, page Page) (*html.Node, error) {
+// plan, when not nil, is the wide draw already decided for the page.
+func choose(ctx context.Context, body *html.Node, st treeStats, page Page, plan *widePlan) (*html.Node, error) {
 	if page.Type == TypeDocumentation && !page.Uncertain {
 		return documentation(ctx, body, st)
 	}
@@ -135,7 +147,10 @@ func choose(ctx context.Context, body *html.Node, st treeStats, page Page) (*htm
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		content := wide(body, st, page.Type == TypeForum)
+		if plan == nil {
+			plan = planWide(body, st, page.Type == TypeForum)
+		}
+		content := plan.draw(st)
 		if page.Type == TypeProduct {
 			addProductFacts(content, page.Product)
 		}

@@ -21,6 +21,20 @@ const wideMain = 0.4
 // since there they are the content. keepComments keeps the blocks named
 // as comments and replies: on a thread they are the posts.
 func wide(body *html.Node, st treeStats, keepComments bool) *html.Node {
+	return planWide(body, st, keepComments).draw(st)
+}
+
+// widePlan is a wide draw decided but not yet made: its root and the
+// chrome under it. The block model's features are read from the page as
+// it stands, and only for the blocks the draw keeps.
+type widePlan struct {
+	root      *html.Node
+	doomed    []*html.Node
+	doomedSet map[*html.Node]bool // doomed, built by keeps
+}
+
+// planWide decides a wide draw of body without editing the page.
+func planWide(body *html.Node, st treeStats, keepComments bool) *widePlan {
 	root := body
 	pageText := st.of(body).text
 	var best *html.Node
@@ -40,22 +54,49 @@ func wide(body *html.Node, st treeStats, keepComments bool) *html.Node {
 		root = best
 	}
 	rootText := st.of(root).text
-	var doomed []*html.Node
+	plan := &widePlan{root: root}
 	htmlnode.Walk(root, func(n *html.Node) bool {
 		if n.Type != html.ElementNode || n == root {
 			return n.Type == html.ElementNode
 		}
 		if isChrome(n, st, rootText, keepComments) {
-			doomed = append(doomed, n)
+			plan.doomed = append(plan.doomed, n)
 			return false
 		}
 		return true
 	})
-	for _, n := range doomed {
-		st.detach(n, root)
+	return plan
+}
+
+// keeps reports whether the draw keeps n: n is under its root and not
+// under its chrome. (Recirculation blocks, found only once the chrome is
+// gone, are kept here.)
+func (p *widePlan) keeps(n *html.Node) bool {
+	if p.doomedSet == nil {
+		p.doomedSet = make(map[*html.Node]bool, len(p.doomed))
+		for _, d := range p.doomed {
+			p.doomedSet[d] = true
+		}
 	}
-	dropRecirculation(root, st)
-	return root
+	for a := n; a != nil; a = a.Parent {
+		if p.doomedSet[a] {
+			return false
+		}
+		if a == p.root {
+			return true
+		}
+	}
+	return false
+}
+
+// draw makes the draw: the chrome, then the recirculation blocks, leave,
+// and the root is the content.
+func (p *widePlan) draw(st treeStats) *html.Node {
+	for _, n := range p.doomed {
+		st.detach(n, p.root)
+	}
+	dropRecirculation(p.root, st)
+	return p.root
 }
 
 // isChrome reports whether n, under the content root holding rootText

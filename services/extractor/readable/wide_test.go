@@ -2,6 +2,7 @@ package readable
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,5 +90,45 @@ func TestWideWeighsNamesAgainstProse(t *testing.T) {
 	}
 	if strings.Contains(text, "Payroll for vets") {
 		t.Errorf("the related links stayed:\n%s", text)
+	}
+}
+
+// A wide draw is planned before the block model featurizes the page, so
+// only the blocks it keeps are featurized: each as it would be were all of
+// them, from the page as it stands before the draw.
+func TestWidePlanFeaturizesTheBlocksItKeepsAlike(t *testing.T) {
+	t.Parallel()
+	doc := parse(t, fingerprintPage)
+	body := htmlnode.First(doc, "body")
+	st := measure(body)
+	page := Page{Type: TypeProduct}
+	all := segment(body, st, page, titleWords(doc), false, nil)
+	plan := planWide(body, st, false)
+	some := segment(body, st, page, titleWords(doc), false, plan.keeps)
+	if len(some) != len(all) {
+		t.Fatalf("%d blocks with the plan, %d without", len(some), len(all))
+	}
+	kept, skipped := 0, 0
+	for i := range all {
+		if !plan.keeps(all[i].n) {
+			if some[i].feats != nil {
+				t.Errorf("block %q, outside the draw, was featurized", blockText(all[i].n))
+			}
+			skipped++
+			continue
+		}
+		kept++
+		if !slices.Equal(some[i].feats, all[i].feats) || some[i].kept != all[i].kept || some[i].words != all[i].words {
+			t.Errorf("block %q featurized otherwise with the plan", blockText(all[i].n))
+		}
+	}
+	if kept == 0 || skipped == 0 {
+		t.Errorf("the plan kept %d blocks and passed over %d: the page should have both", kept, skipped)
+	}
+	content := plan.draw(st)
+	for i := range all {
+		if in := htmlnode.Contains(content, all[i].n); in && !plan.keeps(all[i].n) {
+			t.Errorf("block %q is in the draw but was not featurized", blockText(all[i].n))
+		}
 	}
 }
