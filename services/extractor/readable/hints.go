@@ -120,10 +120,13 @@ func hintOf(n *html.Node) hint {
 // splitting them into words is most of what a hint costs.
 type hintCache struct {
 	class, id map[string]hint
+	// tokens holds the hints of single class tokens and ids: values
+	// differ more often than the tokens they are made of.
+	tokens map[string]hint
 }
 
 func newHintCache() hintCache {
-	return hintCache{class: map[string]hint{}, id: map[string]hint{}}
+	return hintCache{class: map[string]hint{}, id: map[string]hint{}, tokens: map[string]hint{}}
 }
 
 // of is hintOf(n), read from the cache where it can be.
@@ -141,7 +144,7 @@ func (c hintCache) of(n *html.Node) hint {
 		}
 		ah, ok := seen[a.Val]
 		if !ok {
-			ah = attrHint(a.Key, a.Val)
+			ah = attrHintWith(a.Key, a.Val, c.token)
 			seen[a.Val] = ah
 		}
 		h |= ah
@@ -149,8 +152,23 @@ func (c hintCache) of(n *html.Node) hint {
 	return h
 }
 
+// token is tokenHint, read from the cache where it can be.
+func (c hintCache) token(t string) hint {
+	h, ok := c.tokens[t]
+	if !ok {
+		h = tokenHint(t)
+		c.tokens[t] = h
+	}
+	return h
+}
+
 // attrHint is what the value of a class or id attribute says.
 func attrHint(key, val string) hint {
+	return attrHintWith(key, val, tokenHint)
+}
+
+// attrHintWith is attrHint, with tokenHint as the given function.
+func attrHintWith(key, val string, tokenHint func(string) hint) hint {
 	var h hint
 	for rest := val; rest != ""; {
 		var token string

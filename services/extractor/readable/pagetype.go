@@ -120,6 +120,7 @@ func readFeatures(doc *html.Node, u *url.URL) *features {
 	// Depths of the enclosing links, navigation, main content and lists,
 	// kept as the walk enters and leaves them.
 	var inLink, inChrome, inMain, inList int
+	authorClass := map[string]bool{}
 	enter := func(n *html.Node) bool {
 		switch n.Type {
 		case html.TextNode:
@@ -231,8 +232,16 @@ func readFeatures(doc *html.Node, u *url.URL) *features {
 		}
 		if ip := htmlnode.Attr(n, "itemprop"); ip == "author" || ip == "creator" {
 			f.authors++
-		} else if c := htmlnode.Attr(n, "class"); mayNameAuthor(c) && hasWord(n, authorWords) {
-			f.authors++
+		} else if c := htmlnode.Attr(n, "class"); c != "" {
+			// Pages repeat their class names: each is read once.
+			author, ok := authorClass[c]
+			if !ok {
+				author = mayNameAuthor(c) && hasWord(n, authorWords)
+				authorClass[c] = author
+			}
+			if author {
+				f.authors++
+			}
 		}
 		return true
 	}
