@@ -167,8 +167,8 @@ func attrHint(key, val string) hint {
 	return attrHintWith(key, val, tokenHint)
 }
 
-// attrHintWith is attrHint, with tokenHint as the given function.
-func attrHintWith(key, val string, tokenHint func(string) hint) hint {
+// attrHintWith is attrHint, each token's hint given by hintOfToken.
+func attrHintWith(key, val string, hintOfToken func(string) hint) hint {
 	var h hint
 	for rest := val; rest != ""; {
 		var token string
@@ -180,7 +180,7 @@ func attrHintWith(key, val string, tokenHint func(string) hint) hint {
 			h |= hintOffscreen
 			continue
 		}
-		h |= tokenHint(token)
+		h |= hintOfToken(token)
 	}
 	return h
 }

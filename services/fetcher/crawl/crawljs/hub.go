@@ -359,6 +359,13 @@ func (h *Hub) watchCancel(ctx context.Context, job *crawl.Job) {
 // the same pages again.
 func sentKey(id string) string { return "sent." + id }
 
+// resendWindow is how many of the last messages handed to a client the
+// sent mark stays behind. A stream's Send returns once a message is
+// queued, not once the client has it: a gateway killed with messages
+// queued loses them, and its client, back through another gateway, is
+// sent those again rather than never.
+const resendWindow = 4
+
 // FollowCrawl streams crawl id's output to deliver: a first message with
 // its status, each page after those streamed already, and the summary
 // that ends it. When ctx ends first (the client went away), the crawl is
@@ -414,6 +421,7 @@ func (h *Hub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv
 		msgs.Stop()
 	}()
 	defer msgs.Stop()
+	var handed []uint64 // the stream sequences of the last messages handed over
 	for {
 		m, err := msgs.Next()
 		if err != nil {
@@ -443,7 +451,11 @@ func (h *Hub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv
 			return err
 		}
 		if meta, err := m.Metadata(); err == nil {
-			_, _ = kv.Put(ctx, sentKey(id), fmt.Appendf(nil, "%d", meta.Sequence.Stream))
+			handed = append(handed, meta.Sequence.Stream)
+			if len(handed) > resendWindow {
+				_, _ = kv.Put(ctx, sentKey(id), fmt.Appendf(nil, "%d", handed[0]))
+				handed = handed[1:]
+			}
 		}
 		if s := r.GetSummary(); s != nil {
 			// Its client has every page and the summary: the output is of
