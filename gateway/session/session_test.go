@@ -222,7 +222,9 @@ func newManager(t *testing.T, cfg Config) *Manager {
 
 func start(t *testing.T, m *Manager, url string, mod func(*distillv1.SessionStartRequest)) *distillv1.SessionView {
 	t.Helper()
-	req := &distillv1.SessionStartRequest{Url: url, AllowLocal: true, Js: distillv1.JsMode_JS_MODE_OFF, TimeoutSecs: proto.Int32(5)}
+	// The budget covers a browser's cold start on a loaded machine: the
+	// renders here are not about time, and a test of timeouts sets its own.
+	req := &distillv1.SessionStartRequest{Url: url, AllowLocal: true, Js: distillv1.JsMode_JS_MODE_OFF, TimeoutSecs: proto.Int32(30)}
 	if mod != nil {
 		mod(req)
 	}
