@@ -473,8 +473,12 @@ func TestClusterCrawlStatusAndCancelFromAnyGateway(t *testing.T) {
 
 // TestClusterCrawlPolitenessAcrossFetchers: two fetcher processes read a
 // crawl's pages, slow ones and redirects among them, at four at a time;
-// the site never sees two requests closer than --delay. The only slack is
-// for the clock's granularity.
+// the site never sees two requests closer than --delay. The slack is the
+// site's own: it notes a request when its handler runs, which on a
+// machine running the whole suite can be tens of milliseconds after the
+// bytes arrived (robots.txt, the first request on a new connection, was
+// once noted 22 ms late). Four requests at once with no pacing would come
+// all but together.
 func TestClusterCrawlPolitenessAcrossFetchers(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, clusterOpts{Fetchers: 2, NoRenderer: true})
@@ -499,7 +503,8 @@ func TestClusterCrawlPolitenessAcrossFetchers(t *testing.T) {
 		t.Fatalf("%d pages, summary %v; want all %d done", len(printed), last, n+1)
 	}
 	closest, pair, requests := site.closest()
-	if closest < delay-time.Millisecond {
+	const slack = 30 * time.Millisecond
+	if closest < delay-slack {
 		t.Errorf("two of the %d requests (%s) came %v apart; --delay is %v", requests, pair, closest, delay)
 	}
 	a, b := fetchedBy(c.Fetchers[0], site.URL), fetchedBy(c.Fetchers[1], site.URL)
