@@ -43,7 +43,7 @@ var unlikelyWords = map[string]bool{
 	"ad": true, "ads": true, "adsbygoogle": true, "adslot": true, "adunit": true,
 	"adwrapper": true, "adcontainer": true, "advert": true, "adverts": true,
 	"advertisement": true, "dfp": true, "sponsor": true, "sponsors": true,
-	"sponsored": true, "promo": true, "promos": true, "outbrain": true, "taboola": true,
+	"sponsored": true, "outbrain": true, "taboola": true,
 	"zergnet": true,
 	// what to read next
 	"related": true, "relatedposts": true, "recirc": true, "recirculation": true,
@@ -61,15 +61,16 @@ var unlikelyWords = map[string]bool{
 
 // furnitureWords name furniture too, but pages also use them for wrappers
 // of real content (page builders put every block in a "widget", landing
-// pages their opening pitch in a "banner"), so they only mark an element
-// for removal, and not when it holds the article's prose.
+// pages their opening pitch in a "banner" and their offers in "promo"
+// cards), so they only mark an element for removal, and not when it holds
+// the article's prose.
 var furnitureWords = map[string]bool{
 	"widget": true, "widgets": true, "rail": true, "popular": true, "teaser": true,
 	"teasers": true, "next": true, "prev": true, "previous": true, "affiliate": true,
 	"advertising": true, "promoted": true, "paywall": true, "login": true, "signin": true,
 	"register": true, "skip": true, "overlay": true, "lightbox": true, "gallery": true,
 	"slideshow": true, "carousel": true, "slider": true, "slides": true, "banner": true,
-	"tags": true, "tag": true, "taglist": true, "topics": true, "keywords": true,
+	"promo": true, "promos": true, "tags": true, "tag": true, "taglist": true, "topics": true, "keywords": true,
 }
 
 // commentWords name comment sections.

@@ -93,6 +93,35 @@ func TestWideWeighsNamesAgainstProse(t *testing.T) {
 	}
 }
 
+// TestWideKeepsPromoCards: a service page lists its offers as "promo"
+// cards, each a link round a heading and a line; an article's promo box
+// still goes.
+func TestWideKeepsPromoCards(t *testing.T) {
+	t.Parallel()
+	page := `<html><body><main><h1>Our services</h1><p>` + prose("services", 3) + `</p>
+<div class="promo-container">
+<a class="cmp-promo" href="/audit"><div class="cmp-promo__content"><h3>Audit</h3><div class="cmp-promo__desc">External audits that help clients address risk and strengthen their reporting.</div></div></a>
+<a class="cmp-promo" href="/tax"><div class="cmp-promo__content"><h3>Tax</h3><div class="cmp-promo__desc">Planning and compliance for companies, their owners and their people.</div></div></a>
+</div></main></body></html>`
+	content, err := ArticleOf(context.Background(), parse(t, page), Page{Type: TypeService})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := htmlnode.Text(content); !strings.Contains(text, "External audits that help") || !strings.Contains(text, "Planning and compliance") {
+		t.Errorf("the promo cards went:\n%s", text)
+	}
+
+	article := `<html><body><article><h1>Rowing technique</h1><p>` + prose("rowing", 4) + `</p>
+<div class="promo"><a href="/shop">Rowers from 299, this week only</a></div><p>` + prose("rowing two", 4) + `</p></article></body></html>`
+	content, err = ArticleOf(context.Background(), parse(t, article), Page{Type: TypeArticle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := htmlnode.Text(content); strings.Contains(text, "Rowers from 299") || !strings.Contains(text, "rowing two") {
+		t.Errorf("the article's promo stayed, or its text went:\n%s", text)
+	}
+}
+
 // A wide draw is planned before the block model featurizes the page, so
 // only the blocks it keeps are featurized: each as it would be were all of
 // them, from the page as it stands before the draw.
