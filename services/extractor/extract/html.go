@@ -107,7 +107,8 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 		return page{}, err
 	}
 
-	p.lowContentReason = sig.lowContentReason(htmlnode.TextLen(content))
+	// Past thinContentRunes, no page is low content for its length.
+	p.lowContentReason = sig.lowContentReason(htmlnode.TextLenUpTo(content, thinContentRunes))
 	p.scripted = sig.scripts
 	// The content's links are read only when they are returned or counted.
 	var contentLinks []*distillv1.Link

@@ -255,13 +255,19 @@ func Text(n *html.Node) string {
 
 // TextLen returns the number of runes in Text(n), without building it.
 func TextLen(n *html.Node) int {
+	return TextLenUpTo(n, -1)
+}
+
+// TextLenUpTo is TextLen, counted only until it reaches limit (none when
+// negative): enough to say whether a text is shorter than limit.
+func TextLenUpTo(n *html.Node, limit int) int {
 	count := 0
 	Words(n, nil, func(w string, space bool) bool {
 		if space {
 			count++
 		}
 		count += utf8.RuneCountInString(w)
-		return true
+		return limit < 0 || count < limit
 	})
 	return count
 }

@@ -243,3 +243,23 @@ func TestCountAttr(t *testing.T) {
 		})
 	}
 }
+
+func TestTextLenUpToStopsAtTheLimit(t *testing.T) {
+	doc, err := html.Parse(strings.NewReader(`<p>Hello world</p><p>and more words after it</p>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := TextLen(doc)
+	if want := len("Hello world and more words after it"); all != want {
+		t.Fatalf("TextLen = %d, want %d", all, want)
+	}
+	if got := TextLenUpTo(doc, -1); got != all {
+		t.Errorf("TextLenUpTo(-1) = %d, want %d", got, all)
+	}
+	if got := TextLenUpTo(doc, 8); got < 8 || got >= all {
+		t.Errorf("TextLenUpTo(8) = %d, want at least 8 and less than the whole %d", got, all)
+	}
+	if got := TextLenUpTo(doc, 1000); got != all {
+		t.Errorf("TextLenUpTo(1000) = %d, want the whole %d", got, all)
+	}
+}
