@@ -5,24 +5,35 @@ import (
 	"strings"
 )
 
+// elision says what elideCode cuts besides executable scripts' bodies.
+type elision struct {
+	// styles cuts the style sheets' bodies.
+	styles bool
+	// drawings cuts what inline SVG drawings hold (paths, shapes, their
+	// titles), keeping the svg elements and their attributes.
+	drawings bool
+}
+
 // elideCode returns b without the bodies of its executable scripts and,
-// when styles is set, of its style sheets: nothing distils them, and on
-// the modern web they are a third of a page's bytes, which the parser
-// would otherwise read a byte at a time and copy into the tree. The
-// elements stay, empty, so the tree is the one the parser builds from b
-// but for their text. Data blocks (JSON-LD, a framework's JSON state)
+// as cuts says, of its style sheets and SVG drawings: nothing distils
+// them, and on the modern web they are a third of a page's bytes, which
+// the parser would otherwise read a byte at a time and copy into the tree.
+// The elements stay, empty, so the tree is the one the parser builds from
+// b but for their content. Data blocks (JSON-LD, a framework's JSON state)
 // keep their bodies.
 //
 // It follows the tokenizer of golang.org/x/net/html through text, tags,
 // attributes and comments, so that a "<script" inside an attribute or a
 // comment is not taken for a tag. Inside SVG and MathML, where the parser
-// reads a script's or a style's text as markup, nothing is cut. Where the two could disagree (a script
-// with an escaped "<!--" part, a CDATA section) it elides nothing more
-// and passes the rest of b as it is. b itself is never modified; when
-// there is nothing to elide, b is returned.
-func elideCode(b []byte, styles bool) []byte {
+// reads a script's or a style's text as markup, no script or style is
+// cut. Where the two could disagree (a script with an escaped "<!--" part,
+// a CDATA section) it elides nothing more and passes the rest of b as it
+// is. b itself is never modified; when there is nothing to elide, b is
+// returned.
+func elideCode(b []byte, cuts elision) []byte {
 	var out []byte // nil until the first cut
 	kept := 0      // b[:kept] is in out, or needs no copy while out is nil
+	drawingCut := false
 	cut := func(from, to int) {
 		if out == nil {
 			out = make([]byte, 0, len(b))
@@ -39,6 +50,9 @@ func elideCode(b []byte, styles bool) []byte {
 	// foreign counts the svg and math elements open: inside them the
 	// parser reads a style or script as markup, so nothing is cut there.
 	foreign := 0
+	// In a select the parser drops an svg's tags and keeps its text; it is
+	// taken to last until its end tag, though other tags may end it sooner.
+	inSelect := false
 	i := 0
 	for {
 		lt := bytes.IndexByte(b[i:], '<')
@@ -57,8 +71,25 @@ func elideCode(b []byte, styles bool) []byte {
 			raw := rawTextTag(name)
 			tag := b[nameEnd:end]
 			i = end
-			if isForeignRoot(name) && !bytes.HasSuffix(tag, []byte("/>")) {
+			switch {
+			case isForeignRoot(name) && !bytes.HasSuffix(tag, []byte("/>")):
+				if cuts.drawings && foreign == 0 && !inSelect && strings.EqualFold(string(name), "svg") {
+					if close, ok := drawingEnd(b, i); ok {
+						cut(i, close)
+						drawingCut = true
+						i = close
+					}
+				}
 				foreign++
+			case strings.EqualFold(string(name), "select"):
+				inSelect = true
+			case strings.EqualFold(string(name), "frameset"):
+				// A frameset replaces the body only while the page has
+				// shown no text, which a drawing's text counts as.
+				if drawingCut {
+					return elideCode(b, elision{styles: cuts.styles})
+				}
+				cuts.drawings = false
 			}
 			if raw == "" {
 				continue
@@ -70,7 +101,7 @@ func elideCode(b []byte, styles bool) []byte {
 			if !ok {
 				return finish()
 			}
-			if foreign == 0 && (raw == "script" && isExecutable(tagAttr(tag, "type")) || raw == "style" && styles) {
+			if foreign == 0 && (raw == "script" && isExecutable(tagAttr(tag, "type")) || raw == "style" && cuts.styles) {
 				cut(i, close)
 			}
 			i = close
@@ -86,8 +117,12 @@ func elideCode(b []byte, styles bool) []byte {
 				if !ok {
 					return finish()
 				}
-				if isForeignRoot(b[i+1:nameEnd]) && foreign > 0 {
+				name := b[i+1 : nameEnd]
+				if isForeignRoot(name) && foreign > 0 {
 					foreign--
+				}
+				if strings.EqualFold(string(name), "select") {
+					inSelect = false
 				}
 				i = end
 			default:
@@ -111,6 +146,124 @@ func elideCode(b []byte, styles bool) []byte {
 			i += gt + 1
 		}
 	}
+}
+
+// drawingEnd returns where the body of the svg element whose start tag
+// ends at b[i] ends, at the "<" of its end tag, when the parser builds
+// nothing from that body but the svg's descendants: no tag in it breaks
+// out into HTML, no HTML integration point (title, desc, foreignObject)
+// holds a tag, which the parser would read as HTML, and every end tag
+// closes an element opened inside. Otherwise, or when b ends first, it
+// returns false.
+func drawingEnd(b []byte, i int) (int, bool) {
+	var open [16][]byte // the elements open inside the svg, outermost first
+	depth := 0
+	for {
+		lt := bytes.IndexByte(b[i:], '<')
+		if lt < 0 || i+lt+1 >= len(b) {
+			return 0, false
+		}
+		at := i + lt
+		i = at + 1
+		switch c := b[i]; {
+		case isASCIILetter(c):
+			nameEnd, end, ok := scanTag(b, i)
+			if !ok {
+				return 0, false
+			}
+			name := b[i:nameEnd]
+			if depth > 0 && integrationPoint(open[depth-1]) || leavesSVG(name) {
+				return 0, false
+			}
+			i = end
+			if !bytes.HasSuffix(b[nameEnd:end], []byte("/>")) {
+				if depth == len(open) {
+					return 0, false // deeper than drawings go
+				}
+				open[depth] = name
+				depth++
+			}
+		case c == '/':
+			if i+1 >= len(b) {
+				return 0, false
+			}
+			switch d := b[i+1]; {
+			case d == '>':
+				i += 2
+			case isASCIILetter(d):
+				nameEnd, end, ok := scanTag(b, i+1)
+				if !ok {
+					return 0, false
+				}
+				name := b[i+1 : nameEnd]
+				k := depth - 1
+				for k >= 0 && !bytes.EqualFold(open[k], name) {
+					k--
+				}
+				if k < 0 {
+					if bytes.EqualFold(name, []byte("svg")) {
+						return at, true
+					}
+					return 0, false
+				}
+				depth = k
+				i = end
+			default:
+				gt := bytes.IndexByte(b[i:], '>')
+				if gt < 0 {
+					return 0, false
+				}
+				i += gt + 1
+			}
+		case c == '!':
+			end, ok := scanDeclaration(b, i+1)
+			if !ok {
+				return 0, false
+			}
+			i = end
+		case c == '?':
+			gt := bytes.IndexByte(b[i:], '>')
+			if gt < 0 {
+				return 0, false
+			}
+			i += gt + 1
+		}
+	}
+}
+
+// integrationPoint reports whether an SVG element's content is read as
+// HTML.
+func integrationPoint(name []byte) bool {
+	return bytes.EqualFold(name, []byte("title")) || bytes.EqualFold(name, []byte("desc")) || bytes.EqualFold(name, []byte("foreignobject"))
+}
+
+// leavesSVG reports whether a start tag inside an svg could be read as
+// HTML: the tags that break out of foreign content (a font with some
+// attributes among them), and MathML, whose text elements hold HTML.
+func leavesSVG(name []byte) bool {
+	if len(name) > len("blockquote") {
+		return false
+	}
+	var lower [len("blockquote")]byte
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return breakout[string(lower[:len(name)])]
+}
+
+// breakout are the start tags that end foreign content, as the parser has
+// them, with font and math added.
+var breakout = map[string]bool{
+	"b": true, "big": true, "blockquote": true, "body": true, "br": true, "center": true,
+	"code": true, "dd": true, "div": true, "dl": true, "dt": true, "em": true, "embed": true,
+	"h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true, "head": true,
+	"hr": true, "i": true, "img": true, "li": true, "listing": true, "menu": true, "meta": true,
+	"nobr": true, "ol": true, "p": true, "pre": true, "ruby": true, "s": true, "small": true,
+	"span": true, "strong": true, "strike": true, "sub": true, "sup": true, "table": true,
+	"tt": true, "u": true, "ul": true, "var": true, "font": true, "math": true,
 }
 
 func isForeignRoot(name []byte) bool {

@@ -10,13 +10,19 @@ import (
 	"distill.dev/services/extractor/internal/htmlnode"
 )
 
-// withoutCode renders doc without the text of its executable scripts and,
-// with styles, of its style sheets: what elideCode promises to leave.
-func withoutCode(t *testing.T, doc *html.Node, styles bool) string {
+// withoutCode renders doc without the text of its executable scripts
+// and, as cuts says, of its style sheets and of what its drawings hold:
+// what elideCode promises to leave.
+func withoutCode(t *testing.T, doc *html.Node, cuts elision) string {
 	t.Helper()
 	var drop []*html.Node
 	htmlnode.Walk(doc, func(n *html.Node) bool {
-		if n.Type == html.ElementNode && (n.Data == "script" && isExecutable(htmlnode.Attr(n, "type")) || styles && n.Data == "style") {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		code := n.Data == "script" && isExecutable(htmlnode.Attr(n, "type")) || cuts.styles && n.Data == "style"
+		drawing := cuts.drawings && n.Data == "svg" && n.Namespace == "svg" && n.Parent != nil && n.Parent.Namespace == ""
+		if n.Namespace == "" && code || drawing {
 			for c := n.FirstChild; c != nil; c = c.NextSibling {
 				drop = append(drop, c)
 			}
@@ -37,6 +43,7 @@ func TestElideCodeKeepsTheTree(t *testing.T) {
 	for _, tt := range []struct {
 		name, page string
 		styles     bool
+		drawings   bool
 		// gone is text that must not be in the elided page; kept must be.
 		gone, kept []string
 	}{
@@ -120,9 +127,62 @@ func TestElideCodeKeepsTheTree(t *testing.T) {
 			styles: true,
 			gone:   []string{"drop()"},
 		},
+		{
+			name:     "a drawing's shapes and title go, the svg and its attributes stay",
+			page:     `<p>A <svg class="icon" aria-label="Cart" viewBox="0 0 24 24"><title>Cart</title><path d="M1 2L3 4"/><g><circle r=1></circle></g><style>.s{}</style></svg> B</p><script>drop()</script>`,
+			drawings: true,
+			gone:     []string{"M1 2L3 4", "<title>", "circle", ".s{}", "drop()"},
+			kept:     []string{`<svg class="icon" aria-label="Cart" viewBox="0 0 24 24"></svg> B</p>`},
+		},
+		{
+			name:   "drawings stay unless asked",
+			page:   `<svg><path d="M9"/></svg>`,
+			styles: true,
+			kept:   []string{`d="M9"`},
+		},
+		{
+			name:     "nested drawings: the outer one ends at its own end tag",
+			page:     `<svg><svg><rect/></svg><path d="M7"/><SVG/></Svg><p>after</p>`,
+			drawings: true,
+			gone:     []string{"M7", "rect"},
+			kept:     []string{"<p>after</p>"},
+		},
+		{
+			name:     "a tag that breaks out of the drawing keeps it whole",
+			page:     `<svg><path d="M0"/><P>text</P></svg><svg><font color=red>f</font><path d="M1"/></svg>`,
+			drawings: true,
+			kept:     []string{"M0", "<P>text</P>", "M1"},
+		},
+		{
+			name:     "a tag in an HTML integration point keeps the drawing whole",
+			page:     `<svg><desc><a href=x>x</a></desc><path d="M5"/></svg><svg><foreignObject><i>i</i></foreignObject><path d="M6"/></svg>`,
+			drawings: true,
+			kept:     []string{"M5", "M6"},
+		},
+		{
+			name:     "an end tag the drawing did not open keeps it whole",
+			page:     `<div><svg><path d="M2"></div>after</svg>`,
+			drawings: true,
+			kept:     []string{"M2", "after"},
+		},
+		{
+			name:     "a drawing in a select, whose tags the parser drops, keeps its text",
+			page:     `<select><option>a<svg><path/>T</svg></select><svg><path d="M3"/></svg>`,
+			drawings: true,
+			gone:     []string{"M3"},
+			kept:     []string{"T</svg>"},
+		},
+		{
+			name:     "a frameset after a drawing with text undoes the cut",
+			page:     `<svg><text>words</text></svg><frameset><frame src=a></frameset><script>drop()</script>`,
+			drawings: true,
+			gone:     []string{"drop()"},
+			kept:     []string{"words"},
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := elideCode([]byte(tt.page), tt.styles)
+			cuts := elision{styles: tt.styles, drawings: tt.drawings}
+			got := elideCode([]byte(tt.page), cuts)
 			for _, g := range tt.gone {
 				if bytes.Contains(got, []byte(g)) {
 					t.Errorf("%q still in %s", g, got)
@@ -141,7 +201,7 @@ func TestElideCodeKeepsTheTree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w, g := withoutCode(t, want, tt.styles), withoutCode(t, doc, tt.styles); w != g {
+			if w, g := withoutCode(t, want, cuts), withoutCode(t, doc, cuts); w != g {
 				t.Errorf("trees differ:\n got %s\nwant %s", g, w)
 			}
 		})
@@ -150,13 +210,14 @@ func TestElideCodeKeepsTheTree(t *testing.T) {
 
 func TestElideCodeReturnsAPageWithNoCodeAsItIs(t *testing.T) {
 	page := []byte(`<p>No code <b>here</b></p><script type="application/ld+json">{}</script>`)
-	if got := elideCode(page, true); &got[0] != &page[0] || len(got) != len(page) {
+	if got := elideCode(page, elision{styles: true, drawings: true}); &got[0] != &page[0] || len(got) != len(page) {
 		t.Errorf("elideCode copied a page it had nothing to cut from")
 	}
 }
 
 // FuzzElideCode checks the promise on any input: the page parses to the
-// same tree as before, but for the text of its scripts and style sheets.
+// same tree as before, but for the text of its scripts and style sheets
+// and what its drawings hold.
 func FuzzElideCode(f *testing.F) {
 	for _, seed := range []string{
 		`<style>a{}</style><script>x()</script><p>t</p>`,
@@ -167,11 +228,18 @@ func FuzzElideCode(f *testing.F) {
 		`<textarea><script>k</script></textarea><script>d</script>`,
 		`<script><!-- a </script><script>b</script>`,
 		`<p =x='<script>' y=">">q</p><script>e</script>`,
+		`<p><svg><title>t</title><g><path d="M0"/></g></svg></p>`,
+		`<svg><path/><div>out</div></svg><svg><desc><b>d</b></desc></svg>`,
+		`<select><svg>s</svg></select><svg><rect></p></svg>`,
+		`<svg>x</svg><frameset></frameset>`,
+		`<table><svg><path/>t</svg><tr><td>c</table>`,
 	} {
-		f.Add(seed, true)
+		f.Add(seed, true, true)
+		f.Add(seed, false, false)
 	}
-	f.Fuzz(func(t *testing.T, page string, styles bool) {
-		got := elideCode([]byte(page), styles)
+	f.Fuzz(func(t *testing.T, page string, styles, drawings bool) {
+		cuts := elision{styles: styles, drawings: drawings}
+		got := elideCode([]byte(page), cuts)
 		want, err := html.Parse(strings.NewReader(page))
 		if err != nil {
 			return
@@ -180,7 +248,7 @@ func FuzzElideCode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the elided page does not parse: %v", err)
 		}
-		if w, g := withoutCode(t, want, styles), withoutCode(t, doc, styles); w != g {
+		if w, g := withoutCode(t, want, cuts), withoutCode(t, doc, cuts); w != g {
 			t.Errorf("trees differ for %q:\n got %s\nwant %s", page, g, w)
 		}
 	})

@@ -33,9 +33,14 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 	opts := req.GetOptions()
 	src := body
 	// A pick may read a script's text (a page's state in a variable), and
-	// the brand reads the style sheets; nothing else reads either.
+	// the brand reads the style sheets; nothing else reads either. What an
+	// inline drawing holds is read only where a selector, a link of the
+	// whole page or an action's name (an icon's title) may reach into it.
 	if picker == nil {
-		src = elideCode(body, !opts.GetBrand())
+		src = elideCode(body, elision{
+			styles:   !opts.GetBrand(),
+			drawings: sel == nil && !opts.GetLinksFull() && !opts.GetExtractActions(),
+		})
 	}
 	doc, err := parseHTML(ctx, src)
 	if err != nil {
