@@ -14,13 +14,14 @@ type elision struct {
 	drawings bool
 }
 
-// elideCode returns b without the bodies of its executable scripts and,
-// as cuts says, of its style sheets and SVG drawings: nothing distils
-// them, and on the modern web they are a third of a page's bytes, which
-// the parser would otherwise read a byte at a time and copy into the tree.
-// The elements stay, empty, so the tree is the one the parser builds from
-// b but for their content. Data blocks (JSON-LD, a framework's JSON state)
-// keep their bodies.
+// elideCode returns b without the bodies of its scripts and, as cuts
+// says, of its style sheets and SVG drawings: nothing distils them, and
+// on the modern web they are a third of a page's bytes, which the parser
+// would otherwise read a byte at a time and copy into the tree. The
+// elements stay, empty, so the tree is the one the parser builds from b
+// but for their content. JSON-LD, which the metadata, the page type and
+// the brand read, keeps its body; a framework's state in a JSON block
+// does not.
 //
 // It follows the tokenizer of golang.org/x/net/html through text, tags,
 // attributes and comments, so that a "<script" inside an attribute or a
@@ -101,7 +102,7 @@ func elideCode(b []byte, cuts elision) []byte {
 			if !ok {
 				return finish()
 			}
-			if foreign == 0 && (raw == "script" && isExecutable(tagAttr(tag, "type")) || raw == "style" && cuts.styles) {
+			if foreign == 0 && (raw == "script" && !linkedData(tagAttr(tag, "type")) || raw == "style" && cuts.styles) {
 				cut(i, close)
 			}
 			i = close
@@ -264,6 +265,19 @@ var breakout = map[string]bool{
 	"nobr": true, "ol": true, "p": true, "pre": true, "ruby": true, "s": true, "small": true,
 	"span": true, "strong": true, "strike": true, "sub": true, "sup": true, "table": true,
 	"tt": true, "u": true, "ul": true, "var": true, "font": true, "math": true,
+}
+
+// linkedData reports whether a script's type may name JSON-LD: it does
+// when any reader of JSON-LD takes it for that, and a type written with a
+// character reference, which tagAttr leaves unread, may.
+func linkedData(typ string) bool {
+	const ld = "ld+json"
+	for i := 0; i+len(ld) <= len(typ); i++ {
+		if strings.EqualFold(typ[i:i+len(ld)], ld) {
+			return true
+		}
+	}
+	return typ == "&"
 }
 
 func isForeignRoot(name []byte) bool {

@@ -20,7 +20,7 @@ func withoutCode(t *testing.T, doc *html.Node, cuts elision) string {
 		if n.Type != html.ElementNode {
 			return true
 		}
-		code := n.Data == "script" && isExecutable(htmlnode.Attr(n, "type")) || cuts.styles && n.Data == "style"
+		code := n.Data == "script" && !strings.Contains(strings.ToLower(htmlnode.Attr(n, "type")), "ld+json") || cuts.styles && n.Data == "style"
 		drawing := cuts.drawings && n.Data == "svg" && n.Namespace == "svg" && n.Parent != nil && n.Parent.Namespace == ""
 		if n.Namespace == "" && code || drawing {
 			for c := n.FirstChild; c != nil; c = c.NextSibling {
@@ -48,11 +48,11 @@ func TestElideCodeKeepsTheTree(t *testing.T) {
 		gone, kept []string
 	}{
 		{
-			name:   "scripts and styles go, data blocks stay",
+			name:   "scripts, JSON state and styles go, JSON-LD stays",
 			styles: true,
-			page:   `<html><head><style>p{color:red}</style><script>var a = "<p>x</p>";</script><script type="application/ld+json">{"@type":"Article"}</script></head><body><p>Hi</p><script type=module>import x from "y"</script></body></html>`,
-			gone:   []string{"color:red", "var a", "import x"},
-			kept:   []string{`{"@type":"Article"}`, "<p>Hi</p>", "<style></style>", `<script type=module></script>`},
+			page:   `<html><head><style>p{color:red}</style><script>var a = "<p>x</p>";</script><script type="application/ld+json">{"@type":"Article"}</script><script type=" Application/LD+JSON ">{"@type":"Person"}</script></head><body><p>Hi</p><script type=module>import x from "y"</script><script id="__NEXT_DATA__" type="application/json">{"props":{}}</script></body></html>`,
+			gone:   []string{"color:red", "var a", "import x", `"props"`},
+			kept:   []string{`{"@type":"Article"}`, `{"@type":"Person"}`, "<p>Hi</p>", "<style></style>", `<script type=module></script>`, `type="application/json"></script>`},
 		},
 		{
 			name: "styles stay when asked",
@@ -83,7 +83,7 @@ func TestElideCodeKeepsTheTree(t *testing.T) {
 		},
 		{
 			name:   "the first type counts, and a referenced one is kept",
-			page:   `<script type="text/javascript" type="application/json">drop()</script><script type="application&#47;json">{"a":1}</script>`,
+			page:   `<script type="text/javascript" type="application/ld+json">drop()</script><script type="application&#47;ld+json">{"a":1}</script>`,
 			styles: true,
 			gone:   []string{"drop()"},
 			kept:   []string{`{"a":1}`},
