@@ -2,6 +2,8 @@ package extract
 
 import (
 	"bytes"
+	"io"
+	"slices"
 	"strings"
 )
 
@@ -12,6 +14,60 @@ type elision struct {
 	// drawings cuts what inline SVG drawings hold (paths, shapes, their
 	// titles), keeping the svg elements and their attributes.
 	drawings bool
+}
+
+// elided is a page with parts cut out of it: the ranges of src kept, in
+// order. It is read in place, so cutting copies nothing.
+type elided struct {
+	src  []byte
+	keep [][2]int
+}
+
+// whole is b with nothing cut.
+func whole(b []byte) elided {
+	return elided{src: b, keep: [][2]int{{0, len(b)}}}
+}
+
+// reader reads what is kept.
+func (e elided) reader() io.Reader {
+	return &keptReader{src: e.src, keep: slices.Clone(e.keep)}
+}
+
+// bytes joins what is kept: src itself when nothing was cut.
+func (e elided) bytes() []byte {
+	if len(e.keep) == 1 && e.keep[0] == [2]int{0, len(e.src)} {
+		return e.src
+	}
+	n := 0
+	for _, k := range e.keep {
+		n += k[1] - k[0]
+	}
+	out := make([]byte, 0, n)
+	for _, k := range e.keep {
+		out = append(out, e.src[k[0]:k[1]]...)
+	}
+	return out
+}
+
+type keptReader struct {
+	src  []byte
+	keep [][2]int
+}
+
+func (r *keptReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && len(r.keep) > 0 {
+		k := &r.keep[0]
+		c := copy(p[n:], r.src[k[0]:k[1]])
+		n += c
+		if k[0] += c; k[0] == k[1] {
+			r.keep = r.keep[1:]
+		}
+	}
+	if n == 0 && len(p) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // elideCode returns b without the bodies of its scripts and, as cuts
@@ -29,24 +85,22 @@ type elision struct {
 // reads a script's or a style's text as markup, no script or style is
 // cut. Where the two could disagree (a script with an escaped "<!--" part,
 // a CDATA section) it elides nothing more and passes the rest of b as it
-// is. b itself is never modified; when there is nothing to elide, b is
-// returned.
-func elideCode(b []byte, cuts elision) []byte {
-	var out []byte // nil until the first cut
-	kept := 0      // b[:kept] is in out, or needs no copy while out is nil
+// is. b itself is never modified.
+func elideCode(b []byte, cuts elision) elided {
+	e := elided{src: b}
+	kept := 0 // b[:kept] is decided
 	drawingCut := false
 	cut := func(from, to int) {
-		if out == nil {
-			out = make([]byte, 0, len(b))
+		if from > kept {
+			e.keep = append(e.keep, [2]int{kept, from})
 		}
-		out = append(out, b[kept:from]...)
 		kept = to
 	}
-	finish := func() []byte {
-		if out == nil {
-			return b
+	finish := func() elided {
+		if kept < len(b) || len(e.keep) == 0 {
+			e.keep = append(e.keep, [2]int{kept, len(b)})
 		}
-		return append(out, b[kept:]...)
+		return e
 	}
 	// foreign counts the svg and math elements open: inside them the
 	// parser reads a style or script as markup, so nothing is cut there.

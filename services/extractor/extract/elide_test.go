@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -182,7 +183,7 @@ func TestElideCodeKeepsTheTree(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cuts := elision{styles: tt.styles, drawings: tt.drawings}
-			got := elideCode([]byte(tt.page), cuts)
+			got := elideCode([]byte(tt.page), cuts).bytes()
 			for _, g := range tt.gone {
 				if bytes.Contains(got, []byte(g)) {
 					t.Errorf("%q still in %s", g, got)
@@ -210,8 +211,40 @@ func TestElideCodeKeepsTheTree(t *testing.T) {
 
 func TestElideCodeReturnsAPageWithNoCodeAsItIs(t *testing.T) {
 	page := []byte(`<p>No code <b>here</b></p><script type="application/ld+json">{}</script>`)
-	if got := elideCode(page, elision{styles: true, drawings: true}); &got[0] != &page[0] || len(got) != len(page) {
+	if got := elideCode(page, elision{styles: true, drawings: true}).bytes(); &got[0] != &page[0] || len(got) != len(page) {
 		t.Errorf("elideCode copied a page it had nothing to cut from")
+	}
+}
+
+// The parser reads the kept parts in place, a few at a time or many at
+// once, as they would be read joined.
+func TestElidedReadsWhatIsKept(t *testing.T) {
+	page := []byte(`<style>a{}</style>` + strings.Repeat(`<p>x</p><script>go()</script>`, 50) + `<p>end</p>`)
+	e := elideCode(page, elision{styles: true})
+	want := string(e.bytes())
+	if strings.Contains(want, "go()") || !strings.HasSuffix(want, "<p>end</p>") {
+		t.Fatalf("joined: %s", want)
+	}
+	for _, size := range []int{1, 7, 4096} {
+		r := e.reader()
+		var got []byte
+		buf := make([]byte, size)
+		for {
+			n, err := r.Read(buf)
+			got = append(got, buf[:n]...)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if string(got) != want {
+			t.Errorf("read %d at a time: %q, want %q", size, got, want)
+		}
+	}
+	if string(whole(page).bytes()) != string(page) || len(elideCode(nil, elision{}).bytes()) != 0 {
+		t.Error("whole or empty pages are not read as they are")
 	}
 }
 
@@ -239,7 +272,7 @@ func FuzzElideCode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, page string, styles, drawings bool) {
 		cuts := elision{styles: styles, drawings: drawings}
-		got := elideCode([]byte(page), cuts)
+		got := elideCode([]byte(page), cuts).bytes()
 		want, err := html.Parse(strings.NewReader(page))
 		if err != nil {
 			return

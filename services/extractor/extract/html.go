@@ -31,7 +31,7 @@ import (
 // last.
 func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest, body []byte, u *url.URL, sel cascadia.Selector, picker *pick.Picker) (page, error) {
 	opts := req.GetOptions()
-	src := body
+	src := whole(body)
 	// A pick may read a script's text (a page's state in a variable), and
 	// the brand reads the style sheets; nothing else reads either. What an
 	// inline drawing holds is read only where a selector, a link of the

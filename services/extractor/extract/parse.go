@@ -50,17 +50,18 @@ func mediaType(contentType string) (string, string) {
 // triple the depth a page writes, hence the margin.
 const maxNesting = 128
 
-// parseHTML parses a page. A page the parser refuses for its depth is
+// parseHTML parses what is kept of a page. A page the parser refuses for its depth is
 // parsed again with its deepest tags dropped and their text kept; should
 // that fail too, its text alone is parsed. Parsing stops when ctx ends.
-func parseHTML(ctx context.Context, b []byte) (*html.Node, error) {
-	doc, err := html.Parse(&ctxReader{ctx: ctx, r: bytes.NewReader(b)})
+func parseHTML(ctx context.Context, page elided) (*html.Node, error) {
+	doc, err := html.Parse(&ctxReader{ctx: ctx, r: page.reader()})
 	if err == nil {
 		return doc, nil
 	}
 	if err := stopped(ctx, "parsing the page"); err != nil {
 		return nil, err
 	}
+	b := page.bytes()
 	if doc, err := html.Parse(bytes.NewReader(flatten(b, maxNesting))); err == nil {
 		return doc, nil
 	}

@@ -11,7 +11,7 @@ import (
 // does and returns every block of it with the features the block model
 // reads and whether the rules keep it: what the model is trained on.
 func BlockSamples(ctx context.Context, body []byte, u *url.URL) ([]readable.Sample, readable.Page, error) {
-	doc, err := parseHTML(ctx, body)
+	doc, err := parseHTML(ctx, whole(body))
 	if err != nil {
 		return nil, readable.Page{}, err
 	}

@@ -78,7 +78,7 @@ func deepPage(n int) *html.Node {
 	for i := range n {
 		fmt.Fprintf(&b, "<div><p>paragraph %d</p>", i)
 	}
-	doc, err := parseHTML(context.Background(), []byte(b.String()))
+	doc, err := parseHTML(context.Background(), whole([]byte(b.String())))
 	if err != nil {
 		panic(err)
 	}
