@@ -21,8 +21,8 @@ func report(w io.Writer, cfg Config, corpus Corpus, results []Result, floor floa
 	if cfg.Type != "" {
 		filter = fmt.Sprintf(" of type %s", cfg.Type)
 	}
-	fmt.Fprintf(w, "corpus %s (%s layout): %d pages%s; one core, sequential, after a warm-up pass; pages/s of the fastest of %d timed passes\n",
-		corpus.Dir, corpus.Layout, len(pages), filter, max(cfg.Rounds, 1))
+	fmt.Fprintf(w, "corpus %s (%s layout): %d pages%s; one core, sequential, after a warm-up pass; pages/s from the fastest of %d timed rounds on each stretch of %d pages, the extractors taking turns stretch by stretch\n",
+		corpus.Dir, corpus.Layout, len(pages), filter, max(cfg.Rounds, 1), stretchPages)
 	fmt.Fprintf(w, "word: WCXB's metric, bag of lowercased \\w+ tokens, P, R and F1 averaged per page; shingle: scrapinghub's, 4-token shingles, F1 of the averaged P and R\n\n")
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -30,9 +30,8 @@ type Config struct {
 	Type string
 	// Worst is how many of each extractor's lowest-scoring pages to list.
 	Worst int
-	// Rounds is how many timed passes each extractor makes; the fastest
-	// counts. Rounds alternate between the extractors, so a burst of load
-	// from elsewhere on the machine does not fall on one of them only.
+	// Rounds is how many timed passes each extractor makes; on each
+	// stretch of pages the fastest counts (see timeStretches).
 	Rounds int
 	// Confusion prints, for each extractor that reports page types, the
 	// true type of each page against the type it took the page for.
@@ -104,22 +103,14 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, w io.Writer) erro
 	// The floor is timed alongside, in the same rounds, so load from
 	// elsewhere falls on it as on the extractors.
 	timed := append(slices.Clone(exs), ParseWalk())
-	best := make([]time.Duration, len(timed))
-	for range max(cfg.Rounds, 1) {
-		for i, ex := range timed {
-			elapsed, err := timedPass(ctx, ex, pages)
-			if err != nil {
-				return err
-			}
-			if best[i] == 0 || elapsed < best[i] {
-				best[i] = elapsed
-			}
-		}
+	spent, err := timeStretches(ctx, timed, pages, max(cfg.Rounds, 1))
+	if err != nil {
+		return err
 	}
 	for i := range results {
-		results[i].PagesPerSec = float64(len(pages)) / best[i].Seconds()
+		results[i].PagesPerSec = float64(len(pages)) / spent[i].Seconds()
 	}
-	floor := float64(len(pages)) / best[len(exs)].Seconds()
+	floor := float64(len(pages)) / spent[len(exs)].Seconds()
 	report(w, cfg, corpus, results, floor)
 	return nil
 }
@@ -213,8 +204,49 @@ func warmUp(ctx context.Context, ex Extractor, pages []Page, typed bool) (Result
 	return res, nil
 }
 
-// timedPass runs ex over every page and returns the time spent inside
-// the extraction calls, parsing included.
+// stretchPages is how many pages one timed stretch covers.
+const stretchPages = 100
+
+// timeStretches returns the time each extractor takes over pages: the
+// pages are cut into stretches of stretchPages, the extractors take turns
+// on each stretch, rounds times over, and an extractor's time is the sum
+// of its fastest round on each stretch. Load from elsewhere on the
+// machine comes in bursts of seconds; taking turns stretch by stretch
+// spreads a burst over all the extractors, and the fastest round of each
+// stretch drops it from every figure alike, where a whole pass per turn
+// would charge it to whichever extractor it fell on.
+func timeStretches(ctx context.Context, exs []Extractor, pages []Page, rounds int) ([]time.Duration, error) {
+	stretches := (len(pages) + stretchPages - 1) / stretchPages
+	best := make([][]time.Duration, len(exs))
+	for i := range best {
+		best[i] = make([]time.Duration, stretches)
+	}
+	for range rounds {
+		for s := range stretches {
+			stretch := pages[s*stretchPages : min((s+1)*stretchPages, len(pages))]
+			for i, ex := range exs {
+				elapsed, err := timedPass(ctx, ex, stretch)
+				if err != nil {
+					return nil, err
+				}
+				if best[i][s] == 0 || elapsed < best[i][s] {
+					best[i][s] = elapsed
+				}
+			}
+		}
+	}
+	spent := make([]time.Duration, len(exs))
+	for i := range best {
+		for _, d := range best[i] {
+			spent[i] += d
+		}
+	}
+	return spent, nil
+}
+
+// timedPass runs ex over pages and returns the time spent inside the
+// extraction calls, parsing included, after collecting the garbage of
+// what ran before.
 func timedPass(ctx context.Context, ex Extractor, pages []Page) (time.Duration, error) {
 	runtime.GC()
 	var elapsed time.Duration
