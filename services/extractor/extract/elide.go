@@ -161,32 +161,17 @@ func elideCode(b []byte, cuts elision) elided {
 			}
 			i = close
 		case c == '/':
-			if i+1 >= len(b) {
+			name, end, ok := scanEndTag(b, i+1)
+			if !ok {
 				return finish()
 			}
-			switch d := b[i+1]; {
-			case d == '>':
-				i += 2
-			case isASCIILetter(d):
-				nameEnd, end, ok := scanTag(b, i+1)
-				if !ok {
-					return finish()
-				}
-				name := b[i+1 : nameEnd]
-				if isForeignRoot(name) && foreign > 0 {
-					foreign--
-				}
-				if strings.EqualFold(string(name), "select") {
-					inSelect = false
-				}
-				i = end
-			default:
-				gt := bytes.IndexByte(b[i:], '>')
-				if gt < 0 {
-					return finish()
-				}
-				i += gt + 1
+			if isForeignRoot(name) && foreign > 0 {
+				foreign--
 			}
+			if strings.EqualFold(string(name), "select") {
+				inSelect = false
+			}
+			i = end
 		case c == '!':
 			end, ok := scanDeclaration(b, i+1)
 			if !ok {
@@ -239,18 +224,11 @@ func drawingEnd(b []byte, i int) (int, bool) {
 				depth++
 			}
 		case c == '/':
-			if i+1 >= len(b) {
+			name, end, ok := scanEndTag(b, i+1)
+			if !ok {
 				return 0, false
 			}
-			switch d := b[i+1]; {
-			case d == '>':
-				i += 2
-			case isASCIILetter(d):
-				nameEnd, end, ok := scanTag(b, i+1)
-				if !ok {
-					return 0, false
-				}
-				name := b[i+1 : nameEnd]
+			if name != nil {
 				k := depth - 1
 				for k >= 0 && !bytes.EqualFold(open[k], name) {
 					k--
@@ -262,14 +240,8 @@ func drawingEnd(b []byte, i int) (int, bool) {
 					return 0, false
 				}
 				depth = k
-				i = end
-			default:
-				gt := bytes.IndexByte(b[i:], '>')
-				if gt < 0 {
-					return 0, false
-				}
-				i += gt + 1
 			}
+			i = end
 		case c == '!':
 			end, ok := scanDeclaration(b, i+1)
 			if !ok {
@@ -367,6 +339,31 @@ func scanTag(b []byte, i int) (nameEnd, end int, ok bool) {
 			return 0, 0, false
 		}
 	}
+}
+
+// scanEndTag reads what follows "</" at b[i] as the tokenizer reads it:
+// "</>" is nothing, a letter starts an end tag, and anything else is a
+// bogus comment up to the next '>'. It returns the end tag's name, nil
+// for the others, where it ends, and false when b ends first.
+func scanEndTag(b []byte, i int) (name []byte, end int, ok bool) {
+	if i >= len(b) {
+		return nil, 0, false
+	}
+	switch c := b[i]; {
+	case c == '>':
+		return nil, i + 1, true
+	case isASCIILetter(c):
+		nameEnd, end, ok := scanTag(b, i)
+		if !ok {
+			return nil, 0, false
+		}
+		return b[i:nameEnd], end, true
+	}
+	gt := bytes.IndexByte(b[i:], '>')
+	if gt < 0 {
+		return nil, 0, false
+	}
+	return nil, i + gt + 1, true
 }
 
 // scanAttr reads the attribute at b[i] as the tokenizer reads one, and
