@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// elision says what elideCode cuts besides executable scripts' bodies.
+// elision says what elideCode cuts besides the bodies of scripts.
 type elision struct {
 	// styles cuts the style sheets' bodies.
 	styles bool

@@ -33,7 +33,8 @@ func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest
 	opts := req.GetOptions()
 	src := whole(body)
 	// A pick may read a script's text (a page's state in a variable), and
-	// the brand reads the style sheets; nothing else reads either. What an
+	// the brand reads the style sheets; nothing else reads either, but
+	// JSON-LD, which is never cut. What an
 	// inline drawing holds is read only where a selector, a link of the
 	// whole page or an action's name (an icon's title) may reach into it.
 	if picker == nil {
