@@ -297,3 +297,39 @@ func TestRunRulesBesideDistill(t *testing.T) {
 		t.Errorf("an unknown extractor: err = %v, want one naming distill-rules among the choices", err)
 	}
 }
+
+// The extractors take turns stretch by stretch, every round, and each
+// runs every page once a round.
+func TestTimeStretchesTakesTurnsByStretch(t *testing.T) {
+	pages := make([]Page, 2*stretchPages+50)
+	for i := range pages {
+		pages[i].ID = strconv.Itoa(i)
+	}
+	var calls []string
+	ex := func(name string) Extractor {
+		return Extractor{Name: name, Extract: func(_ context.Context, p Page) (string, error) {
+			calls = append(calls, name+":"+p.ID)
+			return "", nil
+		}}
+	}
+	spent, err := timeStretches(context.Background(), []Extractor{ex("a"), ex("b")}, pages, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spent) != 2 || spent[0] <= 0 || spent[1] <= 0 {
+		t.Errorf("spent = %v, want a time for each extractor", spent)
+	}
+	var want []string
+	for range 2 {
+		for s := 0; s < len(pages); s += stretchPages {
+			for _, name := range []string{"a", "b"} {
+				for i := s; i < min(s+stretchPages, len(pages)); i++ {
+					want = append(want, name+":"+strconv.Itoa(i))
+				}
+			}
+		}
+	}
+	if !slices.Equal(calls, want) {
+		t.Errorf("%d calls in another order than the %d expected; first: %v", len(calls), len(want), calls[:min(3, len(calls))])
+	}
+}
