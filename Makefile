@@ -20,6 +20,10 @@ ALL_MODULES := $(MODULES) proto/tools $(BENCH_MODULE) $(K8S_MODULE)
 # The tools pinned in proto/tools/go.mod: code generation, and staticcheck
 # for lint (one tool module, so one `make tools`).
 TOOLS    := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-openapiv2 $(BIN)/staticcheck
+# distill's own house rules (proto/tools/lint), run by go vet as its vettool.
+HOUSE_LINT := $(BIN)/distill-lint
+# The functions allowed past lint.MaxFuncLines, each with its reason.
+LONG_FUNCS := $(CURDIR)/proto/tools/lint/long-functions.txt
 # The whole suite runs every test every time (-count=1): it is the gate,
 # and its tests run Chromium, Node and the binaries below, which Go's test
 # cache does not see. The short loop lets the cache answer for packages
@@ -233,6 +237,19 @@ tools: $(TOOLS) ## Build the pinned tools (buf, the protoc plugins, staticcheck)
 
 $(TOOLS) &: proto/tools/go.mod proto/tools/go.sum
 	cd proto/tools && GOWORK=off GOBIN=$(BIN) go install tool
+
+$(HOUSE_LINT): proto/tools/go.mod proto/tools/go.sum $(wildcard proto/tools/lint/*.go proto/tools/cmd/distill-lint/*.go)
+	cd proto/tools && GOWORK=off go build -o $(HOUSE_LINT) ./cmd/distill-lint
+
+# No function over 80 lines outside the allowlist, and no exported
+# package-level var holding a slice or a map (proto/tools/lint).
+HOUSE_VET := go vet -vettool=$(HOUSE_LINT) -funclen.allow=$(LONG_FUNCS)
+
+.PHONY: lint-house
+lint-house: $(HOUSE_LINT) ## The house rules alone: functions of at most 80 lines (bar the allowlist's), no exported slice or map vars.
+	$(HOUSE_VET) $(PACKAGES)
+	cd $(BENCH_MODULE) && GOWORK=off $(HOUSE_VET) ./...
+	cd $(K8S_MODULE) && GOWORK=off $(HOUSE_VET) ./...
 
 .PHONY: generate
 generate: $(TOOLS) ## Regenerate the Go code from proto/.
