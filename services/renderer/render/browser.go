@@ -111,32 +111,53 @@ func launch(ctx context.Context, logger *slog.Logger, bin string, noSandbox bool
 		_ = os.RemoveAll(dir)
 		return nil, failure.Wrap(failure.RenderFailed, err, "chromium proxy sink")
 	}
+	inst, stderr, err := startChromium(bin, chromiumArgs(dir, sink.Addr().String(), noSandbox), dir, sink)
+	if err != nil {
+		_ = sink.Close()
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	if _, err := (proto.BrowserGetVersion{}).Call(inst.devtools.root(ctx)); err != nil {
+		inst.abort()
+		if msg := stderr.String(); msg != "" {
+			return nil, failure.Wrap(failure.RenderFailed, err, "launch chromium %s: %s", bin, msg)
+		}
+		return nil, failure.Wrap(failure.RenderFailed, err, "launch chromium %s", bin)
+	}
+	return inst, nil
+}
+
+// chromiumArgs is the browser's command line: its profile in dir, its
+// proxy the sink at sinkAddr, and chromiumFlags.
+func chromiumArgs(dir, sinkAddr string, noSandbox bool) []string {
 	args := append([]string{
 		"--user-data-dir=" + dir,
 		// Every render's context names its own egress proxy; anything
 		// else the browser might send goes to the sink. "<-loopback>"
 		// removes the implicit bypass for loopback.
-		"--proxy-server=http://" + sink.Addr().String(),
+		"--proxy-server=http://" + sinkAddr,
 		"--proxy-bypass-list=<-loopback>",
 	}, chromiumFlags...)
 	if noSandbox {
 		args = append(args, "--no-sandbox")
 	}
+	return args
+}
 
+// startChromium starts the browser with DevTools on a pair of pipes, and
+// the tail of what it says on stderr. The caller still owns dir and sink
+// when it fails.
+func startChromium(bin string, args []string, dir string, sink net.Listener) (*instance, *tail, error) {
 	// Chromium reads commands from its fd 3 and writes to its fd 4.
 	cmdR, cmdW, err := os.Pipe()
 	if err != nil {
-		_ = sink.Close()
-		_ = os.RemoveAll(dir)
-		return nil, failure.Wrap(failure.RenderFailed, err, "devtools pipe")
+		return nil, nil, failure.Wrap(failure.RenderFailed, err, "devtools pipe")
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		_ = cmdR.Close()
 		_ = cmdW.Close()
-		_ = sink.Close()
-		_ = os.RemoveAll(dir)
-		return nil, failure.Wrap(failure.RenderFailed, err, "devtools pipe")
+		return nil, nil, failure.Wrap(failure.RenderFailed, err, "devtools pipe")
 	}
 	stderr := &tail{max: 4 << 10}
 	cmd := exec.Command(bin, args...)
@@ -147,6 +168,17 @@ func launch(ctx context.Context, logger *slog.Logger, bin string, noSandbox bool
 	// it dies.
 	cmd.SysProcAttr = sysProcAttr()
 	inst := &instance{cmd: cmd, devtools: newDevtools(cmdW, outR), dataDir: dir, sink: sink, exited: make(chan struct{})}
+	if err := inst.start(cmdR, outW); err != nil {
+		inst.devtools.close()
+		return nil, nil, failure.Wrap(failure.RenderFailed, err, "launch chromium %s", bin)
+	}
+	return inst, stderr, nil
+}
+
+// start starts the process, closing childEnds, the pipes' ends it was
+// given, once it has them. Once it runs, its exit closes the DevTools
+// pipe, removes the profile and closes exited.
+func (i *instance) start(childEnds ...*os.File) error {
 	started := make(chan error, 1)
 	go func() {
 		// The kernel's parent-death signal follows the thread that started
@@ -154,35 +186,23 @@ func launch(ctx context.Context, logger *slog.Logger, bin string, noSandbox bool
 		// to itself until Chromium is gone, and its end then ends the
 		// thread.
 		runtime.LockOSThread()
-		err := cmd.Start()
-		_ = cmdR.Close()
-		_ = outW.Close()
+		err := i.cmd.Start()
+		for _, f := range childEnds {
+			_ = f.Close()
+		}
 		if err == nil {
-			inst.pid = cmd.Process.Pid
+			i.pid = i.cmd.Process.Pid
 		}
 		started <- err
 		if err != nil {
 			return
 		}
-		_ = cmd.Wait()
-		inst.devtools.close()
-		_ = os.RemoveAll(dir)
-		close(inst.exited)
+		_ = i.cmd.Wait()
+		i.devtools.close()
+		_ = os.RemoveAll(i.dataDir)
+		close(i.exited)
 	}()
-	if err := <-started; err != nil {
-		inst.devtools.close()
-		_ = sink.Close()
-		_ = os.RemoveAll(dir)
-		return nil, failure.Wrap(failure.RenderFailed, err, "launch chromium %s", bin)
-	}
-	if _, err := (proto.BrowserGetVersion{}).Call(inst.devtools.root(ctx)); err != nil {
-		inst.abort()
-		if msg := stderr.String(); msg != "" {
-			return nil, failure.Wrap(failure.RenderFailed, err, "launch chromium %s: %s", bin, msg)
-		}
-		return nil, failure.Wrap(failure.RenderFailed, err, "launch chromium %s", bin)
-	}
-	return inst, nil
+	return <-started
 }
 
 // alive reports whether the browser still answers.

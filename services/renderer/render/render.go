@@ -20,12 +20,10 @@ import (
 	"time"
 
 	rodproto "github.com/go-rod/rod/lib/proto"
-	"google.golang.org/protobuf/proto"
 
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
-	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/netpolicy"
 	"distill.dev/services/platform/telemetry"
 )
@@ -270,136 +268,19 @@ func (r *Renderer) drop(inst *instance) {
 	r.kills.Go(inst.abort)
 }
 
-// render drives one page through its steps, in the order the page needs
-// them: opened in a browser context of its own, put under guard before it
-// loads anything, given the session's cookies, navigated, settled and read.
-// It owns the cleanup, undone in reverse: the wait for network quiet ends,
-// request interception stops, and the page is closed (see tab.close).
+// render drives one page through the phases its request selects (see
+// phases), and then takes down, in reverse, what they opened.
 func (r *Renderer) render(ctx context.Context, inst *instance, g *guard, req *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
-	target := req.GetUrl()
-	opts := req.GetOptions()
-	// Validate has read them already.
-	steps, _ := fetchopts.ParseSteps(opts.GetSteps())
-	browserWork := fetchopts.Browser(opts)
-
-	t, err := r.openPage(ctx, inst, g.policy)
-	if err != nil {
-		return nil, err
-	}
-	defer t.close()
-	t.block = blockTypes(opts.GetBlock())
-	stopGuard, err := r.guardPage(ctx, t, g)
-	if err != nil {
-		return nil, err
-	}
-	defer stopGuard()
-	if err := setCookies(t.page, target, r.cookies(req)); err != nil {
-		return nil, err
-	}
-	if browserWork {
-		if err := setViewport(t.page); err != nil {
+	j := r.newRenderJob(inst, g, req)
+	defer j.end()
+	for _, p := range j.plan() {
+		if err := p.run(j, ctx); errors.Is(err, errAnswered) {
+			break
+		} else if err != nil {
 			return nil, err
 		}
 	}
-	var capt *capture
-	if fetchopts.Capturing(opts) {
-		capt = startCapture(ctx, t, g, opts)
-	}
-	if len(steps) > 0 {
-		if err := t.closePopups(); err != nil {
-			return nil, err
-		}
-	}
-	// The load has the render's timeout; the steps, run after it, their
-	// own budget.
-	lctx, lcancel := context.WithTimeoutCause(t.page.GetContext(), fetchopts.Timeout(opts), errTimeout)
-	defer lcancel()
-	// Past the load's own deadline the render's may not have passed: say
-	// Timeout all the same, as classify does for the render's.
-	loadErr := func(err error) error {
-		if left := t.left(target); left != nil {
-			return left
-		}
-		if _, ok := errors.AsType[*failure.Error](err); !ok && errors.Is(context.Cause(lctx), errTimeout) {
-			return failure.Wrap(failure.Timeout, err, "render %s: not loaded within the %s timeout", target, fetchopts.Timeout(opts))
-		}
-		return err
-	}
-	idle := t.watchIdle()
-	defer idle.cancel()
-	if err := t.navigateIn(t.page.Context(lctx), target); err != nil {
-		return nil, loadErr(err)
-	}
-	if err := settle(lctx, t.page.Context(lctx), opts, idle); err != nil {
-		return nil, loadErr(err)
-	}
-	lcancel()
-
-	var run *stepRun
-	if len(steps) > 0 || fetchopts.Scrolls(opts) > 0 {
-		if req.GetWithholdUnsafe() {
-			if err := t.holdUnsafeRequests(); err != nil {
-				return nil, err
-			}
-		}
-		run, err = runSteps(t.page.GetContext(), t, target, steps, fetchopts.Scrolls(opts), fetchopts.StepsBudget(opts))
-		if errors.Is(err, errWithheld) {
-			// Nothing was sent: what the page shows now is not an answer
-			// to read, and the session it is for stays where it was.
-			return &internalv1.RenderResponse{FinalUrl: target, Status: int32(t.mainStatus()),
-				Withheld: t.withheldRequest(), StepsRun: proto.Int32(int32(run.ran))}, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	res, err := t.snapshot(target)
-	if err != nil {
-		return nil, err
-	}
-	if len(req.GetCookies()) > 0 || len(steps) > 0 {
-		if res.CookiesAfter, err = r.cookiesAfter(t); err != nil {
-			return nil, err
-		}
-	}
-	if err := t.artifacts(opts, res); err != nil {
-		return nil, failure.Wrap(failure.CodeOf(err), err, "render %s", target)
-	}
-	if run != nil {
-		res.StepsRun = proto.Int32(int32(run.ran))
-		if len(run.results) > 0 {
-			res.Steps = &distillv1.StepResults{Items: run.results}
-		}
-	}
-	if capt != nil {
-		res.Network = capt.result()
-	}
-	if len(t.block) > 0 {
-		res.BlockedResources = proto.Int32(t.blocked.Load())
-	}
-	return res, nil
-}
-
-// artifacts takes what the options ask of the rendered page besides its
-// DOM: a screenshot, a PDF, an MHTML archive.
-func (t *tab) artifacts(opts *distillv1.FetchOptions, res *internalv1.RenderResponse) error {
-	var err error
-	if kind := opts.GetScreenshot(); kind != "" {
-		if res.Screenshot, err = screenshot(t.page, kind == fetchopts.ScreenshotFull, fetchopts.ScreenshotFormat(opts), MaxScreenshotBytes); err != nil {
-			return err
-		}
-	}
-	if opts.GetPdf() {
-		if res.Pdf, err = printPDF(t.page); err != nil {
-			return err
-		}
-	}
-	if opts.GetMhtml() {
-		if res.Mhtml, err = archiveMHTML(t.page); err != nil {
-			return err
-		}
-	}
-	return nil
+	return j.res, nil
 }
 
 // blockTypes are the resource types the render skips for options.block.
