@@ -97,7 +97,7 @@ test: check-generate lint go-test ## The whole test suite: generated code, lint,
 MCP_CLIENT := gateway/mcp/testdata/client
 
 .PHONY: go-test
-go-test: mcp-client warc-reader firecrawl-sdk test-binaries ## Run every module's Go tests.
+go-test: mcp-client warc-reader firecrawl-sdk test-binaries ## Run every module's Go tests, and the hostile pages' megabyte tests again without -race.
 	$(call go-tests,$(GOTEST_FLAGS))
 
 .PHONY: test-short
@@ -123,11 +123,20 @@ define go-tests
 status=0; \
 (cd $(BENCH_MODULE) && GOWORK=off go test $(filter-out -race,$(1)) ./...) & bench=$$!; \
 (cd $(K8S_MODULE) && GOWORK=off go test $(filter-out -race,$(1)) ./...) & k8s=$$!; \
+($(or $(call hostile-tests,$(1)),true)) & hostile=$$!; \
 $(TEST_ENV) go test -p $(TEST_PROCS) $(1) $(TEST_PACKAGES) || status=1; \
 wait $$bench || status=1; \
 wait $$k8s || status=1; \
+wait $$hostile || status=1; \
 exit $$status
 endef
+
+# The extractor's hostile pages of a megabyte and more skip under the race
+# detector, which takes minutes over each: a run with -race runs those
+# tests again without it, beside the rest (about a minute of CPU). A run
+# without -race has them already, and a short run skips them.
+HOSTILE_TESTS := ^(TestHostilePages|TestHostileReading)$$
+hostile-tests = $(if $(filter -race,$(1)),$(if $(filter -short,$(1)),,go test $(filter-out -race,$(1)) -run '$(HOSTILE_TESTS)' ./services/extractor/extract))
 
 # The binaries the end-to-end and MCP tests run (localcluster.Binaries),
 # built once per run for every package, which find them through
