@@ -126,11 +126,10 @@ func newSite(t *testing.T) *site {
 	mux.HandleFunc("GET /gone", func(w http.ResponseWriter, _ *http.Request) {
 		html(w, http.StatusNotFound, page("Not here", prose("absence")))
 	})
+	// The slow pages never answer: a step that asks for one ends at a
+	// deadline of its own or not at all.
 	mux.HandleFunc("GET /slow", func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-time.After(5 * time.Second):
-		case <-r.Context().Done():
-		}
+		<-r.Context().Done()
 	})
 	mux.HandleFunc("GET /forms", func(w http.ResponseWriter, _ *http.Request) {
 		html(w, 200, page("Forms", prose("forms")+`
@@ -138,10 +137,7 @@ func newSite(t *testing.T) *site {
 			<form action="/bounce" method="post"><input name="note"><button>Bounce</button></form>`))
 	})
 	mux.HandleFunc("POST /slow-post", func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-time.After(5 * time.Second):
-		case <-r.Context().Done():
-		}
+		<-r.Context().Done()
 	})
 	mux.HandleFunc("POST /bounce", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, s.other.URL+"/landing", http.StatusTemporaryRedirect)
@@ -487,16 +483,14 @@ func TestFailedStepsLeaveTheSessionUnchanged(t *testing.T) {
 	}
 
 	t.Run("a step past its deadline", func(t *testing.T) {
-		begun := time.Now()
+		// /slow never answers: the step returns only because its own
+		// deadline (or its fetch's, within it) ended it, and says so.
 		_, err := m.Observe(context.Background(), &distillv1.SessionObserveRequest{SessionId: id, Url: s.URL + "/slow"})
 		if failure.CodeOf(err) != failure.Timeout || !strings.Contains(err.Error(), "session is unchanged") {
 			t.Fatalf("err = %v (%v)", err, failure.CodeOf(err))
 		}
 		if errors.Is(err, ErrMaybeSent) {
 			t.Fatalf("a GET past its deadline is marked as maybe sent: %v", err)
-		}
-		if took := time.Since(begun); took > 3*time.Second {
-			t.Fatalf("the step took %s, past its 1.5s deadline", took)
 		}
 		unchanged(t)
 	})
