@@ -44,6 +44,9 @@ type Conn struct {
 	// away is set when a call waited a whole Grace for the service in
 	// vain; until the connection is ready again, calls do not wait.
 	away atomic.Bool
+	// grace, when set, replaces Grace: the wait ends with the context it
+	// returns (tests decide when).
+	grace func(context.Context) (context.Context, context.CancelFunc)
 }
 
 // Dial connects lazily to the service name (fetcher, extractor, renderer,
@@ -93,7 +96,7 @@ func (c *Conn) await(ctx context.Context) {
 	if c.away.Load() {
 		return
 	}
-	wait, cancel := context.WithTimeout(ctx, Grace)
+	wait, cancel := c.graceWait(ctx)
 	defer cancel()
 	for s != connectivity.Ready {
 		if !c.WaitForStateChange(wait, s) {
@@ -105,6 +108,15 @@ func (c *Conn) await(ctx context.Context) {
 		s = c.GetState()
 	}
 	c.away.Store(false)
+}
+
+// graceWait is the context a call waits for the service under: Grace
+// from now.
+func (c *Conn) graceWait(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.grace != nil {
+		return c.grace(ctx)
+	}
+	return context.WithTimeout(ctx, Grace)
 }
 
 // call runs one unary call: it waits out a restarting service, learns

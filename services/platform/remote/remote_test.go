@@ -7,7 +7,6 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
@@ -77,45 +76,54 @@ func TestRemoteRenderer(t *testing.T) {
 	// first call waits out the grace for a restart, the next ones fail at
 	// once.
 	stop()
-	for deadline := time.Now().Add(10 * time.Second); conn.GetState() == connectivity.Ready; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the client still sees a ready connection to a stopped service")
-		}
-	}
-	for i, most := range []time.Duration{remote.Grace + 2*time.Second, time.Second} {
-		begun := time.Now()
-		_, err = r.Render(ctx, &internalv1.RenderRequest{Url: "http://example.com/"})
+	awaitGone(t, conn)
+	down := func(i int, err error) {
+		t.Helper()
 		if failure.CodeOf(err) != failure.Unavailable || !strings.Contains(err.Error(), "renderer at "+addr+" is unavailable") {
 			t.Fatalf("call %d with the renderer down: %v (%v)", i, err, failure.CodeOf(err))
 		}
-		if took := time.Since(begun); took > most {
-			t.Fatalf("call %d to a stopped service took %s; it must fail within %s", i, took, most)
-		}
 	}
+	grace := holdGrace(conn)
+	failed := make(chan error, 1)
+	go func() {
+		_, err := r.Render(ctx, &internalv1.RenderRequest{Url: "http://example.com/"})
+		failed <- err
+	}()
+	<-grace.waiting
+	grace.end()
+	down(0, <-failed)
+	conn.SetGrace(func(ctx context.Context) (context.Context, context.CancelFunc) {
+		t.Error("the call after a grace waited in vain waits again")
+		wait, cancel := context.WithCancel(ctx)
+		cancel()
+		return wait, cancel
+	})
+	_, err = r.Render(ctx, &internalv1.RenderRequest{Url: "http://example.com/"})
+	down(1, err)
 	if err := conn.Healthy(ctx); err == nil {
 		t.Fatal("a stopped service reports healthy")
 	}
 
-	// The service comes back on the same address: calls succeed again.
+	// The service comes back on the same address: once the client has
+	// reconnected, calls succeed again.
 	_, stop = serve(t, addr)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, err := r.Render(ctx, &internalv1.RenderRequest{Url: "http://example.com/"})
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no recovery after the service returned: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	for s := conn.GetState(); s != connectivity.Ready; s = conn.GetState() {
+		conn.Connect()
+		conn.WaitForStateChange(ctx, s)
+	}
+	if _, err := r.Render(ctx, &internalv1.RenderRequest{Url: "http://example.com/"}); err != nil {
+		t.Fatalf("no recovery after the service returned: %v", err)
 	}
 
 	// A restart within the grace costs no request: the call made while
-	// the service is away waits for it.
+	// the service is away waits for it. The grace never ends here, so the
+	// call can only return with the service.
 	stop()
+	awaitGone(t, conn)
+	grace = holdGrace(conn)
 	back := make(chan func())
 	go func() {
-		time.Sleep(remote.Grace / 4)
+		<-grace.waiting
 		_, stop := serve(t, addr)
 		back <- stop
 	}()
@@ -124,6 +132,35 @@ func TestRemoteRenderer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a call during a restart: %v", err)
 	}
+}
+
+// awaitGone returns once the client has seen the service's connection go.
+func awaitGone(t *testing.T, conn *remote.Conn) {
+	t.Helper()
+	for s := conn.GetState(); s == connectivity.Ready; s = conn.GetState() {
+		conn.WaitForStateChange(t.Context(), s)
+	}
+}
+
+// heldGrace is a grace that ends when the test says: waiting receives once
+// a call begins to wait for the service.
+type heldGrace struct {
+	waiting chan struct{}
+	end     context.CancelFunc
+}
+
+// holdGrace makes conn's calls wait for their service until the test ends
+// the grace.
+func holdGrace(conn *remote.Conn) heldGrace {
+	over, end := context.WithCancel(context.Background())
+	g := heldGrace{waiting: make(chan struct{}, 1), end: end}
+	conn.SetGrace(func(ctx context.Context) (context.Context, context.CancelFunc) {
+		wait, cancel := context.WithCancel(ctx)
+		stop := context.AfterFunc(over, cancel)
+		g.waiting <- struct{}{}
+		return wait, func() { stop(); cancel() }
+	})
+	return g
 }
 
 // hanging holds every render until its server stops.
