@@ -181,13 +181,12 @@ func TestStoppedExtractorFailsFastAndRecovers(t *testing.T) {
 	}
 
 	c.signal(c.Extractor, syscall.SIGTERM)
-	begun := time.Now()
+	// Fast means the gateway gives up on the extractor itself (after
+	// remote.Grace, whose bounds remote's tests hold): a call that waited
+	// for the caller's deadline would end in a Timeout, not Unavailable.
 	err := fetch()
 	if status.Code(err) != codes.Unavailable || failure.CodeOf(err) != failure.Unavailable || !strings.Contains(err.Error(), "extractor at "+c.Extractor.Addr) {
 		t.Fatalf("with the extractor down: %v (grpc %v, distill %v)", err, status.Code(err), failure.CodeOf(err))
-	}
-	if took := time.Since(begun); took > 5*time.Second {
-		t.Fatalf("the failure took %s; it must be fast", took)
 	}
 	c.waitStatus(c.Gateways[0], healthpb.HealthCheckResponse_NOT_SERVING, 10*time.Second)
 
