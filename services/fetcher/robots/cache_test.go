@@ -182,20 +182,41 @@ func TestCacheSharesOneFetch(t *testing.T) {
 		_, _ = io.WriteString(w, "User-agent: *\nDisallow: /x\n")
 	})
 	c := NewCache()
+	const callers = 10
+	arrived := make(chan struct{}, callers)
 	var wg sync.WaitGroup
-	for i := range 10 {
+	for i := range callers {
 		wg.Go(func() {
-			if _, err := c.Get(t.Context(), mustURL(t, fmt.Sprintf("%s/%d", ts.URL, i)), getter(t)); err != nil {
+			ctx := &arrival{Context: t.Context(), arrived: arrived}
+			if _, err := c.Get(ctx, mustURL(t, fmt.Sprintf("%s/%d", ts.URL, i)), getter(t)); err != nil {
 				t.Error(err)
 			}
 		})
 	}
-	time.Sleep(20 * time.Millisecond) // let the callers pile up; the count is the assertion
+	// The fetch is held until every caller is either sending it or
+	// waiting for it: none can come late and find the file cached.
+	for range callers {
+		<-arrived
+	}
 	close(release)
 	wg.Wait()
 	if n := hits.Load(); n != 1 {
 		t.Fatalf("%d fetches for ten concurrent callers, want 1", n)
 	}
+}
+
+// arrival is a caller's context that reports, once, when the caller first
+// waits on it: a caller waiting for another's fetch does so as it begins
+// to wait, the one fetching as it sends its request.
+type arrival struct {
+	context.Context
+	once    sync.Once
+	arrived chan<- struct{}
+}
+
+func (a *arrival) Done() <-chan struct{} {
+	a.once.Do(func() { a.arrived <- struct{}{} })
+	return a.Context.Done()
 }
 
 // A caller running out of time is not the site's failure: nothing is
