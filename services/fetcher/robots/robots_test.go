@@ -16,56 +16,59 @@ func mustURL(t *testing.T, raw string) *url.URL {
 	return u
 }
 
+// checkCases are files and the verdicts they give; FuzzParse starts from
+// them too.
+var checkCases = []struct {
+	name    string
+	txt     string
+	agent   string
+	url     string
+	allowed bool
+	reason  string
+}{
+	{name: "empty file allows", txt: "", url: "/a", allowed: true},
+	{name: "disallow prefix", txt: "User-agent: *\nDisallow: /private", url: "/private/x", reason: "Disallow: /private"},
+	{name: "prefix is not a segment", txt: "User-agent: *\nDisallow: /private", url: "/privateer", reason: "Disallow: /private"},
+	{name: "unmatched path allowed", txt: "User-agent: *\nDisallow: /private", url: "/public", allowed: true},
+	{name: "disallow all", txt: "User-agent: *\nDisallow: /", url: "/", reason: "Disallow: /"},
+	{name: "empty disallow allows", txt: "User-agent: *\nDisallow:", url: "/a", allowed: true},
+	{name: "longer allow wins", txt: "User-agent: *\nDisallow: /a\nAllow: /a/b", url: "/a/b/c", allowed: true, reason: "Allow: /a/b"},
+	{name: "longer disallow wins", txt: "User-agent: *\nAllow: /a\nDisallow: /a/b", url: "/a/b/c", reason: "Disallow: /a/b"},
+	{name: "order does not matter", txt: "User-agent: *\nDisallow: /a/b\nAllow: /a", url: "/a/b", reason: "Disallow: /a/b"},
+	{name: "tie goes to allow", txt: "User-agent: *\nDisallow: /page\nAllow: /page", url: "/page", allowed: true, reason: "Allow: /page"},
+	{name: "wildcard", txt: "User-agent: *\nDisallow: /*.php", url: "/dir/index.php?x=1", reason: "Disallow: /*.php"},
+	{name: "wildcard misses", txt: "User-agent: *\nDisallow: /*.php", url: "/dir/index.html", allowed: true},
+	{name: "dollar anchors", txt: "User-agent: *\nDisallow: /*.pdf$", url: "/a/b.pdf", reason: "Disallow: /*.pdf$"},
+	{name: "dollar rejects longer", txt: "User-agent: *\nDisallow: /*.pdf$", url: "/a/b.pdf?x", allowed: true},
+	{name: "exact root only", txt: "User-agent: *\nDisallow: /$", url: "/index.html", allowed: true},
+	{name: "exact root", txt: "User-agent: *\nDisallow: /$", url: "/", reason: "Disallow: /$"},
+	{name: "wildcard longer than plain", txt: "User-agent: *\nAllow: /fish\nDisallow: /*fish*", url: "/fish.html", reason: "Disallow: /*fish*"},
+	{name: "query matched", txt: "User-agent: *\nDisallow: /search?q=", url: "/search?q=go", reason: "Disallow: /search?q="},
+	{name: "query not in pattern", txt: "User-agent: *\nDisallow: /search?q=", url: "/search", allowed: true},
+	{name: "robots.txt always allowed", txt: "User-agent: *\nDisallow: /", url: "/robots.txt", allowed: true},
+	{name: "encoded unreserved in URL", txt: "User-agent: *\nDisallow: /foo", url: "/%66oo", reason: "Disallow: /foo"},
+	{name: "encoded unreserved in rule", txt: "User-agent: *\nDisallow: /%66oo", url: "/foo", reason: "Disallow: /foo"},
+	{name: "escape case ignored", txt: "User-agent: *\nDisallow: /a%2fb", url: "/a%2Fb", reason: "Disallow: /a%2Fb"},
+	{name: "reserved escape kept apart", txt: "User-agent: *\nDisallow: /a/b", url: "/a%2Fb", allowed: true},
+	{name: "non-ASCII rule", txt: "User-agent: *\nDisallow: /ä", url: "/%C3%A4/x", reason: "Disallow: /%C3%A4"},
+	{name: "comments and CRLF", txt: "# hi\r\nUser-agent: * # all\r\nDisallow: /x # no\r\n", url: "/x", reason: "Disallow: /x"},
+	{name: "BOM", txt: "\ufeffUser-agent: *\nDisallow: /x", url: "/x", reason: "Disallow: /x"},
+	{name: "rule before any group ignored", txt: "Disallow: /x\nUser-agent: *\nDisallow: /y", url: "/x", allowed: true},
+	{name: "garbage lines skipped", txt: "User-agent: *\n<html>\nnonsense\nDisallow: /x", url: "/x", reason: "Disallow: /x"},
+
+	{name: "own group over star", agent: "distill", txt: "User-agent: *\nDisallow: /\n\nUser-agent: distill\nDisallow: /private", url: "/page", allowed: true},
+	{name: "own group rules", agent: "distill", txt: "User-agent: *\nDisallow: /\n\nUser-agent: distill\nDisallow: /private", url: "/private", reason: "Disallow: /private"},
+	{name: "agent case-insensitive", agent: "distill", txt: "User-agent: DiStIlL/2.0\nDisallow: /x\nUser-agent: *\nDisallow: /", url: "/y", allowed: true},
+	{name: "other agent ignored", agent: "distill", txt: "User-agent: googlebot\nDisallow: /\n", url: "/y", allowed: true},
+	{name: "prefix of agent is not a match", agent: "distill", txt: "User-agent: dist\nDisallow: /\nUser-agent: *\nAllow: /", url: "/y", allowed: true, reason: "Allow: /"},
+	{name: "grouped agents", agent: "distill", txt: "User-agent: a\nUser-agent: distill\nDisallow: /x", url: "/x", reason: "Disallow: /x"},
+	{name: "groups merged", agent: "distill", txt: "User-agent: distill\nDisallow: /x\nUser-agent: other\nDisallow: /\nUser-agent: distill\nDisallow: /y", url: "/y", reason: "Disallow: /y"},
+	{name: "sitemap does not end a group", agent: "distill", txt: "User-agent: distill\nSitemap: /s.xml\nDisallow: /x", url: "/x", reason: "Disallow: /x"},
+}
+
 func TestCheck(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name    string
-		txt     string
-		agent   string
-		url     string
-		allowed bool
-		reason  string
-	}{
-		{name: "empty file allows", txt: "", url: "/a", allowed: true},
-		{name: "disallow prefix", txt: "User-agent: *\nDisallow: /private", url: "/private/x", reason: "Disallow: /private"},
-		{name: "prefix is not a segment", txt: "User-agent: *\nDisallow: /private", url: "/privateer", reason: "Disallow: /private"},
-		{name: "unmatched path allowed", txt: "User-agent: *\nDisallow: /private", url: "/public", allowed: true},
-		{name: "disallow all", txt: "User-agent: *\nDisallow: /", url: "/", reason: "Disallow: /"},
-		{name: "empty disallow allows", txt: "User-agent: *\nDisallow:", url: "/a", allowed: true},
-		{name: "longer allow wins", txt: "User-agent: *\nDisallow: /a\nAllow: /a/b", url: "/a/b/c", allowed: true, reason: "Allow: /a/b"},
-		{name: "longer disallow wins", txt: "User-agent: *\nAllow: /a\nDisallow: /a/b", url: "/a/b/c", reason: "Disallow: /a/b"},
-		{name: "order does not matter", txt: "User-agent: *\nDisallow: /a/b\nAllow: /a", url: "/a/b", reason: "Disallow: /a/b"},
-		{name: "tie goes to allow", txt: "User-agent: *\nDisallow: /page\nAllow: /page", url: "/page", allowed: true, reason: "Allow: /page"},
-		{name: "wildcard", txt: "User-agent: *\nDisallow: /*.php", url: "/dir/index.php?x=1", reason: "Disallow: /*.php"},
-		{name: "wildcard misses", txt: "User-agent: *\nDisallow: /*.php", url: "/dir/index.html", allowed: true},
-		{name: "dollar anchors", txt: "User-agent: *\nDisallow: /*.pdf$", url: "/a/b.pdf", reason: "Disallow: /*.pdf$"},
-		{name: "dollar rejects longer", txt: "User-agent: *\nDisallow: /*.pdf$", url: "/a/b.pdf?x", allowed: true},
-		{name: "exact root only", txt: "User-agent: *\nDisallow: /$", url: "/index.html", allowed: true},
-		{name: "exact root", txt: "User-agent: *\nDisallow: /$", url: "/", reason: "Disallow: /$"},
-		{name: "wildcard longer than plain", txt: "User-agent: *\nAllow: /fish\nDisallow: /*fish*", url: "/fish.html", reason: "Disallow: /*fish*"},
-		{name: "query matched", txt: "User-agent: *\nDisallow: /search?q=", url: "/search?q=go", reason: "Disallow: /search?q="},
-		{name: "query not in pattern", txt: "User-agent: *\nDisallow: /search?q=", url: "/search", allowed: true},
-		{name: "robots.txt always allowed", txt: "User-agent: *\nDisallow: /", url: "/robots.txt", allowed: true},
-		{name: "encoded unreserved in URL", txt: "User-agent: *\nDisallow: /foo", url: "/%66oo", reason: "Disallow: /foo"},
-		{name: "encoded unreserved in rule", txt: "User-agent: *\nDisallow: /%66oo", url: "/foo", reason: "Disallow: /foo"},
-		{name: "escape case ignored", txt: "User-agent: *\nDisallow: /a%2fb", url: "/a%2Fb", reason: "Disallow: /a%2Fb"},
-		{name: "reserved escape kept apart", txt: "User-agent: *\nDisallow: /a/b", url: "/a%2Fb", allowed: true},
-		{name: "non-ASCII rule", txt: "User-agent: *\nDisallow: /ä", url: "/%C3%A4/x", reason: "Disallow: /%C3%A4"},
-		{name: "comments and CRLF", txt: "# hi\r\nUser-agent: * # all\r\nDisallow: /x # no\r\n", url: "/x", reason: "Disallow: /x"},
-		{name: "BOM", txt: "\ufeffUser-agent: *\nDisallow: /x", url: "/x", reason: "Disallow: /x"},
-		{name: "rule before any group ignored", txt: "Disallow: /x\nUser-agent: *\nDisallow: /y", url: "/x", allowed: true},
-		{name: "garbage lines skipped", txt: "User-agent: *\n<html>\nnonsense\nDisallow: /x", url: "/x", reason: "Disallow: /x"},
-
-		{name: "own group over star", agent: "distill", txt: "User-agent: *\nDisallow: /\n\nUser-agent: distill\nDisallow: /private", url: "/page", allowed: true},
-		{name: "own group rules", agent: "distill", txt: "User-agent: *\nDisallow: /\n\nUser-agent: distill\nDisallow: /private", url: "/private", reason: "Disallow: /private"},
-		{name: "agent case-insensitive", agent: "distill", txt: "User-agent: DiStIlL/2.0\nDisallow: /x\nUser-agent: *\nDisallow: /", url: "/y", allowed: true},
-		{name: "other agent ignored", agent: "distill", txt: "User-agent: googlebot\nDisallow: /\n", url: "/y", allowed: true},
-		{name: "prefix of agent is not a match", agent: "distill", txt: "User-agent: dist\nDisallow: /\nUser-agent: *\nAllow: /", url: "/y", allowed: true, reason: "Allow: /"},
-		{name: "grouped agents", agent: "distill", txt: "User-agent: a\nUser-agent: distill\nDisallow: /x", url: "/x", reason: "Disallow: /x"},
-		{name: "groups merged", agent: "distill", txt: "User-agent: distill\nDisallow: /x\nUser-agent: other\nDisallow: /\nUser-agent: distill\nDisallow: /y", url: "/y", reason: "Disallow: /y"},
-		{name: "sitemap does not end a group", agent: "distill", txt: "User-agent: distill\nSitemap: /s.xml\nDisallow: /x", url: "/x", reason: "Disallow: /x"},
-	}
-	for _, tt := range tests {
+	for _, tt := range checkCases {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			agent := tt.agent
