@@ -388,10 +388,8 @@ func TestSinkRefusesEverything(t *testing.T) {
 		if len(got) > 0 || errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Errorf("%q: the sink answered %q (%v), want the connection closed unanswered", tt.request, got, err)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(logs.String(), tt.target) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		// The sink logs a request before it closes the connection, so the
+		// line is there once the connection is closed.
 		if !strings.Contains(logs.String(), tt.target) {
 			t.Errorf("no refusal logged for %s:\n%s", tt.target, logs.String())
 		}
