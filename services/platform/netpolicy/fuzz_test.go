@@ -169,12 +169,7 @@ func FuzzIPv4Spelling(f *testing.F) {
 			raw = "https://" + host + ":443/?q"
 		}
 		for _, p := range []Policy{strict, local} {
-			u, err := p.CheckURL(raw)
-			want := p.CheckAddr(a)
-			if kind := verdictKind(t, err); kind == "invalid" || (err == nil) != (want == nil) {
-				t.Fatalf("%s (%s) is %s (%v); the address is allowed=%v", raw, a, kind, err, want == nil)
-			}
-			if u.Hostname() != a.String() {
+			if u := addrVerdict(t, p, raw, a); u.Hostname() != a.String() {
 				t.Fatalf("%s (%s) comes back as host %s", raw, a, u.Hostname())
 			}
 		}
@@ -265,13 +260,21 @@ func FuzzIPv6Spelling(f *testing.F) {
 			raw = "https://u@[" + host + "]:8443/x"
 		}
 		for _, p := range []Policy{strict, local} {
-			_, err := p.CheckURL(raw)
-			want := p.CheckAddr(a)
-			if kind := verdictKind(t, err); kind == "invalid" || (err == nil) != (want == nil) {
-				t.Fatalf("%s (%s) is %s (%v); the address is allowed=%v", raw, a, kind, err, want == nil)
-			}
+			addrVerdict(t, p, raw, a)
 		}
 	})
+}
+
+// addrVerdict checks that raw, a URL whose host spells a, gets a's verdict
+// from p, and returns the URL p returned.
+func addrVerdict(t *testing.T, p Policy, raw string, a netip.Addr) *url.URL {
+	t.Helper()
+	u, err := p.CheckURL(raw)
+	want := p.CheckAddr(a)
+	if kind := verdictKind(t, err); kind == "invalid" || (err == nil) != (want == nil) {
+		t.Fatalf("%s (%s) is %s (%v); the address is allowed=%v", raw, a, kind, err, want == nil)
+	}
+	return u
 }
 
 func beUint64(b []byte) uint64 {
