@@ -7,6 +7,11 @@
 // storage never cross requests. Every request the page makes is held by the
 // renderer, judged by netpolicy, and then either failed or released to the
 // browser's own network stack.
+//
+// A render is the list of phases its request's options select (phases):
+// open, guard, cookies, viewport, capture, load, the steps, snapshot,
+// screenshot, PDF, MHTML and what is reported of them. A browser option
+// is a phase of its own.
 package render
 
 import (
