@@ -87,105 +87,153 @@ func (r *keptReader) Read(p []byte) (int, error) {
 // a CDATA section) it elides nothing more and passes the rest of b as it
 // is. b itself is never modified.
 func elideCode(b []byte, cuts elision) elided {
-	e := elided{src: b}
-	kept := 0 // b[:kept] is decided
-	drawingCut := false
-	cut := func(from, to int) {
-		if from > kept {
-			e.keep = append(e.keep, [2]int{kept, from})
-		}
-		kept = to
-	}
-	finish := func() elided {
-		if kept < len(b) || len(e.keep) == 0 {
-			e.keep = append(e.keep, [2]int{kept, len(b)})
-		}
-		return e
-	}
-	// foreign counts the svg and math elements open: inside them the
-	// parser reads a style or script as markup, so nothing is cut there.
-	foreign := 0
-	// In a select the parser drops an svg's tags and keeps its text; it is
-	// taken to last until its end tag, though other tags may end it sooner.
-	inSelect := false
-	i := 0
-	for {
+	z := elider{b: b, cuts: cuts, out: elided{src: b}}
+	for i := 0; ; {
 		lt := bytes.IndexByte(b[i:], '<')
 		if lt < 0 || i+lt+1 >= len(b) {
-			return finish()
+			return z.finish()
 		}
 		i += lt + 1
-		c := b[i]
-		switch {
+		var next scanned
+		switch c := b[i]; {
 		case isASCIILetter(c):
-			nameEnd, end, ok := scanTag(b, i)
-			if !ok {
-				return finish()
-			}
-			name := b[i:nameEnd]
-			raw := rawTextTag(name)
-			tag := b[nameEnd:end]
-			i = end
-			switch {
-			case isForeignRoot(name) && !bytes.HasSuffix(tag, []byte("/>")):
-				if cuts.drawings && foreign == 0 && !inSelect && strings.EqualFold(string(name), "svg") {
-					if close, ok := drawingEnd(b, i); ok {
-						cut(i, close)
-						drawingCut = true
-						i = close
-					}
-				}
-				foreign++
-			case strings.EqualFold(string(name), "select"):
-				inSelect = true
-			case strings.EqualFold(string(name), "frameset"):
-				// A frameset replaces the body only while the page has
-				// shown no text, which a drawing's text counts as.
-				if drawingCut {
-					return elideCode(b, elision{styles: cuts.styles})
-				}
-				cuts.drawings = false
-			}
-			if raw == "" {
-				continue
-			}
-			if raw == "plaintext" {
-				return finish()
-			}
-			close, ok := rawTextEnd(b, i, raw)
-			if !ok {
-				return finish()
-			}
-			if foreign == 0 && (raw == "script" && !linkedData(tagAttr(tag, "type")) || raw == "style" && cuts.styles) {
-				cut(i, close)
-			}
-			i = close
+			i, next = z.startTag(i)
 		case c == '/':
-			name, end, ok := scanEndTag(b, i+1)
-			if !ok {
-				return finish()
-			}
-			if isForeignRoot(name) && foreign > 0 {
-				foreign--
-			}
-			if strings.EqualFold(string(name), "select") {
-				inSelect = false
-			}
-			i = end
-		case c == '!':
-			end, ok := scanDeclaration(b, i+1)
-			if !ok {
-				return finish()
-			}
-			i = end
-		case c == '?':
-			gt := bytes.IndexByte(b[i:], '>')
-			if gt < 0 {
-				return finish()
-			}
-			i += gt + 1
+			i, next = z.endTag(i)
+		default:
+			i, next = skipMarkup(b, i)
+		}
+		switch next {
+		case scanStop:
+			return z.finish()
+		case scanAgain:
+			// A frameset replaces the body only while the page has shown
+			// no text, which a drawing's text counts as.
+			return elideCode(b, elision{styles: cuts.styles})
 		}
 	}
+}
+
+// scanned says how a scan goes on after a tag.
+type scanned int
+
+const (
+	scanOn    scanned = iota
+	scanStop          // elide nothing more
+	scanAgain         // start again, cutting no drawings
+)
+
+// elider is elideCode's state as it reads b.
+type elider struct {
+	b    []byte
+	cuts elision
+	out  elided
+	kept int // b[:kept] is decided
+	// drawingCut is set once a drawing was cut.
+	drawingCut bool
+	// foreign counts the svg and math elements open: inside them the
+	// parser reads a style or script as markup, so nothing is cut there.
+	foreign int
+	// In a select the parser drops an svg's tags and keeps its text; it is
+	// taken to last until its end tag, though other tags may end it sooner.
+	inSelect bool
+}
+
+// cut leaves b[from:to] out.
+func (z *elider) cut(from, to int) {
+	if from > z.kept {
+		z.out.keep = append(z.out.keep, [2]int{z.kept, from})
+	}
+	z.kept = to
+}
+
+// finish keeps the rest of b.
+func (z *elider) finish() elided {
+	if z.kept < len(z.b) || len(z.out.keep) == 0 {
+		z.out.keep = append(z.out.keep, [2]int{z.kept, len(z.b)})
+	}
+	return z.out
+}
+
+// startTag reads the start tag whose name starts at b[i], and the text of
+// a raw text element it opens, cutting what the elision says.
+func (z *elider) startTag(i int) (int, scanned) {
+	b := z.b
+	nameEnd, end, ok := scanTag(b, i)
+	if !ok {
+		return 0, scanStop
+	}
+	name := b[i:nameEnd]
+	tag := b[nameEnd:end]
+	i = end
+	switch {
+	case isForeignRoot(name) && !bytes.HasSuffix(tag, []byte("/>")):
+		if z.cuts.drawings && z.foreign == 0 && !z.inSelect && strings.EqualFold(string(name), "svg") {
+			if close, ok := drawingEnd(b, i); ok {
+				z.cut(i, close)
+				z.drawingCut = true
+				i = close
+			}
+		}
+		z.foreign++
+	case strings.EqualFold(string(name), "select"):
+		z.inSelect = true
+	case strings.EqualFold(string(name), "frameset"):
+		if z.drawingCut {
+			return 0, scanAgain
+		}
+		z.cuts.drawings = false
+	}
+	raw := rawTextTag(name)
+	switch raw {
+	case "":
+		return i, scanOn
+	case "plaintext":
+		return 0, scanStop
+	}
+	close, ok := rawTextEnd(b, i, raw)
+	if !ok {
+		return 0, scanStop
+	}
+	if z.foreign == 0 && (raw == "script" && !linkedData(tagAttr(tag, "type")) || raw == "style" && z.cuts.styles) {
+		z.cut(i, close)
+	}
+	return close, scanOn
+}
+
+// endTag reads what follows the "<" of "</" at b[i].
+func (z *elider) endTag(i int) (int, scanned) {
+	name, end, ok := scanEndTag(z.b, i+1)
+	if !ok {
+		return 0, scanStop
+	}
+	if isForeignRoot(name) && z.foreign > 0 {
+		z.foreign--
+	}
+	if strings.EqualFold(string(name), "select") {
+		z.inSelect = false
+	}
+	return end, scanOn
+}
+
+// skipMarkup reads past a declaration (a comment, a doctype) or a
+// processing instruction after the "<" at b[i]; anything else is text.
+func skipMarkup(b []byte, i int) (int, scanned) {
+	switch b[i] {
+	case '!':
+		end, ok := scanDeclaration(b, i+1)
+		if !ok {
+			return 0, scanStop
+		}
+		return end, scanOn
+	case '?':
+		gt := bytes.IndexByte(b[i:], '>')
+		if gt < 0 {
+			return 0, scanStop
+		}
+		return i + gt + 1, scanOn
+	}
+	return i, scanOn
 }
 
 // drawingEnd returns where the body of the svg element whose start tag
@@ -229,33 +277,33 @@ func drawingEnd(b []byte, i int) (int, bool) {
 				return 0, false
 			}
 			if name != nil {
-				k := depth - 1
-				for k >= 0 && !bytes.EqualFold(open[k], name) {
-					k--
+				switch k := innermost(open[:depth], name); {
+				case k >= 0:
+					depth = k
+				case bytes.EqualFold(name, []byte("svg")):
+					return at, true
+				default:
+					return 0, false // closes what the drawing did not open
 				}
-				if k < 0 {
-					if bytes.EqualFold(name, []byte("svg")) {
-						return at, true
-					}
-					return 0, false
-				}
-				depth = k
 			}
 			i = end
-		case c == '!':
-			end, ok := scanDeclaration(b, i+1)
-			if !ok {
+		default:
+			var next scanned
+			if i, next = skipMarkup(b, i); next == scanStop {
 				return 0, false
 			}
-			i = end
-		case c == '?':
-			gt := bytes.IndexByte(b[i:], '>')
-			if gt < 0 {
-				return 0, false
-			}
-			i += gt + 1
 		}
 	}
+}
+
+// innermost returns the index of the innermost element of open named
+// name, or -1.
+func innermost(open [][]byte, name []byte) int {
+	k := len(open) - 1
+	for k >= 0 && !bytes.EqualFold(open[k], name) {
+		k--
+	}
+	return k
 }
 
 // integrationPoint reports whether an SVG element's content is read as

@@ -7,10 +7,12 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/andybalholm/cascadia"
 	"golang.org/x/net/html"
 	"golang.org/x/sync/semaphore"
 	"google.golang.org/protobuf/proto"
@@ -143,71 +145,94 @@ func (e *Extractor) Extract(ctx context.Context, req *internalv1.ExtractRequest)
 	if err := stopped(ctx, "starting"); err != nil {
 		return nil, err
 	}
-	u, err := pageURL(req.GetUrl())
+	x, err := readRequest(req)
 	if err != nil {
 		return nil, err
 	}
-	opts := req.GetOptions()
-	sel, err := compileSelector(opts.GetSelector())
-	if err != nil {
-		return nil, err
-	}
-	picker, err := pick.Compile(opts)
-	if err != nil {
-		return nil, err
-	}
-
 	release, err := e.admit(ctx, len(req.GetHtml()))
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-
-	mt, _ := mediaType(req.GetContentType())
-	kind := kindOf(mt)
-	if isPDF(mt, req.GetHtml()) {
-		kind = kindPDF
+	p, body, err := e.distil(ctx, x)
+	if err != nil {
+		return nil, err
 	}
-	if kind == kindUnsupported {
-		return nil, failure.New(failure.UnsupportedContent, "unsupported content type %q", req.GetContentType())
-	}
-	var body []byte
-	var p page
-	if kind != kindPDF {
-		// body is the page decoded to UTF-8, once: the content is drawn
-		// from it and the stats count its tokens.
-		body = decode(req.GetHtml(), req.GetContentType())
-	}
-	switch kind {
-	case kindPDF:
-		p, body, err = e.fromPDF(ctx, req, u)
-		if err != nil {
-			return nil, err
-		}
-		p.emptyLists(opts)
-	case kindHTML:
-		p, err = e.fromHTML(ctx, req, body, u, sel, picker)
-		if err != nil {
-			return nil, err
-		}
-	default:
-		p = fromText(kind, body, u)
-		p.emptyLists(opts)
-	}
-	if picker != nil && p.picked == nil {
-		// A PDF or a text file has no elements to pick.
-		p.picked = picker.Empty()
-	}
-
-	if opts.GetBrand() && p.brand == nil {
-		// A PDF or a text file shows no brand but its site's name.
-		p.brand = &distillv1.Brand{Name: strings.TrimPrefix(u.Hostname(), "www.")}
-	}
+	x.fillAbsent(&p)
 	d := finish(req, body, p)
 	e.logger.DebugContext(ctx, "extracted",
 		"url", req.GetUrl(), "profile", p.profile, "raw_bytes", len(req.GetHtml()),
 		"markdown_chars", len(d.GetMarkdown()), "low_content", p.lowContent())
 	return &internalv1.ExtractResponse{Distilled: d, LowContentReason: p.lowContentReason, Scripted: p.scripted}, nil
+}
+
+// extraction is a request with what its options compile to, checked
+// before the page is admitted.
+type extraction struct {
+	req    *internalv1.ExtractRequest
+	opts   *distillv1.FetchOptions
+	u      *url.URL
+	sel    cascadia.Selector
+	picker *pick.Picker
+}
+
+// readRequest checks the request's URL, selector and picker.
+func readRequest(req *internalv1.ExtractRequest) (*extraction, error) {
+	x := &extraction{req: req, opts: req.GetOptions()}
+	var err error
+	if x.u, err = pageURL(req.GetUrl()); err != nil {
+		return nil, err
+	}
+	if x.sel, err = compileSelector(x.opts.GetSelector()); err != nil {
+		return nil, err
+	}
+	if x.picker, err = pick.Compile(x.opts); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// distil reads the page by its kind: a PDF, HTML, or text. It returns the
+// page and the text its stats count as the raw page: the page decoded to
+// UTF-8, once, or a PDF's text.
+func (e *Extractor) distil(ctx context.Context, x *extraction) (page, []byte, error) {
+	req := x.req
+	mt, _ := mediaType(req.GetContentType())
+	kind := kindOf(mt)
+	if isPDF(mt, req.GetHtml()) {
+		kind = kindPDF
+	}
+	switch kind {
+	case kindUnsupported:
+		return page{}, nil, failure.New(failure.UnsupportedContent, "unsupported content type %q", req.GetContentType())
+	case kindPDF:
+		p, body, err := e.fromPDF(ctx, req, x.u)
+		if err != nil {
+			return page{}, nil, err
+		}
+		p.emptyLists(x.opts)
+		return p, body, nil
+	}
+	body := decode(req.GetHtml(), req.GetContentType())
+	if kind == kindHTML {
+		p, err := e.fromHTML(ctx, req, body, x.u, x.sel, x.picker)
+		return p, body, err
+	}
+	p := fromText(kind, body, x.u)
+	p.emptyLists(x.opts)
+	return p, body, nil
+}
+
+// fillAbsent gives a page without markup what it cannot hold but was
+// asked for: a PDF or a text file has no elements to pick, and shows no
+// brand but its site's name.
+func (x *extraction) fillAbsent(p *page) {
+	if x.picker != nil && p.picked == nil {
+		p.picked = x.picker.Empty()
+	}
+	if x.opts.GetBrand() && p.brand == nil {
+		p.brand = &distillv1.Brand{Name: strings.TrimPrefix(x.u.Hostname(), "www.")}
+	}
 }
 
 // finish applies the token budget and fills in the figures; body is the
@@ -216,13 +241,38 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 	opts := req.GetOptions()
 	r := read(opts, req.GetUrl(), p)
 	p.markdown, p.text = r.markdown, r.text
-	truncated := r.truncated
+	d := distilled(req, p, r)
+	// The earlier answer was printed by the same pipeline, so the diff
+	// compares output with output: the Markdown as it is returned.
+	if old := opts.GetDiffWith(); old != nil {
+		d.Diff = pagediff.Compare(old, d)
+	}
+	// Counting builds the tokenizer's vocabulary on first use, so a
+	// request that asks for no figures counts nothing.
+	if !opts.GetStats() && !opts.GetDiagnostics() {
+		return d
+	}
+	outputTokens := tokens.Count(p.markdown)
+	if opts.GetStats() {
+		d.Stats = statsOf(int64(len(req.GetHtml())), body, outputTokens)
+	}
+	if opts.GetDiagnostics() {
+		d.Diagnostics = diagnosticsOf(req, p, r, outputTokens)
+	}
+	return d
+}
 
+// distilled is the page as it is returned, before its figures.
+func distilled(req *internalv1.ExtractRequest, p page, r reading) *distillv1.Distilled {
 	d := &distillv1.Distilled{
 		FinalUrl: req.GetUrl(),
 		Status:   req.GetStatus(),
 		Title:    p.title,
 		Markdown: p.markdown,
+		Text:     p.text,
+		Actions:  p.actions,
+		Picked:   p.picked,
+		Brand:    p.brand,
 	}
 	if p.byline != "" {
 		d.Byline = &p.byline
@@ -230,64 +280,54 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 	if p.excerpt != "" {
 		d.Excerpt = &p.excerpt
 	}
-	d.Text = p.text
 	if p.links != nil {
 		d.Links = &distillv1.LinkList{Items: p.links}
 	}
 	if p.tables != nil {
 		d.Tables = &distillv1.TableList{Items: p.tables}
 	}
-	d.Actions = p.actions
-	d.Picked = p.picked
 	if r.chunks != nil {
 		d.Chunks = &distillv1.ChunkList{Items: r.chunks}
 	}
-	d.Brand = p.brand
-	// The earlier answer was printed by the same pipeline, so the diff
-	// compares output with output: the Markdown as it is returned.
-	if old := opts.GetDiffWith(); old != nil {
-		d.Diff = pagediff.Compare(old, d)
-	}
+	return d
+}
 
+// statsOf compares the raw page, rawBytes long and body once decoded, with
+// the output, in tokens.
+func statsOf(rawBytes int64, body []byte, outputTokens int64) *distillv1.Stats {
+	rawTokens := tokens.Count(string(body))
+	saved := max(0, rawTokens-outputTokens)
+	return &distillv1.Stats{
+		RawBytes:     rawBytes,
+		RawTokens:    rawTokens,
+		OutputTokens: outputTokens,
+		SavedTokens:  saved,
+		SavedRatio:   ratio(saved, rawTokens),
+	}
+}
+
+// diagnosticsOf says how the extraction of p went.
+func diagnosticsOf(req *internalv1.ExtractRequest, p page, r reading, outputTokens int64) *distillv1.Diagnostics {
 	rawBytes := int64(len(req.GetHtml()))
-	// Counting builds the tokenizer's vocabulary on first use, so a
-	// request that asks for no figures counts nothing.
-	var outputTokens int64
-	if opts.GetStats() || opts.GetDiagnostics() {
-		outputTokens = tokens.Count(p.markdown)
+	chars := int64(utf8.RuneCountInString(p.markdown))
+	d := &distillv1.Diagnostics{
+		Profile:         p.profile,
+		RawBytes:        rawBytes,
+		OutputChars:     chars,
+		OutputTokens:    outputTokens,
+		ExtractionRatio: ratio(chars, rawBytes),
+		LinkCount:       int32(p.linkCount),
+		TableCount:      int32(p.tableCount),
+		ActionCount:     int32(actions.Count(p.actions)),
+		UsedHeadless:    req.GetRendered(),
+		Truncated:       r.truncated,
+		LowContent:      p.lowContent(),
+		PageType:        string(p.pageType),
+		QueryRelevance:  r.relevance,
+		QueryBlocks:     r.kept,
 	}
-	if opts.GetStats() {
-		rawTokens := tokens.Count(string(body))
-		saved := max(0, rawTokens-outputTokens)
-		d.Stats = &distillv1.Stats{
-			RawBytes:     rawBytes,
-			RawTokens:    rawTokens,
-			OutputTokens: outputTokens,
-			SavedTokens:  saved,
-			SavedRatio:   ratio(saved, rawTokens),
-		}
-	}
-	if opts.GetDiagnostics() {
-		chars := int64(utf8.RuneCountInString(p.markdown))
-		d.Diagnostics = &distillv1.Diagnostics{
-			Profile:         p.profile,
-			RawBytes:        rawBytes,
-			OutputChars:     chars,
-			OutputTokens:    outputTokens,
-			ExtractionRatio: ratio(chars, rawBytes),
-			LinkCount:       int32(p.linkCount),
-			TableCount:      int32(p.tableCount),
-			ActionCount:     int32(actions.Count(p.actions)),
-			UsedHeadless:    req.GetRendered(),
-			Truncated:       truncated,
-			LowContent:      p.lowContent(),
-			PageType:        string(p.pageType),
-		}
-		if p.pdfPages > 0 {
-			d.Diagnostics.PageCount = proto.Int32(int32(p.pdfPages))
-		}
-		d.Diagnostics.QueryRelevance = r.relevance
-		d.Diagnostics.QueryBlocks = r.kept
+	if p.pdfPages > 0 {
+		d.PageCount = proto.Int32(int32(p.pdfPages))
 	}
 	return d
 }

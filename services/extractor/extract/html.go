@@ -25,158 +25,279 @@ import (
 	"distill.dev/services/extractor/tables"
 )
 
-// fromHTML distils an HTML page, body decoded to UTF-8. Everything that
-// reads the whole page runs before the content is chosen, because choosing
-// it edits the tree; the Markdown conversion, which edits the content, runs
-// last.
+// htmlPage is one HTML page as its readers share it: the request, the
+// tree they read, and the page they fill in.
+type htmlPage struct {
+	req     *internalv1.ExtractRequest
+	opts    *distillv1.FetchOptions
+	body    []byte
+	u, base *url.URL
+	sel     cascadia.Selector
+	picker  *pick.Picker
+	// profile is how the content is chosen, as diagnostics name it.
+	profile string
+	doc     *html.Node
+	meta    metadata.Metadata
+	sig     signals
+	content *html.Node
+	p       page
+}
+
+// htmlStep is one reader of an HTML page, run when the options ask for it.
+type htmlStep struct {
+	// when says whether the options ask for the step; nil is always.
+	when func(*htmlPage) bool
+	// stage, when set, names what the step begins, and the step waits
+	// for none once the context has ended.
+	stage string
+	run   func(ctx context.Context, e *Extractor, hp *htmlPage) error
+}
+
+// The stages an ended context is reported in.
+const (
+	stageReading   = "reading the page"
+	stageChoosing  = "choosing the content"
+	stageRendering = "rendering Markdown"
+)
+
+// htmlSteps read an HTML page, in order. Everything that reads the whole
+// page runs before the content is chosen, because choosing it edits the
+// tree; the Markdown conversion, which edits the content, runs last. A new
+// option is a new step here.
+var htmlSteps = []htmlStep{
+	{run: parsePage},
+	{run: readWholePage},
+	{when: wantsAllLinks, stage: stageReading, run: readAllLinks},
+	{when: wantsPick, run: runPicker},
+	{when: wantsActions, stage: stageReading, run: readActions},
+	{when: wantsBrand, run: readBrand},
+	// One of the four chooses the content.
+	{when: profileIs(profileSelector), stage: stageReading, run: chooseSelected},
+	{when: profileIs(profileFull), stage: stageReading, run: chooseFull},
+	{when: profileIs(profileMetadata), stage: stageReading, run: chooseArticleLead},
+	{when: profileIs(profileArticle), stage: stageReading, run: chooseArticle},
+	{stage: stageChoosing, run: judgeContent},
+	{when: wantsContentLinks, run: readContentLinks},
+	{when: wantsTables, stage: "reading tables", run: readTables},
+	{when: profileIs(profileMetadata), run: renderLead},
+	{when: rendersContent, stage: stageRendering, run: renderContent},
+}
+
+// fromHTML distils an HTML page, body decoded to UTF-8, by running the
+// steps its options ask for.
 func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest, body []byte, u *url.URL, sel cascadia.Selector, picker *pick.Picker) (page, error) {
-	opts := req.GetOptions()
-	src := whole(body)
-	// A pick may read a script's text (a page's state in a variable), and
-	// the brand reads the style sheets; nothing else reads either, but
-	// JSON-LD, which is never cut. What an
-	// inline drawing holds is read only where a selector, a link of the
-	// whole page or an action's name (an icon's title) may reach into it.
-	if picker == nil {
-		src = elideCode(body, elision{
-			styles:   !opts.GetBrand(),
-			drawings: sel == nil && !opts.GetLinksFull() && !opts.GetExtractActions(),
+	hp := &htmlPage{req: req, opts: req.GetOptions(), body: body, u: u, sel: sel, picker: picker}
+	hp.profile = profileOf(hp.opts, sel)
+	for _, s := range htmlSteps {
+		if s.when != nil && !s.when(hp) {
+			continue
+		}
+		if s.stage != "" {
+			if err := stopped(ctx, s.stage); err != nil {
+				return page{}, err
+			}
+		}
+		if err := s.run(ctx, e, hp); err != nil {
+			return page{}, err
+		}
+	}
+	return hp.p, nil
+}
+
+// profileOf names how the options choose the content: a selector wins
+// over the profile.
+func profileOf(opts *distillv1.FetchOptions, sel cascadia.Selector) string {
+	if sel != nil {
+		return profileSelector
+	}
+	switch fetchopts.Profile(opts) {
+	case distillv1.Profile_PROFILE_FULL:
+		return profileFull
+	case distillv1.Profile_PROFILE_METADATA:
+		return profileMetadata
+	}
+	return profileArticle
+}
+
+func profileIs(name string) func(*htmlPage) bool {
+	return func(hp *htmlPage) bool { return hp.profile == name }
+}
+
+func wantsAllLinks(hp *htmlPage) bool { return hp.opts.GetLinksFull() }
+func wantsPick(hp *htmlPage) bool     { return hp.picker != nil }
+func wantsActions(hp *htmlPage) bool  { return hp.opts.GetExtractActions() }
+func wantsBrand(hp *htmlPage) bool    { return hp.opts.GetBrand() }
+func wantsTables(hp *htmlPage) bool   { return hp.opts.GetExtractTables() || hp.opts.GetDiagnostics() }
+
+// wantsContentLinks: the content's links are read only when they are
+// returned or counted.
+func wantsContentLinks(hp *htmlPage) bool {
+	return hp.opts.GetDiagnostics() || hp.opts.GetExtractLinks() && !hp.opts.GetLinksFull()
+}
+
+// rendersContent: the metadata profile renders its lead instead.
+func rendersContent(hp *htmlPage) bool { return hp.profile != profileMetadata }
+
+// parsePage parses the page. A pick may read a script's text (a page's
+// state in a variable), and the brand reads the style sheets; nothing else
+// reads either, but JSON-LD, which is never cut. What an inline drawing
+// holds is read only where a selector, a link of the whole page or an
+// action's name (an icon's title) may reach into it.
+func parsePage(ctx context.Context, _ *Extractor, hp *htmlPage) error {
+	src := whole(hp.body)
+	if hp.picker == nil {
+		src = elideCode(hp.body, elision{
+			styles:   !hp.opts.GetBrand(),
+			drawings: hp.sel == nil && !hp.opts.GetLinksFull() && !hp.opts.GetExtractActions(),
 		})
 	}
 	doc, err := parseHTML(ctx, src)
+	hp.doc = doc
+	return err
+}
+
+// readWholePage shows what the page streams in and drops its variants,
+// then reads what it says about itself.
+func readWholePage(_ context.Context, _ *Extractor, hp *htmlPage) error {
+	readable.ShowStreamed(hp.doc)
+	readable.DropVariants(hp.doc)
+	hp.base = weburl.Base(hp.doc, hp.u)
+	hp.meta = metadata.Read(hp.doc, hp.base)
+	hp.sig = readSignals(hp.doc)
+	hp.p = page{title: hp.meta.Title, byline: hp.meta.Byline, excerpt: hp.meta.Description, meta: hp.meta}
+	return nil
+}
+
+// readAllLinks: with links_full, the links are every link of the body.
+func readAllLinks(_ context.Context, _ *Extractor, hp *htmlPage) error {
+	hp.p.links = linksIn(htmlnode.First(hp.doc, "body"), hp.u, hp.base)
+	return nil
+}
+
+func runPicker(ctx context.Context, _ *Extractor, hp *htmlPage) (err error) {
+	hp.p.picked, err = hp.picker.Run(ctx, hp.doc, hp.base)
+	return err
+}
+
+func readActions(_ context.Context, _ *Extractor, hp *htmlPage) error {
+	hp.p.actions = actions.Read(hp.doc, hp.u, hp.base, actionLimit(hp.opts))
+	return nil
+}
+
+func readBrand(_ context.Context, _ *Extractor, hp *htmlPage) error {
+	hp.p.brand = brand.Read(hp.doc, hp.base, hp.meta)
+	return nil
+}
+
+func chooseSelected(ctx context.Context, _ *Extractor, hp *htmlPage) (err error) {
+	hp.p.profile = profileSelector
+	hp.content, err = selectAll(ctx, hp.doc, hp.sel)
+	return err
+}
+
+func chooseFull(_ context.Context, _ *Extractor, hp *htmlPage) error {
+	hp.p.profile = profileFull
+	hp.content = readable.Full(hp.doc)
+	return nil
+}
+
+// chooseArticleLead chooses the content the metadata profile draws its
+// lead from: the page read as an article.
+func chooseArticleLead(ctx context.Context, e *Extractor, hp *htmlPage) error {
+	hp.p.profile = profileMetadata
+	return hp.choose(ctx, e, readable.Page{Type: readable.TypeArticle})
+}
+
+// chooseArticle classifies the page, before the content is chosen:
+// choosing it edits the tree.
+func chooseArticle(ctx context.Context, e *Extractor, hp *htmlPage) error {
+	hp.p.profile = profileArticle
+	readable.ShowNoscript(hp.doc)
+	kind := readable.Classify(hp.doc, hp.u)
+	hp.p.pageType = kind.Type
+	return hp.choose(ctx, e, kind)
+}
+
+// choose runs the article scorer, which fails only when ctx ends.
+func (hp *htmlPage) choose(ctx context.Context, e *Extractor, kind readable.Page) error {
+	content, err := e.article(ctx, hp.doc, kind)
 	if err != nil {
-		return page{}, err
+		return stopped(ctx, stageChoosing)
 	}
-	readable.ShowStreamed(doc)
-	readable.DropVariants(doc)
-	base := weburl.Base(doc, u)
-	meta := metadata.Read(doc, base)
-	sig := readSignals(doc)
+	hp.content = content
+	return nil
+}
 
-	var allLinks []*distillv1.Link
-	if opts.GetLinksFull() {
-		if err := stopped(ctx, "reading the page"); err != nil {
-			return page{}, err
-		}
-		allLinks = linksIn(htmlnode.First(doc, "body"), u, base)
-	}
+// judgeContent says whether the content is too little for the page. Past
+// thinContentRunes, no page is low content for its length.
+func judgeContent(_ context.Context, _ *Extractor, hp *htmlPage) error {
+	hp.p.lowContentReason = hp.sig.lowContentReason(htmlnode.TextLenUpTo(hp.content, thinContentRunes))
+	hp.p.scripted = hp.sig.scripts
+	return nil
+}
 
-	p := page{title: meta.Title, byline: meta.Byline, excerpt: meta.Description, meta: meta}
-	if picker != nil {
-		// Picking reads the whole page, before choosing the content edits it.
-		if p.picked, err = picker.Run(ctx, doc, base); err != nil {
-			return page{}, err
-		}
+// readContentLinks counts the content's links, and returns them unless
+// every link of the page was asked for.
+func readContentLinks(_ context.Context, _ *Extractor, hp *htmlPage) error {
+	links := linksIn(hp.content, hp.u, hp.base)
+	hp.p.linkCount = len(links)
+	if hp.opts.GetExtractLinks() && !hp.opts.GetLinksFull() {
+		hp.p.links = links
 	}
-	if opts.GetExtractActions() {
-		if err := stopped(ctx, "reading the page"); err != nil {
-			return page{}, err
-		}
-		p.actions = actions.Read(doc, u, base, actionLimit(opts))
-	}
-	if opts.GetBrand() {
-		p.brand = brand.Read(doc, base, meta)
-	}
-	if err := stopped(ctx, "reading the page"); err != nil {
-		return page{}, err
-	}
-	var content *html.Node
-	switch {
-	case sel != nil:
-		p.profile = profileSelector
-		content, err = selectAll(ctx, doc, sel)
-		if err != nil {
-			return page{}, err
-		}
-	default:
-		switch fetchopts.Profile(opts) {
-		case distillv1.Profile_PROFILE_FULL:
-			p.profile = profileFull
-			content = readable.Full(doc)
-		case distillv1.Profile_PROFILE_METADATA:
-			p.profile = profileMetadata
-			content, err = e.article(ctx, doc, readable.Page{Type: readable.TypeArticle})
-		default:
-			p.profile = profileArticle
-			// Classified before the content is chosen: choosing it edits
-			// the tree.
-			readable.ShowNoscript(doc)
-			kind := readable.Classify(doc, u)
-			p.pageType = kind.Type
-			content, err = e.article(ctx, doc, kind)
-		}
-		if err != nil {
-			return page{}, stopped(ctx, "choosing the content")
-		}
-	}
-	if err := stopped(ctx, "choosing the content"); err != nil {
-		return page{}, err
-	}
+	return nil
+}
 
-	// Past thinContentRunes, no page is low content for its length.
-	p.lowContentReason = sig.lowContentReason(htmlnode.TextLenUpTo(content, thinContentRunes))
-	p.scripted = sig.scripts
-	// The content's links are read only when they are returned or counted.
-	var contentLinks []*distillv1.Link
-	if opts.GetDiagnostics() || opts.GetExtractLinks() && !opts.GetLinksFull() {
-		contentLinks = linksIn(content, u, base)
-		p.linkCount = len(contentLinks)
+// readTables counts the content's tables, and returns them when asked.
+func readTables(_ context.Context, _ *Extractor, hp *htmlPage) error {
+	found := tables.Read(hp.content)
+	hp.p.tableCount = len(found)
+	if hp.opts.GetExtractTables() {
+		hp.p.tables = found
 	}
-	switch {
-	case opts.GetLinksFull():
-		p.links = allLinks
-	case opts.GetExtractLinks():
-		p.links = contentLinks
-	}
-	if opts.GetExtractTables() || opts.GetDiagnostics() {
-		if err := stopped(ctx, "reading tables"); err != nil {
-			return page{}, err
-		}
-		found := tables.Read(content)
-		p.tableCount = len(found)
-		if opts.GetExtractTables() {
-			p.tables = found
-		}
-	}
+	return nil
+}
 
-	if p.profile == profileMetadata {
-		lead := leadParagraphs(content, 2)
-		leadMD, err := e.md.Convert(ctx, lead, base)
-		if err != nil {
-			if err := stopped(ctx, "rendering Markdown"); err != nil {
-				return page{}, err
-			}
-			return page{}, failure.Wrap(failure.Internal, err, "render lead")
-		}
-		p.markdown = metadataMarkdown(meta, leadMD)
-		p.text = metadataText(meta, plaintext.Render(lead))
-		return p, nil
+// renderLead renders the metadata profile: the facts, then the content's
+// first paragraphs.
+func renderLead(ctx context.Context, e *Extractor, hp *htmlPage) error {
+	lead := leadParagraphs(hp.content, 2)
+	leadMD, err := e.md.Convert(ctx, lead, hp.base)
+	if err != nil {
+		return renderFailed(ctx, err, "render lead")
 	}
+	hp.p.markdown = metadataMarkdown(hp.meta, leadMD)
+	hp.p.text = metadataText(hp.meta, plaintext.Render(lead))
+	return nil
+}
 
-	if err := stopped(ctx, "rendering Markdown"); err != nil {
-		return page{}, err
-	}
-	switch fetchopts.Format(opts) {
+// renderContent renders the content as Markdown and, before the
+// conversion rewrites the tree, as the format asks: text, or clean HTML.
+func renderContent(ctx context.Context, e *Extractor, hp *htmlPage) (err error) {
+	switch fetchopts.Format(hp.opts) {
 	case distillv1.Format_FORMAT_TEXT:
-		p.text = plaintext.Render(content)
+		hp.p.text = plaintext.Render(hp.content)
 	case distillv1.Format_FORMAT_HTML:
-		// Before the Markdown conversion, which rewrites the tree.
-		p.htmlBlocks = cleanhtml.Blocks(content, base)
+		hp.p.htmlBlocks = cleanhtml.Blocks(hp.content, hp.base)
 	}
 	// The rest of the page is read: cut the content loose so that the
 	// page around it can be freed while the Markdown is rendered, and the
 	// content itself as it is.
-	if content != nil {
-		htmlnode.Remove(content)
+	if hp.content != nil {
+		htmlnode.Remove(hp.content)
 	}
-	p.markdown, err = e.md.Convert(ctx, content, base)
-	if err != nil {
-		if err := stopped(ctx, "rendering Markdown"); err != nil {
-			return page{}, err
-		}
-		return page{}, failure.Wrap(failure.Internal, err, "render markdown")
+	if hp.p.markdown, err = e.md.Convert(ctx, hp.content, hp.base); err != nil {
+		return renderFailed(ctx, err, "render markdown")
 	}
-	return p, nil
+	return nil
+}
+
+// renderFailed is a failed conversion's error: the context's when it
+// ended, else an internal failure.
+func renderFailed(ctx context.Context, err error, what string) error {
+	if err := stopped(ctx, stageRendering); err != nil {
+		return err
+	}
+	return failure.Wrap(failure.Internal, err, "%s", what)
 }
 
 // actionLimit returns options.max_actions, or -1 for no cap. Zero is no
