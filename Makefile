@@ -16,7 +16,8 @@ BENCH_MODULE := services/extractor/bench
 K8S_MODULE := deploy/k8s
 # Every module, each with its own go.mod: the workspace's, the pinned tools
 # and the two outside go.work.
-ALL_MODULES := $(MODULES) proto/tools $(BENCH_MODULE) $(K8S_MODULE)
+TOOLS_MODULE := proto/tools
+ALL_MODULES := $(MODULES) $(TOOLS_MODULE) $(BENCH_MODULE) $(K8S_MODULE)
 # The tools pinned in proto/tools/go.mod: code generation, and staticcheck
 # for lint (one tool module, so one `make tools`).
 TOOLS    := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-openapiv2 $(BIN)/staticcheck
@@ -107,11 +108,11 @@ test-short: TEST_BUILD_FLAGS := $(filter -race,$(GOTEST_SHORT_FLAGS))
 test-short: test-binaries ## Every module's tests but the end-to-end ones, the TypeScript MCP client's and the hostile pages', cached: the loop while working.
 	$(call go-tests,$(GOTEST_SHORT_FLAGS))
 
-# go-tests runs every module's tests with the flags $(1), the benchmark's
-# and the Kubernetes manifests' beside the workspace's. Those two run
-# without -race: the Kubernetes manifests' for kustomize (see K8S_MODULE),
-# the benchmark's because its code starts no goroutine, so the detector
-# would have nothing to watch; without it they use what go vet compiled.
+# go-tests runs every module's tests with the flags $(1): the benchmark's,
+# the Kubernetes manifests' and the house lint's (proto/tools) beside the
+# workspace's. Those three run without -race: the Kubernetes manifests' for
+# kustomize (see K8S_MODULE); the benchmark's and the lint's because their
+# code starts no goroutine, so the detector would have nothing to watch.
 # MODULES lists each module after those it depends on; go test gets them
 # the other way round, so that it starts the slowest, the gateway's
 # end-to-end tests, first. TEST_PROCS test binaries run at once, twice the
@@ -123,10 +124,12 @@ define go-tests
 status=0; \
 (cd $(BENCH_MODULE) && GOWORK=off go test $(filter-out -race,$(1)) ./...) & bench=$$!; \
 (cd $(K8S_MODULE) && GOWORK=off go test $(filter-out -race,$(1)) ./...) & k8s=$$!; \
+(cd $(TOOLS_MODULE) && GOWORK=off go test $(filter-out -race,$(1)) ./...) & tools=$$!; \
 ($(or $(call hostile-tests,$(1)),true)) & hostile=$$!; \
 $(TEST_ENV) go test -p $(TEST_PROCS) $(1) $(TEST_PACKAGES) || status=1; \
 wait $$bench || status=1; \
 wait $$k8s || status=1; \
+wait $$tools || status=1; \
 wait $$hostile || status=1; \
 exit $$status
 endef
