@@ -19,20 +19,45 @@ import (
 // keyword to its closing brace, unless the allowlist names it.
 const MaxFuncLines = 80
 
-// FuncLen reports non-test functions over MaxFuncLines lines. A hub that
-// grows one more if per option is the shape it stops: the next option is
-// a new step, not a longer function.
+// MaxPhaseFuncLines is the longest a non-test function may be in the
+// packages the -funclen.phases flag names: those whose work is a list of
+// phases (reading a page, running a request, rendering, writing output,
+// parsing flags), where a long function is a hub growing back. The
+// allowlist does not reach them.
+const MaxPhaseFuncLines = 60
+
+// FuncLen reports non-test functions over MaxFuncLines lines, or over
+// MaxPhaseFuncLines in a phase package. A hub that grows one more if per
+// option is the shape it stops: the next option is a new step, not a
+// longer function.
 var FuncLen = &analysis.Analyzer{
 	Name: "funclen",
-	Doc:  fmt.Sprintf("report non-test functions over %d lines that the allowlist does not name", MaxFuncLines),
+	Doc:  fmt.Sprintf("report non-test functions over %d lines that the allowlist does not name, and over %d in the packages -phases names", MaxFuncLines, MaxPhaseFuncLines),
 	Run:  runFuncLen,
 }
 
-// allowFile is the allowlist's path, set by the -funclen.allow flag.
-var allowFile string
+var (
+	// allowFile is the allowlist's path, set by the -funclen.allow flag.
+	allowFile string
+	// phases are the names of the phase packages (the last element of
+	// their import path), set by the -funclen.phases flag.
+	phases string
+)
 
 func init() {
 	FuncLen.Flags.StringVar(&allowFile, "allow", "", "file of functions allowed to be longer: lines of \"<import path>.<Func or Type.Method> <reason>\"")
+	FuncLen.Flags.StringVar(&phases, "phases", "", fmt.Sprintf("comma-separated package names held to %d lines a function, allowlist or not", MaxPhaseFuncLines))
+}
+
+// limit is the most lines a function of the package may have, and whether
+// the allowlist may lift it.
+func limit(pkgName string) (lines int, allowable bool) {
+	for _, name := range strings.Split(phases, ",") {
+		if name != "" && name == pkgName {
+			return MaxPhaseFuncLines, false
+		}
+	}
+	return MaxFuncLines, true
 }
 
 // allowed reads the allowlist: each entry names a function and says why it
@@ -68,6 +93,7 @@ func runFuncLen(pass *analysis.Pass) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	most, allowable := limit(pass.Pkg.Name())
 	for _, f := range pass.Files {
 		if skipFile(pass.Fset, f) {
 			continue
@@ -75,9 +101,14 @@ func runFuncLen(pass *analysis.Pass) (any, error) {
 		for _, decl := range f.Decls {
 			for _, fn := range functions(decl) {
 				lines := pass.Fset.Position(fn.end).Line - pass.Fset.Position(fn.pos).Line + 1
-				name := pass.Pkg.Path() + "." + fn.name
-				if lines > MaxFuncLines && !allow[name] {
-					pass.Reportf(fn.pos, "%s is %d lines, over %d: split it into named steps (or allowlist it with a reason)", fn.name, lines, MaxFuncLines)
+				if lines <= most {
+					continue
+				}
+				switch {
+				case !allowable:
+					pass.Reportf(fn.pos, "%s is %d lines, over %d in a phase package: split it into named steps", fn.name, lines, most)
+				case !allow[pass.Pkg.Path()+"."+fn.name]:
+					pass.Reportf(fn.pos, "%s is %d lines, over %d: split it into named steps (or allowlist it with a reason)", fn.name, lines, most)
 				}
 			}
 		}

@@ -15,6 +15,15 @@ func TestFuncLen(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), FuncLen, "long")
 }
 
+// A phase package holds every function to 60 lines, allowlisted or not;
+// the others keep 80.
+func TestFuncLenPhases(t *testing.T) {
+	allowFile = filepath.Join(analysistest.TestData(), "long-functions.txt")
+	phases = "phase,other"
+	t.Cleanup(func() { allowFile, phases = "", "" })
+	analysistest.Run(t, analysistest.TestData(), FuncLen, "phase", "long")
+}
+
 func TestMutableExport(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), MutableExport, "mutable")
 }
