@@ -16,7 +16,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/gateway/api"
-	"distill.dev/gateway/app"
 	"distill.dev/gateway/output"
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
@@ -24,7 +23,6 @@ import (
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/fetcher/crawl"
 	"distill.dev/services/fetcher/siteurl"
-	"distill.dev/services/platform/envflag"
 )
 
 // crawlFlags are the `distill crawl` flags: fetch's output, content,
@@ -145,7 +143,7 @@ func newCrawlCmd(g *globals) *cobra.Command {
 	fs.BoolVar(&f.stopWhenAnswered, "stop-when-answered", false, "with --query: stop once a page rated 0.8 or more has been followed by 8 rated no higher")
 	fs.StringVar(&f.state, "crawl-state", "", "keep the crawl's progress in `FILE`; the same command run again resumes it")
 	fs.StringVar(&f.outDir, "output-dir", "", "write each page to a file of its own in folder `DIR` (named after its URL) and an index.jsonl of {url, ok, file | error}, instead of to stdout")
-	fs.StringVar(&f.server, "server", g.env.String(envflag.Server, ""), envflag.Usage("crawl through the distill gateway at this gRPC address, host:port, instead of in this process", envflag.Server))
+	serverFlag(fs, g, &f.server, "crawl")
 	fs.SortFlags = false
 	groupFetchFlags(fs)
 	// fetch's --query, which here steers the crawl too.
@@ -188,31 +186,11 @@ func runCrawl(ctx context.Context, g *globals, f *crawlFlags, req *distillv1.Cra
 	if err != nil {
 		return err
 	}
-	var svc crawlService
-	if f.server != "" {
-		gw, err := dialGateway(g.env, f.server)
-		if err != nil {
-			return usageError{err}
-		}
-		defer gw.Close()
-		svc = gw
-	} else {
-		cfg := g.appConfig(fetchopts.Concurrency(req.GetOptions()))
-		// In this process the user is the operator: --allow-local is theirs.
-		cfg.AllowLocal = f.allowLocal
-		closeWARC, err := f.warc.open(&cfg, "distill crawl")
-		if err != nil {
-			return err
-		}
-		// Deferred first, so run after the system's Close.
-		defer func() { runErr = closeWARC(runErr) }()
-		sys, err := app.Open(ctx, g.logger(), cfg)
-		if err != nil {
-			return err
-		}
-		defer sys.Close()
-		svc = serveAPI(g.logger(), sys)
+	svc, done, err := backend{server: f.server, allowLocal: f.allowLocal, workers: fetchopts.Concurrency(req.GetOptions()), warc: f.warc, command: "distill crawl"}.open(ctx, g)
+	if err != nil {
+		return err
 	}
+	defer func() { runErr = done(runErr) }()
 	var summary *distillv1.CrawlStatusResponse
 	first := true
 	resumedFrom, printed := 0, 0

@@ -10,14 +10,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"distill.dev/gateway/app"
 	"distill.dev/gateway/output"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/citations"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/extractor/pick"
-	"distill.dev/services/platform/envflag"
 )
 
 // outputFlags choose what is extracted and how it is printed; fetch and
@@ -305,7 +303,7 @@ func newFetchCmd(g *globals) *cobra.Command {
 			r := &fetchRun{
 				printer: printer{g: g, format: f.format.value, opts: opts, failOnHTTP: failOnHTTP, server: server, allowLocal: f.allowLocal, artifactFile: f.browser.outFile},
 				outDir:  outDir,
-				warc:    archive,
+				backend: backend{server: server, allowLocal: opts.GetAllowLocal(), workers: fetchopts.Concurrency(opts), warc: archive, command: "distill fetch"},
 			}
 			return r.run(cmd.Context(), urls)
 		},
@@ -314,7 +312,7 @@ func newFetchCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&failOnHTTP, "fail-on-http-error", false, "count a page that answers an HTTP error status (400 and above) as a failure, as curl --fail does: exit 1, ok: false in batches")
 	cmd.Flags().StringVar(&input, "input", "", "read URLs from `FILE` (- for standard input), one a line; blank lines and # comments are skipped; positional URLs come first")
 	cmd.Flags().StringVar(&outDir, "output-dir", "", "write each page to a file of its own in folder `DIR` (named after its URL) and an index.jsonl of {url, ok, file | error}, instead of to stdout")
-	cmd.Flags().StringVar(&server, "server", g.env.String(envflag.Server, ""), envflag.Usage("fetch through the distill gateway at this gRPC address, host:port, instead of in this process", envflag.Server))
+	serverFlag(cmd.Flags(), g, &server, "fetch")
 	archive.register(cmd.Flags())
 	cmd.Flags().SortFlags = false
 	groupFetchFlags(cmd.Flags())
@@ -325,8 +323,8 @@ func newFetchCmd(g *globals) *cobra.Command {
 // fetchRun is one `distill fetch`: where pages come from, and where they go.
 type fetchRun struct {
 	printer
-	outDir string
-	warc   warcFlag
+	outDir  string
+	backend backend
 }
 
 func (r *fetchRun) run(ctx context.Context, urls []string) (runErr error) {
@@ -336,33 +334,11 @@ func (r *fetchRun) run(ctx context.Context, urls []string) (runErr error) {
 	if err != nil {
 		return err
 	}
-	var svc fetchService
-	if r.server != "" {
-		gw, err := dialGateway(g.env, r.server)
-		if err != nil {
-			return usageError{err}
-		}
-		defer gw.Close()
-		svc = gw
-	} else {
-		// In this process the user is the operator: --allow-local is theirs
-		// to give.
-		cfg := g.appConfig(fetchopts.Concurrency(r.opts))
-		cfg.AllowLocal = r.opts.GetAllowLocal()
-		closeWARC, err := r.warc.open(&cfg, "distill fetch")
-		if err != nil {
-			return err
-		}
-		// Deferred first, so run after the system's Close has let the
-		// workers finish their exchanges.
-		defer func() { runErr = closeWARC(runErr) }()
-		sys, err := app.Open(ctx, g.logger(), cfg)
-		if err != nil {
-			return err
-		}
-		defer sys.Close()
-		svc = serveAPI(g.logger(), sys)
+	svc, done, err := r.backend.open(ctx, g)
+	if err != nil {
+		return err
 	}
+	defer func() { runErr = done(runErr) }()
 
 	sent := withBodyReport(r.opts)
 	bar := newProgress(g.stderr, len(urls), fetchopts.Concurrency(r.opts))

@@ -13,12 +13,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/gateway/api"
-	"distill.dev/gateway/app"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/siteurl"
-	"distill.dev/services/platform/envflag"
 )
 
 // mapFlags are the `distill map` flags.
@@ -108,7 +106,7 @@ func newMapCmd(g *globals) *cobra.Command {
 	fs.Var(&f.delay, "delay", "shortest time between two requests to one host: milliseconds, or a duration such as 1s")
 	fs.BoolVar(&f.allowLocal, "allow-local", false, "permit loopback targets (loopback only; private ranges stay refused)")
 	fs.Int32Var(&f.timeout, "timeout", fetchopts.DefaultTimeoutSecs, "timeout of each request, in seconds")
-	fs.StringVar(&f.server, "server", g.env.String(envflag.Server, ""), envflag.Usage("map through the distill gateway at this gRPC address, host:port, instead of in this process", envflag.Server))
+	serverFlag(fs, g, &f.server, "map")
 	f.warc.register(fs)
 	fs.SortFlags = false
 	return cmd
@@ -128,36 +126,16 @@ func (c *gatewayClient) MapSite(ctx context.Context, req *distillv1.MapRequest, 
 }
 
 func runMap(cmd *cobra.Command, g *globals, f *mapFlags, req *distillv1.MapRequest) (runErr error) {
-	var svc mapService
-	if f.server != "" {
-		gw, err := dialGateway(g.env, f.server)
-		if err != nil {
-			return usageError{err}
-		}
-		defer gw.Close()
-		svc = gw
-	} else {
-		cfg := g.appConfig(0)
-		// In this process the user is the operator: --allow-local is theirs.
-		cfg.AllowLocal = f.allowLocal
-		closeWARC, err := f.warc.open(&cfg, "distill map")
-		if err != nil {
-			return err
-		}
-		// Deferred first, so run after the system's Close.
-		defer func() { runErr = closeWARC(runErr) }()
-		sys, err := app.Open(cmd.Context(), g.logger(), cfg)
-		if err != nil {
-			return err
-		}
-		defer sys.Close()
-		svc = serveAPI(g.logger(), sys)
+	svc, done, err := backend{server: f.server, allowLocal: f.allowLocal, warc: f.warc, command: "distill map"}.open(cmd.Context(), g)
+	if err != nil {
+		return err
 	}
+	defer func() { runErr = done(runErr) }()
 	// The whole map is kept before anything is printed: a JSON array is
 	// one document, and the notes, which come last, go out first.
 	var urls, notes []string
 	var pagesRead int32
-	err := svc.MapSite(cmd.Context(), req, func(r *distillv1.MapResponse) error {
+	err = svc.MapSite(cmd.Context(), req, func(r *distillv1.MapResponse) error {
 		urls = append(urls, r.GetUrls()...)
 		notes = append(notes, r.GetNotes()...)
 		pagesRead += r.GetPagesRead()
