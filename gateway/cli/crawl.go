@@ -13,10 +13,10 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/gateway/api"
-	"distill.dev/gateway/app"
 	"distill.dev/gateway/output"
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
@@ -24,7 +24,6 @@ import (
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/fetcher/crawl"
 	"distill.dev/services/fetcher/siteurl"
-	"distill.dev/services/platform/envflag"
 )
 
 // crawlFlags are the `distill crawl` flags: fetch's output, content,
@@ -51,8 +50,17 @@ type crawlFlags struct {
 var crawlFlagNames = []string{"depth", "max-pages", "delay", "ignore-robots", "include-subdomains", "path-prefix",
 	"include-paths", "exclude-paths", "stop-when-answered", "crawl-state"}
 
+// crawlCmd is one `distill crawl`: the flags cobra fills and the start
+// URL; run does the work.
+type crawlCmd struct {
+	crawlFlags
+	g   *globals
+	fs  *pflag.FlagSet
+	url string
+}
+
 func newCrawlCmd(g *globals) *cobra.Command {
-	f := &crawlFlags{delay: durationMillis(crawl.DefaultDelay.Milliseconds())}
+	c := &crawlCmd{g: g, crawlFlags: crawlFlags{delay: durationMillis(crawl.DefaultDelay.Milliseconds())}}
 	cmd := &cobra.Command{
 		Use:   "crawl <url>",
 		Short: "Read a site from a start page, following its links, and print each page distilled",
@@ -78,74 +86,15 @@ func newCrawlCmd(g *globals) *cobra.Command {
 			"  distill crawl --crawl-state site.state --output-dir site/ https://example.com/",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkMaxBytes(cmd.Flags(), f.maxBytes); err != nil {
-				return err
-			}
-			opts := f.options(cmd.Flags())
-			// The crawl's query ranks links in every format; the pages'
-			// block filter is the crawl's to set, where the format has
-			// blocks to keep.
-			opts.Query = ""
-			if err := fetchopts.Validate(opts); err != nil {
-				return usageError{err}
-			}
-			if err := extract.CheckSelector(opts.GetSelector()); err != nil {
-				return usageError{err}
-			}
-			switch {
-			case f.depth < 0 || f.maxPages < 0 || f.delay < 0:
-				return usagef("--depth, --max-pages and --delay cannot be negative")
-			case f.stopWhenAnswered && strings.TrimSpace(f.query) == "":
-				return usagef("--stop-when-answered needs --query: it stops once a page answers the query")
-			case f.server != "" && f.state != "":
-				return usagef("--crawl-state keeps a crawl that runs in this process; a --server crawl runs on the server")
-			}
-			if err := f.warc.check(opts.GetJs(), f.server); err != nil {
-				return err
-			}
-			scope := siteurl.ScopeOptions{PathPrefix: f.pathPrefix, Include: f.include, Exclude: f.exclude}
-			if _, err := siteurl.NewScope("http://example.com/", scope); err != nil {
-				return usageError{err}
-			}
-			req := &distillv1.CrawlRequest{
-				Url:               args[0],
-				Options:           opts,
-				Depth:             proto.Int32(int32(min(f.depth, math.MaxInt32))),
-				MaxPages:          proto.Int32(int32(min(f.maxPages, math.MaxInt32))),
-				Concurrency:       proto.Int32(int32(fetchopts.Concurrency(opts))),
-				DelayMs:           proto.Int64(int64(f.delay)),
-				IgnoreRobots:      f.ignoreRobots,
-				IncludeSubdomains: f.subdomains,
-				PathPrefix:        f.pathPrefix,
-				IncludePaths:      f.include,
-				ExcludePaths:      f.exclude,
-				Query:             f.query,
-				StopWhenAnswered:  f.stopWhenAnswered,
-			}
-			return runCrawl(cmd.Context(), g, f, req)
+			c.fs, c.url = cmd.Flags(), args[0]
+			return c.run(cmd.Context())
 		},
 	}
 	fs := cmd.Flags()
-	f.register(fs)
-	f.warc.register(fs)
-	// A crawl obeys robots.txt unless told not to; fetch's opt-in flag
-	// would say nothing here.
-	_ = fs.MarkHidden("respect-robots")
-	fs.Lookup("concurrency").Usage = "pages read at once (requests to one host still start --delay apart)"
-	fs.Lookup("format").Usage = "output format: markdown, text, json (an array), or jsonl (one {url, depth, ok, result | error} a line)"
-	fs.BoolVar(&f.failOnHTTP, "fail-on-http-error", false, "count a page that answers an HTTP error status (400 and above) as a failure: exit 1, ok: false")
-	fs.IntVar(&f.depth, "depth", crawl.DefaultDepth, "follow links this many steps from the start page (0 = the start page alone)")
-	fs.IntVar(&f.maxPages, "max-pages", crawl.DefaultMaxPages, "read at most this many pages (0 = no cap)")
-	fs.Var(&f.delay, "delay", "shortest time between two requests to one host, shared by every page in flight: milliseconds, or a duration such as 1s")
-	fs.BoolVar(&f.ignoreRobots, "ignore-robots", false, "neither obey robots.txt nor its Crawl-delay")
-	fs.BoolVar(&f.subdomains, "include-subdomains", false, "take in the start host's subdomains (and the bare domain of a www. host)")
-	fs.StringVar(&f.pathPrefix, "path-prefix", "", "follow only URLs whose path is at or under this prefix (by segment: /docs takes /docs/a, not /docs-old)")
-	fs.StringArrayVar(&f.include, "include-paths", nil, "print only pages whose path and query match this regular expression; others are read for their links (repeat for more)")
-	fs.StringArrayVar(&f.exclude, "exclude-paths", nil, "neither read nor print URLs whose path and query match this regular expression (repeat for more)")
-	fs.BoolVar(&f.stopWhenAnswered, "stop-when-answered", false, "with --query: stop once a page rated 0.8 or more has been followed by 8 rated no higher")
-	fs.StringVar(&f.state, "crawl-state", "", "keep the crawl's progress in `FILE`; the same command run again resumes it")
-	fs.StringVar(&f.outDir, "output-dir", "", "write each page to a file of its own in folder `DIR` (named after its URL) and an index.jsonl of {url, ok, file | error}, instead of to stdout")
-	fs.StringVar(&f.server, "server", g.env.String(envflag.Server, ""), envflag.Usage("crawl through the distill gateway at this gRPC address, host:port, instead of in this process", envflag.Server))
+	c.fetchFlags.register(fs)
+	c.warc.register(fs)
+	c.adaptFetchFlags(fs)
+	c.registerCrawl(fs)
 	fs.SortFlags = false
 	groupFetchFlags(fs)
 	// fetch's --query, which here steers the crawl too.
@@ -154,6 +103,106 @@ func newCrawlCmd(g *globals) *cobra.Command {
 	query.Annotations[groupAnnotation] = []string{"Crawl"}
 	cmd.SetUsageFunc(groupedUsage)
 	return cmd
+}
+
+// adaptFetchFlags says what fetch's flags mean in a crawl, where some
+// read otherwise, and adds --fail-on-http-error's crawl wording.
+func (c *crawlCmd) adaptFetchFlags(fs *pflag.FlagSet) {
+	// A crawl obeys robots.txt unless told not to; fetch's opt-in flag
+	// would say nothing here.
+	_ = fs.MarkHidden("respect-robots")
+	fs.Lookup("concurrency").Usage = "pages read at once (requests to one host still start --delay apart)"
+	fs.Lookup("format").Usage = "output format: markdown, text, json (an array), or jsonl (one {url, depth, ok, result | error} a line)"
+	fs.BoolVar(&c.failOnHTTP, "fail-on-http-error", false, "count a page that answers an HTTP error status (400 and above) as a failure: exit 1, ok: false")
+}
+
+// registerCrawl declares the crawl's own flags.
+func (c *crawlCmd) registerCrawl(fs *pflag.FlagSet) {
+	fs.IntVar(&c.depth, "depth", crawl.DefaultDepth, "follow links this many steps from the start page (0 = the start page alone)")
+	fs.IntVar(&c.maxPages, "max-pages", crawl.DefaultMaxPages, "read at most this many pages (0 = no cap)")
+	fs.Var(&c.delay, "delay", "shortest time between two requests to one host, shared by every page in flight: milliseconds, or a duration such as 1s")
+	fs.BoolVar(&c.ignoreRobots, "ignore-robots", false, "neither obey robots.txt nor its Crawl-delay")
+	fs.BoolVar(&c.subdomains, "include-subdomains", false, "take in the start host's subdomains (and the bare domain of a www. host)")
+	fs.StringVar(&c.pathPrefix, "path-prefix", "", "follow only URLs whose path is at or under this prefix (by segment: /docs takes /docs/a, not /docs-old)")
+	fs.StringArrayVar(&c.include, "include-paths", nil, "print only pages whose path and query match this regular expression; others are read for their links (repeat for more)")
+	fs.StringArrayVar(&c.exclude, "exclude-paths", nil, "neither read nor print URLs whose path and query match this regular expression (repeat for more)")
+	fs.BoolVar(&c.stopWhenAnswered, "stop-when-answered", false, "with --query: stop once a page rated 0.8 or more has been followed by 8 rated no higher")
+	fs.StringVar(&c.state, "crawl-state", "", "keep the crawl's progress in `FILE`; the same command run again resumes it")
+	fs.StringVar(&c.outDir, "output-dir", "", "write each page to a file of its own in folder `DIR` (named after its URL) and an index.jsonl of {url, ok, file | error}, instead of to stdout")
+	serverFlag(fs, c.g, &c.server, "crawl")
+}
+
+// run crawls the site and prints its pages as they come. Everything the
+// command line asks for that cannot be done is refused before anything
+// is fetched.
+func (c *crawlCmd) run(ctx context.Context) error {
+	opts, err := c.options()
+	if err != nil {
+		return err
+	}
+	if err := c.check(opts); err != nil {
+		return err
+	}
+	return c.crawl(ctx, c.request(opts))
+}
+
+// options are the FetchOptions each page is read with, as the fetch
+// flags give them, and valid.
+func (c *crawlCmd) options() (*distillv1.FetchOptions, error) {
+	if err := checkMaxBytes(c.fs, c.maxBytes); err != nil {
+		return nil, err
+	}
+	opts := c.fetchFlags.options(c.fs)
+	// The crawl's query ranks links in every format; the pages'
+	// block filter is the crawl's to set, where the format has
+	// blocks to keep.
+	opts.Query = ""
+	if err := fetchopts.Validate(opts); err != nil {
+		return nil, usageError{err}
+	}
+	if err := extract.CheckSelector(opts.GetSelector()); err != nil {
+		return nil, usageError{err}
+	}
+	return opts, nil
+}
+
+// check refuses crawl flags that cannot work, alone or together.
+func (c *crawlCmd) check(opts *distillv1.FetchOptions) error {
+	switch {
+	case c.depth < 0 || c.maxPages < 0 || c.delay < 0:
+		return usagef("--depth, --max-pages and --delay cannot be negative")
+	case c.stopWhenAnswered && strings.TrimSpace(c.query) == "":
+		return usagef("--stop-when-answered needs --query: it stops once a page answers the query")
+	case c.server != "" && c.state != "":
+		return usagef("--crawl-state keeps a crawl that runs in this process; a --server crawl runs on the server")
+	}
+	if err := c.warc.check(opts.GetJs(), c.server); err != nil {
+		return err
+	}
+	scope := siteurl.ScopeOptions{PathPrefix: c.pathPrefix, Include: c.include, Exclude: c.exclude}
+	if _, err := siteurl.NewScope("http://example.com/", scope); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// request is the crawl the flags ask for, its pages read with opts.
+func (c *crawlCmd) request(opts *distillv1.FetchOptions) *distillv1.CrawlRequest {
+	return &distillv1.CrawlRequest{
+		Url:               c.url,
+		Options:           opts,
+		Depth:             proto.Int32(int32(min(c.depth, math.MaxInt32))),
+		MaxPages:          proto.Int32(int32(min(c.maxPages, math.MaxInt32))),
+		Concurrency:       proto.Int32(int32(fetchopts.Concurrency(opts))),
+		DelayMs:           proto.Int64(int64(c.delay)),
+		IgnoreRobots:      c.ignoreRobots,
+		IncludeSubdomains: c.subdomains,
+		PathPrefix:        c.pathPrefix,
+		IncludePaths:      c.include,
+		ExcludePaths:      c.exclude,
+		Query:             c.query,
+		StopWhenAnswered:  c.stopWhenAnswered,
+	}
 }
 
 // crawlService is what `distill crawl` needs: the API in this process, or
@@ -169,89 +218,101 @@ func (c *gatewayClient) CrawlSite(ctx context.Context, req *distillv1.CrawlReque
 	return nil
 }
 
-func runCrawl(ctx context.Context, g *globals, f *crawlFlags, req *distillv1.CrawlRequest) (runErr error) {
-	p := &printer{g: g, format: f.format.value, opts: req.GetOptions(), failOnHTTP: f.failOnHTTP, server: f.server, allowLocal: f.allowLocal}
-	var journal crawl.Journal
-	resuming := false
-	if f.state != "" {
-		sf, err := crawl.OpenStateFile(f.state)
-		if err != nil {
-			return usageError{err}
-		}
-		defer sf.Close()
-		if st, err := os.Stat(f.state); err == nil && st.Size() > 0 {
-			resuming = true
-		}
-		journal = sf
-	}
-	out, err := newCrawlSink(p, f.outDir, resuming)
+// crawl runs req where the flags say and prints its pages, then the
+// notes of its summary.
+func (c *crawlCmd) crawl(ctx context.Context, req *distillv1.CrawlRequest) (runErr error) {
+	p := &printer{g: c.g, format: c.format.value, opts: req.GetOptions(), failOnHTTP: c.failOnHTTP, server: c.server, allowLocal: c.allowLocal}
+	journal, closeState, resuming, err := c.openState()
 	if err != nil {
 		return err
 	}
-	var svc crawlService
-	if f.server != "" {
-		gw, err := dialGateway(g.env, f.server)
-		if err != nil {
-			return usageError{err}
-		}
-		defer gw.Close()
-		svc = gw
-	} else {
-		cfg := g.appConfig(fetchopts.Concurrency(req.GetOptions()))
-		// In this process the user is the operator: --allow-local is theirs.
-		cfg.AllowLocal = f.allowLocal
-		closeWARC, err := f.warc.open(&cfg, "distill crawl")
-		if err != nil {
-			return err
-		}
-		// Deferred first, so run after the system's Close.
-		defer func() { runErr = closeWARC(runErr) }()
-		sys, err := app.Open(ctx, g.logger(), cfg)
-		if err != nil {
-			return err
-		}
-		defer sys.Close()
-		svc = serveAPI(g.logger(), sys)
+	defer closeState()
+	out, err := newCrawlSink(p, c.outDir, resuming)
+	if err != nil {
+		return err
 	}
-	var summary *distillv1.CrawlStatusResponse
-	first := true
-	resumedFrom, printed := 0, 0
-	err = svc.CrawlSite(ctx, req, journal, func(r *distillv1.CrawlResponse) error {
-		switch ev := r.GetEvent().(type) {
-		case *distillv1.CrawlResponse_Page:
-			it := output.BatchItem{URL: ev.Page.GetUrl()}
-			if e := ev.Page.GetError(); e != nil {
-				it.Err = failure.FromProto(e)
-			} else {
-				it.Result = ev.Page.GetResult()
-			}
-			p.judge(&it)
-			printed++
-			return out.put(it, int(ev.Page.GetDepth()))
-		case *distillv1.CrawlResponse_Summary:
-			if first && ev.Summary.GetPagesDone() > 0 {
-				resumedFrom = int(ev.Summary.GetPagesDone())
-				fmt.Fprintf(g.stderr, "distill: note: resuming crawl %s from %s: %d pages done before\n", r.GetJobId(), f.state, resumedFrom)
-			}
-			summary = ev.Summary
-		}
-		first = false
-		return nil
-	})
+	svc, done, err := backend{server: c.server, allowLocal: c.allowLocal, workers: fetchopts.Concurrency(req.GetOptions()), warc: c.warc, command: "distill crawl"}.open(ctx, c.g)
+	if err != nil {
+		return err
+	}
+	defer func() { runErr = done(runErr) }()
+	ev := &crawlEvents{p: p, out: out, state: c.state, first: true}
+	err = svc.CrawlSite(ctx, req, journal, ev.take)
 	closeErr := out.close()
 	if err != nil {
 		return p.explain(err, req.GetUrl())
 	}
-	for _, n := range summary.GetNotes() {
-		fmt.Fprintf(g.stderr, "distill: note: %s\n", oneLine(n))
-	}
-	if resumedFrom > 0 && printed == 0 {
-		fmt.Fprintf(g.stderr, "distill: note: the crawl in %s had finished (%s): nothing left to read; remove the file to crawl again\n", f.state, summary.GetStopReason())
-	}
-	if summary.GetStopReason() == crawl.StopAnswered {
-		fmt.Fprintf(g.stderr, "distill: note: stopped: a page answered the query and the %d read after it rated no higher\n", 8)
-	}
+	ev.closingNotes()
 	return closeErr
+}
+
+// openState opens --crawl-state, the journal the crawl keeps its progress
+// in (nil without the flag), and says whether it holds a crawl to resume.
+func (c *crawlCmd) openState() (journal crawl.Journal, closeState func(), resuming bool, err error) {
+	if c.state == "" {
+		return nil, func() {}, false, nil
+	}
+	sf, err := crawl.OpenStateFile(c.state)
+	if err != nil {
+		return nil, nil, false, usageError{err}
+	}
+	if st, err := os.Stat(c.state); err == nil && st.Size() > 0 {
+		resuming = true
+	}
+	return sf, func() { _ = sf.Close() }, resuming, nil
+}
+
+// crawlEvents takes a crawl's events as they come: it prints each page,
+// and keeps what the notes at the end say.
+type crawlEvents struct {
+	p     *printer
+	out   *crawlSink
+	state string
+	// first is true until an event other than a page: the first
+	// summary says, when the crawl resumes, how many pages were done
+	// before.
+	first       bool
+	resumedFrom int
+	printed     int
+	summary     *distillv1.CrawlStatusResponse
+}
+
+func (e *crawlEvents) take(r *distillv1.CrawlResponse) error {
+	switch ev := r.GetEvent().(type) {
+	case *distillv1.CrawlResponse_Page:
+		it := output.BatchItem{URL: ev.Page.GetUrl()}
+		if f := ev.Page.GetError(); f != nil {
+			it.Err = failure.FromProto(f)
+		} else {
+			it.Result = ev.Page.GetResult()
+		}
+		e.p.judge(&it)
+		e.printed++
+		return e.out.put(it, int(ev.Page.GetDepth()))
+	case *distillv1.CrawlResponse_Summary:
+		if e.first && ev.Summary.GetPagesDone() > 0 {
+			e.resumedFrom = int(ev.Summary.GetPagesDone())
+			fmt.Fprintf(e.p.g.stderr, "distill: note: resuming crawl %s from %s: %d pages done before\n", r.GetJobId(), e.state, e.resumedFrom)
+		}
+		e.summary = ev.Summary
+	}
+	e.first = false
+	return nil
+}
+
+// closingNotes says on stderr what the crawl's summary notes, and why it
+// printed nothing or stopped early.
+func (e *crawlEvents) closingNotes() {
+	w := e.p.g.stderr
+	for _, n := range e.summary.GetNotes() {
+		fmt.Fprintf(w, "distill: note: %s\n", oneLine(n))
+	}
+	if e.resumedFrom > 0 && e.printed == 0 {
+		fmt.Fprintf(w, "distill: note: the crawl in %s had finished (%s): nothing left to read; remove the file to crawl again\n", e.state, e.summary.GetStopReason())
+	}
+	if e.summary.GetStopReason() == crawl.StopAnswered {
+		fmt.Fprintf(w, "distill: note: stopped: a page answered the query and the %d read after it rated no higher\n", 8)
+	}
 }
 
 // crawlSink is where a crawl's pages go, as they come.

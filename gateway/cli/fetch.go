@@ -4,20 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"distill.dev/gateway/app"
 	"distill.dev/gateway/output"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/citations"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/extractor/pick"
-	"distill.dev/services/platform/envflag"
 )
 
 // outputFlags choose what is extracted and how it is printed; fetch and
@@ -240,11 +239,22 @@ var (
 	}
 )
 
+// fetchCmd is one `distill fetch`: the flags cobra fills and the
+// arguments it was given; run does the work.
+type fetchCmd struct {
+	fetchFlags
+	server, input, outDir string
+	failOnHTTP            bool
+	archive               warcFlag
+
+	g     *globals
+	fs    *pflag.FlagSet
+	stdin io.Reader
+	args  []string
+}
+
 func newFetchCmd(g *globals) *cobra.Command {
-	f := &fetchFlags{}
-	var server, input, outDir string
-	var failOnHTTP bool
-	var archive warcFlag
+	c := &fetchCmd{g: g}
 	cmd := &cobra.Command{
 		Use:   "fetch <url>...",
 		Short: "Fetch pages and print them distilled",
@@ -267,107 +277,141 @@ func newFetchCmd(g *globals) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			args = f.browser.screenshotKind(cmd.Flags(), args)
-			if err := checkMaxBytes(cmd.Flags(), f.maxBytes); err != nil {
-				return err
-			}
-			if err := f.browser.load(); err != nil {
-				return usageError{err}
-			}
-			opts := f.options(cmd.Flags())
-			if err := f.readDiffWith(opts); err != nil {
-				return usageError{err}
-			}
-			if err := fetchopts.Validate(opts); err != nil {
-				return usageError{err}
-			}
-			if err := archive.check(opts.GetJs(), server); err != nil {
-				return err
-			}
-			if err := f.browser.check(opts, f.format.value, len(args)+boolInt(cmd.Flags().Changed("input"))); err != nil {
-				return usageError{err}
-			}
-			// A selector that cannot run is refused before anything is
-			// fetched.
-			if err := extract.CheckSelector(opts.GetSelector()); err != nil {
-				return usageError{err}
-			}
-			if err := checkPick(opts); err != nil {
-				return err
-			}
-			urls, err := batchURLs(args, input, cmd.InOrStdin())
-			if err != nil {
-				return usageError{err}
-			}
-			if opts.GetDiffWith() != nil && len(urls) > 1 {
-				return usagef("--diff-with compares one page with its earlier answer; got %d URLs", len(urls))
-			}
-			r := &fetchRun{
-				printer: printer{g: g, format: f.format.value, opts: opts, failOnHTTP: failOnHTTP, server: server, allowLocal: f.allowLocal, artifactFile: f.browser.outFile},
-				outDir:  outDir,
-				warc:    archive,
-			}
-			return r.run(cmd.Context(), urls)
+			c.fs, c.stdin, c.args = cmd.Flags(), cmd.InOrStdin(), args
+			return c.run(cmd.Context())
 		},
 	}
-	f.register(cmd.Flags())
-	cmd.Flags().BoolVar(&failOnHTTP, "fail-on-http-error", false, "count a page that answers an HTTP error status (400 and above) as a failure, as curl --fail does: exit 1, ok: false in batches")
-	cmd.Flags().StringVar(&input, "input", "", "read URLs from `FILE` (- for standard input), one a line; blank lines and # comments are skipped; positional URLs come first")
-	cmd.Flags().StringVar(&outDir, "output-dir", "", "write each page to a file of its own in folder `DIR` (named after its URL) and an index.jsonl of {url, ok, file | error}, instead of to stdout")
-	cmd.Flags().StringVar(&server, "server", g.env.String(envflag.Server, ""), envflag.Usage("fetch through the distill gateway at this gRPC address, host:port, instead of in this process", envflag.Server))
-	archive.register(cmd.Flags())
-	cmd.Flags().SortFlags = false
-	groupFetchFlags(cmd.Flags())
+	c.register(cmd.Flags())
 	cmd.SetUsageFunc(groupedUsage)
 	return cmd
+}
+
+// register declares fetch's flags: the fetch flags crawl shares, then
+// fetch's own.
+func (c *fetchCmd) register(fs *pflag.FlagSet) {
+	c.fetchFlags.register(fs)
+	fs.BoolVar(&c.failOnHTTP, "fail-on-http-error", false, "count a page that answers an HTTP error status (400 and above) as a failure, as curl --fail does: exit 1, ok: false in batches")
+	fs.StringVar(&c.input, "input", "", "read URLs from `FILE` (- for standard input), one a line; blank lines and # comments are skipped; positional URLs come first")
+	fs.StringVar(&c.outDir, "output-dir", "", "write each page to a file of its own in folder `DIR` (named after its URL) and an index.jsonl of {url, ok, file | error}, instead of to stdout")
+	serverFlag(fs, c.g, &c.server, "fetch")
+	c.archive.register(fs)
+	fs.SortFlags = false
+	groupFetchFlags(fs)
+}
+
+// run fetches the URLs and prints them. Everything the command line asks
+// for that cannot be done is refused before anything is fetched.
+func (c *fetchCmd) run(ctx context.Context) error {
+	c.args = c.browser.screenshotKind(c.fs, c.args)
+	opts, err := c.options()
+	if err != nil {
+		return err
+	}
+	if err := c.check(opts); err != nil {
+		return err
+	}
+	urls, err := batchURLs(c.args, c.input, c.stdin)
+	if err != nil {
+		return usageError{err}
+	}
+	if opts.GetDiffWith() != nil && len(urls) > 1 {
+		return usagef("--diff-with compares one page with its earlier answer; got %d URLs", len(urls))
+	}
+	r := &fetchRun{
+		printer: printer{g: c.g, format: c.format.value, opts: opts, failOnHTTP: c.failOnHTTP, server: c.server, allowLocal: c.allowLocal, artifactFile: c.browser.outFile},
+		outDir:  c.outDir,
+		backend: backend{server: c.server, allowLocal: opts.GetAllowLocal(), workers: fetchopts.Concurrency(opts), warc: c.archive, command: "distill fetch"},
+	}
+	return r.run(ctx, urls)
+}
+
+// options are the FetchOptions the flags give, with the files they name
+// read, and valid.
+func (c *fetchCmd) options() (*distillv1.FetchOptions, error) {
+	if err := checkMaxBytes(c.fs, c.maxBytes); err != nil {
+		return nil, err
+	}
+	if err := c.browser.load(); err != nil {
+		return nil, usageError{err}
+	}
+	opts := c.fetchFlags.options(c.fs)
+	if err := c.readDiffWith(opts); err != nil {
+		return nil, usageError{err}
+	}
+	if err := fetchopts.Validate(opts); err != nil {
+		return nil, usageError{err}
+	}
+	return opts, nil
+}
+
+// check refuses what valid options still cannot do in this run: --warc
+// where no exchange is seen, browser work the output cannot carry, and a
+// selector or pick that cannot run.
+func (c *fetchCmd) check(opts *distillv1.FetchOptions) error {
+	if err := c.archive.check(opts.GetJs(), c.server); err != nil {
+		return err
+	}
+	if err := c.browser.check(opts, c.format.value, len(c.args)+boolInt(c.fs.Changed("input"))); err != nil {
+		return usageError{err}
+	}
+	if err := extract.CheckSelector(opts.GetSelector()); err != nil {
+		return usageError{err}
+	}
+	return checkPick(opts)
 }
 
 // fetchRun is one `distill fetch`: where pages come from, and where they go.
 type fetchRun struct {
 	printer
-	outDir string
-	warc   warcFlag
+	outDir  string
+	backend backend
 }
 
 func (r *fetchRun) run(ctx context.Context, urls []string) (runErr error) {
-	g := r.g
 	// A folder that cannot be written is known before anything is fetched.
 	out, err := r.sink(urls)
 	if err != nil {
 		return err
 	}
-	var svc fetchService
-	if r.server != "" {
-		gw, err := dialGateway(g.env, r.server)
-		if err != nil {
-			return usageError{err}
-		}
-		defer gw.Close()
-		svc = gw
-	} else {
-		// In this process the user is the operator: --allow-local is theirs
-		// to give.
-		cfg := g.appConfig(fetchopts.Concurrency(r.opts))
-		cfg.AllowLocal = r.opts.GetAllowLocal()
-		closeWARC, err := r.warc.open(&cfg, "distill fetch")
-		if err != nil {
-			return err
-		}
-		// Deferred first, so run after the system's Close has let the
-		// workers finish their exchanges.
-		defer func() { runErr = closeWARC(runErr) }()
-		sys, err := app.Open(ctx, g.logger(), cfg)
-		if err != nil {
-			return err
-		}
-		defer sys.Close()
-		svc = serveAPI(g.logger(), sys)
+	svc, done, err := r.backend.open(ctx, r.g)
+	if err != nil {
+		return err
 	}
+	defer func() { runErr = done(runErr) }()
+	bar := newProgress(r.g.stderr, len(urls), fetchopts.Concurrency(r.opts))
+	err = r.read(ctx, svc, urls, r.deliverTo(out, bar))
+	bar.finish()
+	if err != nil && ctx.Err() == nil {
+		return r.explain(err, "")
+	}
+	return out.close()
+}
 
+// read asks svc for the pages and delivers each as it comes: one URL is
+// a fetch, whose failure is its page's; several are a batch.
+func (r *fetchRun) read(ctx context.Context, svc fetchService, urls []string, deliver func(int, output.BatchItem)) error {
 	sent := withBodyReport(r.opts)
-	bar := newProgress(g.stderr, len(urls), fetchopts.Concurrency(r.opts))
+	if len(urls) != 1 {
+		return svc.Batch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: sent}, func(res *distillv1.FetchBatchResponse) {
+			deliver(int(res.GetIndex()), output.ItemOf(res))
+		})
+	}
+	it := output.BatchItem{URL: urls[0]}
+	res, err := svc.Fetch(ctx, &distillv1.FetchRequest{Url: urls[0], Options: sent})
+	if err != nil {
+		it.Err = err
+	} else {
+		it.Result = res.GetDistilled()
+	}
+	deliver(0, it)
+	return nil
+}
+
+// deliverTo judges each answer and hands it to out, counting it on the
+// progress line.
+func (r *fetchRun) deliverTo(out sink, bar *progress) func(int, output.BatchItem) {
 	_, kept := out.(*keptSink)
-	deliver := func(i int, it output.BatchItem) {
+	return func(i int, it output.BatchItem) {
 		r.judge(&it)
 		if kept {
 			out.put(i, it)
@@ -378,25 +422,6 @@ func (r *fetchRun) run(ctx context.Context, urls []string) (runErr error) {
 		}
 		bar.step(it.Err != nil)
 	}
-	if len(urls) == 1 {
-		it := output.BatchItem{URL: urls[0]}
-		res, err := svc.Fetch(ctx, &distillv1.FetchRequest{Url: urls[0], Options: sent})
-		if err != nil {
-			it.Err = err
-		} else {
-			it.Result = res.GetDistilled()
-		}
-		deliver(0, it)
-	} else {
-		err = svc.Batch(ctx, &distillv1.FetchBatchRequest{Urls: urls, Options: sent}, func(res *distillv1.FetchBatchResponse) {
-			deliver(int(res.GetIndex()), output.ItemOf(res))
-		})
-	}
-	bar.finish()
-	if err != nil && ctx.Err() == nil {
-		return r.explain(err, "")
-	}
-	return out.close()
 }
 
 // printer decides what an answered URL counts as and prints it.

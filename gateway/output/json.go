@@ -263,6 +263,8 @@ func encode(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// toJSON is a page in its JSON shape: the fields every page has, then each
+// optional part jsonParts fills when the page carries it.
 func toJSON(d *distillv1.Distilled) *distilledJSON {
 	out := &distilledJSON{
 		FinalURL: d.GetFinalUrl(),
@@ -274,95 +276,153 @@ func toJSON(d *distillv1.Distilled) *distilledJSON {
 		// Only a crawl with a query rates its pages.
 		Relevance: d.Relevance,
 	}
-	if s := d.GetStats(); s != nil {
-		out.Stats = &statsJSON{
-			RawBytes:     s.GetRawBytes(),
-			RawTokens:    s.GetRawTokens(),
-			OutputTokens: s.GetOutputTokens(),
-			SavedTokens:  s.GetSavedTokens(),
-			SavedRatio:   s.GetSavedRatio(),
-		}
-	}
-	if l := d.GetLinks(); l != nil {
-		links := make([]linkJSON, 0, len(l.GetItems()))
-		for _, it := range l.GetItems() {
-			links = append(links, linkJSON{Href: it.GetHref(), Text: it.GetText()})
-		}
-		out.Links = &links
-	}
-	if t := d.GetTables(); t != nil {
-		tables := make([]tableJSON, 0, len(t.GetItems()))
-		for _, it := range t.GetItems() {
-			tables = append(tables, toTableJSON(it))
-		}
-		out.Tables = &tables
-	}
-	if a := d.GetActions(); a != nil {
-		out.Actions = toActionsJSON(a)
-	}
-	if p := d.GetPicked(); p != nil {
-		out.Picked = toPickedJSON(p)
-	}
-	if g := d.GetDiagnostics(); g != nil {
-		out.Diagnostics = &diagnosticsJSON{
-			Profile:         g.GetProfile(),
-			RawBytes:        g.GetRawBytes(),
-			OutputChars:     g.GetOutputChars(),
-			OutputTokens:    g.GetOutputTokens(),
-			ExtractionRatio: g.GetExtractionRatio(),
-			LinkCount:       g.GetLinkCount(),
-			TableCount:      g.GetTableCount(),
-			ActionCount:     g.GetActionCount(),
-			UsedHeadless:    g.GetUsedHeadless(),
-			Truncated:       g.GetTruncated(),
-			LowContent:      g.GetLowContent(),
-			TruncatedBody:   g.GetTruncatedBody(),
-			PageType:        g.GetPageType(),
-		}
-		if g.PageCount != nil {
-			n := g.GetPageCount()
-			out.Diagnostics.PageCount = &n
-		}
-		out.Diagnostics.StepsRun, out.Diagnostics.BlockedResources = g.StepsRun, g.BlockedResources
-		out.Diagnostics.QueryRelevance = g.QueryRelevance
-		out.Diagnostics.QueryBlocks = g.QueryBlocks
-	}
-	out.Screenshot, out.PDF, out.MHTML = d.Screenshot, d.Pdf, d.Mhtml
-	if n := d.GetNetwork(); n != nil {
-		out.Network = &networkJSON{Responses: make([]capturedJSON, 0, len(n.GetResponses())), Truncated: n.GetTruncated()}
-		for _, r := range n.GetResponses() {
-			h := r.GetRequestHeaders()
-			if h == nil {
-				h = map[string]string{}
-			}
-			out.Network.Responses = append(out.Network.Responses, capturedJSON{
-				URL: r.GetUrl(), Method: r.GetMethod(), Status: r.GetStatus(), ResourceType: r.GetResourceType(),
-				MimeType: r.GetMimeType(), RequestHeaders: h, Body: r.Body, Truncated: r.GetTruncated(),
-			})
-		}
-	}
-	if st := d.GetSteps(); st != nil {
-		steps := make([]stepResultJSON, 0, len(st.GetItems()))
-		for _, it := range st.GetItems() {
-			r := stepResultJSON{Index: it.GetIndex(), Type: it.GetType(), Screenshot: it.Screenshot}
-			if it.Value != nil && json.Valid([]byte(it.GetValue())) {
-				r.Value = json.RawMessage(it.GetValue())
-			}
-			steps = append(steps, r)
-		}
-		out.Steps = &steps
-	}
-	if c := d.GetChunks(); c != nil {
-		chunks := Chunks(d)
-		out.Chunks = &chunks
-	}
-	if df := d.GetDiff(); df != nil {
-		out.Diff = toDiffJSON(df)
-	}
-	if b := d.GetBrand(); b != nil {
-		out.Brand = toBrandJSON(b)
+	for _, part := range jsonParts {
+		part(out, d)
 	}
 	return out
+}
+
+// jsonParts fill the optional parts of a page's JSON, one part each; a
+// part the page does not carry stays absent. A new part of the schema is
+// a new entry here.
+var jsonParts = []func(out *distilledJSON, d *distillv1.Distilled){
+	statsPart,
+	linksPart,
+	tablesPart,
+	func(out *distilledJSON, d *distillv1.Distilled) {
+		if a := d.GetActions(); a != nil {
+			out.Actions = toActionsJSON(a)
+		}
+	},
+	func(out *distilledJSON, d *distillv1.Distilled) {
+		if p := d.GetPicked(); p != nil {
+			out.Picked = toPickedJSON(p)
+		}
+	},
+	diagnosticsPart,
+	func(out *distilledJSON, d *distillv1.Distilled) {
+		out.Screenshot, out.PDF, out.MHTML = d.Screenshot, d.Pdf, d.Mhtml
+	},
+	networkPart,
+	stepsPart,
+	func(out *distilledJSON, d *distillv1.Distilled) {
+		if d.GetChunks() != nil {
+			chunks := Chunks(d)
+			out.Chunks = &chunks
+		}
+	},
+	func(out *distilledJSON, d *distillv1.Distilled) {
+		if df := d.GetDiff(); df != nil {
+			out.Diff = toDiffJSON(df)
+		}
+	},
+	func(out *distilledJSON, d *distillv1.Distilled) {
+		if b := d.GetBrand(); b != nil {
+			out.Brand = toBrandJSON(b)
+		}
+	},
+}
+
+func statsPart(out *distilledJSON, d *distillv1.Distilled) {
+	s := d.GetStats()
+	if s == nil {
+		return
+	}
+	out.Stats = &statsJSON{
+		RawBytes:     s.GetRawBytes(),
+		RawTokens:    s.GetRawTokens(),
+		OutputTokens: s.GetOutputTokens(),
+		SavedTokens:  s.GetSavedTokens(),
+		SavedRatio:   s.GetSavedRatio(),
+	}
+}
+
+func linksPart(out *distilledJSON, d *distillv1.Distilled) {
+	l := d.GetLinks()
+	if l == nil {
+		return
+	}
+	links := make([]linkJSON, 0, len(l.GetItems()))
+	for _, it := range l.GetItems() {
+		links = append(links, linkJSON{Href: it.GetHref(), Text: it.GetText()})
+	}
+	out.Links = &links
+}
+
+func tablesPart(out *distilledJSON, d *distillv1.Distilled) {
+	t := d.GetTables()
+	if t == nil {
+		return
+	}
+	tables := make([]tableJSON, 0, len(t.GetItems()))
+	for _, it := range t.GetItems() {
+		tables = append(tables, toTableJSON(it))
+	}
+	out.Tables = &tables
+}
+
+func diagnosticsPart(out *distilledJSON, d *distillv1.Distilled) {
+	g := d.GetDiagnostics()
+	if g == nil {
+		return
+	}
+	out.Diagnostics = &diagnosticsJSON{
+		Profile:          g.GetProfile(),
+		RawBytes:         g.GetRawBytes(),
+		OutputChars:      g.GetOutputChars(),
+		OutputTokens:     g.GetOutputTokens(),
+		ExtractionRatio:  g.GetExtractionRatio(),
+		LinkCount:        g.GetLinkCount(),
+		TableCount:       g.GetTableCount(),
+		ActionCount:      g.GetActionCount(),
+		UsedHeadless:     g.GetUsedHeadless(),
+		Truncated:        g.GetTruncated(),
+		LowContent:       g.GetLowContent(),
+		TruncatedBody:    g.GetTruncatedBody(),
+		PageType:         g.GetPageType(),
+		StepsRun:         g.StepsRun,
+		BlockedResources: g.BlockedResources,
+		QueryRelevance:   g.QueryRelevance,
+		QueryBlocks:      g.QueryBlocks,
+	}
+	if g.PageCount != nil {
+		n := g.GetPageCount()
+		out.Diagnostics.PageCount = &n
+	}
+}
+
+func networkPart(out *distilledJSON, d *distillv1.Distilled) {
+	n := d.GetNetwork()
+	if n == nil {
+		return
+	}
+	out.Network = &networkJSON{Responses: make([]capturedJSON, 0, len(n.GetResponses())), Truncated: n.GetTruncated()}
+	for _, r := range n.GetResponses() {
+		h := r.GetRequestHeaders()
+		if h == nil {
+			h = map[string]string{}
+		}
+		out.Network.Responses = append(out.Network.Responses, capturedJSON{
+			URL: r.GetUrl(), Method: r.GetMethod(), Status: r.GetStatus(), ResourceType: r.GetResourceType(),
+			MimeType: r.GetMimeType(), RequestHeaders: h, Body: r.Body, Truncated: r.GetTruncated(),
+		})
+	}
+}
+
+func stepsPart(out *distilledJSON, d *distillv1.Distilled) {
+	st := d.GetSteps()
+	if st == nil {
+		return
+	}
+	steps := make([]stepResultJSON, 0, len(st.GetItems()))
+	for _, it := range st.GetItems() {
+		r := stepResultJSON{Index: it.GetIndex(), Type: it.GetType(), Screenshot: it.Screenshot}
+		if it.Value != nil && json.Valid([]byte(it.GetValue())) {
+			r.Value = json.RawMessage(it.GetValue())
+		}
+		steps = append(steps, r)
+	}
+	out.Steps = &steps
 }
 
 // Chunks returns a page's chunks in their JSON shape; an empty list when
