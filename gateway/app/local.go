@@ -19,9 +19,9 @@ import (
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/mapsite"
-	"distill.dev/services/fetcher/natsembed"
 	"distill.dev/services/fetcher/pipeline"
 	fetcherserver "distill.dev/services/fetcher/server"
+	"distill.dev/services/platform/natsembed"
 	"distill.dev/services/renderer/render"
 )
 

@@ -171,7 +171,7 @@ const httpShutdown = 10 * time.Second
 func serveHTTP(ctx context.Context, logger *slog.Logger, sys *app.System, cfg firecrawl.Config, restAPI http.Handler, lis net.Listener) (stop func()) {
 	fc := firecrawl.New(logger, sys, cfg)
 	mux := http.NewServeMux()
-	for _, p := range rest.Paths {
+	for _, p := range rest.Paths() {
 		mux.Handle(p, restAPI)
 	}
 	mux.Handle("/", fc.Handler())
@@ -188,7 +188,7 @@ func serveHTTP(ctx context.Context, logger *slog.Logger, sys *app.System, cfg fi
 			logger.Error("Firecrawl HTTP API stopped", "err", err)
 		}
 	}()
-	logger.Info("distill serve: Firecrawl HTTP API listening", "addr", lis.Addr().String(), "webhooks", cfg.WebhookSecret != "", "rest", rest.Paths)
+	logger.Info("distill serve: Firecrawl HTTP API listening", "addr", lis.Addr().String(), "webhooks", cfg.WebhookSecret != "", "rest", rest.Paths())
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), httpShutdown)
 		defer cancel()

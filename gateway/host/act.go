@@ -18,11 +18,15 @@ const (
 	ActScroll = "scroll"
 )
 
-// DefaultActRefusedWords are the words a selector or description may not
-// hold unless the actor's policy says otherwise (act_refused_words): a
+// DefaultActRefusedWords returns the words a selector or description may
+// not hold unless the actor's policy says otherwise (act_refused_words): a
 // filter in depth against a model steered toward a harmful click, never
-// proof that a click is harmless. The approval is the authorization.
-var DefaultActRefusedWords = []string{"delete", "remove", "destroy", "erase", "unsubscribe", "password", "withdraw", "transfer"}
+// proof that a click is harmless. The approval is the authorization. Each
+// call returns a fresh slice, so an actor's list shares no backing array
+// with another's.
+func DefaultActRefusedWords() []string {
+	return []string{"delete", "remove", "destroy", "erase", "unsubscribe", "password", "withdraw", "transfer"}
+}
 
 // Limits on act's input.
 const (

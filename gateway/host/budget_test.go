@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"distill.dev/services/fetcher/natsembed"
+	"distill.dev/services/platform/natsembed"
 )
 
 // twoGateways returns two JetStream clients of one embedded server, each

@@ -110,8 +110,9 @@ func TestFailedEnvelope(t *testing.T) {
 func TestSafeCodes(t *testing.T) {
 	want := []string{"INVALID_INPUT", "NOT_AUTHORIZED", "UNSUPPORTED_SECURITY_CAPABILITY", "BUDGET_EXHAUSTED",
 		"SESSION_UNKNOWN", "CLEANUP_PENDING", "APPROVAL_REQUIRED", "APPROVAL_STALE", "PROVIDER_ERROR"}
-	got := make([]string, len(Codes))
-	for i, c := range Codes {
+	codes := Codes()
+	got := make([]string, len(codes))
+	for i, c := range codes {
 		got[i] = string(c)
 	}
 	if !slices.Equal(got, want) {

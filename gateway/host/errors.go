@@ -23,9 +23,11 @@ const (
 	ProviderError                 Code = "PROVIDER_ERROR"
 )
 
-// Codes lists the safe codes.
-var Codes = []Code{InvalidInput, NotAuthorized, UnsupportedSecurityCapability, BudgetExhausted,
-	SessionUnknown, CleanupPending, ApprovalRequired, ApprovalStale, ProviderError}
+// Codes returns the safe codes, in a fresh slice.
+func Codes() []Code {
+	return []Code{InvalidInput, NotAuthorized, UnsupportedSecurityCapability, BudgetExhausted,
+		SessionUnknown, CleanupPending, ApprovalRequired, ApprovalStale, ProviderError}
+}
 
 // Error is a host-mode refusal or failure: a safe code and a one-line
 // message fit for the model.

@@ -19,7 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"distill.dev/services/fetcher/natsembed"
+	"distill.dev/services/platform/natsembed"
 )
 
 // The files of a local store's directory.

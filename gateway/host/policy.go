@@ -252,7 +252,7 @@ func newActor(name string, s actorSpec) (*Actor, error) {
 	if c := s.Budget.MaxCostUSD; c != nil && *c < 0 {
 		errs = append(errs, fmt.Errorf("budget.max_cost_usd: %v, want zero or more", *c))
 	}
-	a.ActRefusedWords = DefaultActRefusedWords
+	a.ActRefusedWords = DefaultActRefusedWords()
 	if s.ActRefusedWords != nil {
 		a.ActRefusedWords = nil
 		for _, w := range *s.ActRefusedWords {

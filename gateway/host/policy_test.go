@@ -59,7 +59,7 @@ func TestParseSeedPolicy(t *testing.T) {
 	if cdn, _ := url.Parse("https://cdn.example.net/app.js"); a.Allowlist.CheckAsset(cdn) != nil || a.Allowlist.Check(cdn) == nil {
 		t.Error("team-a's asset origin is not one for assets only")
 	}
-	if strings.Join(a.ActRefusedWords, ",") != "checkout" || strings.Join(d.ActRefusedWords, ",") != strings.Join(DefaultActRefusedWords, ",") {
+	if strings.Join(a.ActRefusedWords, ",") != "checkout" || strings.Join(d.ActRefusedWords, ",") != strings.Join(DefaultActRefusedWords(), ",") {
 		t.Errorf("act_refused_words: team-a %v, default %v", a.ActRefusedWords, d.ActRefusedWords)
 	}
 	if a.VerifyDNS || a.MaxResult != 1024 || a.Budget.MaxSteps != 3 || a.Budget.MaxSeconds != DefaultMaxSeconds ||
@@ -68,6 +68,22 @@ func TestParseSeedPolicy(t *testing.T) {
 	}
 	if got := p.Tokens(); len(got) != 1 || got[0] != "team-a-secret-0123456789" {
 		t.Errorf("tokens %v", got)
+	}
+}
+
+// Actors that take the default refused words each hold their own copy: one
+// actor's list changed in place changes no other's, nor the default.
+func TestDefaultActRefusedWordsAreNotShared(t *testing.T) {
+	p, err := Parse([]byte(`{"actors": {"default": {"allowed_hosts": ["docs.example.com"]}, "team-b": {"allowed_hosts": ["shop.example.com"]}}}`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := p.Actor("default")
+	b, _ := p.Actor("team-b")
+	want := DefaultActRefusedWords()
+	d.ActRefusedWords[0] = "changed"
+	if b.ActRefusedWords[0] != want[0] || DefaultActRefusedWords()[0] != want[0] {
+		t.Errorf("one actor's change reached team-b %v or the default %v", b.ActRefusedWords, DefaultActRefusedWords())
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 	"distill.dev/gateway/host"
 	"distill.dev/gateway/host/llm"
 	"distill.dev/gateway/host/llm/llmtest"
-	"distill.dev/services/fetcher/natsembed"
+	"distill.dev/services/platform/natsembed"
 )
 
 // hostServer is host mode over distill in this process, budgets on an

@@ -26,9 +26,12 @@ import (
 // MaxBodyBytes bounds a request body, as the Firecrawl API's are bounded.
 const MaxBodyBytes = 10 << 20
 
-// Paths are the prefixes the REST face answers under: the annotations'
-// /api/, the Connect protocol's service path and the OpenAPI document.
-var Paths = []string{"/api/", "/" + distillv1.DistillService_ServiceDesc.ServiceName + "/", "/openapi.json"}
+// Paths returns the prefixes the REST face answers under, in a fresh slice:
+// the annotations' /api/, the Connect protocol's service path and the
+// OpenAPI document.
+func Paths() []string {
+	return []string{"/api/", "/" + distillv1.DistillService_ServiceDesc.ServiceName + "/", "/openapi.json"}
+}
 
 // Handler serves DistillService, as registered on server, over HTTP/JSON.
 // version goes into the OpenAPI document.

@@ -13,8 +13,8 @@ import (
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/services/fetcher/natsembed"
 	"distill.dev/services/platform/envflag"
+	"distill.dev/services/platform/natsembed"
 )
 
 func embeddedJetStream(t *testing.T) jetstream.JetStream {

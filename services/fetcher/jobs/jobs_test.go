@@ -18,7 +18,7 @@ import (
 	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
-	"distill.dev/services/fetcher/natsembed"
+	"distill.dev/services/platform/natsembed"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

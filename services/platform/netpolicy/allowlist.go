@@ -156,11 +156,11 @@ func (a *Allowlist) CheckTunnel(host string, port uint16) error {
 	return err
 }
 
-// DefaultSchemes and DefaultPorts are what an allowlist permits when it
+// defaultSchemes and defaultPorts are what an allowlist permits when it
 // names none.
 var (
-	DefaultSchemes = []string{"http", "https"}
-	DefaultPorts   = []uint16{80, 443}
+	defaultSchemes = []string{"http", "https"}
+	defaultPorts   = []uint16{80, 443}
 )
 
 // NewAllowlist checks and normalises a host platform's list. A host is an
@@ -195,7 +195,7 @@ func NewAllowlist(hosts, schemes []string, ports []int) (*Allowlist, error) {
 		a.schemes = append(a.schemes, s)
 	}
 	if len(a.schemes) == 0 {
-		a.schemes = slices.Clone(DefaultSchemes)
+		a.schemes = slices.Clone(defaultSchemes)
 	}
 	for _, p := range ports {
 		if p < 1 || p > 65535 {
@@ -204,7 +204,7 @@ func NewAllowlist(hosts, schemes []string, ports []int) (*Allowlist, error) {
 		a.ports = append(a.ports, uint16(p))
 	}
 	if len(a.ports) == 0 {
-		a.ports = slices.Clone(DefaultPorts)
+		a.ports = slices.Clone(defaultPorts)
 	}
 	return a, nil
 }

@@ -12,7 +12,7 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/services/fetcher/crawl"
-	"distill.dev/services/fetcher/natsembed"
+	"distill.dev/services/platform/natsembed"
 )
 
 func startServer(t *testing.T) *natsembed.Server {
