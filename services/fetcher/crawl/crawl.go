@@ -21,6 +21,7 @@ import (
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/pace"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/fetcher/robots"
 	"distill.dev/services/fetcher/siteurl"
@@ -124,20 +125,20 @@ type Crawler struct {
 	logger *slog.Logger
 	robots RobotsReader
 	pages  PageReader
-	pacer  Pacer
+	pacer  pace.Pacer
 }
 
 // Option configures a Crawler.
 type Option func(*Crawler)
 
-// WithPacer replaces the Crawler's LocalPacer, for workers across
+// WithPacer replaces the Crawler's pace.Local, for workers across
 // processes.
-func WithPacer(p Pacer) Option { return func(c *Crawler) { c.pacer = p } }
+func WithPacer(p pace.Pacer) Option { return func(c *Crawler) { c.pacer = p } }
 
 // New returns a Crawler reading robots.txt through rr and pages through
 // pr, which should share one fetcher, so robots.txt is read once.
 func New(logger *slog.Logger, rr RobotsReader, pr PageReader, opts ...Option) *Crawler {
-	c := &Crawler{logger: logger, robots: rr, pages: pr, pacer: NewLocalPacer()}
+	c := &Crawler{logger: logger, robots: rr, pages: pr, pacer: pace.NewLocal()}
 	for _, o := range opts {
 		o(c)
 	}

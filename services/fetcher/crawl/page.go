@@ -11,6 +11,7 @@ import (
 	"distill.dev/proto/failure"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/fetch"
+	"distill.dev/services/fetcher/pace"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/fetcher/robots"
 	"distill.dev/services/fetcher/siteurl"
@@ -121,13 +122,13 @@ func (j *Job) readPage(ctx context.Context, e Entry, interval time.Duration, isS
 				// The browser's request for the page goes out right after.
 				err := j.c.pacer.Turn(ctx, hostOf(raw), interval)
 				if err == nil {
-					j.c.pacer.Sent(hostOf(raw), interval, time.Now())
+					j.c.pacer.Sent(ctx, hostOf(raw), interval, time.Now())
 				}
 				return err
 			},
 			Pace: pace,
 			Sent: func(u *url.URL, at time.Time) {
-				j.c.pacer.Sent(u.Hostname(), j.intervalOf(u, raw, interval), at)
+				j.c.pacer.Sent(ctx, u.Hostname(), j.intervalOf(u, raw, interval), at)
 			},
 			Work: work,
 		})
@@ -206,7 +207,7 @@ func (j *Job) rules(ctx context.Context, u *url.URL) *hostRules {
 			// robots.txt itself took a turn at --delay: the host's first
 			// page waits out the Crawl-delay from it, counted from its
 			// answer (its request left before).
-			_ = sleepUntil(ctx, answered.Add(Spacing(d)))
+			_ = sleepUntil(ctx, answered.Add(pace.Spacing(d)))
 		}
 	})
 	return h
@@ -231,7 +232,7 @@ func (j *Job) readRobots(ctx context.Context, u *url.URL) (*robots.Robots, time.
 	// another process, for a remote fetcher): the next turn counts from
 	// the answer, which is surely after it.
 	answered := time.Now()
-	j.c.pacer.Sent(u.Hostname(), j.req.Delay, answered)
+	j.c.pacer.Sent(ctx, u.Hostname(), j.req.Delay, answered)
 	return file, answered, err
 }
 
@@ -431,4 +432,20 @@ func display(raw string) string {
 		return fmt.Sprintf("%q", raw)
 	}
 	return raw
+}
+
+// sleepUntil waits until at or the end of ctx.
+func sleepUntil(ctx context.Context, at time.Time) error {
+	wait := time.Until(at)
+	if wait <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

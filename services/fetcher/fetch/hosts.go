@@ -22,7 +22,10 @@ const sweepAbove = 1024
 
 // hostGate enforces per-host concurrency and rate limits across all calls
 // of a Fetcher. Limits come with each call, because options are per
-// request; the counts and token buckets are shared.
+// request; the counts and token buckets are shared. A rate is a delay of
+// package pace as requests a second (pace.PerSecond): a site's
+// Crawl-delay, or a crawl's or a map's --delay, paces the hops inside one
+// fetch through it.
 type hostGate struct {
 	clock Clock
 	mu    sync.Mutex

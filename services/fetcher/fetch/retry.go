@@ -87,67 +87,21 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 		return nil, err
 	}
 	if c.pace != nil {
-		if err := c.pace(ctx, u); err != nil {
+		var endTurn func()
+		if ctx, endTurn, err = c.pacedTurn(ctx, u); err != nil {
 			release()
 			return nil, err
 		}
-		// The turn is held until the request is written, or known never
-		// to be: sent hears of each turn exactly once, with the time its
-		// request was written, or with none when it failed before.
-		var mu sync.Mutex
-		turn := &pacedWrite{c: c, u: u}
-		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-			GotConn: func(info httptrace.GotConnInfo) {
-				mu.Lock()
-				defer mu.Unlock()
-				if turn.conn {
-					// The transport sends the request again on another
-					// connection: the one it reused was closed under it,
-					// and what it wrote there reached no site. This write
-					// is a request the site sees, and takes a turn of its
-					// own; without one it is not sent.
-					turn.done(turn.watched.wroteSince(turn.gotAt))
-					turn = &pacedWrite{c: c, u: u}
-					if err := c.pace(ctx, u); err != nil {
-						turn.released = true
-						_ = info.Conn.Close()
-						return
-					}
-				}
-				turn.conn, turn.gotAt = true, time.Now().UnixNano()
-				turn.watched = watchWrite(info.Conn, turn.done)
-			},
-		})
-		// The writer's goroutine can be held up between its write and its
-		// report while the answer comes back and this returns: a write
-		// the connection saw since it was handed to us is ours.
-		defer func() {
-			mu.Lock()
-			defer mu.Unlock()
-			turn.done(turn.watched.wroteSince(turn.gotAt))
-		}()
+		defer endTurn()
 	}
 	var remote func() string
 	if f.recorder != nil {
 		ctx, remote = traceRemote(ctx)
 	}
-	req, err := f.request(ctx, u, m)
+	req, err := f.attemptRequest(ctx, c, u, m)
 	if err != nil {
 		release()
 		return nil, err
-	}
-	if h := c.opts.GetHeaders(); len(h) > 0 && !m.anonymous && c.origin != nil && sameOrigin(c.origin, u) {
-		// The caller's headers (a cookie, a token) are for the site it
-		// named, not for wherever that site redirects.
-		for name, value := range h {
-			req.Header.Set(name, value)
-		}
-	}
-	keepCookies := c.jar != nil && !m.anonymous
-	if keepCookies {
-		for _, ck := range c.jar.Cookies(u) {
-			req.AddCookie(ck)
-		}
 	}
 	sent := time.Now()
 	resp, err := c.client.Do(req)
@@ -156,7 +110,7 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 		return nil, err
 	}
 	span.SetAttributes(semconv.HTTPResponseStatusCode(resp.StatusCode))
-	if keepCookies {
+	if c.jar != nil && !m.anonymous {
 		c.setCookies = append(c.setCookies, c.jar.Record(u, resp.Cookies())...)
 	}
 	// The slot is held until the body is read: a server is busy with us
@@ -166,6 +120,71 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 		f.recording(ctx, c, req, m, resp, sent, remote)
 	}
 	return resp, nil
+}
+
+// attemptRequest is the request of one attempt: the message, the caller's
+// headers when u is the site it named, and the session's cookies.
+func (f *Fetcher) attemptRequest(ctx context.Context, c *call, u *url.URL, m message) (*http.Request, error) {
+	req, err := f.request(ctx, u, m)
+	if err != nil {
+		return nil, err
+	}
+	if h := c.opts.GetHeaders(); len(h) > 0 && !m.anonymous && c.origin != nil && sameOrigin(c.origin, u) {
+		// The caller's headers (a cookie, a token) are for the site it
+		// named, not for wherever that site redirects.
+		for name, value := range h {
+			req.Header.Set(name, value)
+		}
+	}
+	if c.jar != nil && !m.anonymous {
+		for _, ck := range c.jar.Cookies(u) {
+			req.AddCookie(ck)
+		}
+	}
+	return req, nil
+}
+
+// pacedTurn waits for the host's turn and returns the context that
+// watches the request's write, and endTurn, which the attempt calls once
+// it is over. The turn is held until the request is written, or known
+// never to be: sent hears of each turn exactly once, with the time its
+// request was written, or with none when it failed before.
+func (c *call) pacedTurn(ctx context.Context, u *url.URL) (_ context.Context, endTurn func(), err error) {
+	if err := c.pace(ctx, u); err != nil {
+		return ctx, nil, err
+	}
+	var mu sync.Mutex
+	turn := &pacedWrite{c: c, u: u}
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			mu.Lock()
+			defer mu.Unlock()
+			if turn.conn {
+				// The transport sends the request again on another
+				// connection: the one it reused was closed under it,
+				// and what it wrote there reached no site. This write
+				// is a request the site sees, and takes a turn of its
+				// own; without one it is not sent.
+				turn.done(turn.watched.wroteSince(turn.gotAt))
+				turn = &pacedWrite{c: c, u: u}
+				if err := c.pace(ctx, u); err != nil {
+					turn.released = true
+					_ = info.Conn.Close()
+					return
+				}
+			}
+			turn.conn, turn.gotAt = true, time.Now().UnixNano()
+			turn.watched = watchWrite(info.Conn, turn.done)
+		},
+	})
+	// The writer's goroutine can be held up between its write and its
+	// report while the answer comes back and the attempt returns: a write
+	// the connection saw since it was handed to us is ours.
+	return ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		turn.done(turn.watched.wroteSince(turn.gotAt))
+	}, nil
 }
 
 // pacedWrite is one turn of a paced request and the connection its

@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"distill.dev/proto/failure"
+	"distill.dev/services/fetcher/pace"
 	"distill.dev/services/fetcher/robots"
 )
 
@@ -59,7 +60,7 @@ func (f *Fetcher) checkRobots(ctx context.Context, c *call, u *url.URL, where st
 		return failure.New(failure.RobotsDisallowed, "%s: disallowed: %s", where, v.Reason)
 	}
 	if d := rules.CrawlDelay(); d > 0 {
-		if perSec := 1 / d.Seconds(); c.rate == 0 || perSec < c.rate {
+		if perSec := pace.PerSecond(d); c.rate == 0 || perSec < c.rate {
 			c.rate = perSec
 		}
 	}

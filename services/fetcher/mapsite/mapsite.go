@@ -23,6 +23,7 @@ import (
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/fetch"
+	"distill.dev/services/fetcher/pace"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/fetcher/robots"
 	"distill.dev/services/fetcher/sitemap"
@@ -162,7 +163,7 @@ func (m *Mapper) Map(ctx context.Context, req Request) (*Result, error) {
 	if req.Delay > 0 {
 		// Hops inside one fetch (robots.txt of a host met on a redirect,
 		// the redirect itself) are paced by the fetcher at this rate.
-		r.base.RateLimit = 1 / req.Delay.Seconds()
+		r.base.RateLimit = pace.PerSecond(req.Delay)
 	}
 	return r.do(ctx)
 }

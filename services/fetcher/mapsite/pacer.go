@@ -4,22 +4,26 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"distill.dev/services/fetcher/pace"
 )
 
-// pacer keeps a delay between two requests to one host, counted from the
-// end of one to the start of the next: however long an answer takes to
-// arrive, the host then gets the whole delay to itself. Hosts are names
-// without the port, as the fetcher's per-host limits count them.
+// pacer paces a map's requests to each host as package pace keeps a
+// delay: the map's own, or a host's Crawl-delay when that is longer. A
+// map's fetches may run in another process, where it cannot see when a
+// request is written: each turn is reported sent when its answer came,
+// which is after it. Hosts are names without the port, as the fetcher's
+// per-host limits count them.
 type pacer struct {
 	delay time.Duration
+	turns *pace.Local
 	mu    sync.Mutex
-	last  map[string]time.Time
 	// longer holds the hosts that asked for a longer delay (Crawl-delay).
 	longer map[string]time.Duration
 }
 
 func newPacer(delay time.Duration) *pacer {
-	return &pacer{delay: delay, last: map[string]time.Time{}, longer: map[string]time.Duration{}}
+	return &pacer{delay: delay, turns: pace.NewLocal(), longer: map[string]time.Duration{}}
 }
 
 // atLeast makes host's delay d when that is longer than the map's.
@@ -31,25 +35,19 @@ func (p *pacer) atLeast(host string, d time.Duration) {
 	}
 }
 
-// do waits the host's turn, runs f, and starts the host's next delay when
-// f returns.
+// do waits the host's turn, runs f, and reports the turn's request sent
+// when f returns.
 func (p *pacer) do(ctx context.Context, host string, f func() error) error {
 	p.mu.Lock()
 	delay := max(p.delay, p.longer[host])
-	next := p.last[host].Add(delay)
 	p.mu.Unlock()
-	if wait := time.Until(next); wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
+	if delay <= 0 {
+		return f()
+	}
+	if err := p.turns.Turn(ctx, host, delay); err != nil {
+		return err
 	}
 	err := f()
-	p.mu.Lock()
-	p.last[host] = time.Now()
-	p.mu.Unlock()
+	p.turns.Sent(ctx, host, delay, time.Now())
 	return err
 }

@@ -13,9 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/protobuf/proto"
-
 	"distill.dev/proto/failure"
 	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
@@ -166,7 +163,8 @@ func (p *Pipeline) Run(ctx context.Context, rawURL string, opts *distillv1.Fetch
 // or when js=auto and the page as fetched is low content (an app shell, a
 // JavaScript notice, a challenge) or, when actions were asked for, offers
 // none while it runs scripts. An automatic render is kept only when it is
-// better: more content, or actions where there were none.
+// better: more content, or actions where there were none. The work is the
+// phases in order (phases.go).
 func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 	ctx, done := telemetry.StartRequest(ctx, "distill.pipeline", "pipeline", "Do", telemetry.URLAttributes(req.URL)...)
 	defer func() { done(err) }()
@@ -179,101 +177,16 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, Budget(opts))
 	defer cancel()
-
-	freq := &internalv1.FetcherServiceFetchRequest{
-		Url: req.URL, Options: opts,
-		Method: req.Method, Body: req.Body, BodyContentType: req.BodyContentType,
-	}
-	if req.Jar != nil {
-		freq.UseCookies, freq.Jar = true, req.Jar.Entries()
-	}
-	fetched, err := p.fetcher.Fetch(ctx, freq)
-	if err != nil {
-		return nil, failure.FromRemote(err)
-	}
-	if req.Jar != nil {
-		req.Jar.Apply(fetched.GetSetCookies())
-	}
-	sent := req.Method != "" && !strings.EqualFold(req.Method, http.MethodGet)
-
-	// The pipeline needs low_content to decide on a render whether or not
-	// the caller asked for diagnostics, so extraction always computes them
-	// and they are dropped afterwards when not asked for.
-	extractOpts := proto.CloneOf(opts)
-	extractOpts.Diagnostics = true
-
-	js := fetchopts.JS(opts)
-	if fetchopts.Browser(opts) {
-		// Steps, pictures, captures and blocking are a browser's work.
-		js = distillv1.JsMode_JS_MODE_ALWAYS
-	}
-	res := &Result{RedirectHistory: fetched.GetRedirectHistory(), RetryAfter: time.Duration(fetched.GetRetryAfterSecs()) * time.Second}
-	var reason string
-	// A browser has nothing to add to a PDF: its viewer's page holds none
-	// of the text.
-	if js == distillv1.JsMode_JS_MODE_ALWAYS && !sent && fetched.GetContentType() != "application/pdf" {
-		reason = ReasonForced
-	} else {
-		out, err := p.extract(ctx, fetched.GetBody(), fetched.GetFinalUrl(), fetched.GetStatus(), contentType(fetched), extractOpts, false)
-		if err != nil {
+	r := newRun(p, req, opts)
+	for _, ph := range phases {
+		if err := ph(r, ctx); err != nil {
 			return nil, err
 		}
-		res.Distilled = out.GetDistilled()
-		// max_bytes is a cap, not a failure: the page was distilled from
-		// its beginning, and the caller is told.
-		if fetched.GetTruncatedBody() {
-			if res.Distilled.Diagnostics == nil {
-				res.Distilled.Diagnostics = &distillv1.Diagnostics{}
-			}
-			res.Distilled.Diagnostics.TruncatedBody = true
-		}
-		if js == distillv1.JsMode_JS_MODE_AUTO && !sent && isHTML(fetched.GetContentType()) {
-			reason = autoReason(out, opts)
+		if r.answered {
+			break
 		}
 	}
-
-	if reason != "" {
-		rendered, dom, withheld, err := p.render(ctx, req, fetched.GetFinalUrl(), opts, extractOpts)
-		if withheld != nil {
-			res.Distilled, res.Withheld = nil, withheld
-			return res, nil
-		}
-		kept := err == nil && (reason == ReasonForced || better(rendered, res.Distilled, reason))
-		res.Escalated, res.RenderErr = reason, err
-		telemetry.CountFallback(ctx, reason, kept)
-		trace.SpanFromContext(ctx).SetAttributes(telemetry.FallbackReason.String(reason), telemetry.FallbackKept.Bool(kept))
-		switch {
-		case reason == ReasonForced && err != nil:
-			return nil, err
-		case err != nil:
-			// The fetched page is still an answer; a failed fallback only
-			// means it stays as thin as it was.
-			p.logger.DebugContext(ctx, "render fallback failed", "url", fetched.GetFinalUrl(), "reason", reason, "err", err)
-		case kept:
-			res.Distilled, res.FallbackReason = rendered, reason
-			if req.KeepBody || opts.GetKeepPage() {
-				res.Body, res.ContentType = dom, renderedContentType
-			}
-		}
-	}
-	if (req.KeepBody || opts.GetKeepPage()) && res.Body == nil {
-		res.Body, res.ContentType = fetched.GetBody(), contentType(fetched)
-	}
-	if opts.GetKeepPage() {
-		// The page travels inside the answer, to a door that gets only
-		// the Distilled (a batch's or a crawl's pages).
-		res.Distilled.Page, res.Distilled.PageContentType = res.Body, res.ContentType
-		if !req.KeepBody {
-			res.Body, res.ContentType = nil, ""
-		}
-	}
-	if opts.GetBrand() {
-		p.brandStylesheets(ctx, res.Distilled, opts)
-	}
-	if !opts.GetDiagnostics() {
-		res.Distilled.Diagnostics = nil
-	}
-	return res, nil
+	return r.res, nil
 }
 
 // autoReason says why js=auto should render a page as fetched, or "".

@@ -148,6 +148,8 @@ func (w *walker) enqueue(it item) {
 	w.queue = append(w.queue, it)
 }
 
+// read reads one sitemap file: its URLs are emitted, and an index's
+// sitemaps are queued.
 func (w *walker) read(ctx context.Context, it item) {
 	f, err := w.get(ctx, it.url)
 	switch {
@@ -164,53 +166,81 @@ func (w *walker) read(ctx context.Context, it item) {
 		}
 		return
 	}
-	var children []string
-	valid, invalid, foreign := 0, 0, 0
-	kind, err := Parse(bytes.NewReader(f.Body), w.limits.URLsPerFile, w.limits.FileBytes, func(kind Kind, loc string) bool {
+	p := w.parse(it, f)
+	if it.guessed && (errors.Is(p.err, ErrNotSitemap) || p.kind == Text && p.valid == 0) {
+		w.failed++
+		return
+	}
+	w.report.Read++
+	w.noteFile(it, f, p)
+	if p.kind != Index || w.stopped {
+		return
+	}
+	w.follow(it, p.children)
+}
+
+// parsed is what one sitemap file held.
+type parsed struct {
+	kind Kind
+	err  error
+	// children are an index's sitemaps.
+	children []string
+	// valid, invalid and foreign count the locations that were URLs, were
+	// not, and were URLs the file may not list.
+	valid, invalid, foreign int
+}
+
+// parse reads f's locations, emitting the URLs it may list, and stops
+// when emit says the walk has what it needs.
+func (w *walker) parse(it item, f *Fetched) parsed {
+	var p parsed
+	p.kind, p.err = Parse(bytes.NewReader(f.Body), w.limits.URLsPerFile, w.limits.FileBytes, func(kind Kind, loc string) bool {
 		if kind == Index {
-			children = append(children, loc)
+			p.children = append(p.children, loc)
 			return true
 		}
 		u, err := siteurl.Canonical(loc)
 		if err != nil {
 			// A guessed path that answers a page of prose is no text
-			// sitemap: it is dropped below, unread.
-			if it.guessed && kind == Text && valid == 0 {
+			// sitemap: it is dropped by read, unread.
+			if it.guessed && kind == Text && p.valid == 0 {
 				return false
 			}
-			invalid++
+			p.invalid++
 			return true
 		}
-		valid++
+		p.valid++
 		switch {
 		case !covered(it.authorities, u):
-			foreign++
+			p.foreign++
 		case !w.emit(u):
 			w.stopped = true
 			return false
 		}
 		return true
 	})
-	if it.guessed && (errors.Is(err, ErrNotSitemap) || kind == Text && valid == 0) {
-		w.failed++
-		return
-	}
-	w.report.Read++
+	return p
+}
+
+// noteFile notes what of a file read was cut, broken or left out.
+func (w *walker) noteFile(it item, f *Fetched, p parsed) {
 	if f.Truncated {
 		w.note("sitemap %s: cut by the fetch's byte cap; read what came before", it.url)
 	}
-	if err != nil {
-		w.note("sitemap %s: %v", it.url, err)
+	if p.err != nil {
+		w.note("sitemap %s: %v", it.url, p.err)
 	}
-	if invalid > 0 {
-		w.note("sitemap %s: locations that are not http(s) URLs: %d, skipped", it.url, invalid)
+	if p.invalid > 0 {
+		w.note("sitemap %s: locations that are not http(s) URLs: %d, skipped", it.url, p.invalid)
 	}
-	if foreign > 0 {
-		w.note("sitemap %s: URLs outside the hosts and paths it may list: %d, dropped", it.url, foreign)
+	if p.foreign > 0 {
+		w.note("sitemap %s: URLs outside the hosts and paths it may list: %d, dropped", it.url, p.foreign)
 	}
-	if kind != Index || w.stopped {
-		return
-	}
+}
+
+// follow queues the sitemaps an index lists, within the depth limit and
+// the hosts it speaks for, each once.
+func (w *walker) follow(it item, children []string) {
 	if it.depth == w.limits.Depth && len(children) > 0 {
 		w.note("sitemap index %s: nested %d levels deep, the limit; sitemaps it lists, not read: %d", it.url, it.depth, len(children))
 		return

@@ -20,6 +20,7 @@ import (
 
 	"distill.dev/proto/failure"
 	"distill.dev/services/fetcher/crawl"
+	"distill.dev/services/fetcher/pace"
 )
 
 // Names of the stream and the bucket.
@@ -304,7 +305,7 @@ func (j *Journal) Append(r crawl.Record) error {
 	return nil
 }
 
-// Pacer is a crawl.Pacer whose hosts' next turns are keys of a JetStream
+// Pacer is a pace.Pacer whose hosts' next turns are keys of a JetStream
 // bucket: every process pacing through it takes its turns from the same
 // clock, so politeness holds however many processes crawl one site. The
 // turns are times on the machines' clocks, which must agree (NTP) to
@@ -458,7 +459,7 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 			start = at
 		}
 		token := crawl.NewID()
-		val := []byte("h" + strconv.FormatInt(start.Add(crawl.MaxHold+crawl.Spacing(interval)).UnixNano(), 10) + ":" + token + ":" + strconv.FormatInt(start.UnixNano(), 10))
+		val := []byte("h" + strconv.FormatInt(start.Add(pace.MaxHold+pace.Spacing(interval)).UnixNano(), 10) + ":" + token + ":" + strconv.FormatInt(start.UnixNano(), 10))
 		var wrote uint64
 		if rev == 0 {
 			wrote, err = kv.Create(ctx, k, val)
@@ -472,7 +473,7 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 			if err := sleepUntil(ctx, start); err != nil {
 				// Given up before its time: the host is free again a
 				// delay from now, later than the turn was.
-				p.Sent(host, interval, time.Time{})
+				p.Sent(ctx, host, interval, time.Time{})
 				return err
 			}
 		}
@@ -498,7 +499,7 @@ func (p *Pacer) Turn(ctx context.Context, host string, interval time.Duration) e
 // needed, for no other worker's request can start before the bucket
 // says at, and they read it on the same clock (across machines, clocks
 // kept by NTP agree to far less than Spacing's twentieth).
-func (p *Pacer) Sent(host string, interval time.Duration, at time.Time) {
+func (p *Pacer) Sent(ctx context.Context, host string, interval time.Duration, at time.Time) {
 	if interval <= 0 {
 		return
 	}
@@ -511,9 +512,12 @@ func (p *Pacer) Sent(host string, interval time.Duration, at time.Time) {
 	delete(p.claims, k)
 	p.mu.Unlock()
 	token := claim.token
-	want := at.Add(crawl.Spacing(interval))
+	want := at.Add(pace.Spacing(interval))
+	// The write outlives the caller's context, which may be ending with
+	// its page: the host must be freed all the same.
+	base := context.WithoutCancel(ctx)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), max(interval, 5*time.Second))
+		ctx, cancel := context.WithTimeout(base, max(interval, 5*time.Second))
 		defer cancel()
 		kv, err := p.bucket(ctx)
 		if err != nil {

@@ -107,7 +107,7 @@ func TestPacerSpacesTurnsAcrossProcesses(t *testing.T) {
 				return
 			}
 			now := time.Now()
-			pacers[i%2].Sent("example.com", interval, now)
+			pacers[i%2].Sent(t.Context(), "example.com", interval, now)
 			mu.Lock()
 			times = append(times, now)
 			mu.Unlock()
@@ -156,9 +156,9 @@ func TestPacerHoldsATurnUntilItsRequestIsOut(t *testing.T) {
 	default:
 	}
 	sent := time.Now()
-	a.Sent("example.com", interval, sent)
+	a.Sent(t.Context(), "example.com", interval, sent)
 	if next := <-got; next.Sub(sent) < interval {
 		t.Errorf("the next turn came %v after the request went out, within %v", next.Sub(sent), interval)
 	}
-	b.Sent("example.com", interval, time.Time{})
+	b.Sent(t.Context(), "example.com", interval, time.Time{})
 }

@@ -369,46 +369,74 @@ const resendWindow = 4
 // FollowCrawl streams crawl id's output to deliver: a first message with
 // its status, each page after those streamed already, and the summary
 // that ends it. When ctx ends first (the client went away), the crawl is
-// canceled, as a crawl ends with its stream.
+// canceled, as a crawl ends with its stream. It is two phases: where the
+// client left off (resume), then the output from there to the summary
+// (tail).
 func (h *Hub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv1.CrawlResponse) error) error {
 	kv, err := h.bucket(ctx)
 	if err != nil {
 		return unavailable(err)
 	}
-	st, err := h.CrawlStatus(ctx, id)
+	f := &follower{h: h, kv: kv, id: id, deliver: deliver}
+	after, more, err := f.resume(ctx)
+	if err != nil || !more {
+		return err
+	}
+	return f.tail(ctx, after)
+}
+
+// follower is one client's stream of a crawl's output.
+type follower struct {
+	h       *Hub
+	kv      jetstream.KeyValue
+	pages   jetstream.Stream
+	id      string
+	deliver func(*distillv1.CrawlResponse) error
+	// handed are the stream sequences of the last messages handed over.
+	handed []uint64
+}
+
+// resume hands the client the crawl's status, finds the stream of its
+// output, and says where that was streamed up to and whether any of it is
+// left to stream.
+func (f *follower) resume(ctx context.Context) (after uint64, more bool, err error) {
+	st, err := f.h.CrawlStatus(ctx, f.id)
 	if err != nil {
-		return err
+		return 0, false, err
 	}
-	if err := deliver(&distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Summary{Summary: st}}); err != nil {
-		return err
+	if err := f.deliver(&distillv1.CrawlResponse{JobId: f.id, Event: &distillv1.CrawlResponse_Summary{Summary: st}}); err != nil {
+		return 0, false, err
 	}
-	var after uint64
-	if e, err := kv.Get(ctx, sentKey(id)); err == nil {
+	if e, err := f.kv.Get(ctx, sentKey(f.id)); err == nil {
 		_, _ = fmt.Sscan(string(e.Value()), &after)
 	}
-	pages, err := h.js.Stream(ctx, PagesStream)
-	if err != nil {
-		return unavailable(err)
+	if f.pages, err = f.h.js.Stream(ctx, PagesStream); err != nil {
+		return 0, false, unavailable(err)
 	}
-	if st.GetState() != distillv1.CrawlState_CRAWL_STATE_RUNNING {
-		// Ended: what it left unstreamed is on the stream, or nothing is
-		// (streamed to its end, and let go).
-		m, err := pages.GetLastMsgForSubject(ctx, OutPrefix+id)
-		switch {
-		case errors.Is(err, jetstream.ErrMsgNotFound):
-			return nil
-		case err != nil:
-			return unavailable(err)
-		case m.Sequence <= after:
-			return nil
-		}
+	if st.GetState() == distillv1.CrawlState_CRAWL_STATE_RUNNING {
+		return after, true, nil
 	}
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{OutPrefix + id}}
+	// Ended: what it left unstreamed is on the stream, or nothing is
+	// (streamed to its end, and let go).
+	m, err := f.pages.GetLastMsgForSubject(ctx, OutPrefix+f.id)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return after, false, nil
+	case err != nil:
+		return after, false, unavailable(err)
+	}
+	return after, m.Sequence > after, nil
+}
+
+// tail hands the client the crawl's output after sequence after, as it
+// is stored and then as it comes, up to its summary.
+func (f *follower) tail(ctx context.Context, after uint64) error {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{OutPrefix + f.id}}
 	if after > 0 {
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = after + 1
 	}
-	cons, err := h.js.OrderedConsumer(ctx, PagesStream, cfg)
+	cons, err := f.h.js.OrderedConsumer(ctx, PagesStream, cfg)
 	if err != nil {
 		return unavailable(err)
 	}
@@ -421,14 +449,13 @@ func (h *Hub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv
 		msgs.Stop()
 	}()
 	defer msgs.Stop()
-	var handed []uint64 // the stream sequences of the last messages handed over
 	for {
 		m, err := msgs.Next()
 		if err != nil {
 			if ctx.Err() != nil {
 				// The client is gone: so is its crawl.
-				_, _ = h.CancelCrawl(context.WithoutCancel(ctx), id)
-				return failure.Wrap(failure.Canceled, ctx.Err(), "crawl %s", id)
+				_, _ = f.h.CancelCrawl(context.WithoutCancel(ctx), f.id)
+				return failure.Wrap(failure.Canceled, ctx.Err(), "crawl %s", f.id)
 			}
 			return unavailable(err)
 		}
@@ -436,39 +463,48 @@ func (h *Hub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv
 		if err := proto.Unmarshal(m.Data(), r); err != nil {
 			continue
 		}
-		if s := r.GetSummary(); s != nil {
-			// The owner writes the record once it has published the
-			// summary: a client that has the summary and asks any
-			// gateway for the status at once finds the record saying
-			// what the summary says.
-			h.update(ctx, id, func(rec *record) {
-				if rec.State == stateRunning {
-					rec.State, rec.Status = stateEnded, statusBytes(s)
-				}
-			})
-		}
-		if err := deliver(r); err != nil {
+		if end, err := f.hand(ctx, m, r); end || err != nil {
 			return err
 		}
-		if meta, err := m.Metadata(); err == nil {
-			handed = append(handed, meta.Sequence.Stream)
-			if len(handed) > resendWindow {
-				_, _ = kv.Put(ctx, sentKey(id), fmt.Appendf(nil, "%d", handed[0]))
-				handed = handed[1:]
+	}
+}
+
+// hand gives the client one message of the output, marks how far the
+// client has been sent, and says whether it was the summary that ends it.
+func (f *follower) hand(ctx context.Context, m jetstream.Msg, r *distillv1.CrawlResponse) (end bool, err error) {
+	s := r.GetSummary()
+	if s != nil {
+		// The owner writes the record once it has published the summary:
+		// a client that has the summary and asks any gateway for the
+		// status at once finds the record saying what the summary says.
+		f.h.update(ctx, f.id, func(rec *record) {
+			if rec.State == stateRunning {
+				rec.State, rec.Status = stateEnded, statusBytes(s)
 			}
-		}
-		if s := r.GetSummary(); s != nil {
-			// Its client has every page and the summary: the output is of
-			// no use to anyone now, and the stream lets it go.
-			if err := pages.Purge(ctx, jetstream.WithPurgeSubject(OutPrefix+id)); err != nil {
-				h.logger.Warn("crawl: output not purged", "job", id, "err", err.Error())
-			}
-			if s.GetState() == distillv1.CrawlState_CRAWL_STATE_FAILED && s.GetError() != nil {
-				return failure.FromProto(s.GetError())
-			}
-			return nil
+		})
+	}
+	if err := f.deliver(r); err != nil {
+		return true, err
+	}
+	if meta, err := m.Metadata(); err == nil {
+		f.handed = append(f.handed, meta.Sequence.Stream)
+		if len(f.handed) > resendWindow {
+			_, _ = f.kv.Put(ctx, sentKey(f.id), fmt.Appendf(nil, "%d", f.handed[0]))
+			f.handed = f.handed[1:]
 		}
 	}
+	if s == nil {
+		return false, nil
+	}
+	// Its client has every page and the summary: the output is of no use
+	// to anyone now, and the stream lets it go.
+	if err := f.pages.Purge(ctx, jetstream.WithPurgeSubject(OutPrefix+f.id)); err != nil {
+		f.h.logger.Warn("crawl: output not purged", "job", f.id, "err", err.Error())
+	}
+	if s.GetState() == distillv1.CrawlState_CRAWL_STATE_FAILED && s.GetError() != nil {
+		return true, failure.FromProto(s.GetError())
+	}
+	return true, nil
 }
 
 // CrawlStatus reports crawl id: live when this process runs it, else as

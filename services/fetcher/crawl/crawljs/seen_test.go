@@ -14,6 +14,7 @@ import (
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/crawl"
+	"distill.dev/services/fetcher/pace"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/fetcher/robots"
 )
@@ -124,7 +125,7 @@ func TestUsedAnswersDrain(t *testing.T) {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		_ = ServeWork(ctx, slog.New(slog.DiscardHandler), connect(t, s), reader, crawl.NewLocalPacer(), WorkConfig{Workers: 2, AckWait: 5 * time.Second})
+		_ = ServeWork(ctx, slog.New(slog.DiscardHandler), connect(t, s), reader, pace.NewLocal(), WorkConfig{Workers: 2, AckWait: 5 * time.Second})
 	}()
 	owner := connect(t, s)
 	if err := EnsureWorkStreams(t.Context(), owner, Config{}); err != nil {

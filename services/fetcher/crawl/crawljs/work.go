@@ -22,6 +22,7 @@ import (
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/crawl"
+	"distill.dev/services/fetcher/pace"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/fetcher/robots"
 	"distill.dev/services/fetcher/siteurl"
@@ -355,7 +356,7 @@ type WorkConfig struct {
 // other workers. It makes the streams again and restarts, a second later,
 // whenever the consumer stops before ctx ends (NATS restarted without its
 // store).
-func ServeWork(ctx context.Context, logger *slog.Logger, js jetstream.JetStream, reader crawl.PageReader, pacer crawl.Pacer, cfg WorkConfig) error {
+func ServeWork(ctx context.Context, logger *slog.Logger, js jetstream.JetStream, reader crawl.PageReader, pacer pace.Pacer, cfg WorkConfig) error {
 	w := &worker{logger: logger, js: js, reader: reader, pacer: pacer, cfg: cfg, seen: &seen{js: js, cfg: cfg.Streams}}
 	w.robots, _ = reader.(robotsReader)
 	if w.cfg.AckWait <= 0 {
@@ -380,7 +381,7 @@ type worker struct {
 	logger *slog.Logger
 	js     jetstream.JetStream
 	reader crawl.PageReader
-	pacer  crawl.Pacer
+	pacer  pace.Pacer
 	cfg    WorkConfig
 	seen   *seen
 	pages  pagesStream
@@ -563,7 +564,7 @@ func (w *worker) crawlRobots(ctx context.Context, wk crawl.Work, opts *distillv1
 	return w.seen.robots(ctx, wk.JobID, robotsURL, fetchopts.Timeout(opts)+5*time.Second, func(ctx context.Context) (*robots.Robots, error) {
 		return w.robots.ReadRobots(ctx, robotsURL, opts, crawl.Hooks{
 			Pace: func(ctx context.Context, u *url.URL) error { return w.pacer.Turn(ctx, u.Hostname(), wk.Delay) },
-			Sent: func(u *url.URL, at time.Time) { w.pacer.Sent(u.Hostname(), wk.Delay, at) },
+			Sent: func(u *url.URL, at time.Time) { w.pacer.Sent(ctx, u.Hostname(), wk.Delay, at) },
 		})
 	})
 }
@@ -606,12 +607,12 @@ func (w *worker) read(ctx context.Context, wk crawl.Work, opts *distillv1.FetchO
 			return w.seen.claim(ctx, wk.JobID, key, wk.Key)
 		},
 		Pace: func(ctx context.Context, u *url.URL) error { return w.pacer.Turn(ctx, u.Hostname(), interval(u)) },
-		Sent: func(u *url.URL, at time.Time) { w.pacer.Sent(u.Hostname(), interval(u), at) },
+		Sent: func(u *url.URL, at time.Time) { w.pacer.Sent(ctx, u.Hostname(), interval(u), at) },
 		BeforeRender: func(ctx context.Context) error {
 			// The browser's request for the page goes out right after.
 			err := w.pacer.Turn(ctx, host, wk.Interval)
 			if err == nil {
-				w.pacer.Sent(host, wk.Interval, time.Now())
+				w.pacer.Sent(ctx, host, wk.Interval, time.Now())
 			}
 			return err
 		},

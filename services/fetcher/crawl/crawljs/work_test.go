@@ -11,6 +11,7 @@ import (
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/crawl"
+	"distill.dev/services/fetcher/pace"
 	"distill.dev/services/fetcher/pipeline"
 )
 
@@ -42,7 +43,7 @@ func TestWorkReaderKeepsAnswers(t *testing.T) {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		_ = ServeWork(ctx, slog.New(slog.DiscardHandler), connect(t, s), reader, crawl.NewLocalPacer(), WorkConfig{Workers: 2, AckWait: 5 * time.Second})
+		_ = ServeWork(ctx, slog.New(slog.DiscardHandler), connect(t, s), reader, pace.NewLocal(), WorkConfig{Workers: 2, AckWait: 5 * time.Second})
 	}()
 	owner := connect(t, s)
 	if err := EnsureWorkStreams(t.Context(), owner, Config{}); err != nil {

@@ -1,4 +1,4 @@
-package crawl
+package pace
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// TestLocalPacerSpacesTurns asks for turns from many goroutines at once:
+// TestLocalSpacesTurns asks for turns from many goroutines at once:
 // the turns on one host are at least the interval apart (less half of
 // it, for a loaded machine's timers), and another host does not wait
 // behind them.
-func TestLocalPacerSpacesTurns(t *testing.T) {
-	p := NewLocalPacer()
+func TestLocalSpacesTurns(t *testing.T) {
+	p := NewLocal()
 	const interval = 50 * time.Millisecond
 	var mu sync.Mutex
 	var times []time.Time
@@ -26,7 +26,7 @@ func TestLocalPacerSpacesTurns(t *testing.T) {
 				t.Error(err)
 			}
 			now := time.Now()
-			p.Sent("a.example", interval, now)
+			p.Sent(t.Context(), "a.example", interval, now)
 			mu.Lock()
 			times = append(times, now)
 			mu.Unlock()
@@ -35,7 +35,7 @@ func TestLocalPacerSpacesTurns(t *testing.T) {
 	wg.Go(func() {
 		p.Turn(t.Context(), "b.example", interval)
 		other = time.Since(start)
-		p.Sent("b.example", interval, time.Now())
+		p.Sent(t.Context(), "b.example", interval, time.Now())
 	})
 	wg.Wait()
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
@@ -49,8 +49,8 @@ func TestLocalPacerSpacesTurns(t *testing.T) {
 	}
 }
 
-func TestLocalPacerGivesUpWithItsContext(t *testing.T) {
-	p := NewLocalPacer()
+func TestLocalGivesUpWithItsContext(t *testing.T) {
+	p := NewLocal()
 	p.Turn(t.Context(), "a.example", time.Hour)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -59,12 +59,12 @@ func TestLocalPacerGivesUpWithItsContext(t *testing.T) {
 	}
 }
 
-// TestLocalPacerHoldsATurnUntilItsRequestIsOut: a turn holds its host,
+// TestLocalHoldsATurnUntilItsRequestIsOut: a turn holds its host,
 // however late its request goes out, until Sent; the next turn comes an
 // interval after the request, not after the turn. A request never written
 // frees the host too.
-func TestLocalPacerHoldsATurnUntilItsRequestIsOut(t *testing.T) {
-	p := NewLocalPacer()
+func TestLocalHoldsATurnUntilItsRequestIsOut(t *testing.T) {
+	p := NewLocal()
 	const interval = 20 * time.Millisecond
 	if err := p.Turn(t.Context(), "a.example", interval); err != nil {
 		t.Fatal(err)
@@ -83,11 +83,11 @@ func TestLocalPacerHoldsATurnUntilItsRequestIsOut(t *testing.T) {
 	default:
 	}
 	sent := time.Now()
-	p.Sent("a.example", interval, sent)
+	p.Sent(t.Context(), "a.example", interval, sent)
 	if next := <-got; next.Sub(sent) < interval {
 		t.Errorf("the next turn came %v after the request went out, within %v", next.Sub(sent), interval)
 	}
-	p.Sent("a.example", interval, time.Time{})
+	p.Sent(t.Context(), "a.example", interval, time.Time{})
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	if err := p.Turn(ctx, "a.example", interval); err != nil {
