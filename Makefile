@@ -226,23 +226,23 @@ bench-chunks: ## Check that no chunk of any page of the shared scrapinghub corpu
 
 .PHONY: bench-fetch
 bench-fetch: ## Batch throughput over the NATS fan-out vs the pipeline called directly, on loopback: make bench-fetch [BENCH_ARGS="-count 1000 -concurrency 8 -rounds 5"].
-	go run ./gateway/cmd/bench-fetch $(BENCH_ARGS)
+	go run ./gateway/bench/cmd/bench-fetch $(BENCH_ARGS)
 
 .PHONY: bench-cluster
 bench-cluster: ## Batch URLs/s with 1, 2 and 4 fetcher processes over NATS against the single binary, on loopback: make bench-cluster [BENCH_ARGS="-count 1000 -delay 50ms"].
-	cd gateway && go run ./cmd/bench-cluster -root $(CURDIR) $(BENCH_ARGS)
+	cd gateway && go run ./bench/cmd/bench-cluster -root $(CURDIR) $(BENCH_ARGS)
 
 .PHONY: bench-http
 bench-http: firecrawl-sdk ## Scrapes through the Firecrawl JS SDK against the Firecrawl-compatible HTTP API vs the same pages through the gRPC API, req/s and p95, on loopback: make bench-http [BENCH_ARGS="-count 1000 -concurrency 4"].
-	go run ./gateway/cmd/bench-http -sdk $(FIRECRAWL_SDK) $(BENCH_ARGS)
+	go run ./gateway/bench/cmd/bench-http -sdk $(FIRECRAWL_SDK) $(BENCH_ARGS)
 
 .PHONY: bench-crawl
 bench-crawl: ## Crawl a generated 10,000-page site on 127.0.0.1-N (slow pages, a Crawl-delay, redirects, tracking-parameter duplicates) with distill (single binary; 1, 2 and 4 fetcher processes) and, at the same concurrency and per-host delay, colly and crawlee's CheerioCrawler (npm): pages/s, the most requests a host saw in one delay window, the closest two, duplicate fetches: make bench-crawl [BENCH_ARGS="-hosts 4 -pages 2500 -concurrency 8 -delay 20ms -fetchers 1,2,4"].
-	cd gateway && go run ./cmd/bench-crawl $(BENCH_ARGS)
+	cd gateway && go run ./bench/cmd/bench-crawl $(BENCH_ARGS)
 
 .PHONY: bench-render
 bench-render: ## Renders/min, p50 and p95 of the warm renderer pool vs a chromium --dump-dom per page, steps and scrolling vs go-rod with a browser per page, and what --block saves, on loopback: make bench-render [BENCH_ARGS="-renders 200 -concurrency 4 -dump-renders 50 -actions 40 -block 40"].
-	go run ./services/renderer/cmd/bench-render $(BENCH_ARGS)
+	go run ./services/renderer/bench/cmd/bench-render $(BENCH_ARGS)
 
 .PHONY: tools
 tools: $(TOOLS) ## Build the pinned tools (buf, the protoc plugins, staticcheck) into bin/.
@@ -290,7 +290,7 @@ INTERNAL_BREAKING := {"version":"v2","modules":[{"path":"proto","excludes":["pro
 # fmt.Sprint* do not match, nor does fmt imported under another name.
 PRINT_PATTERN := \<fmt\.Print(f|ln)?\>
 PRINT_ALLOWED := gateway/cli gateway/output **/cmd/bench-* \
-	gateway/benchfetch gateway/benchcluster services/renderer/benchrender services/extractor/bench/harness
+	gateway/bench/fetch gateway/bench/cluster services/renderer/bench services/extractor/bench/harness
 PRINT_PATHS   := '*.go' ':(exclude)*_test.go' ':(exclude,glob)**/testdata/**' \
 	$(foreach d,$(PRINT_ALLOWED),':(exclude,glob)$(d)/**')
 

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package benchfetch
-
-import "time"
-
-// cpuTime is not measured here; the CPU column reads zero.
-func cpuTime() time.Duration { return 0 }

@@ -1,9 +1,0 @@
-//go:build !unix
-
-package benchrender
-
-import "os/exec"
-
-// killGroupOnCancel leaves cmd's default: its context ending kills Chromium
-// itself.
-func killGroupOnCancel(*exec.Cmd) {}
