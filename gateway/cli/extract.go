@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"distill.dev/gateway/output"
 	"distill.dev/proto/failure"
@@ -24,10 +25,21 @@ import (
 // stdinName is the file argument that reads standard input.
 const stdinName = "-"
 
+// extractCmd is one `distill extract`: the flags cobra fills and the
+// files it was given; run does the work.
+type extractCmd struct {
+	outputFlags
+	base     string
+	maxBytes int64
+
+	g     *globals
+	fs    *pflag.FlagSet
+	stdin io.Reader
+	files []string
+}
+
 func newExtractCmd(g *globals) *cobra.Command {
-	f := &outputFlags{}
-	var base string
-	maxBytes := int64(fetchopts.DefaultMaxBytes)
+	c := &extractCmd{g: g, maxBytes: fetchopts.DefaultMaxBytes}
 	cmd := &cobra.Command{
 		Use:   "extract [--url URL] FILE...",
 		Short: "Distill saved HTML files, with no network access",
@@ -41,46 +53,76 @@ func newExtractCmd(g *globals) *cobra.Command {
 			"  distill extract --format json --links archive/*.html",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
-			if err := checkMaxBytes(cmd.Flags(), maxBytes); err != nil {
-				return err
-			}
-			opts := &distillv1.FetchOptions{}
-			f.apply(cmd.Flags(), opts)
-			if cmd.Flags().Changed("max-bytes") {
-				opts.MaxBytes = &maxBytes
-			}
-			if err := f.readDiffWith(opts); err != nil {
-				return usageError{err}
-			}
-			if opts.GetDiffWith() != nil && len(files) > 1 {
-				return usagef("--diff-with compares one page with its earlier answer; got %d files", len(files))
-			}
-			if err := fetchopts.Validate(opts); err != nil {
-				return usageError{err}
-			}
-			if err := extract.CheckSelector(opts.GetSelector()); err != nil {
-				return usageError{err}
-			}
-			if err := checkPick(opts); err != nil {
-				return err
-			}
-			if base != "" {
-				if err := checkBase(base); err != nil {
-					return usageError{err}
-				}
-			}
-			if n := countStdin(files); n > 1 {
-				return usagef("standard input (-) can be read only once, got it %d times", n)
-			}
-			items := extractFiles(cmd.Context(), g, files, base, opts, cmd.InOrStdin())
-			return (&printer{g: g, format: f.format.value, opts: opts}).printAll(items, len(files) > 1)
+			c.fs, c.stdin, c.files = cmd.Flags(), cmd.InOrStdin(), files
+			return c.run(cmd.Context())
 		},
 	}
-	f.register(cmd.Flags())
-	cmd.Flags().StringVar(&base, "url", "", "URL the page was served from: the base for relative links (default: the file's file:// URL)")
-	cmd.Flags().Int64Var(&maxBytes, "max-bytes", maxBytes, "read at most this many bytes of each file; a longer one is distilled from its beginning, with a note on stderr")
-	cmd.Flags().SortFlags = false
+	c.register(cmd.Flags())
 	return cmd
+}
+
+// register declares extract's flags: fetch's output flags, then
+// extract's own.
+func (c *extractCmd) register(fs *pflag.FlagSet) {
+	c.outputFlags.register(fs)
+	fs.StringVar(&c.base, "url", "", "URL the page was served from: the base for relative links (default: the file's file:// URL)")
+	fs.Int64Var(&c.maxBytes, "max-bytes", c.maxBytes, "read at most this many bytes of each file; a longer one is distilled from its beginning, with a note on stderr")
+	fs.SortFlags = false
+}
+
+// run distills the files and prints them. Everything the command line
+// asks for that cannot be done is refused before any file is read.
+func (c *extractCmd) run(ctx context.Context) error {
+	opts, err := c.options()
+	if err != nil {
+		return err
+	}
+	if err := c.check(opts); err != nil {
+		return err
+	}
+	items := extractFiles(ctx, c.g, c.files, c.base, opts, c.stdin)
+	return (&printer{g: c.g, format: c.format.value, opts: opts}).printAll(items, len(c.files) > 1)
+}
+
+// options are the FetchOptions the flags give, with --diff-with's file
+// read.
+func (c *extractCmd) options() (*distillv1.FetchOptions, error) {
+	if err := checkMaxBytes(c.fs, c.maxBytes); err != nil {
+		return nil, err
+	}
+	opts := &distillv1.FetchOptions{}
+	c.apply(c.fs, opts)
+	setIfChanged(c.fs, "max-bytes", &opts.MaxBytes, &c.maxBytes)
+	if err := c.readDiffWith(opts); err != nil {
+		return nil, usageError{err}
+	}
+	return opts, nil
+}
+
+// check refuses options that cannot run, and files that cannot all be
+// read.
+func (c *extractCmd) check(opts *distillv1.FetchOptions) error {
+	if opts.GetDiffWith() != nil && len(c.files) > 1 {
+		return usagef("--diff-with compares one page with its earlier answer; got %d files", len(c.files))
+	}
+	if err := fetchopts.Validate(opts); err != nil {
+		return usageError{err}
+	}
+	if err := extract.CheckSelector(opts.GetSelector()); err != nil {
+		return usageError{err}
+	}
+	if err := checkPick(opts); err != nil {
+		return err
+	}
+	if c.base != "" {
+		if err := checkBase(c.base); err != nil {
+			return usageError{err}
+		}
+	}
+	if n := countStdin(c.files); n > 1 {
+		return usagef("standard input (-) can be read only once, got it %d times", n)
+	}
+	return nil
 }
 
 func checkBase(base string) error {
