@@ -20,18 +20,26 @@ type pacer struct {
 	mu    sync.Mutex
 	// longer holds the hosts that asked for a longer delay (Crawl-delay).
 	longer map[string]time.Duration
+	// answered is when each host's last answer came, kept with no delay
+	// too: a Crawl-delay learnt from an answer counts from it.
+	answered map[string]time.Time
 }
 
 func newPacer(delay time.Duration) *pacer {
-	return &pacer{delay: delay, turns: pace.NewLocal(), longer: map[string]time.Duration{}}
+	return &pacer{delay: delay, turns: pace.NewLocal(), longer: map[string]time.Duration{}, answered: map[string]time.Time{}}
 }
 
-// atLeast makes host's delay d when that is longer than the map's.
+// atLeast makes host's delay d when that is longer than the map's, from
+// the host's last answer on: the robots.txt that asked for it.
 func (p *pacer) atLeast(host string, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if d > p.delay && d > p.longer[host] {
-		p.longer[host] = d
+	if d <= p.delay || d <= p.longer[host] {
+		return
+	}
+	p.longer[host] = d
+	if at, ok := p.answered[host]; ok {
+		p.turns.Sent(context.Background(), host, d, at)
 	}
 }
 
@@ -41,13 +49,14 @@ func (p *pacer) do(ctx context.Context, host string, f func() error) error {
 	p.mu.Lock()
 	delay := max(p.delay, p.longer[host])
 	p.mu.Unlock()
-	if delay <= 0 {
-		return f()
-	}
 	if err := p.turns.Turn(ctx, host, delay); err != nil {
 		return err
 	}
 	err := f()
-	p.turns.Sent(ctx, host, delay, time.Now())
+	at := time.Now()
+	p.mu.Lock()
+	p.answered[host] = at
+	p.mu.Unlock()
+	p.turns.Sent(ctx, host, delay, at)
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/proto"
 
 	"distill.dev/proto/failure"
@@ -416,13 +417,40 @@ func (t *tab) navigateIn(page *rod.Page, target string) error {
 		}
 		return fmt.Errorf("navigate: %w", err)
 	}
-	if err := page.WaitLoad(); err != nil {
+	if err := waitLoad(page); err != nil {
 		if left := t.left(target); left != nil {
 			return left
 		}
 		return fmt.Errorf("wait for load: %w", err)
 	}
 	return t.left(target)
+}
+
+// loadRetries is how many documents waitLoad follows when the one it
+// waits for goes away before its load event.
+const loadRetries = 5
+
+// waitLoad waits for the page's load event. A page that leaves before it
+// (a refresh, a script's location) takes the wait with it: the wait then
+// follows the document it went to, up to loadRetries of them, so that a
+// refused one is seen committed as Chromium's error page (which ends the
+// page's waits) rather than reported as a lost wait.
+func waitLoad(page *rod.Page) error {
+	err := page.WaitLoad()
+	for range loadRetries {
+		if !documentLeft(err) {
+			break
+		}
+		err = page.WaitLoad()
+	}
+	return err
+}
+
+// documentLeft reports whether err says the document a call ran in was
+// replaced while it ran.
+func documentLeft(err error) bool {
+	ce, ok := errors.AsType[*cdp.Error](err)
+	return ok && (errors.Is(err, cdp.ErrCtxDestroyed) || strings.Contains(ce.Message, "navigated or closed"))
 }
 
 // left returns, once the main frame shows an error page in place of a
