@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -100,56 +99,10 @@ func NewWorker(logger *slog.Logger, js jetstream.JetStream, proc Processor, conc
 // cut short by shutdown is not acked, so it is redelivered to another
 // worker.
 func (w *Worker) Run(ctx context.Context) error {
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
-		Durable:       WorkerConsumer,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       w.ackWait,
-		MaxDeliver:    w.maxDeliver,
-		MaxAckPending: -1,
-	})
-	if err != nil {
-		return fmt.Errorf("jobs consumer: %w", err)
-	}
-	msgs, err := cons.Messages(jetstream.PullMaxMessages(w.concurrency), jetstream.PullExpiry(pullExpiry))
-	if err != nil {
-		return fmt.Errorf("jobs consume: %w", err)
-	}
-	go func() {
-		<-ctx.Done()
-		msgs.Stop()
-	}()
-
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	slots := make(chan struct{}, w.concurrency)
-	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return nil
-		}
-		msg, err := msgs.Next()
-		if err != nil {
-			<-slots
-			if ctx.Err() != nil {
-				return nil
-			}
-			if errors.Is(err, jetstream.ErrConnectionClosed) {
-				// Not a shutdown we were asked for: say so. The jobs held
-				// are redelivered to other workers after the ack wait.
-				return fmt.Errorf("jobs: %w", err)
-			}
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				return nil
-			}
-			w.logger.Warn("jobs: next message", "err", err)
-			continue
-		}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			w.handle(ctx, msg)
-		})
-	}
+	return Consume(ctx, w.logger, w.js, Pull{
+		Name: "jobs", Stream: JobsStream, Durable: WorkerConsumer,
+		AckWait: w.ackWait, MaxDeliver: w.maxDeliver, Slots: w.concurrency, Expiry: pullExpiry,
+	}, w.handle)
 }
 
 func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
@@ -181,7 +134,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	defer cancel()
 
 	// Long renders outlive the ack wait; tell the server the job is alive.
-	stopBeat := heartbeat(jobCtx, msg, w.ackWait/3)
+	stopBeat := Heartbeat(jobCtx, msg, w.ackWait/3)
 	page, err := w.distill(jobCtx, job)
 	stopBeat()
 
@@ -259,28 +212,4 @@ func (w *Worker) publish(ctx context.Context, subject string, res *internalv1.Fe
 		_, err = w.js.PublishMsg(ctx, out)
 	}
 	return err
-}
-
-// heartbeat marks msg in progress every interval until the returned stop
-// function is called.
-func heartbeat(ctx context.Context, msg jetstream.Msg, interval time.Duration) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				_ = msg.InProgress()
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
 }

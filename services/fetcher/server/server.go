@@ -1,7 +1,3 @@
-// Package server runs the fetcher process: FetcherService over gRPC, with
-// the health and reflection services every distill server has, and, in
-// cluster mode, a batch worker that pulls jobs from NATS JetStream and runs
-// the pipeline with the extractor and renderer reached over gRPC.
 package server
 
 import (

@@ -22,6 +22,7 @@ import (
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/crawl"
+	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/pace"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/fetcher/robots"
@@ -400,50 +401,10 @@ func (w *worker) run(ctx context.Context) error {
 	if err := EnsureWorkStreams(ctx, w.js, w.cfg.Streams); err != nil {
 		return err
 	}
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, WorkStream, jetstream.ConsumerConfig{
-		Durable:       WorkConsumer,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       w.cfg.AckWait,
-		MaxDeliver:    5,
-		MaxAckPending: -1,
-	})
-	if err != nil {
-		return fmt.Errorf("crawl work consumer: %w", err)
-	}
-	msgs, err := cons.Messages(jetstream.PullMaxMessages(w.cfg.Workers), jetstream.PullExpiry(5*time.Second))
-	if err != nil {
-		return fmt.Errorf("crawl work consume: %w", err)
-	}
-	go func() {
-		<-ctx.Done()
-		msgs.Stop()
-	}()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	slots := make(chan struct{}, w.cfg.Workers)
-	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return nil
-		}
-		msg, err := msgs.Next()
-		if err != nil {
-			<-slots
-			switch {
-			case ctx.Err() != nil, errors.Is(err, jetstream.ErrMsgIteratorClosed):
-				return nil
-			case errors.Is(err, jetstream.ErrConnectionClosed):
-				return fmt.Errorf("crawl work: %w", err)
-			}
-			w.logger.Warn("crawl work: next message", "err", err)
-			continue
-		}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			w.handle(ctx, msg)
-		})
-	}
+	return jobs.Consume(ctx, w.logger, w.js, jobs.Pull{
+		Name: "crawl work", Stream: WorkStream, Durable: WorkConsumer,
+		AckWait: w.cfg.AckWait, MaxDeliver: 5, Slots: w.cfg.Workers, Expiry: 5 * time.Second,
+	}, w.handle)
 }
 
 // handle reads one page and publishes its answer, then acks the item. A
@@ -471,7 +432,7 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	jobCtx, cancel := context.WithTimeout(ctx, pipeline.Budget(opts))
 	defer cancel()
-	stop := heartbeat(jobCtx, msg, w.cfg.AckWait/3)
+	stop := heartbeat(jobCtx, msg, w.cfg.AckWait)
 	// The page is claimed before it is read: a redirect of another page
 	// that claimed it first reads it, and this item reads nothing.
 	err := w.seen.claim(jobCtx, wk.JobID, wk.Key, wk.Key)
@@ -542,7 +503,7 @@ func (w *worker) handleRobots(ctx context.Context, msg jetstream.Msg, wk crawl.W
 	}
 	jobCtx, cancel := context.WithTimeout(ctx, 2*fetchopts.Timeout(opts))
 	defer cancel()
-	stop := heartbeat(jobCtx, msg, w.cfg.AckWait/3)
+	stop := heartbeat(jobCtx, msg, w.cfg.AckWait)
 	_, err := w.crawlRobots(jobCtx, wk, opts, wk.URL)
 	stop()
 	if ctx.Err() != nil {
@@ -634,25 +595,8 @@ func hostOf(raw string) string {
 	return u.Hostname()
 }
 
-// heartbeat marks msg in progress every interval until stop is called.
-func heartbeat(ctx context.Context, msg jetstream.Msg, interval time.Duration) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(max(interval, 100*time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				_ = msg.InProgress()
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
+// heartbeat marks msg in progress three times an ack wait, and at most
+// ten times a second, until stop is called.
+func heartbeat(ctx context.Context, msg jetstream.Msg, ackWait time.Duration) (stop func()) {
+	return jobs.Heartbeat(ctx, msg, max(ackWait/3, 100*time.Millisecond))
 }
