@@ -65,14 +65,10 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 		writeError(w, err)
 		return
 	}
-	// The pages of a batch are distilled by the fetcher workers, which
-	// send the page back beside the Distilled when a format or
-	// excludeTags needs it.
 	if err := s.checkModelWork(p); err != nil {
 		writeError(w, err)
 		return
 	}
-	p.keepPage()
 	if req.MaxConcurrency != nil {
 		p.opts.Concurrency = req.MaxConcurrency
 	}

@@ -147,9 +147,6 @@ func (c *crawlRequest) distill(target string, version int, allowLocal bool) (*di
 	if c.ZeroDataRetention != nil && *c.ZeroDataRetention {
 		p.opts.NoCache = true
 	}
-	// A crawl's pages come back distilled, the page beside them when a
-	// format or excludeTags needs it.
-	p.keepPage()
 	return out, p, nil
 }
 

@@ -1,18 +1,10 @@
 package firecrawl
 
 import (
-	"bytes"
 	"crypto/rand"
 	"fmt"
-	"io"
 	"mime"
-	"net/url"
-	"strings"
-
-	"github.com/andybalholm/cascadia"
-	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
-	"golang.org/x/net/html/charset"
+	"slices"
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
 )
@@ -63,111 +55,122 @@ type metadata struct {
 	Error         string `json:"error,omitempty"`
 }
 
-// document builds the answer for sourceURL from the distilled page and,
-// when the pipeline kept it, the page's bytes (body, of contentType).
-func (p *plan) document(sourceURL string, d *distillv1.Distilled, body []byte, contentType string) (*document, *apiError) {
+// document builds the answer for sourceURL from the distilled page. It
+// only maps fields: the extractor read the page's parts the plan asked
+// for (its html, rawHtml, images and head) from its one parse of it.
+func (p *plan) document(sourceURL string, d *distillv1.Distilled) (*document, *apiError) {
 	if !p.pdf && d.GetDiagnostics().PageCount != nil {
 		return nil, notSupported("parsers", "this URL is a PDF, and parsers leaves pdf out")
 	}
-	doc := &document{Metadata: metadata{
-		Title:      d.GetTitle(),
-		SourceURL:  sourceURL,
-		URL:        d.GetFinalUrl(),
-		StatusCode: d.GetStatus(),
-		ScrapeID:   newID(),
-	}}
-	if d.Excerpt != nil {
-		doc.Metadata.Description = d.GetExcerpt()
+	doc := &document{Metadata: metadataOf(sourceURL, d)}
+	for _, part := range documentParts {
+		if part.wanted(p.want) {
+			part.set(p, d, doc)
+		}
 	}
-	if d.Byline != nil {
-		doc.Metadata.Author = d.GetByline()
+	warnings := p.warnings
+	if len(p.opts.GetExcludeTags()) > 0 && !htmlType(doc.Metadata.ContentType) {
+		warnings = append(slices.Clip(warnings), "excludeTags is ignored: the page is not HTML")
 	}
-	if d.GetDiagnostics().PageCount != nil {
-		doc.Metadata.NumPages = d.GetDiagnostics().GetPageCount()
-	}
-	if mt, _, err := mime.ParseMediaType(contentType); err == nil {
-		doc.Metadata.ContentType = mt
-	} else if contentType != "" {
-		doc.Metadata.ContentType = contentType
-	}
-	if p.want.markdown {
-		md := d.GetMarkdown()
-		doc.Markdown = &md
-	}
-	if p.want.screenshot {
+	doc.Warning = joinWarnings(warnings)
+	return doc, nil
+}
+
+// documentParts are the parts of a document a format asks for, each
+// from its Distilled field. A part asked for is there even when the page
+// has none (a PDF's html): empty, as Firecrawl gives it.
+var documentParts = []struct {
+	wanted func(formats) bool
+	set    func(p *plan, d *distillv1.Distilled, doc *document)
+}{
+	{func(f formats) bool { return f.markdown }, func(_ *plan, d *distillv1.Distilled, doc *document) {
+		doc.Markdown = ptr(d.GetMarkdown())
+	}},
+	{func(f formats) bool { return f.html }, func(_ *plan, d *distillv1.Distilled, doc *document) {
+		doc.HTML = ptr(d.GetCleanHtml())
+	}},
+	{func(f formats) bool { return f.rawHTML }, func(_ *plan, d *distillv1.Distilled, doc *document) {
+		doc.RawHTML = ptr(d.GetRawHtml())
+	}},
+	{func(f formats) bool { return f.images }, func(_ *plan, d *distillv1.Distilled, doc *document) {
+		doc.Images = ptr(append([]string{}, d.GetImages().GetUrls()...))
+	}},
+	{func(f formats) bool { return f.links }, func(_ *plan, d *distillv1.Distilled, doc *document) {
+		doc.Links = ptr(hrefs(d.GetLinks().GetItems()))
+	}},
+	{func(f formats) bool { return f.screenshot }, func(p *plan, d *distillv1.Distilled, doc *document) {
 		mt := "image/png"
 		if p.opts.GetScreenshotFormat() == "jpeg" {
 			mt = "image/jpeg"
 		}
-		shot := dataURL(mt, d.GetScreenshot())
-		doc.Screenshot = &shot
-	}
-	if p.want.actions {
+		doc.Screenshot = ptr(dataURL(mt, d.GetScreenshot()))
+	}},
+	{func(f formats) bool { return f.actions }, func(_ *plan, d *distillv1.Distilled, doc *document) {
 		doc.Actions = actionsOf(d)
-	}
-	if p.want.links {
-		links := []string{}
-		seen := map[string]bool{}
-		for _, l := range d.GetLinks().GetItems() {
-			if !seen[l.GetHref()] {
-				seen[l.GetHref()] = true
-				links = append(links, l.GetHref())
-			}
-		}
-		doc.Links = &links
-	}
-	isHTML := body != nil && htmlType(doc.Metadata.ContentType)
-	if isHTML {
-		page, err := readHTML(body, contentType)
-		if err != nil {
-			return nil, &apiError{status: 500, msg: fmt.Sprintf("read %s: %v", d.GetFinalUrl(), err)}
-		}
-		base, _ := url.Parse(d.GetFinalUrl())
-		head := readHead(page, base)
-		head.fill(&doc.Metadata)
-		if p.want.rawHTML {
-			raw := string(page)
-			doc.RawHTML = &raw
-		}
-		if p.want.html || p.want.images {
-			tree, err := html.Parse(bytes.NewReader(page))
-			if err != nil {
-				return nil, &apiError{status: 500, msg: fmt.Sprintf("parse %s: %v", d.GetFinalUrl(), err)}
-			}
-			if p.want.images {
-				images := imagesOf(tree, head.base(base))
-				doc.Images = &images
-			}
-			if p.want.html {
-				cleaned := p.cleanHTML(tree)
-				doc.HTML = &cleaned
-			}
-		}
-	} else {
-		// A PDF or a text answer has no HTML of its own: the parts
-		// asked for are there, empty, as Firecrawl gives them.
-		empty := ""
-		if p.want.rawHTML {
-			doc.RawHTML = &empty
-		}
-		if p.want.html {
-			doc.HTML = &empty
-		}
-		if p.want.images {
-			doc.Images = &[]string{}
-		}
-	}
-	doc.Warning = joinWarnings(p.warnings)
-	return doc, nil
+	}},
 }
 
-// keepPage asks for the page beside the Distilled when a format is made
-// from it or excludeTags trims it, for the pages distilled where they are
-// read (a batch's, a crawl's).
-func (p *plan) keepPage() {
-	if p.want.html || p.want.rawHTML || p.want.images || len(p.excludeTags) > 0 {
-		p.opts.KeepPage = true
+func ptr[T any](v T) *T { return &v }
+
+// hrefs are the links' URLs, once each.
+func hrefs(links []*distillv1.Link) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, l := range links {
+		if !seen[l.GetHref()] {
+			seen[l.GetHref()] = true
+			out = append(out, l.GetHref())
+		}
 	}
+	return out
+}
+
+// metadataOf is the document's metadata: what the extraction found, and
+// over it what the page's head says, Firecrawl's title and description
+// being the page's own.
+func metadataOf(sourceURL string, d *distillv1.Distilled) metadata {
+	m := metadata{
+		Title:       d.GetTitle(),
+		Description: d.GetExcerpt(),
+		Author:      d.GetByline(),
+		SourceURL:   sourceURL,
+		URL:         d.GetFinalUrl(),
+		StatusCode:  d.GetStatus(),
+		ScrapeID:    newID(),
+		NumPages:    d.GetDiagnostics().GetPageCount(),
+	}
+	h := d.GetHead()
+	if ct := h.GetContentType(); ct != "" {
+		m.ContentType = ct
+		if mt, _, err := mime.ParseMediaType(ct); err == nil {
+			m.ContentType = mt
+		}
+	}
+	for _, f := range []struct {
+		dst *string
+		v   string
+	}{
+		{&m.Title, h.GetTitle()}, {&m.Description, h.GetDescription()}, {&m.Language, h.GetLanguage()},
+		{&m.Keywords, h.GetKeywords()}, {&m.Robots, h.GetRobots()}, {&m.Author, h.GetAuthor()},
+		{&m.Favicon, h.GetFavicon()}, {&m.OGTitle, h.GetOgTitle()}, {&m.OGDescription, h.GetOgDescription()},
+		{&m.OGURL, h.GetOgUrl()}, {&m.OGImage, h.GetOgImage()}, {&m.OGSiteName, h.GetOgSiteName()},
+		{&m.OGLocale, h.GetOgLocale()},
+	} {
+		if f.v != "" {
+			*f.dst = f.v
+		}
+	}
+	return m
+}
+
+// readsPage asks the extractor for the page's parts the formats are made
+// of. A scrape always reads the page's head for its metadata; the pages
+// of a batch or a crawl only when a part of the page is asked for, as
+// before the extractor read them.
+func (p *plan) readsPage() {
+	o := p.opts
+	o.RawHtml, o.CleanHtml, o.Images = p.want.rawHTML, p.want.html, p.want.images
+	o.HeadMetadata = o.RawHtml || o.CleanHtml || o.Images || len(o.ExcludeTags) > 0
 }
 
 func (d *document) addWarning(w string) {
@@ -179,202 +182,6 @@ func (d *document) addWarning(w string) {
 
 func htmlType(mt string) bool {
 	return mt == "" || mt == "text/html" || mt == "application/xhtml+xml"
-}
-
-// readHTML decodes body to UTF-8, by its declared or sniffed charset.
-func readHTML(body []byte, contentType string) ([]byte, error) {
-	r, err := charset.NewReader(bytes.NewReader(body), contentType)
-	if err != nil {
-		return nil, err
-	}
-	return io.ReadAll(r)
-}
-
-// head is what a page says about itself in its <head>.
-type head struct {
-	title, lang, description, keywords, robots, author string
-	og                                                 map[string]string
-	favicon, baseHref                                  string
-}
-
-// readHead tokenizes page up to its body.
-func readHead(page []byte, base *url.URL) *head {
-	h := &head{og: map[string]string{}}
-	z := html.NewTokenizer(bytes.NewReader(page))
-	inTitle := false
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return h
-		case html.TextToken:
-			if inTitle && h.title == "" {
-				h.title = strings.TrimSpace(string(z.Text()))
-			}
-		case html.EndTagToken:
-			name, _ := z.TagName()
-			switch atom.Lookup(name) {
-			case atom.Title:
-				inTitle = false
-			case atom.Head:
-				return h
-			}
-		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
-			attrs := map[string]string{}
-			for hasAttr {
-				var k, v []byte
-				k, v, hasAttr = z.TagAttr()
-				attrs[string(k)] = string(v)
-			}
-			switch atom.Lookup(name) {
-			case atom.Html:
-				h.lang = attrs["lang"]
-			case atom.Title:
-				inTitle = true
-			case atom.Body:
-				return h
-			case atom.Base:
-				h.baseHref = attrs["href"]
-			case atom.Link:
-				if rel := strings.ToLower(attrs["rel"]); (rel == "icon" || rel == "shortcut icon") && h.favicon == "" {
-					h.favicon = resolve(base, attrs["href"])
-				}
-			case atom.Meta:
-				content := attrs["content"]
-				switch strings.ToLower(attrs["name"]) {
-				case "description":
-					h.description = content
-				case "keywords":
-					h.keywords = content
-				case "robots":
-					h.robots = content
-				case "author":
-					h.author = content
-				}
-				if prop, ok := strings.CutPrefix(strings.ToLower(attrs["property"]), "og:"); ok {
-					h.og[prop] = content
-				}
-			}
-		}
-	}
-}
-
-// fill sets what the head says over what extraction found: Firecrawl's
-// title and description are the page's own.
-func (h *head) fill(m *metadata) {
-	set := func(dst *string, v string) {
-		if v = strings.TrimSpace(v); v != "" {
-			*dst = v
-		}
-	}
-	set(&m.Title, h.title)
-	set(&m.Description, h.description)
-	set(&m.Language, h.lang)
-	set(&m.Keywords, h.keywords)
-	set(&m.Robots, h.robots)
-	set(&m.Author, h.author)
-	set(&m.Favicon, h.favicon)
-	set(&m.OGTitle, h.og["title"])
-	set(&m.OGDescription, h.og["description"])
-	set(&m.OGURL, h.og["url"])
-	set(&m.OGImage, h.og["image"])
-	set(&m.OGSiteName, h.og["site_name"])
-	set(&m.OGLocale, h.og["locale"])
-}
-
-// base is the URL the page's relative links resolve against.
-func (h *head) base(page *url.URL) *url.URL {
-	if page == nil || h.baseHref == "" {
-		return page
-	}
-	if b, err := page.Parse(h.baseHref); err == nil {
-		return b
-	}
-	return page
-}
-
-func resolve(base *url.URL, ref string) string {
-	ref = strings.TrimSpace(ref)
-	if base == nil || ref == "" {
-		return ref
-	}
-	u, err := base.Parse(ref)
-	if err != nil {
-		return ""
-	}
-	return u.String()
-}
-
-// imagesOf lists the page's images, absolute and once each: <img src>
-// and the first candidate of each srcset.
-func imagesOf(tree *html.Node, base *url.URL) []string {
-	out := []string{}
-	seen := map[string]bool{}
-	add := func(ref string) {
-		u := resolve(base, ref)
-		if u == "" || seen[u] || !(strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
-			return
-		}
-		seen[u] = true
-		out = append(out, u)
-	}
-	for n := range tree.Descendants() {
-		if n.Type != html.ElementNode || n.DataAtom != atom.Img && n.DataAtom != atom.Source {
-			continue
-		}
-		for _, a := range n.Attr {
-			switch a.Key {
-			case "src":
-				add(a.Val)
-			case "srcset":
-				first, _, _ := strings.Cut(strings.TrimSpace(a.Val), ",")
-				ref, _, _ := strings.Cut(strings.TrimSpace(first), " ")
-				add(ref)
-			}
-		}
-	}
-	return out
-}
-
-// dropped are the elements the html format leaves out: they are not
-// content. With onlyMainContent the page's furniture goes too.
-var (
-	dropped     = map[atom.Atom]bool{atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true, atom.Iframe: true, atom.Object: true, atom.Embed: true}
-	furnitureOf = map[atom.Atom]bool{atom.Header: true, atom.Nav: true, atom.Footer: true, atom.Aside: true}
-)
-
-// cleanHTML is Firecrawl's html format: the page without scripts, styles
-// and comments (and, with onlyMainContent, its header, navigation, footer
-// and asides), or only the elements includeTags selects.
-func (p *plan) cleanHTML(tree *html.Node) string {
-	var remove []*html.Node
-	for n := range tree.Descendants() {
-		switch {
-		case n.Type == html.CommentNode,
-			n.Type == html.ElementNode && dropped[n.DataAtom],
-			n.Type == html.ElementNode && p.onlyMain && len(p.includeTags) == 0 && furnitureOf[n.DataAtom]:
-			remove = append(remove, n)
-		}
-	}
-	for _, n := range remove {
-		if n.Parent != nil {
-			n.Parent.RemoveChild(n)
-		}
-	}
-	var b strings.Builder
-	if len(p.includeTags) > 0 {
-		// Checked by extract.CheckSelector when the plan was made.
-		sel, err := cascadia.ParseGroup(strings.Join(p.includeTags, ", "))
-		if err != nil {
-			return ""
-		}
-		for _, n := range cascadia.QueryAll(tree, sel) {
-			_ = html.Render(&b, n)
-		}
-		return b.String()
-	}
-	_ = html.Render(&b, tree)
-	return b.String()
 }
 
 // newID is a random UUID (version 4), as Firecrawl's ids are.

@@ -124,26 +124,13 @@ func (s *Server) checkModelWork(p *plan) *apiError {
 	return nil
 }
 
-// jobDocument is the document of one page of a batch or a crawl, whose
-// bytes, when kept, came in the Distilled (and are not sent on): trimmed
-// by excludeTags, then the formats, then the model's work. p is only
-// read, as the job's pages share it.
+// jobDocument is the document of one page of a batch or a crawl: the
+// formats, then the model's work. p is only read, as the job's pages
+// share it.
 func (s *Server) jobDocument(ctx context.Context, c caller, p *plan, sourceURL string, d *distillv1.Distilled) (*document, *apiError) {
-	body, contentType := d.GetPage(), d.GetPageContentType()
-	d.Page, d.PageContentType = nil, ""
-	var warning string
-	if len(p.excludeTags) > 0 {
-		var err *apiError
-		if d, body, contentType, warning, err = s.exclude(ctx, p, d, body, contentType); err != nil {
-			return nil, err
-		}
-	}
-	doc, err := p.document(sourceURL, d, body, contentType)
+	doc, err := p.document(sourceURL, d)
 	if err != nil {
 		return nil, err
-	}
-	if warning != "" {
-		doc.addWarning(warning)
 	}
 	target := d.GetFinalUrl()
 	if target == "" {

@@ -74,13 +74,8 @@ type formats struct {
 
 // plan is a scrape request in distill's terms.
 type plan struct {
-	opts     *distillv1.FetchOptions
-	want     formats
-	onlyMain bool
-	// includeTags selects what the html format keeps, as the selector
-	// does for the Markdown; excludeTags are taken out of the page before
-	// either.
-	includeTags, excludeTags []string
+	opts *distillv1.FetchOptions
+	want formats
 	// pdf is false when parsers leaves PDFs out: a PDF is then refused
 	// rather than read.
 	pdf bool
@@ -99,7 +94,7 @@ const (
 // plan checks o and maps it onto FetchOptions. version is the API's (1 or
 // 2), whose formats differ a little.
 func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
-	p := &plan{pdf: true, onlyMain: true}
+	p := &plan{pdf: true}
 	opts := &distillv1.FetchOptions{
 		Format:      distillv1.Format_FORMAT_MARKDOWN,
 		Diagnostics: true,
@@ -114,7 +109,6 @@ func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
 		opts.ExtractLinks, opts.LinksFull = true, true
 	}
 	if o.OnlyMainContent != nil && !*o.OnlyMainContent {
-		p.onlyMain = false
 		opts.Profile = distillv1.Profile_PROFILE_FULL
 	}
 	if len(o.IncludeTags) > 0 {
@@ -122,14 +116,14 @@ func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
 		if err := extract.CheckSelector(sel); err != nil {
 			return nil, badRequest("includeTags: %v", err)
 		}
-		opts.Selector, p.includeTags = sel, o.IncludeTags
+		opts.IncludeTags = o.IncludeTags
 	}
 	if len(o.ExcludeTags) > 0 {
 		sel := strings.Join(o.ExcludeTags, ", ")
 		if err := extract.CheckSelector(sel); err != nil {
 			return nil, badRequest("excludeTags: %v", err)
 		}
-		p.excludeTags = o.ExcludeTags
+		opts.ExcludeTags = o.ExcludeTags
 	}
 	if o.WaitFor != nil {
 		switch {
@@ -240,6 +234,7 @@ func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
 	if o.FastMode != nil && *o.FastMode {
 		p.warn("fastMode is ignored: distill reads every page the same way")
 	}
+	p.readsPage()
 	return p, nil
 }
 

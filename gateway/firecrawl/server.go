@@ -33,8 +33,6 @@ type Backend interface {
 	Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error)
 	Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error
 	Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error)
-	// Extract distills HTML already in hand: a page trimmed by excludeTags.
-	Extract(ctx context.Context, req *internalv1.ExtractRequest) (*internalv1.ExtractResponse, error)
 }
 
 // Crawls runs crawls as DistillService does, and reports and cancels

@@ -43,10 +43,13 @@ const (
 	StepScreenshot        = "screenshot"
 )
 
-// KeyNames are the keys a press step names; any single character is a key
+// keyNames are the keys a press step names; any single character is a key
 // too.
-var KeyNames = []string{"Enter", "Tab", "Escape", "Backspace", "Delete", "Space",
+var keyNames = []string{"Enter", "Tab", "Escape", "Backspace", "Delete", "Space",
 	"ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "PageUp", "PageDown", "Home", "End"}
+
+// KeyNames returns the keys a press step names, a fresh copy each call.
+func KeyNames() []string { return slices.Clone(keyNames) }
 
 // stepAliases are Firecrawl's other names for the same steps.
 var stepAliases = map[string]string{"write": StepType, "executeJavaScript": StepExecuteJavascript}
@@ -150,8 +153,8 @@ func checkStep(s Step) error {
 		if err := needs("key", s.Key); err != nil {
 			return err
 		}
-		if len([]rune(s.Key)) != 1 && !slices.Contains(KeyNames, s.Key) {
-			return fmt.Errorf("key must be one character or one of %s, got %q", strings.Join(KeyNames, ", "), s.Key)
+		if len([]rune(s.Key)) != 1 && !slices.Contains(keyNames, s.Key) {
+			return fmt.Errorf("key must be one character or one of %s, got %q", strings.Join(keyNames, ", "), s.Key)
 		}
 	case StepScroll:
 		if s.Direction != "" && s.Direction != "down" && s.Direction != "up" {

@@ -118,6 +118,10 @@ type page struct {
 	// when the html format was asked for.
 	htmlBlocks []string
 	brand      *distillv1.Brand
+	// The page's own parts, when asked for: see pageparts.go.
+	rawHTML, cleanHTML *string
+	images             []string
+	head               *distillv1.PageHead
 }
 
 // emptyLists gives a page without markup the empty lists of links, tables
@@ -131,6 +135,9 @@ func (p *page) emptyLists(opts *distillv1.FetchOptions) {
 	}
 	if opts.GetExtractActions() {
 		p.actions = &distillv1.Actions{}
+	}
+	if opts.GetImages() {
+		p.images = []string{}
 	}
 }
 
@@ -174,16 +181,24 @@ type extraction struct {
 	u      *url.URL
 	sel    cascadia.Selector
 	picker *pick.Picker
+	// include and exclude are include_tags and exclude_tags.
+	include, exclude cascadia.Selector
 }
 
-// readRequest checks the request's URL, selector and picker.
+// readRequest checks the request's URL, selectors and picker.
 func readRequest(req *internalv1.ExtractRequest) (*extraction, error) {
 	x := &extraction{req: req, opts: req.GetOptions()}
 	var err error
 	if x.u, err = pageURL(req.GetUrl()); err != nil {
 		return nil, err
 	}
-	if x.sel, err = compileSelector(x.opts.GetSelector()); err != nil {
+	if x.sel, err = contentSelector(x.opts); err != nil {
+		return nil, err
+	}
+	if x.include, err = tagSelectors(x.opts.GetIncludeTags()); err != nil {
+		return nil, err
+	}
+	if x.exclude, err = tagSelectors(x.opts.GetExcludeTags()); err != nil {
 		return nil, err
 	}
 	if x.picker, err = pick.Compile(x.opts); err != nil {
@@ -215,7 +230,7 @@ func (e *Extractor) distil(ctx context.Context, x *extraction) (page, []byte, er
 	}
 	body := decode(req.GetHtml(), req.GetContentType())
 	if kind == kindHTML {
-		p, err := e.fromHTML(ctx, req, body, x.u, x.sel, x.picker)
+		p, err := e.fromHTML(ctx, x, body)
 		return p, body, err
 	}
 	p := fromText(kind, body, x.u)
@@ -232,6 +247,12 @@ func (x *extraction) fillAbsent(p *page) {
 	}
 	if x.opts.GetBrand() && p.brand == nil {
 		p.brand = &distillv1.Brand{Name: strings.TrimPrefix(x.u.Hostname(), "www.")}
+	}
+	if x.opts.GetHeadMetadata() {
+		if p.head == nil {
+			p.head = &distillv1.PageHead{}
+		}
+		p.head.ContentType = x.req.GetContentType()
 	}
 }
 
@@ -265,14 +286,20 @@ func finish(req *internalv1.ExtractRequest, body []byte, p page) *distillv1.Dist
 // distilled is the page as it is returned, before its figures.
 func distilled(req *internalv1.ExtractRequest, p page, r reading) *distillv1.Distilled {
 	d := &distillv1.Distilled{
-		FinalUrl: req.GetUrl(),
-		Status:   req.GetStatus(),
-		Title:    p.title,
-		Markdown: p.markdown,
-		Text:     p.text,
-		Actions:  p.actions,
-		Picked:   p.picked,
-		Brand:    p.brand,
+		FinalUrl:  req.GetUrl(),
+		Status:    req.GetStatus(),
+		Title:     p.title,
+		Markdown:  p.markdown,
+		Text:      p.text,
+		Actions:   p.actions,
+		Picked:    p.picked,
+		Brand:     p.brand,
+		RawHtml:   p.rawHTML,
+		CleanHtml: p.cleanHTML,
+		Head:      p.head,
+	}
+	if p.images != nil {
+		d.Images = &distillv1.ImageList{Urls: p.images}
 	}
 	if p.byline != "" {
 		d.Byline = &p.byline

@@ -34,6 +34,9 @@ type htmlPage struct {
 	u, base *url.URL
 	sel     cascadia.Selector
 	picker  *pick.Picker
+	// include and exclude are include_tags and exclude_tags; nil when
+	// none were given.
+	include, exclude cascadia.Selector
 	// profile is how the content is chosen, as diagnostics name it.
 	profile string
 	doc     *html.Node
@@ -66,6 +69,8 @@ const (
 // option is a new step here.
 var htmlSteps = []htmlStep{
 	{run: parsePage},
+	{when: wantsExclude, run: excludeTags},
+	{when: wantsPageParts, run: readPageParts},
 	{run: readWholePage},
 	{when: wantsAllLinks, stage: stageReading, run: readAllLinks},
 	{when: wantsPick, run: runPicker},
@@ -83,11 +88,11 @@ var htmlSteps = []htmlStep{
 	{when: rendersContent, stage: stageRendering, run: renderContent},
 }
 
-// fromHTML distils an HTML page, body decoded to UTF-8, by running the
-// steps its options ask for.
-func (e *Extractor) fromHTML(ctx context.Context, req *internalv1.ExtractRequest, body []byte, u *url.URL, sel cascadia.Selector, picker *pick.Picker) (page, error) {
-	hp := &htmlPage{req: req, opts: req.GetOptions(), body: body, u: u, sel: sel, picker: picker}
-	hp.profile = profileOf(hp.opts, sel)
+// fromHTML distils the page x asks for, body decoded to UTF-8, by running
+// the steps its options ask for.
+func (e *Extractor) fromHTML(ctx context.Context, x *extraction, body []byte) (page, error) {
+	hp := &htmlPage{req: x.req, opts: x.opts, body: body, u: x.u, sel: x.sel, picker: x.picker, include: x.include, exclude: x.exclude}
+	hp.profile = profileOf(hp.opts, hp.sel)
 	for _, s := range htmlSteps {
 		if s.when != nil && !s.when(hp) {
 			continue
@@ -142,10 +147,12 @@ func rendersContent(hp *htmlPage) bool { return hp.profile != profileMetadata }
 // state in a variable), and the brand reads the style sheets; nothing else
 // reads either, but JSON-LD, which is never cut. What an inline drawing
 // holds is read only where a selector, a link of the whole page or an
-// action's name (an icon's title) may reach into it.
+// action's name (an icon's title) may reach into it. The page's own
+// parts rendered from its markup need it whole.
 func parsePage(ctx context.Context, _ *Extractor, hp *htmlPage) error {
+	parsed(ctx)
 	src := whole(hp.body)
-	if hp.picker == nil {
+	if hp.picker == nil && !readsSource(hp.opts) {
 		src = elideCode(hp.body, elision{
 			styles:   !hp.opts.GetBrand(),
 			drawings: hp.sel == nil && !hp.opts.GetLinksFull() && !hp.opts.GetExtractActions(),
@@ -164,7 +171,7 @@ func readWholePage(_ context.Context, _ *Extractor, hp *htmlPage) error {
 	hp.base = weburl.Base(hp.doc, hp.u)
 	hp.meta = metadata.Read(hp.doc, hp.base)
 	hp.sig = readSignals(hp.doc)
-	hp.p = page{title: hp.meta.Title, byline: hp.meta.Byline, excerpt: hp.meta.Description, meta: hp.meta}
+	hp.p.title, hp.p.byline, hp.p.excerpt, hp.p.meta = hp.meta.Title, hp.meta.Byline, hp.meta.Description, hp.meta
 	return nil
 }
 

@@ -139,7 +139,22 @@ type Distilled struct {
 	// What changed since the page given as diff_with; present when one was.
 	Diff *PageDiff `protobuf:"bytes,17,opt,name=diff,proto3" json:"diff,omitempty"`
 	// The page's brand; present when it was asked for.
-	Brand         *Brand `protobuf:"bytes,18,opt,name=brand,proto3" json:"brand,omitempty"`
+	Brand *Brand `protobuf:"bytes,18,opt,name=brand,proto3" json:"brand,omitempty"`
+	// The page's own parts, present when asked for (FetchOptions 70-79).
+	//
+	// The page as HTML, decoded to UTF-8, less exclude_tags; absent for
+	// content that is not HTML (a PDF, a text file).
+	RawHtml *string `protobuf:"bytes,30,opt,name=raw_html,json=rawHtml,proto3,oneof" json:"raw_html,omitempty"`
+	// The page as HTML without scripts, styles, comments, frames and
+	// embedded objects, nor (unless profile full or a selector chooses the
+	// content) its header, navigation, footer and asides; with include_tags,
+	// only the elements they select. Absent for content that is not HTML.
+	CleanHtml *string `protobuf:"bytes,31,opt,name=clean_html,json=cleanHtml,proto3,oneof" json:"clean_html,omitempty"`
+	// The page's images, absolute and once each: every <img> and <source>
+	// src and the first candidate of each srcset.
+	Images *ImageList `protobuf:"bytes,32,opt,name=images,proto3" json:"images,omitempty"`
+	// What the page's head says about it, and its Content-Type.
+	Head          *PageHead `protobuf:"bytes,33,opt,name=head,proto3" json:"head,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -342,6 +357,238 @@ func (x *Distilled) GetBrand() *Brand {
 	return nil
 }
 
+func (x *Distilled) GetRawHtml() string {
+	if x != nil && x.RawHtml != nil {
+		return *x.RawHtml
+	}
+	return ""
+}
+
+func (x *Distilled) GetCleanHtml() string {
+	if x != nil && x.CleanHtml != nil {
+		return *x.CleanHtml
+	}
+	return ""
+}
+
+func (x *Distilled) GetImages() *ImageList {
+	if x != nil {
+		return x.Images
+	}
+	return nil
+}
+
+func (x *Distilled) GetHead() *PageHead {
+	if x != nil {
+		return x.Head
+	}
+	return nil
+}
+
+// ImageList gives the images their presence, as LinkList does for links.
+type ImageList struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Absolute http(s) URLs, in document order.
+	Urls          []string `protobuf:"bytes,1,rep,name=urls,proto3" json:"urls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImageList) Reset() {
+	*x = ImageList{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImageList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImageList) ProtoMessage() {}
+
+func (x *ImageList) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImageList.ProtoReflect.Descriptor instead.
+func (*ImageList) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ImageList) GetUrls() []string {
+	if x != nil {
+		return x.Urls
+	}
+	return nil
+}
+
+// PageHead is what a page says about itself in its <head>, as written
+// there: each value trimmed, empty when the page does not say it. Unlike
+// title, byline and excerpt, nothing is inferred from the content.
+type PageHead struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Content-Type the page came with, charset included.
+	ContentType string `protobuf:"bytes,1,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
+	// The first <title>.
+	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	// <html lang>.
+	Language string `protobuf:"bytes,3,opt,name=language,proto3" json:"language,omitempty"`
+	// <meta name=description>, keywords, robots and author.
+	Description string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	Keywords    string `protobuf:"bytes,5,opt,name=keywords,proto3" json:"keywords,omitempty"`
+	Robots      string `protobuf:"bytes,6,opt,name=robots,proto3" json:"robots,omitempty"`
+	Author      string `protobuf:"bytes,7,opt,name=author,proto3" json:"author,omitempty"`
+	// The first <link rel=icon> (or shortcut icon), absolute.
+	Favicon string `protobuf:"bytes,8,opt,name=favicon,proto3" json:"favicon,omitempty"`
+	// The Open Graph properties og:title, og:description, og:url, og:image,
+	// og:site_name and og:locale.
+	OgTitle       string `protobuf:"bytes,9,opt,name=og_title,json=ogTitle,proto3" json:"og_title,omitempty"`
+	OgDescription string `protobuf:"bytes,10,opt,name=og_description,json=ogDescription,proto3" json:"og_description,omitempty"`
+	OgUrl         string `protobuf:"bytes,11,opt,name=og_url,json=ogUrl,proto3" json:"og_url,omitempty"`
+	OgImage       string `protobuf:"bytes,12,opt,name=og_image,json=ogImage,proto3" json:"og_image,omitempty"`
+	OgSiteName    string `protobuf:"bytes,13,opt,name=og_site_name,json=ogSiteName,proto3" json:"og_site_name,omitempty"`
+	OgLocale      string `protobuf:"bytes,14,opt,name=og_locale,json=ogLocale,proto3" json:"og_locale,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PageHead) Reset() {
+	*x = PageHead{}
+	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PageHead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PageHead) ProtoMessage() {}
+
+func (x *PageHead) ProtoReflect() protoreflect.Message {
+	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PageHead.ProtoReflect.Descriptor instead.
+func (*PageHead) Descriptor() ([]byte, []int) {
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PageHead) GetContentType() string {
+	if x != nil {
+		return x.ContentType
+	}
+	return ""
+}
+
+func (x *PageHead) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *PageHead) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+func (x *PageHead) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *PageHead) GetKeywords() string {
+	if x != nil {
+		return x.Keywords
+	}
+	return ""
+}
+
+func (x *PageHead) GetRobots() string {
+	if x != nil {
+		return x.Robots
+	}
+	return ""
+}
+
+func (x *PageHead) GetAuthor() string {
+	if x != nil {
+		return x.Author
+	}
+	return ""
+}
+
+func (x *PageHead) GetFavicon() string {
+	if x != nil {
+		return x.Favicon
+	}
+	return ""
+}
+
+func (x *PageHead) GetOgTitle() string {
+	if x != nil {
+		return x.OgTitle
+	}
+	return ""
+}
+
+func (x *PageHead) GetOgDescription() string {
+	if x != nil {
+		return x.OgDescription
+	}
+	return ""
+}
+
+func (x *PageHead) GetOgUrl() string {
+	if x != nil {
+		return x.OgUrl
+	}
+	return ""
+}
+
+func (x *PageHead) GetOgImage() string {
+	if x != nil {
+		return x.OgImage
+	}
+	return ""
+}
+
+func (x *PageHead) GetOgSiteName() string {
+	if x != nil {
+		return x.OgSiteName
+	}
+	return ""
+}
+
+func (x *PageHead) GetOgLocale() string {
+	if x != nil {
+		return x.OgLocale
+	}
+	return ""
+}
+
 // NetworkCapture is what a render captured of the page's own responses.
 type NetworkCapture struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -354,7 +601,7 @@ type NetworkCapture struct {
 
 func (x *NetworkCapture) Reset() {
 	*x = NetworkCapture{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	mi := &file_distill_v1_distilled_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -366,7 +613,7 @@ func (x *NetworkCapture) String() string {
 func (*NetworkCapture) ProtoMessage() {}
 
 func (x *NetworkCapture) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[1]
+	mi := &file_distill_v1_distilled_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -379,7 +626,7 @@ func (x *NetworkCapture) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkCapture.ProtoReflect.Descriptor instead.
 func (*NetworkCapture) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{1}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *NetworkCapture) GetResponses() []*CapturedResponse {
@@ -418,7 +665,7 @@ type CapturedResponse struct {
 
 func (x *CapturedResponse) Reset() {
 	*x = CapturedResponse{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	mi := &file_distill_v1_distilled_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -430,7 +677,7 @@ func (x *CapturedResponse) String() string {
 func (*CapturedResponse) ProtoMessage() {}
 
 func (x *CapturedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[2]
+	mi := &file_distill_v1_distilled_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -443,7 +690,7 @@ func (x *CapturedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CapturedResponse.ProtoReflect.Descriptor instead.
 func (*CapturedResponse) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{2}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CapturedResponse) GetUrl() string {
@@ -512,7 +759,7 @@ type StepResults struct {
 
 func (x *StepResults) Reset() {
 	*x = StepResults{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	mi := &file_distill_v1_distilled_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -524,7 +771,7 @@ func (x *StepResults) String() string {
 func (*StepResults) ProtoMessage() {}
 
 func (x *StepResults) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[3]
+	mi := &file_distill_v1_distilled_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -537,7 +784,7 @@ func (x *StepResults) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepResults.ProtoReflect.Descriptor instead.
 func (*StepResults) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{3}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StepResults) GetItems() []*StepResult {
@@ -563,7 +810,7 @@ type StepResult struct {
 
 func (x *StepResult) Reset() {
 	*x = StepResult{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	mi := &file_distill_v1_distilled_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -575,7 +822,7 @@ func (x *StepResult) String() string {
 func (*StepResult) ProtoMessage() {}
 
 func (x *StepResult) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[4]
+	mi := &file_distill_v1_distilled_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -588,7 +835,7 @@ func (x *StepResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepResult.ProtoReflect.Descriptor instead.
 func (*StepResult) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{4}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *StepResult) GetIndex() int32 {
@@ -653,7 +900,7 @@ type Picked struct {
 
 func (x *Picked) Reset() {
 	*x = Picked{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	mi := &file_distill_v1_distilled_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -665,7 +912,7 @@ func (x *Picked) String() string {
 func (*Picked) ProtoMessage() {}
 
 func (x *Picked) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[5]
+	mi := &file_distill_v1_distilled_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -678,7 +925,7 @@ func (x *Picked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Picked.ProtoReflect.Descriptor instead.
 func (*Picked) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{5}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Picked) GetValues() []string {
@@ -797,7 +1044,7 @@ type PickedRecord struct {
 
 func (x *PickedRecord) Reset() {
 	*x = PickedRecord{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	mi := &file_distill_v1_distilled_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -809,7 +1056,7 @@ func (x *PickedRecord) String() string {
 func (*PickedRecord) ProtoMessage() {}
 
 func (x *PickedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[6]
+	mi := &file_distill_v1_distilled_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -822,7 +1069,7 @@ func (x *PickedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PickedRecord.ProtoReflect.Descriptor instead.
 func (*PickedRecord) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{6}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PickedRecord) GetFields() []*PickedField {
@@ -844,7 +1091,7 @@ type PickedField struct {
 
 func (x *PickedField) Reset() {
 	*x = PickedField{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -856,7 +1103,7 @@ func (x *PickedField) String() string {
 func (*PickedField) ProtoMessage() {}
 
 func (x *PickedField) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[7]
+	mi := &file_distill_v1_distilled_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -869,7 +1116,7 @@ func (x *PickedField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PickedField.ProtoReflect.Descriptor instead.
 func (*PickedField) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{7}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PickedField) GetName() string {
@@ -900,7 +1147,7 @@ type PickedElement struct {
 
 func (x *PickedElement) Reset() {
 	*x = PickedElement{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[8]
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -912,7 +1159,7 @@ func (x *PickedElement) String() string {
 func (*PickedElement) ProtoMessage() {}
 
 func (x *PickedElement) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[8]
+	mi := &file_distill_v1_distilled_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -925,7 +1172,7 @@ func (x *PickedElement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PickedElement.ProtoReflect.Descriptor instead.
 func (*PickedElement) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{8}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PickedElement) GetSelector() string {
@@ -966,7 +1213,7 @@ type PageDiff struct {
 
 func (x *PageDiff) Reset() {
 	*x = PageDiff{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -978,7 +1225,7 @@ func (x *PageDiff) String() string {
 func (*PageDiff) ProtoMessage() {}
 
 func (x *PageDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[9]
+	mi := &file_distill_v1_distilled_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -991,7 +1238,7 @@ func (x *PageDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageDiff.ProtoReflect.Descriptor instead.
 func (*PageDiff) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{9}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PageDiff) GetChanged() bool {
@@ -1055,7 +1302,7 @@ type FieldChange struct {
 
 func (x *FieldChange) Reset() {
 	*x = FieldChange{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1067,7 +1314,7 @@ func (x *FieldChange) String() string {
 func (*FieldChange) ProtoMessage() {}
 
 func (x *FieldChange) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[10]
+	mi := &file_distill_v1_distilled_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1080,7 +1327,7 @@ func (x *FieldChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldChange.ProtoReflect.Descriptor instead.
 func (*FieldChange) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{10}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FieldChange) GetField() string {
@@ -1121,7 +1368,7 @@ type BlockChange struct {
 
 func (x *BlockChange) Reset() {
 	*x = BlockChange{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +1380,7 @@ func (x *BlockChange) String() string {
 func (*BlockChange) ProtoMessage() {}
 
 func (x *BlockChange) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[11]
+	mi := &file_distill_v1_distilled_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1393,7 @@ func (x *BlockChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockChange.ProtoReflect.Descriptor instead.
 func (*BlockChange) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{11}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *BlockChange) GetChange() string {
@@ -1202,7 +1449,7 @@ type Brand struct {
 
 func (x *Brand) Reset() {
 	*x = Brand{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1461,7 @@ func (x *Brand) String() string {
 func (*Brand) ProtoMessage() {}
 
 func (x *Brand) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[12]
+	mi := &file_distill_v1_distilled_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1474,7 @@ func (x *Brand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Brand.ProtoReflect.Descriptor instead.
 func (*Brand) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{12}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Brand) GetName() string {
@@ -1300,7 +1547,7 @@ type BrandImage struct {
 
 func (x *BrandImage) Reset() {
 	*x = BrandImage{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1559,7 @@ func (x *BrandImage) String() string {
 func (*BrandImage) ProtoMessage() {}
 
 func (x *BrandImage) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[13]
+	mi := &file_distill_v1_distilled_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1572,7 @@ func (x *BrandImage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BrandImage.ProtoReflect.Descriptor instead.
 func (*BrandImage) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{13}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *BrandImage) GetUrl() string {
@@ -1369,7 +1616,7 @@ type BrandColor struct {
 
 func (x *BrandColor) Reset() {
 	*x = BrandColor{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1381,7 +1628,7 @@ func (x *BrandColor) String() string {
 func (*BrandColor) ProtoMessage() {}
 
 func (x *BrandColor) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[14]
+	mi := &file_distill_v1_distilled_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1394,7 +1641,7 @@ func (x *BrandColor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BrandColor.ProtoReflect.Descriptor instead.
 func (*BrandColor) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{14}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *BrandColor) GetHex() string {
@@ -1429,7 +1676,7 @@ type SocialProfile struct {
 
 func (x *SocialProfile) Reset() {
 	*x = SocialProfile{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[15]
+	mi := &file_distill_v1_distilled_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1441,7 +1688,7 @@ func (x *SocialProfile) String() string {
 func (*SocialProfile) ProtoMessage() {}
 
 func (x *SocialProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[15]
+	mi := &file_distill_v1_distilled_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1454,7 +1701,7 @@ func (x *SocialProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SocialProfile.ProtoReflect.Descriptor instead.
 func (*SocialProfile) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{15}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SocialProfile) GetNetwork() string {
@@ -1491,7 +1738,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[16]
+	mi := &file_distill_v1_distilled_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1750,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[16]
+	mi := &file_distill_v1_distilled_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1763,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{16}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Chunk) GetUrl() string {
@@ -1564,7 +1811,7 @@ type ChunkList struct {
 
 func (x *ChunkList) Reset() {
 	*x = ChunkList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[17]
+	mi := &file_distill_v1_distilled_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1576,7 +1823,7 @@ func (x *ChunkList) String() string {
 func (*ChunkList) ProtoMessage() {}
 
 func (x *ChunkList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[17]
+	mi := &file_distill_v1_distilled_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1589,7 +1836,7 @@ func (x *ChunkList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkList.ProtoReflect.Descriptor instead.
 func (*ChunkList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{17}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ChunkList) GetItems() []*Chunk {
@@ -1614,7 +1861,7 @@ type Stats struct {
 
 func (x *Stats) Reset() {
 	*x = Stats{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[18]
+	mi := &file_distill_v1_distilled_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1626,7 +1873,7 @@ func (x *Stats) String() string {
 func (*Stats) ProtoMessage() {}
 
 func (x *Stats) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[18]
+	mi := &file_distill_v1_distilled_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1639,7 +1886,7 @@ func (x *Stats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stats.ProtoReflect.Descriptor instead.
 func (*Stats) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{18}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Stats) GetRawBytes() int64 {
@@ -1688,7 +1935,7 @@ type Link struct {
 
 func (x *Link) Reset() {
 	*x = Link{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[19]
+	mi := &file_distill_v1_distilled_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1700,7 +1947,7 @@ func (x *Link) String() string {
 func (*Link) ProtoMessage() {}
 
 func (x *Link) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[19]
+	mi := &file_distill_v1_distilled_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1713,7 +1960,7 @@ func (x *Link) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Link.ProtoReflect.Descriptor instead.
 func (*Link) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{19}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Link) GetHref() string {
@@ -1741,7 +1988,7 @@ type LinkList struct {
 
 func (x *LinkList) Reset() {
 	*x = LinkList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[20]
+	mi := &file_distill_v1_distilled_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1753,7 +2000,7 @@ func (x *LinkList) String() string {
 func (*LinkList) ProtoMessage() {}
 
 func (x *LinkList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[20]
+	mi := &file_distill_v1_distilled_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1766,7 +2013,7 @@ func (x *LinkList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkList.ProtoReflect.Descriptor instead.
 func (*LinkList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{20}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *LinkList) GetItems() []*Link {
@@ -1790,7 +2037,7 @@ type Table struct {
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[21]
+	mi := &file_distill_v1_distilled_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1802,7 +2049,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[21]
+	mi := &file_distill_v1_distilled_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1815,7 +2062,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{21}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Table) GetHeaders() []string {
@@ -1849,7 +2096,7 @@ type TableRow struct {
 
 func (x *TableRow) Reset() {
 	*x = TableRow{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[22]
+	mi := &file_distill_v1_distilled_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1861,7 +2108,7 @@ func (x *TableRow) String() string {
 func (*TableRow) ProtoMessage() {}
 
 func (x *TableRow) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[22]
+	mi := &file_distill_v1_distilled_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1874,7 +2121,7 @@ func (x *TableRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableRow.ProtoReflect.Descriptor instead.
 func (*TableRow) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{22}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TableRow) GetCells() []string {
@@ -1894,7 +2141,7 @@ type TableList struct {
 
 func (x *TableList) Reset() {
 	*x = TableList{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[23]
+	mi := &file_distill_v1_distilled_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1906,7 +2153,7 @@ func (x *TableList) String() string {
 func (*TableList) ProtoMessage() {}
 
 func (x *TableList) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[23]
+	mi := &file_distill_v1_distilled_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1919,7 +2166,7 @@ func (x *TableList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableList.ProtoReflect.Descriptor instead.
 func (*TableList) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{23}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TableList) GetItems() []*Table {
@@ -1945,7 +2192,7 @@ type Actions struct {
 
 func (x *Actions) Reset() {
 	*x = Actions{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[24]
+	mi := &file_distill_v1_distilled_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1957,7 +2204,7 @@ func (x *Actions) String() string {
 func (*Actions) ProtoMessage() {}
 
 func (x *Actions) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[24]
+	mi := &file_distill_v1_distilled_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1970,7 +2217,7 @@ func (x *Actions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actions.ProtoReflect.Descriptor instead.
 func (*Actions) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{24}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Actions) GetLinks() []*LinkAction {
@@ -2013,7 +2260,7 @@ type LinkAction struct {
 
 func (x *LinkAction) Reset() {
 	*x = LinkAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[25]
+	mi := &file_distill_v1_distilled_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2272,7 @@ func (x *LinkAction) String() string {
 func (*LinkAction) ProtoMessage() {}
 
 func (x *LinkAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[25]
+	mi := &file_distill_v1_distilled_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2285,7 @@ func (x *LinkAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkAction.ProtoReflect.Descriptor instead.
 func (*LinkAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{25}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *LinkAction) GetActionId() string {
@@ -2077,7 +2324,7 @@ type DownloadAction struct {
 
 func (x *DownloadAction) Reset() {
 	*x = DownloadAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[26]
+	mi := &file_distill_v1_distilled_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2089,7 +2336,7 @@ func (x *DownloadAction) String() string {
 func (*DownloadAction) ProtoMessage() {}
 
 func (x *DownloadAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[26]
+	mi := &file_distill_v1_distilled_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2102,7 +2349,7 @@ func (x *DownloadAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadAction.ProtoReflect.Descriptor instead.
 func (*DownloadAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{26}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DownloadAction) GetActionId() string {
@@ -2147,7 +2394,7 @@ type ButtonAction struct {
 
 func (x *ButtonAction) Reset() {
 	*x = ButtonAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[27]
+	mi := &file_distill_v1_distilled_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2159,7 +2406,7 @@ func (x *ButtonAction) String() string {
 func (*ButtonAction) ProtoMessage() {}
 
 func (x *ButtonAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[27]
+	mi := &file_distill_v1_distilled_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2172,7 +2419,7 @@ func (x *ButtonAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ButtonAction.ProtoReflect.Descriptor instead.
 func (*ButtonAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{27}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ButtonAction) GetActionId() string {
@@ -2213,7 +2460,7 @@ type FormAction struct {
 
 func (x *FormAction) Reset() {
 	*x = FormAction{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[28]
+	mi := &file_distill_v1_distilled_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2225,7 +2472,7 @@ func (x *FormAction) String() string {
 func (*FormAction) ProtoMessage() {}
 
 func (x *FormAction) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[28]
+	mi := &file_distill_v1_distilled_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2238,7 +2485,7 @@ func (x *FormAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormAction.ProtoReflect.Descriptor instead.
 func (*FormAction) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{28}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *FormAction) GetActionId() string {
@@ -2296,7 +2543,7 @@ type FormField struct {
 
 func (x *FormField) Reset() {
 	*x = FormField{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[29]
+	mi := &file_distill_v1_distilled_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2308,7 +2555,7 @@ func (x *FormField) String() string {
 func (*FormField) ProtoMessage() {}
 
 func (x *FormField) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[29]
+	mi := &file_distill_v1_distilled_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2321,7 +2568,7 @@ func (x *FormField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormField.ProtoReflect.Descriptor instead.
 func (*FormField) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{29}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *FormField) GetName() string {
@@ -2378,7 +2625,7 @@ type SelectOption struct {
 
 func (x *SelectOption) Reset() {
 	*x = SelectOption{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[30]
+	mi := &file_distill_v1_distilled_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2390,7 +2637,7 @@ func (x *SelectOption) String() string {
 func (*SelectOption) ProtoMessage() {}
 
 func (x *SelectOption) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[30]
+	mi := &file_distill_v1_distilled_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2403,7 +2650,7 @@ func (x *SelectOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SelectOption.ProtoReflect.Descriptor instead.
 func (*SelectOption) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{30}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SelectOption) GetValue() string {
@@ -2472,7 +2719,7 @@ type Diagnostics struct {
 
 func (x *Diagnostics) Reset() {
 	*x = Diagnostics{}
-	mi := &file_distill_v1_distilled_proto_msgTypes[31]
+	mi := &file_distill_v1_distilled_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2484,7 +2731,7 @@ func (x *Diagnostics) String() string {
 func (*Diagnostics) ProtoMessage() {}
 
 func (x *Diagnostics) ProtoReflect() protoreflect.Message {
-	mi := &file_distill_v1_distilled_proto_msgTypes[31]
+	mi := &file_distill_v1_distilled_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2497,7 +2744,7 @@ func (x *Diagnostics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostics.ProtoReflect.Descriptor instead.
 func (*Diagnostics) Descriptor() ([]byte, []int) {
-	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{31}
+	return file_distill_v1_distilled_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Diagnostics) GetProfile() string {
@@ -2631,7 +2878,7 @@ var File_distill_v1_distilled_proto protoreflect.FileDescriptor
 const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\n" +
 	"\x1adistill/v1/distilled.proto\x12\n" +
-	"distill.v1\"\xd1\a\n" +
+	"distill.v1\"\x8a\t\n" +
 	"\tDistilled\x12\x1b\n" +
 	"\tfinal_url\x18\x01 \x01(\tR\bfinalUrl\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\x05R\x06status\x12\x14\n" +
@@ -2659,7 +2906,12 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\x11page_content_type\x18\x1d \x01(\tR\x0fpageContentType\x12-\n" +
 	"\x06chunks\x18\x10 \x01(\v2\x15.distill.v1.ChunkListR\x06chunks\x12(\n" +
 	"\x04diff\x18\x11 \x01(\v2\x14.distill.v1.PageDiffR\x04diff\x12'\n" +
-	"\x05brand\x18\x12 \x01(\v2\x11.distill.v1.BrandR\x05brandB\t\n" +
+	"\x05brand\x18\x12 \x01(\v2\x11.distill.v1.BrandR\x05brand\x12\x1e\n" +
+	"\braw_html\x18\x1e \x01(\tH\aR\arawHtml\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"clean_html\x18\x1f \x01(\tH\bR\tcleanHtml\x88\x01\x01\x12-\n" +
+	"\x06images\x18  \x01(\v2\x15.distill.v1.ImageListR\x06images\x12(\n" +
+	"\x04head\x18! \x01(\v2\x14.distill.v1.PageHeadR\x04headB\t\n" +
 	"\a_bylineB\n" +
 	"\n" +
 	"\b_excerptB\r\n" +
@@ -2668,7 +2920,28 @@ const file_distill_v1_distilled_proto_rawDesc = "" +
 	"\x06_mhtmlB\f\n" +
 	"\n" +
 	"_relevanceB\a\n" +
-	"\x05_page\"j\n" +
+	"\x05_pageB\v\n" +
+	"\t_raw_htmlB\r\n" +
+	"\v_clean_html\"\x1f\n" +
+	"\tImageList\x12\x12\n" +
+	"\x04urls\x18\x01 \x03(\tR\x04urls\"\x9a\x03\n" +
+	"\bPageHead\x12!\n" +
+	"\fcontent_type\x18\x01 \x01(\tR\vcontentType\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x1a\n" +
+	"\blanguage\x18\x03 \x01(\tR\blanguage\x12 \n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x1a\n" +
+	"\bkeywords\x18\x05 \x01(\tR\bkeywords\x12\x16\n" +
+	"\x06robots\x18\x06 \x01(\tR\x06robots\x12\x16\n" +
+	"\x06author\x18\a \x01(\tR\x06author\x12\x18\n" +
+	"\afavicon\x18\b \x01(\tR\afavicon\x12\x19\n" +
+	"\bog_title\x18\t \x01(\tR\aogTitle\x12%\n" +
+	"\x0eog_description\x18\n" +
+	" \x01(\tR\rogDescription\x12\x15\n" +
+	"\x06og_url\x18\v \x01(\tR\x05ogUrl\x12\x19\n" +
+	"\bog_image\x18\f \x01(\tR\aogImage\x12 \n" +
+	"\fog_site_name\x18\r \x01(\tR\n" +
+	"ogSiteName\x12\x1b\n" +
+	"\tog_locale\x18\x0e \x01(\tR\bogLocale\"j\n" +
 	"\x0eNetworkCapture\x12:\n" +
 	"\tresponses\x18\x01 \x03(\v2\x1c.distill.v1.CapturedResponseR\tresponses\x12\x1c\n" +
 	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xf4\x02\n" +
@@ -2890,83 +3163,87 @@ func file_distill_v1_distilled_proto_rawDescGZIP() []byte {
 }
 
 var file_distill_v1_distilled_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_distill_v1_distilled_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_distill_v1_distilled_proto_goTypes = []any{
 	(PickedKind)(0),          // 0: distill.v1.PickedKind
 	(*Distilled)(nil),        // 1: distill.v1.Distilled
-	(*NetworkCapture)(nil),   // 2: distill.v1.NetworkCapture
-	(*CapturedResponse)(nil), // 3: distill.v1.CapturedResponse
-	(*StepResults)(nil),      // 4: distill.v1.StepResults
-	(*StepResult)(nil),       // 5: distill.v1.StepResult
-	(*Picked)(nil),           // 6: distill.v1.Picked
-	(*PickedRecord)(nil),     // 7: distill.v1.PickedRecord
-	(*PickedField)(nil),      // 8: distill.v1.PickedField
-	(*PickedElement)(nil),    // 9: distill.v1.PickedElement
-	(*PageDiff)(nil),         // 10: distill.v1.PageDiff
-	(*FieldChange)(nil),      // 11: distill.v1.FieldChange
-	(*BlockChange)(nil),      // 12: distill.v1.BlockChange
-	(*Brand)(nil),            // 13: distill.v1.Brand
-	(*BrandImage)(nil),       // 14: distill.v1.BrandImage
-	(*BrandColor)(nil),       // 15: distill.v1.BrandColor
-	(*SocialProfile)(nil),    // 16: distill.v1.SocialProfile
-	(*Chunk)(nil),            // 17: distill.v1.Chunk
-	(*ChunkList)(nil),        // 18: distill.v1.ChunkList
-	(*Stats)(nil),            // 19: distill.v1.Stats
-	(*Link)(nil),             // 20: distill.v1.Link
-	(*LinkList)(nil),         // 21: distill.v1.LinkList
-	(*Table)(nil),            // 22: distill.v1.Table
-	(*TableRow)(nil),         // 23: distill.v1.TableRow
-	(*TableList)(nil),        // 24: distill.v1.TableList
-	(*Actions)(nil),          // 25: distill.v1.Actions
-	(*LinkAction)(nil),       // 26: distill.v1.LinkAction
-	(*DownloadAction)(nil),   // 27: distill.v1.DownloadAction
-	(*ButtonAction)(nil),     // 28: distill.v1.ButtonAction
-	(*FormAction)(nil),       // 29: distill.v1.FormAction
-	(*FormField)(nil),        // 30: distill.v1.FormField
-	(*SelectOption)(nil),     // 31: distill.v1.SelectOption
-	(*Diagnostics)(nil),      // 32: distill.v1.Diagnostics
-	nil,                      // 33: distill.v1.CapturedResponse.RequestHeadersEntry
+	(*ImageList)(nil),        // 2: distill.v1.ImageList
+	(*PageHead)(nil),         // 3: distill.v1.PageHead
+	(*NetworkCapture)(nil),   // 4: distill.v1.NetworkCapture
+	(*CapturedResponse)(nil), // 5: distill.v1.CapturedResponse
+	(*StepResults)(nil),      // 6: distill.v1.StepResults
+	(*StepResult)(nil),       // 7: distill.v1.StepResult
+	(*Picked)(nil),           // 8: distill.v1.Picked
+	(*PickedRecord)(nil),     // 9: distill.v1.PickedRecord
+	(*PickedField)(nil),      // 10: distill.v1.PickedField
+	(*PickedElement)(nil),    // 11: distill.v1.PickedElement
+	(*PageDiff)(nil),         // 12: distill.v1.PageDiff
+	(*FieldChange)(nil),      // 13: distill.v1.FieldChange
+	(*BlockChange)(nil),      // 14: distill.v1.BlockChange
+	(*Brand)(nil),            // 15: distill.v1.Brand
+	(*BrandImage)(nil),       // 16: distill.v1.BrandImage
+	(*BrandColor)(nil),       // 17: distill.v1.BrandColor
+	(*SocialProfile)(nil),    // 18: distill.v1.SocialProfile
+	(*Chunk)(nil),            // 19: distill.v1.Chunk
+	(*ChunkList)(nil),        // 20: distill.v1.ChunkList
+	(*Stats)(nil),            // 21: distill.v1.Stats
+	(*Link)(nil),             // 22: distill.v1.Link
+	(*LinkList)(nil),         // 23: distill.v1.LinkList
+	(*Table)(nil),            // 24: distill.v1.Table
+	(*TableRow)(nil),         // 25: distill.v1.TableRow
+	(*TableList)(nil),        // 26: distill.v1.TableList
+	(*Actions)(nil),          // 27: distill.v1.Actions
+	(*LinkAction)(nil),       // 28: distill.v1.LinkAction
+	(*DownloadAction)(nil),   // 29: distill.v1.DownloadAction
+	(*ButtonAction)(nil),     // 30: distill.v1.ButtonAction
+	(*FormAction)(nil),       // 31: distill.v1.FormAction
+	(*FormField)(nil),        // 32: distill.v1.FormField
+	(*SelectOption)(nil),     // 33: distill.v1.SelectOption
+	(*Diagnostics)(nil),      // 34: distill.v1.Diagnostics
+	nil,                      // 35: distill.v1.CapturedResponse.RequestHeadersEntry
 }
 var file_distill_v1_distilled_proto_depIdxs = []int32{
-	19, // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
-	21, // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
-	24, // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
-	25, // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
-	32, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
-	6,  // 5: distill.v1.Distilled.picked:type_name -> distill.v1.Picked
-	2,  // 6: distill.v1.Distilled.network:type_name -> distill.v1.NetworkCapture
-	4,  // 7: distill.v1.Distilled.steps:type_name -> distill.v1.StepResults
-	18, // 8: distill.v1.Distilled.chunks:type_name -> distill.v1.ChunkList
-	10, // 9: distill.v1.Distilled.diff:type_name -> distill.v1.PageDiff
-	13, // 10: distill.v1.Distilled.brand:type_name -> distill.v1.Brand
-	3,  // 11: distill.v1.NetworkCapture.responses:type_name -> distill.v1.CapturedResponse
-	33, // 12: distill.v1.CapturedResponse.request_headers:type_name -> distill.v1.CapturedResponse.RequestHeadersEntry
-	5,  // 13: distill.v1.StepResults.items:type_name -> distill.v1.StepResult
-	7,  // 14: distill.v1.Picked.records:type_name -> distill.v1.PickedRecord
-	9,  // 15: distill.v1.Picked.elements:type_name -> distill.v1.PickedElement
-	0,  // 16: distill.v1.Picked.kind:type_name -> distill.v1.PickedKind
-	8,  // 17: distill.v1.PickedRecord.fields:type_name -> distill.v1.PickedField
-	11, // 18: distill.v1.PageDiff.fields:type_name -> distill.v1.FieldChange
-	12, // 19: distill.v1.PageDiff.blocks:type_name -> distill.v1.BlockChange
-	14, // 20: distill.v1.Brand.logos:type_name -> distill.v1.BrandImage
-	14, // 21: distill.v1.Brand.favicon:type_name -> distill.v1.BrandImage
-	15, // 22: distill.v1.Brand.colors:type_name -> distill.v1.BrandColor
-	16, // 23: distill.v1.Brand.social:type_name -> distill.v1.SocialProfile
-	17, // 24: distill.v1.ChunkList.items:type_name -> distill.v1.Chunk
-	20, // 25: distill.v1.LinkList.items:type_name -> distill.v1.Link
-	23, // 26: distill.v1.Table.rows:type_name -> distill.v1.TableRow
-	22, // 27: distill.v1.TableList.items:type_name -> distill.v1.Table
-	26, // 28: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
-	29, // 29: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
-	28, // 30: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
-	27, // 31: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
-	30, // 32: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
-	31, // 33: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	21, // 0: distill.v1.Distilled.stats:type_name -> distill.v1.Stats
+	23, // 1: distill.v1.Distilled.links:type_name -> distill.v1.LinkList
+	26, // 2: distill.v1.Distilled.tables:type_name -> distill.v1.TableList
+	27, // 3: distill.v1.Distilled.actions:type_name -> distill.v1.Actions
+	34, // 4: distill.v1.Distilled.diagnostics:type_name -> distill.v1.Diagnostics
+	8,  // 5: distill.v1.Distilled.picked:type_name -> distill.v1.Picked
+	4,  // 6: distill.v1.Distilled.network:type_name -> distill.v1.NetworkCapture
+	6,  // 7: distill.v1.Distilled.steps:type_name -> distill.v1.StepResults
+	20, // 8: distill.v1.Distilled.chunks:type_name -> distill.v1.ChunkList
+	12, // 9: distill.v1.Distilled.diff:type_name -> distill.v1.PageDiff
+	15, // 10: distill.v1.Distilled.brand:type_name -> distill.v1.Brand
+	2,  // 11: distill.v1.Distilled.images:type_name -> distill.v1.ImageList
+	3,  // 12: distill.v1.Distilled.head:type_name -> distill.v1.PageHead
+	5,  // 13: distill.v1.NetworkCapture.responses:type_name -> distill.v1.CapturedResponse
+	35, // 14: distill.v1.CapturedResponse.request_headers:type_name -> distill.v1.CapturedResponse.RequestHeadersEntry
+	7,  // 15: distill.v1.StepResults.items:type_name -> distill.v1.StepResult
+	9,  // 16: distill.v1.Picked.records:type_name -> distill.v1.PickedRecord
+	11, // 17: distill.v1.Picked.elements:type_name -> distill.v1.PickedElement
+	0,  // 18: distill.v1.Picked.kind:type_name -> distill.v1.PickedKind
+	10, // 19: distill.v1.PickedRecord.fields:type_name -> distill.v1.PickedField
+	13, // 20: distill.v1.PageDiff.fields:type_name -> distill.v1.FieldChange
+	14, // 21: distill.v1.PageDiff.blocks:type_name -> distill.v1.BlockChange
+	16, // 22: distill.v1.Brand.logos:type_name -> distill.v1.BrandImage
+	16, // 23: distill.v1.Brand.favicon:type_name -> distill.v1.BrandImage
+	17, // 24: distill.v1.Brand.colors:type_name -> distill.v1.BrandColor
+	18, // 25: distill.v1.Brand.social:type_name -> distill.v1.SocialProfile
+	19, // 26: distill.v1.ChunkList.items:type_name -> distill.v1.Chunk
+	22, // 27: distill.v1.LinkList.items:type_name -> distill.v1.Link
+	25, // 28: distill.v1.Table.rows:type_name -> distill.v1.TableRow
+	24, // 29: distill.v1.TableList.items:type_name -> distill.v1.Table
+	28, // 30: distill.v1.Actions.links:type_name -> distill.v1.LinkAction
+	31, // 31: distill.v1.Actions.forms:type_name -> distill.v1.FormAction
+	30, // 32: distill.v1.Actions.buttons:type_name -> distill.v1.ButtonAction
+	29, // 33: distill.v1.Actions.downloads:type_name -> distill.v1.DownloadAction
+	32, // 34: distill.v1.FormAction.fields:type_name -> distill.v1.FormField
+	33, // 35: distill.v1.FormField.options:type_name -> distill.v1.SelectOption
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_distill_v1_distilled_proto_init() }
@@ -2975,29 +3252,29 @@ func file_distill_v1_distilled_proto_init() {
 		return
 	}
 	file_distill_v1_distilled_proto_msgTypes[0].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[2].OneofWrappers = []any{}
 	file_distill_v1_distilled_proto_msgTypes[4].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[5].OneofWrappers = []any{
+	file_distill_v1_distilled_proto_msgTypes[6].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[7].OneofWrappers = []any{
 		(*Picked_Number)(nil),
 		(*Picked_String_)(nil),
 		(*Picked_Boolean)(nil),
 	}
-	file_distill_v1_distilled_proto_msgTypes[7].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[11].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[12].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[9].OneofWrappers = []any{}
 	file_distill_v1_distilled_proto_msgTypes[13].OneofWrappers = []any{}
 	file_distill_v1_distilled_proto_msgTypes[14].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[21].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[26].OneofWrappers = []any{}
-	file_distill_v1_distilled_proto_msgTypes[29].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[15].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[16].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[23].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[28].OneofWrappers = []any{}
 	file_distill_v1_distilled_proto_msgTypes[31].OneofWrappers = []any{}
+	file_distill_v1_distilled_proto_msgTypes[33].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_distill_v1_distilled_proto_rawDesc), len(file_distill_v1_distilled_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   33,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -313,9 +313,8 @@ type FetchOptions struct {
 	// Fields 65 to 69 are the HTTP doors'.
 	//
 	// keep_page: also return the page's bytes as served (or its DOM, when it
-	// was rendered) in Distilled.page, for a door that answers with them:
-	// Firecrawl's html, rawHtml and images formats in a batch or a crawl,
-	// whose pages are distilled where they are read.
+	// was rendered) in Distilled.page, for a door that answers with them and
+	// whose pages are distilled where they are read (a batch's, a crawl's).
 	KeepPage bool `protobuf:"varint,65,opt,name=keep_page,json=keepPage,proto3" json:"keep_page,omitempty"`
 	// headers: request headers the fetch sends to the page's origin (not to
 	// robots.txt, nor across a redirect to another origin), over distill's
@@ -340,7 +339,29 @@ type FetchOptions struct {
 	DiffWith *Distilled `protobuf:"bytes,44,opt,name=diff_with,json=diffWith,proto3" json:"diff_with,omitempty"`
 	// --brand: the page's brand: name, logos, favicon, colours, fonts and
 	// social profiles.
-	Brand         bool `protobuf:"varint,45,opt,name=brand,proto3" json:"brand,omitempty"`
+	Brand bool `protobuf:"varint,45,opt,name=brand,proto3" json:"brand,omitempty"`
+	// The page's own parts (fields 70 to 79), read from the same parse of
+	// the page as its content: Firecrawl's includeTags and excludeTags, its
+	// html, rawHtml and images formats and its page metadata, on every door.
+	//
+	// --include-tags: CSS selectors of the elements the content is made of,
+	// any of them, as selector is (which they join); clean_html keeps only
+	// them.
+	IncludeTags []string `protobuf:"bytes,70,rep,name=include_tags,json=includeTags,proto3" json:"include_tags,omitempty"`
+	// --exclude-tags: CSS selectors of the elements taken out of the page
+	// before it is read: the content, links, tables, raw_html, clean_html
+	// and images all leave them out.
+	ExcludeTags []string `protobuf:"bytes,71,rep,name=exclude_tags,json=excludeTags,proto3" json:"exclude_tags,omitempty"`
+	// --raw-html: the page as HTML, decoded to UTF-8, in Distilled.raw_html.
+	RawHtml bool `protobuf:"varint,72,opt,name=raw_html,json=rawHtml,proto3" json:"raw_html,omitempty"`
+	// --clean-html: the page as HTML without what is not content, in
+	// Distilled.clean_html.
+	CleanHtml bool `protobuf:"varint,73,opt,name=clean_html,json=cleanHtml,proto3" json:"clean_html,omitempty"`
+	// --images: the page's images, in Distilled.images.
+	Images bool `protobuf:"varint,74,opt,name=images,proto3" json:"images,omitempty"`
+	// --head-metadata: what the page's head says about it, and its
+	// Content-Type, in Distilled.head.
+	HeadMetadata  bool `protobuf:"varint,75,opt,name=head_metadata,json=headMetadata,proto3" json:"head_metadata,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -732,6 +753,48 @@ func (x *FetchOptions) GetBrand() bool {
 	return false
 }
 
+func (x *FetchOptions) GetIncludeTags() []string {
+	if x != nil {
+		return x.IncludeTags
+	}
+	return nil
+}
+
+func (x *FetchOptions) GetExcludeTags() []string {
+	if x != nil {
+		return x.ExcludeTags
+	}
+	return nil
+}
+
+func (x *FetchOptions) GetRawHtml() bool {
+	if x != nil {
+		return x.RawHtml
+	}
+	return false
+}
+
+func (x *FetchOptions) GetCleanHtml() bool {
+	if x != nil {
+		return x.CleanHtml
+	}
+	return false
+}
+
+func (x *FetchOptions) GetImages() bool {
+	if x != nil {
+		return x.Images
+	}
+	return false
+}
+
+func (x *FetchOptions) GetHeadMetadata() bool {
+	if x != nil {
+		return x.HeadMetadata
+	}
+	return false
+}
+
 // PickField is one field of a picked record.
 type PickField struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -793,7 +856,7 @@ var File_distill_v1_options_proto protoreflect.FileDescriptor
 const file_distill_v1_options_proto_rawDesc = "" +
 	"\n" +
 	"\x18distill/v1/options.proto\x12\n" +
-	"distill.v1\x1a\x1adistill/v1/distilled.proto\"\xee\x0f\n" +
+	"distill.v1\x1a\x1adistill/v1/distilled.proto\"\xab\x11\n" +
 	"\fFetchOptions\x12*\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x12.distill.v1.FormatR\x06format\x12\x1a\n" +
 	"\bselector\x18\x02 \x01(\tR\bselector\x12-\n" +
@@ -856,7 +919,14 @@ const file_distill_v1_options_proto_rawDesc = "" +
 	"\rchunk_overlap\x18* \x01(\x05R\fchunkOverlap\x12\x1c\n" +
 	"\tcitations\x18+ \x01(\bR\tcitations\x122\n" +
 	"\tdiff_with\x18, \x01(\v2\x15.distill.v1.DistilledR\bdiffWith\x12\x14\n" +
-	"\x05brand\x18- \x01(\bR\x05brand\x1a:\n" +
+	"\x05brand\x18- \x01(\bR\x05brand\x12!\n" +
+	"\finclude_tags\x18F \x03(\tR\vincludeTags\x12!\n" +
+	"\fexclude_tags\x18G \x03(\tR\vexcludeTags\x12\x19\n" +
+	"\braw_html\x18H \x01(\bR\arawHtml\x12\x1d\n" +
+	"\n" +
+	"clean_html\x18I \x01(\bR\tcleanHtml\x12\x16\n" +
+	"\x06images\x18J \x01(\bR\x06images\x12#\n" +
+	"\rhead_metadata\x18K \x01(\bR\fheadMetadata\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x14\n" +
