@@ -221,8 +221,36 @@ var landmarks = map[string]bool{
 	"button": true, "label": true, "pre": true, "details": true, "summary": true,
 }
 
+// features are the hashed features of block n, the index-th of the
+// page's blocks: its own shape and text, the words it holds, and the
+// elements around it. The model sums their weights in this order, so
+// the order is kept.
 func (f *featurizer) features(n *html.Node, index int) []uint32 {
 	f.out = make([]uint32, 0, 64)
+	pt := f.pageTypeName()
+	text, link := ownText(n, f.st)
+	f.runes = text
+	f.text = blockText(n)
+	f.fields = appendFields(f.fields[:0], f.text)
+	f.words = len(f.fields)
+	f.addShape(n, index, pt, text, link)
+	f.addText(scanText(f.text))
+	f.addWords()
+	// The block itself, then its ancestors: tags, class and id words,
+	// landmarks and the rules' hints. The ancestors' features are the same
+	// for every child of one parent, so they are computed once per parent.
+	f.element(n, 0, pt, nil)
+	if n == f.root || n.Parent == nil || n.Parent.Type != html.ElementNode {
+		f.add("depth", bucket(0, 4, 8, 12, 16, 24))
+		return f.out
+	}
+	f.out = append(f.out, f.above(n.Parent, pt)...)
+	return f.out
+}
+
+// pageTypeName is the page's type as the block features name it: other
+// when unclassified, marked with a "?" when uncertain.
+func (f *featurizer) pageTypeName() string {
 	pt := string(f.page.Type)
 	if pt == "" {
 		pt = "other"
@@ -230,46 +258,19 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 	if f.page.Uncertain {
 		pt += "?"
 	}
-	text, link := ownText(n, f.st)
-	f.runes = text
+	return pt
+}
+
+// addShape adds the features of the block's size, link density and
+// place in the page, alone and with its tag and the page's type pt. n is
+// the block, the index-th of the page's; text and link are the runes of
+// its own text and of the links in it.
+func (f *featurizer) addShape(n *html.Node, index int, pt string, text, link int) {
 	ld := 0.0
 	if text > 0 {
 		ld = float64(link) / float64(text)
 	}
-	s := blockText(n)
-	f.text = s
-	words := 0
-	// One pass over the text counts what the features below ask of it.
-	digits, letters := 0, 0
-	currency, copyMark := false, false
-	for _, r := range s {
-		switch {
-		case r < utf8.RuneSelf:
-			switch {
-			case r >= '0' && r <= '9':
-				digits++
-			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
-				letters++
-			case r == '$':
-				currency = true
-			case r == '|':
-				copyMark = true
-			}
-		case r == '€' || r == '£' || r == '¥' || r == '₹':
-			currency = true
-		case r == '©':
-			copyMark = true
-		case unicode.IsDigit(r):
-			digits++
-		case unicode.IsLetter(r):
-			letters++
-		}
-	}
-	f.fields = appendFields(f.fields[:0], s)
-	fields := f.fields
-	words = len(fields)
-	f.words = words
-	wb := bucket(math.Log2(float64(words)+1), 1.01, 2.01, 3, 4, 5, 6, 7, 8)
+	wb := bucket(math.Log2(float64(f.words)+1), 1.01, 2.01, 3, 4, 5, 6, 7, 8)
 	ldb := bucket(ld, 0.01, 0.2, 0.5, 0.8, 0.99)
 	f.add("bias")
 	f.add("pt", pt)
@@ -283,31 +284,81 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 	f.add("t", n.Data, "w", wb)
 	f.add("pos", bucket(float64(index)/float64(max(f.total, 1)), 0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.95))
 	f.add("pt", pt, "pos", bucket(float64(index)/float64(max(f.total, 1)), 0.1, 0.3, 0.7, 0.9))
+}
+
+// textMarks is what one pass over a block's text counts for the
+// features: its digits and letters, and whether it has a currency sign
+// and a copyright mark or a separator bar.
+type textMarks struct {
+	digits, letters    int
+	currency, copyMark bool
+}
+
+// scanText reads s's textMarks.
+func scanText(s string) textMarks {
+	var m textMarks
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf:
+			switch {
+			case r >= '0' && r <= '9':
+				m.digits++
+			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+				m.letters++
+			case r == '$':
+				m.currency = true
+			case r == '|':
+				m.copyMark = true
+			}
+		case r == '€' || r == '£' || r == '¥' || r == '₹':
+			m.currency = true
+		case r == '©':
+			m.copyMark = true
+		case unicode.IsDigit(r):
+			m.digits++
+		case unicode.IsLetter(r):
+			m.letters++
+		}
+	}
+	return m
+}
+
+// addText adds the features of the block's text as a whole, whose marks
+// are m: how it ends, its share of digits, its commas, a price, the
+// title's words it repeats, a copyright line.
+func (f *featurizer) addText(m textMarks) {
+	s, words := f.text, f.words
 	trimmed := strings.TrimSpace(s)
 	if r, _ := utf8.DecodeLastRuneInString(trimmed); r == '.' || r == '!' || r == '?' || r == '。' || r == ':' {
 		f.add("end", string(r))
 	}
-	if letters+digits > 0 {
-		f.add("dig", bucket(float64(digits)/float64(letters+digits), 0.01, 0.1, 0.3, 0.6))
+	if m.letters+m.digits > 0 {
+		f.add("dig", bucket(float64(m.digits)/float64(m.letters+m.digits), 0.01, 0.1, 0.3, 0.6))
 	}
 	commas := strings.Count(s, ",")
 	f.add("commas", bucket(float64(commas), 1, 2, 4, 8))
-	if currency && hasPrice(s) {
+	if m.currency && hasPrice(s) {
 		f.add("price")
 	}
 	if len(f.title) > 0 && words > 0 && words <= 40 {
 		hits := 0
-		for _, w := range fields {
+		for _, w := range f.fields {
 			if f.title[normWord(w)] {
 				hits++
 			}
 		}
 		f.add("title", bucket(float64(hits)/float64(words), 0.01, 0.3, 0.6, 0.9))
 	}
-	if copyMark {
+	if m.copyMark {
 		f.add("sym", "copy")
 	}
-	if words <= 6 {
+}
+
+// addWords adds the block's words: each of a short block's, or a long
+// one's first; then its first 40 words and the pairs of them in a row.
+func (f *featurizer) addWords() {
+	fields := f.fields
+	if f.words <= 6 {
 		for _, w := range fields {
 			w = strings.ToLower(strings.Trim(w, ".,:;!?()[]\"'«»“”‘’-–—|/"))
 			if w != "" && utf8.RuneCountInString(w) <= 20 {
@@ -317,33 +368,21 @@ func (f *featurizer) features(n *html.Node, index int) []uint32 {
 	} else if len(fields) > 0 {
 		f.add("tw1", strings.ToLower(fields[0]))
 	}
-	{
-		prev := ""
-		for i, w := range fields {
-			if i == 40 {
-				break
-			}
-			w = normWord(w)
-			if w == "" || utf8.RuneCountInString(w) > 20 {
-				continue
-			}
-			f.add("bw", w)
-			if prev != "" {
-				f.add("bb", prev, w)
-			}
-			prev = w
+	prev := ""
+	for i, w := range fields {
+		if i == 40 {
+			break
 		}
+		w = normWord(w)
+		if w == "" || utf8.RuneCountInString(w) > 20 {
+			continue
+		}
+		f.add("bw", w)
+		if prev != "" {
+			f.add("bb", prev, w)
+		}
+		prev = w
 	}
-	// The block itself, then its ancestors: tags, class and id words,
-	// landmarks and the rules' hints. The ancestors' features are the same
-	// for every child of one parent, so they are computed once per parent.
-	f.element(n, 0, pt, nil)
-	if n == f.root || n.Parent == nil || n.Parent.Type != html.ElementNode {
-		f.add("depth", bucket(0, 4, 8, 12, 16, 24))
-		return f.out
-	}
-	f.out = append(f.out, f.above(n.Parent, pt)...)
-	return f.out
 }
 
 // element adds the features of a, d levels above the block (0: the block);

@@ -100,168 +100,226 @@ func Classify(doc *html.Node, u *url.URL) Page {
 	return page
 }
 
+// readFeatures reads the features of doc, at URL u (or nil), in one walk.
 func readFeatures(doc *html.Node, u *url.URL) *features {
-	f := &features{types: map[string]int{}}
-	if u != nil {
-		host := strings.ToLower(u.Hostname())
-		for _, w := range []string{"forum", "community", "discuss", "boards.", "bbs."} {
-			if strings.Contains(host, w) {
-				f.forumHost = true
-			}
-		}
-		for _, s := range strings.Split(strings.ToLower(u.Path), "/") {
-			if s != "" {
-				f.path = append(f.path, s)
-			}
-		}
-		f.query = u.RawQuery != ""
+	r := &pageReader{f: &features{types: map[string]int{}}, authorClass: map[string]bool{}}
+	r.f.readURL(u)
+	htmlnode.WalkAround(doc, r.enter, r.leave)
+	return r.f
+}
+
+// readURL reads the signals of the page's URL u, which may be nil: a
+// forum's host, the path's segments, a query.
+func (f *features) readURL(u *url.URL) {
+	if u == nil {
+		return
 	}
-	ldBlocks := 0
-	// Depths of the enclosing links, navigation, main content and lists,
-	// kept as the walk enters and leaves them.
-	var inLink, inChrome, inMain, inList int
-	authorClass := map[string]bool{}
-	enter := func(n *html.Node) bool {
-		switch n.Type {
-		case html.TextNode:
-			l := f.readText(n)
-			if inLink > 0 {
-				f.linkText += l
-			}
-			if inChrome > 0 {
-				f.chromeText += l
-			}
-			if inMain > 0 {
-				f.mainText += l
-			}
-			if inList > 0 {
-				f.listText += l
-			}
-			return false
-		case html.ElementNode:
-		default:
-			return true
+	host := strings.ToLower(u.Hostname())
+	for _, w := range []string{"forum", "community", "discuss", "boards.", "bbs."} {
+		if strings.Contains(host, w) {
+			f.forumHost = true
 		}
-		switch n.Data {
-		case "script":
-			if strings.EqualFold(strings.TrimSpace(htmlnode.Attr(n, "type")), "application/ld+json") && ldBlocks < maxLDBlocks && n.FirstChild != nil && len(n.FirstChild.Data) <= maxLDBytes {
-				ldBlocks++
-				f.readJSONLD(n.FirstChild.Data)
-			}
-			return false
-		case "style", "template", "noscript", "svg":
-			return false
-		case "meta":
-			if strings.EqualFold(htmlnode.Attr(n, "property"), "og:type") {
-				f.og = strings.ToLower(strings.TrimSpace(htmlnode.Attr(n, "content")))
-			}
-		case "section":
-			f.allSections++
-			if htmlnode.First(n, "h1", "h2", "h3", "h4") != nil {
-				f.sections++
-			}
-		case "h1":
-			f.h1++
-			f.headings++
-		case "h2", "h3", "h4":
-			f.headings++
-		case "time":
-			f.times++
-		case "p":
-			f.paras++
-			if l := htmlnode.TextLen(n); l >= proseMin {
-				f.prose += l
-				f.longParas++
-			}
-		case "pre":
-			f.code += htmlnode.TextLen(n)
-			f.pres++
-			return false
-		case "code", "kbd", "samp":
-			f.inlineCode++
-		case "form":
-			f.forms++
-		case "input", "select", "textarea":
-			if !strings.EqualFold(htmlnode.Attr(n, "type"), "hidden") {
-				f.inputs++
-			}
-		case "button":
-			f.buttons++
-		case "img", "picture":
-			f.images++
-		case "table":
-			f.tables++
-		case "li":
-			f.items++
-		case "article":
-			f.articles++
-		case "blockquote":
-			f.quotes++
-		case "dl":
-			f.dls++
+	}
+	for _, s := range strings.Split(strings.ToLower(u.Path), "/") {
+		if s != "" {
+			f.path = append(f.path, s)
 		}
-		switch partOf(n) {
-		case inLinkCtx:
-			inLink++
-			f.links++
-		case inChromeCtx:
-			inChrome++
-		case inMainCtx:
-			inMain++
-		case inListCtx:
-			inList++
-		}
-		if n.Data != "ul" && n.Data != "ol" && n.Data != "table" && n.Data != "tbody" && n.Data != "select" {
-			if c, ok := cardsIn(n); ok {
-				l := htmlnode.TextLen(n)
-				f.cards += l
-				f.cardLists++
-				f.cardRun = max(f.cardRun, c.run)
-				if c.dated {
-					f.datedCards += l
-				}
-				if c.priced {
-					f.pricedCards += l
-				}
-			}
-		}
-		if t := htmlnode.Attr(n, "itemtype"); t != "" {
-			for _, s := range strings.Fields(t) {
-				f.types[strings.ToLower(s[strings.LastIndexAny(s, "/#")+1:])]++
-			}
-		}
-		if ip := htmlnode.Attr(n, "itemprop"); ip == "author" || ip == "creator" {
-			f.authors++
-		} else if c := htmlnode.Attr(n, "class"); c != "" {
-			// Pages repeat their class names: each is read once.
-			author, ok := authorClass[c]
-			if !ok {
-				author = mayNameAuthor(c) && hasWord(n, authorWords)
-				authorClass[c] = author
-			}
-			if author {
-				f.authors++
-			}
-		}
+	}
+	f.query = u.RawQuery != ""
+}
+
+// pageReader is the walk that reads a page's features: what it has
+// counted, and where in the page it is.
+type pageReader struct {
+	f        *features
+	ldBlocks int // JSON-LD blocks read, up to maxLDBlocks
+	// depth holds, by partOf, the depths of the enclosing links,
+	// navigation, main content and lists, kept as the walk enters and
+	// leaves them.
+	depth [inListCtx + 1]int
+	// authorClass says of each class name read whether it names a
+	// post's author: pages repeat their class names, and each is read
+	// once.
+	authorClass map[string]bool
+}
+
+// enter reads node n as the walk enters it, and says whether the walk
+// goes into its children.
+func (r *pageReader) enter(n *html.Node) bool {
+	switch n.Type {
+	case html.TextNode:
+		r.measureText(n)
+		return false
+	case html.ElementNode:
+	default:
 		return true
 	}
-	leave := func(n *html.Node) {
-		if n.Type != html.ElementNode {
-			return
+	if !r.readElement(n) {
+		return false
+	}
+	part := partOf(n)
+	r.depth[part]++
+	if part == inLinkCtx {
+		r.f.links++
+	}
+	r.f.readCards(n)
+	r.f.readItemType(n)
+	r.readAuthor(n)
+	return true
+}
+
+// leave closes the part of the page element n opened.
+func (r *pageReader) leave(n *html.Node) {
+	if n.Type != html.ElementNode {
+		return
+	}
+	r.depth[partOf(n)]--
+}
+
+// measureText counts text node n's runes, and adds them to the parts of the
+// page it lies in.
+func (r *pageReader) measureText(n *html.Node) {
+	l := r.f.readText(n)
+	if r.depth[inLinkCtx] > 0 {
+		r.f.linkText += l
+	}
+	if r.depth[inChromeCtx] > 0 {
+		r.f.chromeText += l
+	}
+	if r.depth[inMainCtx] > 0 {
+		r.f.mainText += l
+	}
+	if r.depth[inListCtx] > 0 {
+		r.f.listText += l
+	}
+}
+
+// readElement counts element n by its name, and says whether the walk
+// goes on into it: not into scripts, which it reads the JSON-LD of,
+// styles and the like, nor preformatted code, which it counts whole.
+func (r *pageReader) readElement(n *html.Node) bool {
+	switch n.Data {
+	case "script":
+		if strings.EqualFold(strings.TrimSpace(htmlnode.Attr(n, "type")), "application/ld+json") && r.ldBlocks < maxLDBlocks && n.FirstChild != nil && len(n.FirstChild.Data) <= maxLDBytes {
+			r.ldBlocks++
+			r.f.readJSONLD(n.FirstChild.Data)
 		}
-		switch partOf(n) {
-		case inLinkCtx:
-			inLink--
-		case inChromeCtx:
-			inChrome--
-		case inMainCtx:
-			inMain--
-		case inListCtx:
-			inList--
+		return false
+	case "style", "template", "noscript", "svg":
+		return false
+	case "pre":
+		r.f.code += htmlnode.TextLen(n)
+		r.f.pres++
+		return false
+	}
+	r.f.countElement(n)
+	return true
+}
+
+// countElement counts element n among the kinds of element the
+// classifier weighs: headings, paragraphs, forms, images, tables, list
+// items and the like.
+func (f *features) countElement(n *html.Node) {
+	switch n.Data {
+	case "meta":
+		if strings.EqualFold(htmlnode.Attr(n, "property"), "og:type") {
+			f.og = strings.ToLower(strings.TrimSpace(htmlnode.Attr(n, "content")))
+		}
+	case "section":
+		f.allSections++
+		if htmlnode.First(n, "h1", "h2", "h3", "h4") != nil {
+			f.sections++
+		}
+	case "h1":
+		f.h1++
+		f.headings++
+	case "h2", "h3", "h4":
+		f.headings++
+	case "time":
+		f.times++
+	case "p":
+		f.paras++
+		if l := htmlnode.TextLen(n); l >= proseMin {
+			f.prose += l
+			f.longParas++
+		}
+	case "code", "kbd", "samp":
+		f.inlineCode++
+	case "form":
+		f.forms++
+	case "input", "select", "textarea":
+		if !strings.EqualFold(htmlnode.Attr(n, "type"), "hidden") {
+			f.inputs++
+		}
+	case "button":
+		f.buttons++
+	case "img", "picture":
+		f.images++
+	case "table":
+		f.tables++
+	case "li":
+		f.items++
+	case "article":
+		f.articles++
+	case "blockquote":
+		f.quotes++
+	case "dl":
+		f.dls++
+	}
+}
+
+// readCards counts the lists of cards element n holds, and the text of
+// those with dates and prices. Lists and tables are not read as cards:
+// their rows are items.
+func (f *features) readCards(n *html.Node) {
+	if n.Data == "ul" || n.Data == "ol" || n.Data == "table" || n.Data == "tbody" || n.Data == "select" {
+		return
+	}
+	c, ok := cardsIn(n)
+	if !ok {
+		return
+	}
+	l := htmlnode.TextLen(n)
+	f.cards += l
+	f.cardLists++
+	f.cardRun = max(f.cardRun, c.run)
+	if c.dated {
+		f.datedCards += l
+	}
+	if c.priced {
+		f.pricedCards += l
+	}
+}
+
+// readItemType counts the schema.org types element n's microdata
+// declares.
+func (f *features) readItemType(n *html.Node) {
+	if t := htmlnode.Attr(n, "itemtype"); t != "" {
+		for _, s := range strings.Fields(t) {
+			f.types[strings.ToLower(s[strings.LastIndexAny(s, "/#")+1:])]++
 		}
 	}
-	htmlnode.WalkAround(doc, enter, leave)
-	return f
+}
+
+// readAuthor counts element n if it is marked as a post's author, by its
+// microdata or by a class that names one.
+func (r *pageReader) readAuthor(n *html.Node) {
+	if ip := htmlnode.Attr(n, "itemprop"); ip == "author" || ip == "creator" {
+		r.f.authors++
+		return
+	}
+	c := htmlnode.Attr(n, "class")
+	if c == "" {
+		return
+	}
+	author, ok := r.authorClass[c]
+	if !ok {
+		author = mayNameAuthor(c) && hasWord(n, authorWords)
+		r.authorClass[c] = author
+	}
+	if author {
+		r.f.authors++
+	}
 }
 
 // The parts of a page the classifier measures the text of.
