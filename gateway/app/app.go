@@ -2,8 +2,9 @@
 // service in this process with an embedded NATS server for batches, or a
 // gateway of services running apart, joined by NATS. Open is the one
 // constructor; the CLI's fetch, serve and mcp commands and the benchmarks
-// only fill in a Config, and the doors (gRPC, MCP, the CLI) serve the
-// System it returns. It holds no service logic of its own.
+// only fill in a Config, and the doors (doors.Serve's gRPC, HTTP and MCP,
+// and the CLI) serve the System it returns. It holds no service logic of
+// its own.
 package app
 
 import (

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"distill.dev/gateway/app"
+	"distill.dev/gateway/doors"
 	"distill.dev/services/platform/envflag"
 )
 
@@ -77,7 +78,7 @@ func (b backend) start(ctx context.Context, g *globals) (service, func(error) er
 	if err != nil {
 		return nil, nil, closeWARC(err)
 	}
-	return serveAPI(g.logger(), sys), func(err error) error {
+	return doors.API(g.logger(), sys), func(err error) error {
 		// The WARC file closes after the system's Close has let the
 		// workers finish their exchanges.
 		_ = sys.Close()

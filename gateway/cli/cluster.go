@@ -131,12 +131,6 @@ func (f *clusterFlags) config(env *envflag.Env) (*app.ClusterConfig, error) {
 	}, nil
 }
 
-// serveAPI is the public API over sys, the one implementation behind
-// every door.
-func serveAPI(logger *slog.Logger, sys *app.System) *api.Server {
-	return api.New(logger, sys, api.WithSessionLimits(session.Config{Store: sys.Sessions()}))
-}
-
 // fetchService is what `distill fetch` needs: the API in this process, or a
 // gateway reached over gRPC with --server.
 type fetchService interface {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -16,7 +15,6 @@ import (
 
 	"distill.dev/gateway/app"
 	"distill.dev/gateway/host"
-	"distill.dev/gateway/host/llm"
 	"distill.dev/services/platform/envflag"
 )
 
@@ -60,7 +58,7 @@ func (f *hostFlags) enabled() bool { return f.policy != "" }
 // load reads the policy, so that a bad file stops the command before
 // anything starts.
 func (f *hostFlags) load(env *envflag.Env) (*host.Policies, error) {
-	ps, err := host.Open(f.policy, func(name string) (string, bool) { return env.Lookup(envflag.Var(name)) })
+	ps, err := host.OpenPolicies(f.policy, func(name string) (string, bool) { return env.Lookup(envflag.Var(name)) })
 	if err != nil {
 		// The file's fault, not the command line's: no usage hint.
 		return nil, err
@@ -68,37 +66,25 @@ func (f *hostFlags) load(env *envflag.Env) (*host.Policies, error) {
 	return ps, nil
 }
 
-// hostEngine builds host mode over sys: budgets, operations and approvals
-// in the cluster's key-value store, or, in a single binary, in the user's
-// host state folder (host.LocalStore), which every distill process of the
-// user shares; the provider the environment names (none: extract and
-// summarize are refused); reloads on SIGHUP until ctx ends. done lets the
-// store go.
+// hostEngine builds host mode over sys (host.Open): budgets, operations
+// and approvals in the cluster's key-value store, or, in a single binary,
+// in the user's host state folder (host.LocalStore), which every distill
+// process of the user shares; the provider the environment names (none:
+// extract and summarize are refused); reloads on SIGHUP until ctx ends.
+// done lets the store go.
 func hostEngine(ctx context.Context, logger *slog.Logger, env *envflag.Env, ps *host.Policies, sys *app.System, sf *serveFlags, hf *hostFlags) (engine *host.Engine, done func(), err error) {
 	js, storage, replicas, done, err := hostKeyValue(ctx, logger, sys, sf, hf)
 	if err != nil {
 		return nil, nil, err
 	}
-	var provider llm.Provider
-	cfg, err := llm.FromEnv(func(name string) (string, bool) { return env.Lookup(envflag.Var(name)) })
-	switch {
-	case errors.Is(err, llm.ErrNoProvider):
-		logger.Warn("host mode has no LLM provider: extract and summarize are refused", "hint", err.Error())
-	case err != nil:
+	provider, err := host.ProviderFromEnv(logger, func(name string) (string, bool) { return env.Lookup(envflag.Var(name)) })
+	if err != nil {
 		done()
 		return nil, nil, usageError{err}
-	default:
-		if provider, err = llm.New(cfg); err != nil {
-			done()
-			return nil, nil, usageError{err}
-		}
-		logger.Info("host mode LLM provider", "provider", provider.Name())
 	}
-	ps.ReloadOnHangup(ctx, logger)
-	budgets := host.NewBudgets(js, host.WithStorage(storage, replicas))
-	ops := host.NewOperations(js, host.WithStorage(storage, replicas))
-	approvals := host.NewApprovals(js, host.WithStorage(storage, replicas))
-	return host.NewEngine(logger, ps, budgets, sys, host.EngineConfig{Provider: provider, AllowLocal: sf.allowLocal, Operations: ops, Approvals: approvals}), done, nil
+	return host.Open(ctx, logger, host.Config{
+		Policies: ps, Pages: sys, KeyValue: js, Storage: storage, Replicas: replicas, Provider: provider, AllowLocal: sf.allowLocal,
+	}), done, nil
 }
 
 // hostKeyValue is where host mode's records live: the cluster's key-value

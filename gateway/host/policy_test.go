@@ -166,7 +166,7 @@ func TestReloadOnHangup(t *testing.T) {
 		}
 	}
 	write("actors: {default: {allowed_hosts: [a.example]}}")
-	ps, err := Open(path, env(nil))
+	ps, err := OpenPolicies(path, env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,8 @@ type Policies struct {
 	watches []func(*Policy)
 }
 
-// Open loads the policy at path.
-func Open(path string, lookup func(string) (string, bool)) (*Policies, error) {
+// OpenPolicies loads the policy at path.
+func OpenPolicies(path string, lookup func(string) (string, bool)) (*Policies, error) {
 	p, err := Load(path, lookup)
 	if err != nil {
 		return nil, err

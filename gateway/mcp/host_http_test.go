@@ -65,7 +65,7 @@ func hostHTTP(t *testing.T, token string, require bool) (endpoint, siteURL, poli
 	policyPath = filepath.Join(t.TempDir(), "policy.yaml")
 	hostPolicyFile(t, policyPath, siteURL, "")
 	env := map[string]string{"TEAM_A_TOKEN": hostTeamAToken, "TEAM_B_TOKEN": hostTeamBToken}
-	ps, err := host.Open(policyPath, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	ps, err := host.OpenPolicies(policyPath, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
