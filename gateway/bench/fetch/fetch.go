@@ -58,54 +58,16 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) er
 		return err
 	}
 	defer func() { _ = a.Close() }()
-
-	conc := int32(cfg.Concurrency)
-	opts := &distillv1.FetchOptions{
-		AllowLocal: true,
-		Js:         distillv1.JsMode_JS_MODE_OFF,
-		NoCache:    true,
-		// One loopback host stands for many real ones: the per-host limit
-		// would otherwise measure itself, not the queue.
-		PerHostConcurrency: &conc,
-		Concurrency:        &conc,
-	}
-	modes := []mode{
-		{"fan-out", func(ctx context.Context, urls []string) (int, string, error) {
-			return fanOut(ctx, a, urls, opts)
-		}},
-		{"direct", func(ctx context.Context, urls []string) (int, string, error) {
-			return direct(ctx, a, urls, opts, cfg.Concurrency)
-		}},
-	}
+	modes := modes(a, cfg.Concurrency)
 
 	fmt.Fprintf(out, "bench-fetch: %d pages (avg %.1f KiB) on %s, concurrency %d, %d rounds after a warm-up\n\n",
 		cfg.Count, float64(avgSize)/1024, srv.URL, cfg.Concurrency, cfg.Rounds)
 	fmt.Fprintf(out, "%-8s %-8s %9s %9s %13s\n", "round", "mode", "seconds", "URLs/s", "CPU ms/URL")
-	var wallRatios, cpuRatios, fanRates, directRates []float64
+	var t totals
 	for round := 0; round <= cfg.Rounds; round++ {
-		var wall, cpu [2]time.Duration
-		for k, m := range modes {
-			// Fresh URLs each round and mode keep any cache or connection
-			// reuse keyed on the URL from favouring one side.
-			urls := make([]string, cfg.Count)
-			for i := range urls {
-				urls[i] = fmt.Sprintf("%s/articles/%d?round=%d&mode=%s", srv.URL, i, round, m.name)
-			}
-			startCPU, start := cpuTime(), time.Now()
-			failed, firstErr, err := m.run(ctx, urls)
-			wall[k], cpu[k] = time.Since(start), cpuTime()-startCPU
-			if err != nil {
-				return fmt.Errorf("%s round %d: %w", m.name, round, err)
-			}
-			if failed > 0 {
-				return fmt.Errorf("%s round %d: %d of %d URLs failed, first: %s", m.name, round, failed, len(urls), firstErr)
-			}
-			label := "warm-up"
-			if round > 0 {
-				label = fmt.Sprint(round)
-			}
-			fmt.Fprintf(out, "%-8s %-8s %9.3f %9.1f %13.3f\n", label, m.name, wall[k].Seconds(),
-				float64(len(urls))/wall[k].Seconds(), float64(cpu[k].Microseconds())/1000/float64(len(urls)))
+		wall, cpu, err := runRound(ctx, out, modes, srv.URL, cfg.Count, round)
+		if err != nil {
+			return err
 		}
 		if round == 0 {
 			if cfg.CPUProfile != "" {
@@ -117,23 +79,92 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) er
 			}
 			continue
 		}
-		fanRates = append(fanRates, float64(cfg.Count)/wall[0].Seconds())
-		directRates = append(directRates, float64(cfg.Count)/wall[1].Seconds())
-		// Each round's modes ran back to back, so their ratio cancels most
-		// of what a shared machine's load does to both.
-		wallRatios = append(wallRatios, wall[0].Seconds()/wall[1].Seconds())
-		if cpu[1] > 0 {
-			cpuRatios = append(cpuRatios, cpu[0].Seconds()/cpu[1].Seconds())
-		}
+		t.add(cfg.Count, wall, cpu)
 	}
+	t.write(out)
+	return nil
+}
 
-	fmt.Fprintf(out, "\nmedian URLs/s: fan-out %.1f, direct %.1f\n", median(fanRates), median(directRates))
-	fmt.Fprintf(out, "fan-out overhead, median of per-round ratios (goal under 15%%): wall time %+.1f%%", (median(wallRatios)-1)*100)
-	if len(cpuRatios) > 0 {
-		fmt.Fprintf(out, ", CPU time %+.1f%%", (median(cpuRatios)-1)*100)
+// modes are the two ways a round is distilled, fan-out first: a batch over
+// the queue, and the pipeline called from concurrency goroutines, with the
+// same options.
+func modes(a *app.System, concurrency int) []mode {
+	conc := int32(concurrency)
+	opts := &distillv1.FetchOptions{
+		AllowLocal: true,
+		Js:         distillv1.JsMode_JS_MODE_OFF,
+		NoCache:    true,
+		// One loopback host stands for many real ones: the per-host limit
+		// would otherwise measure itself, not the queue.
+		PerHostConcurrency: &conc,
+		Concurrency:        &conc,
+	}
+	return []mode{
+		{"fan-out", func(ctx context.Context, urls []string) (int, string, error) {
+			return fanOut(ctx, a, urls, opts)
+		}},
+		{"direct", func(ctx context.Context, urls []string) (int, string, error) {
+			return direct(ctx, a, urls, opts, concurrency)
+		}},
+	}
+}
+
+// runRound distills count pages of base with each mode in turn, writes a
+// line for each, and returns their wall and CPU times in the modes' order.
+// Round 0 is the warm-up. A failed URL fails the run.
+func runRound(ctx context.Context, out io.Writer, modes []mode, base string, count, round int) (wall, cpu [2]time.Duration, err error) {
+	for k, m := range modes {
+		// Fresh URLs each round and mode keep any cache or connection
+		// reuse keyed on the URL from favouring one side.
+		urls := make([]string, count)
+		for i := range urls {
+			urls[i] = fmt.Sprintf("%s/articles/%d?round=%d&mode=%s", base, i, round, m.name)
+		}
+		startCPU, start := cpuTime(), time.Now()
+		failed, firstErr, err := m.run(ctx, urls)
+		wall[k], cpu[k] = time.Since(start), cpuTime()-startCPU
+		if err != nil {
+			return wall, cpu, fmt.Errorf("%s round %d: %w", m.name, round, err)
+		}
+		if failed > 0 {
+			return wall, cpu, fmt.Errorf("%s round %d: %d of %d URLs failed, first: %s", m.name, round, failed, len(urls), firstErr)
+		}
+		label := "warm-up"
+		if round > 0 {
+			label = fmt.Sprint(round)
+		}
+		fmt.Fprintf(out, "%-8s %-8s %9.3f %9.1f %13.3f\n", label, m.name, wall[k].Seconds(),
+			float64(len(urls))/wall[k].Seconds(), float64(cpu[k].Microseconds())/1000/float64(len(urls)))
+	}
+	return wall, cpu, nil
+}
+
+// totals gathers the measured rounds' figures, whose medians the summary
+// reports.
+type totals struct {
+	wallRatios, cpuRatios, fanRates, directRates []float64
+}
+
+// add records one measured round of count pages, fan-out's times first.
+func (t *totals) add(count int, wall, cpu [2]time.Duration) {
+	t.fanRates = append(t.fanRates, float64(count)/wall[0].Seconds())
+	t.directRates = append(t.directRates, float64(count)/wall[1].Seconds())
+	// Each round's modes ran back to back, so their ratio cancels most
+	// of what a shared machine's load does to both.
+	t.wallRatios = append(t.wallRatios, wall[0].Seconds()/wall[1].Seconds())
+	if cpu[1] > 0 {
+		t.cpuRatios = append(t.cpuRatios, cpu[0].Seconds()/cpu[1].Seconds())
+	}
+}
+
+// write writes the summary: the median rates and fan-out's overhead.
+func (t *totals) write(out io.Writer) {
+	fmt.Fprintf(out, "\nmedian URLs/s: fan-out %.1f, direct %.1f\n", median(t.fanRates), median(t.directRates))
+	fmt.Fprintf(out, "fan-out overhead, median of per-round ratios (goal under 15%%): wall time %+.1f%%", (median(t.wallRatios)-1)*100)
+	if len(t.cpuRatios) > 0 {
+		fmt.Fprintf(out, ", CPU time %+.1f%%", (median(t.cpuRatios)-1)*100)
 	}
 	fmt.Fprintln(out)
-	return nil
 }
 
 func startProfile(path string) (stop func(), err error) {
