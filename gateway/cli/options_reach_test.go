@@ -120,6 +120,15 @@ var fetchOptionsReach = map[protoreflect.Name]reach{
 	// The HTTP doors'.
 	"keep_page": {internal: "the Firecrawl API's html, rawHtml and images in batches and crawls: the page travels back from the worker that read it"},
 	"headers":   {internal: "the Firecrawl API's headers option; the CLI and MCP send distill's own headers"},
+	// The page parts the extractor now reads from its one parse. Today
+	// they reach the Firecrawl API and gRPC only; the CLI flag and the
+	// MCP parameter are owed (issue 26), and this list says so until then.
+	"include_tags":  {internal: "the Firecrawl API's includeTags, and gRPC; not yet a CLI flag or MCP parameter (issue 26)"},
+	"exclude_tags":  {internal: "the Firecrawl API's excludeTags, and gRPC; not yet a CLI flag or MCP parameter (issue 26)"},
+	"raw_html":      {internal: "the Firecrawl API's rawHtml, and gRPC; not yet a CLI flag or MCP parameter (issue 26)"},
+	"clean_html":    {internal: "the Firecrawl API's html, and gRPC; not yet a CLI flag or MCP parameter (issue 26)"},
+	"images":        {internal: "the Firecrawl API's images, and gRPC; not yet a CLI flag or MCP parameter (issue 26)"},
+	"head_metadata": {internal: "the Firecrawl API's metadata, and gRPC; not yet a CLI flag or MCP parameter (issue 26)"},
 }
 
 // fieldsValue is FetchOptions.fields holding fs, as reflection reads it.
