@@ -157,36 +157,18 @@ func page(i, n int) []byte {
 // in this process, with clusters of each size in cfg.Fetchers, and with
 // the peers, one after another, writing a line of figures for each.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
-	if cfg.Hosts < 1 || cfg.Hosts > 250 || cfg.Pages < 2 || cfg.Concurrency < 1 {
-		return errors.New("hosts must be 1 to 250, pages at least 2 and concurrency at least 1")
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return err
 	}
-	if cfg.Depth == 0 {
-		cfg.Depth = 10
-	}
-	if cfg.SlowEvery <= 0 {
-		cfg.SlowEvery = 10
-	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = cfg.Concurrency * cfg.Hosts
-	}
-	var sites []*site
+	sites, err := serveSites(cfg)
 	defer func() {
 		for _, s := range sites {
 			_ = s.srv.Close()
 		}
 	}()
-	for h := range cfg.Hosts {
-		lis, err := arrivals.Listen(fmt.Sprintf("127.0.0.%d:0", h+1))
-		if err != nil {
-			return fmt.Errorf("listen on 127.0.0.%d (loopback aliases are needed): %w", h+1, err)
-		}
-		s := &site{host: lis.Addr().String(), pages: cfg.Pages, slow: cfg.Slow, every: cfg.SlowEvery, hits: map[string]int{}}
-		if h == 0 {
-			s.delay = cfg.CrawlDelay
-		}
-		s.srv = arrivals.Server(s)
-		go func() { _ = s.srv.Serve(lis) }()
-		sites = append(sites, s)
+	if err != nil {
+		return err
 	}
 	starts := make([]string, len(sites))
 	for i, s := range sites {
@@ -197,10 +179,6 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		cfg.Hosts, cfg.Pages, cfg.Concurrency, cfg.Delay, cfg.CrawlDelay, cfg.SlowEvery, cfg.Slow, cfg.Depth, cfg.Workers, runtime.NumCPU())
 	fmt.Fprintf(out, "%-26s %8s %9s %8s %9s %11s %10s %6s %6s\n", "crawler", "pages", "seconds", "pages/s", "floor s", "max/window", "closest", "dup", "robots")
 
-	type crawler struct {
-		name string
-		run  func(ctx context.Context) (int, error)
-	}
 	// Every crawler runs in processes of its own, so that this one only
 	// serves the sites.
 	bin, err := os.MkdirTemp("", "distill-bench-crawl-")
@@ -216,6 +194,64 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err := localcluster.Build(cfg.Root, bin, names...); err != nil {
 		return err
 	}
+	for _, c := range crawlers(cfg, bin, starts) {
+		if err := measure(ctx, cfg, c, sites, out); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out, "floor s: the crawler's own requests to its busiest host, one delay (or Crawl-delay) apart, take at least this long. max/window: the most requests any host saw within its delay (Crawl-delay on host 1); it must be 1. closest: the two closest requests to one host. dup: requests for a path already served (tracking parameters, fragments, redirects); it must be 0. robots: the most times one host's robots.txt was read.")
+	fmt.Fprintln(out, "requests are timed by the kernel as they arrive, not when a handler gets to run")
+	return nil
+}
+
+// withDefaults checks cfg and fills in the defaults its fields document.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Hosts < 1 || cfg.Hosts > 250 || cfg.Pages < 2 || cfg.Concurrency < 1 {
+		return cfg, errors.New("hosts must be 1 to 250, pages at least 2 and concurrency at least 1")
+	}
+	if cfg.Depth == 0 {
+		cfg.Depth = 10
+	}
+	if cfg.SlowEvery <= 0 {
+		cfg.SlowEvery = 10
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = cfg.Concurrency * cfg.Hosts
+	}
+	return cfg, nil
+}
+
+// serveSites serves a generated site on each host, 127.0.0.1 and up, the
+// first asking for cfg.CrawlDelay. It returns the sites it started even
+// when a later one fails, for the caller to close.
+func serveSites(cfg Config) ([]*site, error) {
+	var sites []*site
+	for h := range cfg.Hosts {
+		lis, err := arrivals.Listen(fmt.Sprintf("127.0.0.%d:0", h+1))
+		if err != nil {
+			return sites, fmt.Errorf("listen on 127.0.0.%d (loopback aliases are needed): %w", h+1, err)
+		}
+		s := &site{host: lis.Addr().String(), pages: cfg.Pages, slow: cfg.Slow, every: cfg.SlowEvery, hits: map[string]int{}}
+		if h == 0 {
+			s.delay = cfg.CrawlDelay
+		}
+		s.srv = arrivals.Server(s)
+		go func() { _ = s.srv.Serve(lis) }()
+		sites = append(sites, s)
+	}
+	return sites, nil
+}
+
+// crawler is one row of the report: a name and a crawl of every start
+// page that returns the pages it found.
+type crawler struct {
+	name string
+	run  func(ctx context.Context) (int, error)
+}
+
+// crawlers are the crawls cfg asks for, in the report's order: distill in
+// one process, the clusters, then the peers. bin holds distill's binaries.
+func crawlers(cfg Config, bin string, starts []string) []crawler {
 	crawlers := []crawler{{"distill (single binary)", func(ctx context.Context) (int, error) {
 		return crawlSingleBinary(ctx, cfg, bin, starts)
 	}}}
@@ -236,65 +272,86 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 			crawler{"colly v2, 1 per host", func(ctx context.Context) (int, error) { return crawlColly(ctx, cfg, bin, 1, starts) }},
 			crawler{"crawlee CheerioCrawler", func(ctx context.Context) (int, error) { return crawlCrawlee(ctx, cfg, starts) }})
 	}
+	return crawlers
+}
 
-	for _, c := range crawlers {
-		for _, s := range sites {
-			s.reset()
-		}
-		began := time.Now()
-		pages, err := c.run(ctx)
-		took := time.Since(began)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			fmt.Fprintf(out, "%-26s failed: %v\n", c.name, err)
-			continue
-		}
-		var dups, worst, robots int
-		var violations []string
-		var floor time.Duration
-		var busiest []time.Time
-		var busiestHost string
-		closest := time.Duration(1<<63 - 1)
-		for _, s := range sites {
-			window := max(cfg.Delay, s.delay)
-			s.mu.Lock()
-			// The crawl's own requests to this host, a window apart, take
-			// at least this long: no polite crawler making them is faster.
-			if f := time.Duration(max(len(s.at)-1, 0)) * window; f > floor || busiest == nil {
-				floor, busiest, busiestHost = f, slices.Clone(s.at), s.host
-			}
-			robots = max(robots, s.hits["/robots.txt"])
-			var twice []string
-			for path, n := range s.hits {
-				if n > 1 && path != "/robots.txt" {
-					dups += n - 1
-					twice = append(twice, path)
-				}
-			}
-			if len(twice) > 0 && len(twice) <= 5 {
-				slices.Sort(twice)
-				violations = append(violations, fmt.Sprintf("%s: read more than once: %s", s.host, strings.Join(twice, " ")))
-			}
-			most, near, pair := maxInWindow(s.at, s.path, window)
-			s.mu.Unlock()
-			if most > 1 {
-				violations = append(violations, fmt.Sprintf("%s: closest pair within a window: %s %v apart (window %v)", s.host, pair, near.Round(100*time.Microsecond), window))
-			}
-			worst, closest = max(worst, most), min(closest, near)
-		}
-		fmt.Fprintf(out, "%-26s %8d %9.2f %8.1f %9.2f %11d %10v %6d %6d\n", c.name, pages, took.Seconds(), float64(pages)/took.Seconds(), floor.Seconds(), worst, closest.Round(100*time.Microsecond), dups, robots)
-		for _, v := range violations {
-			fmt.Fprintf(out, "%-26s %s\n", "", v)
-		}
-		if cfg.Gaps {
-			fmt.Fprintf(out, "%-26s %s\n", "", gaps(busiestHost, busiest))
-		}
+// measure runs one crawler on the freshly reset sites and writes its row:
+// its figures, then what the sites saw that it must not do. A crawl that
+// fails gets a line saying so; only the context's end stops the run.
+func measure(ctx context.Context, cfg Config, c crawler, sites []*site, out io.Writer) error {
+	for _, s := range sites {
+		s.reset()
 	}
-	fmt.Fprintln(out, "floor s: the crawler's own requests to its busiest host, one delay (or Crawl-delay) apart, take at least this long. max/window: the most requests any host saw within its delay (Crawl-delay on host 1); it must be 1. closest: the two closest requests to one host. dup: requests for a path already served (tracking parameters, fragments, redirects); it must be 0. robots: the most times one host's robots.txt was read.")
-	fmt.Fprintln(out, "requests are timed by the kernel as they arrive, not when a handler gets to run")
+	began := time.Now()
+	pages, err := c.run(ctx)
+	took := time.Since(began)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		fmt.Fprintf(out, "%-26s failed: %v\n", c.name, err)
+		return nil
+	}
+	t := score(cfg, sites)
+	fmt.Fprintf(out, "%-26s %8d %9.2f %8.1f %9.2f %11d %10v %6d %6d\n", c.name, pages, took.Seconds(), float64(pages)/took.Seconds(), t.floor.Seconds(), t.worst, t.closest.Round(100*time.Microsecond), t.dups, t.robots)
+	for _, v := range t.violations {
+		fmt.Fprintf(out, "%-26s %s\n", "", v)
+	}
+	if cfg.Gaps {
+		fmt.Fprintf(out, "%-26s %s\n", "", gaps(t.busiestHost, t.busiest))
+	}
 	return nil
+}
+
+// tally is what the sites saw of one crawl.
+type tally struct {
+	// dups are requests for a path already served; worst is the most
+	// requests a host saw within its window; robots the most reads of
+	// one host's robots.txt.
+	dups, worst, robots int
+	// violations say, per host, which paths were read twice and which
+	// two requests came closest within a window.
+	violations []string
+	// floor is how long the crawl's requests to its busiest host take at
+	// least, a window apart; busiest are their arrivals.
+	floor       time.Duration
+	busiest     []time.Time
+	busiestHost string
+	// closest is the shortest time between two requests to one host.
+	closest time.Duration
+}
+
+// score reads what every site saw of the crawl that just ran.
+func score(cfg Config, sites []*site) tally {
+	t := tally{closest: time.Duration(1<<63 - 1)}
+	for _, s := range sites {
+		window := max(cfg.Delay, s.delay)
+		s.mu.Lock()
+		// The crawl's own requests to this host, a window apart, take
+		// at least this long: no polite crawler making them is faster.
+		if f := time.Duration(max(len(s.at)-1, 0)) * window; f > t.floor || t.busiest == nil {
+			t.floor, t.busiest, t.busiestHost = f, slices.Clone(s.at), s.host
+		}
+		t.robots = max(t.robots, s.hits["/robots.txt"])
+		var twice []string
+		for path, n := range s.hits {
+			if n > 1 && path != "/robots.txt" {
+				t.dups += n - 1
+				twice = append(twice, path)
+			}
+		}
+		if len(twice) > 0 && len(twice) <= 5 {
+			slices.Sort(twice)
+			t.violations = append(t.violations, fmt.Sprintf("%s: read more than once: %s", s.host, strings.Join(twice, " ")))
+		}
+		most, near, pair := maxInWindow(s.at, s.path, window)
+		s.mu.Unlock()
+		if most > 1 {
+			t.violations = append(t.violations, fmt.Sprintf("%s: closest pair within a window: %s %v apart (window %v)", s.host, pair, near.Round(100*time.Microsecond), window))
+		}
+		t.worst, t.closest = max(t.worst, most), min(t.closest, near)
+	}
+	return t
 }
 
 func (s *site) reset() {

@@ -69,10 +69,65 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) er
 		return err
 	}
 	defer func() { _ = sys.Close() }()
-
-	grpcLis, err := net.Listen("tcp", "127.0.0.1:0")
+	d, err := openDoors(ctx, logger, sys, cfg.Concurrency)
+	defer d.close()
 	if err != nil {
 		return err
+	}
+	conn, err := grpc.NewClient(d.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	grpcClient := distillv1.NewDistillServiceClient(conn)
+
+	fmt.Fprintf(out, "bench-http: %d scrapes per API and round (avg page %.1f KiB) from %s, %d in flight, %d rounds after %d warm-up scrapes each\n",
+		cfg.Count, float64(avgSize)/1024, pages.URL, cfg.Concurrency, cfg.Rounds, cfg.Warmup)
+	fmt.Fprintln(out, "one distill in this process serves both; the SDK runs under Node, the gRPC client in this process")
+	fmt.Fprintf(out, "\n%-5s %-28s %9s %9s %9s %9s %7s\n", "round", "client", "seconds", "req/s", "p50 ms", "p95 ms", "failed")
+
+	clients := []client{
+		{"Firecrawl JS SDK over HTTP", "sdk", func(list []string) (*result, error) {
+			return runSDK(ctx, cfg.SDKDir, "http://"+d.httpAddr, list, cfg.Concurrency)
+		}},
+		{"gRPC DistillService.Fetch", "grpc", func(list []string) (*result, error) {
+			return runGRPC(ctx, grpcClient, list, cfg.Concurrency), nil
+		}},
+	}
+	for _, c := range clients {
+		if cfg.Warmup > 0 {
+			if _, err := c.run(clientURLs(pages.URL, c.short+"-warmup", cfg.Count, cfg.Warmup)); err != nil {
+				return fmt.Errorf("%s warm-up: %w", c.name, err)
+			}
+		}
+	}
+	rates, p95s, err := measureRounds(out, clients, cfg, pages.URL)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	for k, c := range clients {
+		fmt.Fprintf(out, "median of %d rounds: %-28s %8.1f req/s, p95 %.1f ms\n", cfg.Rounds, c.name, median(rates[k]), median(p95s[k]))
+	}
+	return nil
+}
+
+// doors are distill's gRPC and Firecrawl-compatible HTTP APIs, each on a
+// loopback port of its own, over one system.
+type doors struct {
+	grpcAddr, httpAddr string
+	// closers stop what openDoors started, in the order it started them.
+	closers []func()
+}
+
+// openDoors serves sys's gRPC API and its Firecrawl-compatible HTTP API,
+// which lets 4*concurrency requests in at once. On an error it returns
+// what it started, for close.
+func openDoors(ctx context.Context, logger *slog.Logger, sys *app.System, concurrency int) (*doors, error) {
+	d := &doors{}
+	grpcLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return d, err
 	}
 	gsrv := grpcserve.New(logger, func(s *grpc.Server) {
 		distillv1.RegisterDistillServiceServer(s, api.New(logger, sys))
@@ -80,73 +135,65 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) er
 	gctx, stopGRPC := context.WithCancel(ctx)
 	grpcDone := make(chan error, 1)
 	go func() { grpcDone <- gsrv.Serve(gctx, grpcLis) }()
-	defer func() {
+	d.grpcAddr = grpcLis.Addr().String()
+	d.closers = append(d.closers, func() {
 		stopGRPC()
 		<-grpcDone
-	}()
+	})
 
-	fc := firecrawl.New(logger, sys, firecrawl.Config{AllowLocal: true, MaxInFlight: 4 * cfg.Concurrency})
-	defer fc.Close()
+	fc := firecrawl.New(logger, sys, firecrawl.Config{AllowLocal: true, MaxInFlight: 4 * concurrency})
+	d.closers = append(d.closers, fc.Close)
 	httpLis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return d, err
 	}
 	hsrv := &http.Server{Handler: fc.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hsrv.Serve(httpLis) }()
-	defer func() { _ = hsrv.Close() }()
+	d.httpAddr = httpLis.Addr().String()
+	d.closers = append(d.closers, func() { _ = hsrv.Close() })
+	return d, nil
+}
 
-	conn, err := grpc.NewClient(grpcLis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return err
+// close stops the doors, the last started first.
+func (d *doors) close() {
+	for _, c := range slices.Backward(d.closers) {
+		c()
 	}
-	defer conn.Close()
-	client := distillv1.NewDistillServiceClient(conn)
+}
 
-	fmt.Fprintf(out, "bench-http: %d scrapes per API and round (avg page %.1f KiB) from %s, %d in flight, %d rounds after %d warm-up scrapes each\n",
-		cfg.Count, float64(avgSize)/1024, pages.URL, cfg.Concurrency, cfg.Rounds, cfg.Warmup)
-	fmt.Fprintln(out, "one distill in this process serves both; the SDK runs under Node, the gRPC client in this process")
-	fmt.Fprintf(out, "\n%-5s %-28s %9s %9s %9s %9s %7s\n", "round", "client", "seconds", "req/s", "p50 ms", "p95 ms", "failed")
+// client is one way of scraping a list of URLs: name is its report's,
+// short goes into its URLs.
+type client struct {
+	name, short string
+	run         func([]string) (*result, error)
+}
 
-	// Each client gets URLs of its own (a query names it), so neither is
-	// answered from what the other put in the fetch cache.
-	urls := func(who string, from, n int) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = fmt.Sprintf("%s/articles/%d?via=%s", pages.URL, from+i, who)
-		}
-		return out
+// clientURLs are n of the pages served at base, from page from on, for
+// the client who: each client gets URLs of its own (a query names it), so
+// neither is answered from what the other put in the fetch cache.
+func clientURLs(base, who string, from, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s/articles/%d?via=%s", base, from+i, who)
 	}
-	sdk := func(list []string) (*result, error) {
-		return runSDK(ctx, cfg.SDKDir, "http://"+httpLis.Addr().String(), list, cfg.Concurrency)
-	}
-	viaGRPC := func(list []string) (*result, error) {
-		return runGRPC(ctx, client, list, cfg.Concurrency), nil
-	}
-	clients := []struct {
-		name, short string
-		run         func([]string) (*result, error)
-	}{
-		{"Firecrawl JS SDK over HTTP", "sdk", sdk},
-		{"gRPC DistillService.Fetch", "grpc", viaGRPC},
-	}
-	for _, c := range clients {
-		if cfg.Warmup > 0 {
-			if _, err := c.run(urls(c.short+"-warmup", cfg.Count, cfg.Warmup)); err != nil {
-				return fmt.Errorf("%s warm-up: %w", c.name, err)
-			}
-		}
-	}
-	rates := make([][]float64, len(clients))
-	p95s := make([][]float64, len(clients))
+	return out
+}
+
+// measureRounds runs cfg.Rounds measured rounds of every client on the
+// pages at base, writing a line for each, and returns each client's rates
+// and p95 latencies, one a round, in the clients' order.
+func measureRounds(out io.Writer, clients []client, cfg Config, base string) (rates, p95s [][]float64, err error) {
+	rates = make([][]float64, len(clients))
+	p95s = make([][]float64, len(clients))
 	for round := range cfg.Rounds {
 		// Each round swaps which client goes first, so that a machine
 		// growing busier or quieter falls on both.
 		for k := range clients {
 			c := clients[(k+round)%len(clients)]
 			idx := (k + round) % len(clients)
-			r, err := c.run(urls(fmt.Sprintf("%s-%d", c.short, round), 0, cfg.Count))
+			r, err := c.run(clientURLs(base, fmt.Sprintf("%s-%d", c.short, round), 0, cfg.Count))
 			if err != nil {
-				return fmt.Errorf("%s: %w", c.name, err)
+				return nil, nil, fmt.Errorf("%s: %w", c.name, err)
 			}
 			rate, p95 := float64(cfg.Count)/r.elapsed.Seconds(), ms(percentile(r.latencies, 95))
 			rates[idx], p95s[idx] = append(rates[idx], rate), append(p95s[idx], p95)
@@ -157,11 +204,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) er
 			}
 		}
 	}
-	fmt.Fprintln(out)
-	for k, c := range clients {
-		fmt.Fprintf(out, "median of %d rounds: %-28s %8.1f req/s, p95 %.1f ms\n", cfg.Rounds, c.name, median(rates[k]), median(p95s[k]))
-	}
-	return nil
+	return rates, p95s, nil
 }
 
 // runGRPC fetches urls through the gRPC API with the options the

@@ -207,85 +207,14 @@ func Start(bin, natsDir string, o Options) (c *Cluster, err error) {
 			c.Stop()
 		}
 	}()
-	port := func() string {
-		addr, perr := FreePort()
-		if perr != nil && err == nil {
-			err = perr
-		}
-		return addr
-	}
-	c.NATS = &Proc{Name: "nats-server", Addr: port(), bin: bin}
-	host, natsPort, _ := net.SplitHostPort(c.NATS.Addr)
-	c.NATS.Args = []string{"-a", host, "-p", natsPort, "-js", "-sd", natsDir}
-	if err := c.NATS.Start(); err != nil {
+	ports := &portPicker{}
+	if err := c.startNATS(ports, natsDir); err != nil {
 		return c, err
 	}
-	if err := c.WaitNATS(); err != nil {
-		return c, err
-	}
-	natsURL := "nats://" + c.NATS.Addr
-	c.Extractor = &Proc{Name: "extractor", Addr: port(), Env: o.Env, bin: bin}
-	c.Extractor.Args = []string{"-listen", c.Extractor.Addr}
-	starting := []*Proc{c.Extractor}
-	rendererAddr := ""
-	if !o.NoRenderer {
-		c.Renderer = &Proc{Name: "renderer", Addr: port(), Env: o.Env, bin: bin}
-		c.Renderer.Args = []string{"-listen", c.Renderer.Addr, "-max-pages", "2"}
-		rendererAddr = c.Renderer.Addr
-		starting = append(starting, c.Renderer)
-	}
-	ackWait := o.AckWait
-	if ackWait == 0 {
-		ackWait = 3 * time.Second
-	}
-	workers := o.Workers
-	if workers == 0 {
-		workers = 8
-	}
-	logLevel := o.LogLevel
-	if logLevel == "" {
-		logLevel = "debug"
-	}
-	for range max(o.Fetchers, 1) {
-		f := &Proc{Name: "fetcher", Addr: port(), Env: o.Env, bin: bin}
-		f.Args = []string{"-listen", f.Addr, "-nats", natsURL, "-extractor", c.Extractor.Addr, "-renderer", rendererAddr,
-			"-no-cache", "-workers", fmt.Sprint(workers), "-ack-wait", ackWait.String(), "-log-level", logLevel}
-		c.Fetchers = append(c.Fetchers, f)
-		starting = append(starting, f)
-	}
-	for range max(o.Gateways, 1) {
-		g := &Proc{Name: "distill", Addr: port(), Env: append([]string{"DISTILL_SESSION_KEY=" + SessionKey}, o.Env...), bin: bin}
-		g.Args = []string{"serve", "--cluster", "--listen", g.Addr, "--nats", natsURL, "--fetcher", c.Fetchers[0].Addr,
-			"--extractor", c.Extractor.Addr, "--renderer", rendererAddr, "--log-level", "info"}
-		if o.HTTP {
-			g.HTTPAddr = port()
-			g.Args = append(g.Args, "--http", g.HTTPAddr)
-		}
-		c.Gateways = append(c.Gateways, g)
-		starting = append(starting, g)
-	}
-	if err != nil {
-		return c, err
-	}
-	for _, p := range starting {
-		if p != c.Extractor && !slices.Contains(o.NoAllowLocal, p.Name) {
-			flag := "-allow-local"
-			if p.Name == "distill" {
-				flag = "--allow-local"
-			}
-			p.Args = append(p.Args, flag)
-		}
-		if o.Metrics {
-			p.MetricsAddr = port()
-			flag := "-metrics-listen"
-			if p.Name == "distill" {
-				flag = "--metrics-listen"
-			}
-			p.Args = append(p.Args, flag, p.MetricsAddr)
-		}
-	}
-	if err != nil {
-		return c, err
+	starting := c.plan(ports, o.withDefaults())
+	c.addFlags(starting, ports, o)
+	if ports.err != nil {
+		return c, ports.err
 	}
 	for _, p := range starting {
 		if err := p.Start(); err != nil {
@@ -298,6 +227,101 @@ func Start(bin, natsDir string, o Options) (c *Cluster, err error) {
 		}
 	}
 	return c, nil
+}
+
+// portPicker hands out free loopback ports, keeping the first error for
+// its caller to check once it has asked for them all.
+type portPicker struct{ err error }
+
+func (pp *portPicker) next() string {
+	addr, err := FreePort()
+	if err != nil && pp.err == nil {
+		pp.err = err
+	}
+	return addr
+}
+
+// withDefaults fills in the defaults Options documents.
+func (o Options) withDefaults() Options {
+	if o.AckWait == 0 {
+		o.AckWait = 3 * time.Second
+	}
+	if o.Workers == 0 {
+		o.Workers = 8
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "debug"
+	}
+	return o
+}
+
+// startNATS starts the NATS server with JetStream, its store in natsDir,
+// and waits until it takes clients.
+func (c *Cluster) startNATS(ports *portPicker, natsDir string) error {
+	c.NATS = &Proc{Name: "nats-server", Addr: ports.next(), bin: c.bin}
+	host, natsPort, _ := net.SplitHostPort(c.NATS.Addr)
+	c.NATS.Args = []string{"-a", host, "-p", natsPort, "-js", "-sd", natsDir}
+	if err := c.NATS.Start(); err != nil {
+		return err
+	}
+	return c.WaitNATS()
+}
+
+// plan lays out the services o asks for, each on a port of its own, and
+// returns them in the order they start: the extractor, the renderer, the
+// fetchers, then the gateways, which the fetchers and gateways reach
+// through NATS and the first fetcher.
+func (c *Cluster) plan(ports *portPicker, o Options) []*Proc {
+	natsURL := "nats://" + c.NATS.Addr
+	c.Extractor = &Proc{Name: "extractor", Addr: ports.next(), Env: o.Env, bin: c.bin}
+	c.Extractor.Args = []string{"-listen", c.Extractor.Addr}
+	starting := []*Proc{c.Extractor}
+	rendererAddr := ""
+	if !o.NoRenderer {
+		c.Renderer = &Proc{Name: "renderer", Addr: ports.next(), Env: o.Env, bin: c.bin}
+		c.Renderer.Args = []string{"-listen", c.Renderer.Addr, "-max-pages", "2"}
+		rendererAddr = c.Renderer.Addr
+		starting = append(starting, c.Renderer)
+	}
+	for range max(o.Fetchers, 1) {
+		f := &Proc{Name: "fetcher", Addr: ports.next(), Env: o.Env, bin: c.bin}
+		f.Args = []string{"-listen", f.Addr, "-nats", natsURL, "-extractor", c.Extractor.Addr, "-renderer", rendererAddr,
+			"-no-cache", "-workers", fmt.Sprint(o.Workers), "-ack-wait", o.AckWait.String(), "-log-level", o.LogLevel}
+		c.Fetchers = append(c.Fetchers, f)
+		starting = append(starting, f)
+	}
+	for range max(o.Gateways, 1) {
+		g := &Proc{Name: "distill", Addr: ports.next(), Env: append([]string{"DISTILL_SESSION_KEY=" + SessionKey}, o.Env...), bin: c.bin}
+		g.Args = []string{"serve", "--cluster", "--listen", g.Addr, "--nats", natsURL, "--fetcher", c.Fetchers[0].Addr,
+			"--extractor", c.Extractor.Addr, "--renderer", rendererAddr, "--log-level", "info"}
+		if o.HTTP {
+			g.HTTPAddr = ports.next()
+			g.Args = append(g.Args, "--http", g.HTTPAddr)
+		}
+		c.Gateways = append(c.Gateways, g)
+		starting = append(starting, g)
+	}
+	return starting
+}
+
+// addFlags adds the flags every process shares, spelt as each binary
+// spells them (the gateway's with two dashes): --allow-local but for the
+// extractor and the processes o.NoAllowLocal names, and with o.Metrics a
+// metrics port of its own.
+func (c *Cluster) addFlags(starting []*Proc, ports *portPicker, o Options) {
+	for _, p := range starting {
+		dash := "-"
+		if p.Name == "distill" {
+			dash = "--"
+		}
+		if p != c.Extractor && !slices.Contains(o.NoAllowLocal, p.Name) {
+			p.Args = append(p.Args, dash+"allow-local")
+		}
+		if o.Metrics {
+			p.MetricsAddr = ports.next()
+			p.Args = append(p.Args, dash+"metrics-listen", p.MetricsAddr)
+		}
+	}
 }
 
 // Services are every process but NATS.

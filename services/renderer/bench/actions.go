@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -183,22 +184,11 @@ const (
 func rodRender(ctx context.Context, bin, u string, list bool) (_ string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, renderTimeout)
 	defer cancel()
-	// Bin, so that go-rod never downloads a browser.
-	l := launcher.New().Bin(bin).Headless(true).Leakless(false).Set("disable-gpu")
-	if os.Geteuid() == 0 {
-		l = l.NoSandbox(true)
-	}
-	defer l.Cleanup()
-	defer l.Kill()
-	wsURL, err := l.Context(ctx).Launch()
+	browser, closeBrowser, err := launchRod(ctx, bin)
+	defer closeBrowser()
 	if err != nil {
-		return "", fmt.Errorf("launch: %w", err)
+		return "", err
 	}
-	browser := rod.New().Context(ctx).ControlURL(wsURL)
-	if err := browser.Connect(); err != nil {
-		return "", fmt.Errorf("connect: %w", err)
-	}
-	defer func() { _ = browser.Close() }()
 	page, err := browser.Page(proto.TargetCreateTarget{})
 	if err != nil {
 		return "", err
@@ -206,17 +196,7 @@ func rodRender(ctx context.Context, bin, u string, list bool) (_ string, err err
 	if err := (proto.EmulationSetDeviceMetricsOverride{Width: 1280, Height: 800, DeviceScaleFactor: 1}).Call(page); err != nil {
 		return "", err
 	}
-	quiet := func() func() {
-		qctx, qcancel := context.WithCancel(ctx)
-		wait := page.Context(qctx).WaitRequestIdle(rodQuiet, nil, nil, nil)
-		return func() {
-			t := time.AfterFunc(rodQuietBudget, qcancel)
-			wait()
-			t.Stop()
-			qcancel()
-		}
-	}
-	settled := quiet()
+	settled := rodQuietAfter(ctx, page)
 	if err := page.Navigate(u); err != nil {
 		return "", err
 	}
@@ -225,47 +205,112 @@ func rodRender(ctx context.Context, bin, u string, list bool) (_ string, err err
 	}
 	settled()
 	if list {
-		for range listClicks {
-			has, el, err := page.Has("#more")
-			if err != nil {
-				return "", err
-			}
-			if !has {
-				break
-			}
-			done := quiet()
-			if err := el.Click(proto.InputMouseButtonLeft, 1); err != nil {
-				return "", err
-			}
-			done()
-		}
+		err = rodClickMore(ctx, page)
 	} else {
-		for range 20 {
-			before, err := page.Eval(`() => document.documentElement.scrollHeight`)
-			if err != nil {
-				return "", err
-			}
-			done := quiet()
-			if _, err := page.Eval(`() => window.scrollTo(0, document.documentElement.scrollHeight)`); err != nil {
-				return "", err
-			}
-			done()
-			// As the renderer does: a page may append on a timer.
-			grew := false
-			for deadline := time.Now().Add(time.Second); ; {
-				after, err := page.Eval(`() => document.documentElement.scrollHeight`)
-				if err != nil {
-					return "", err
-				}
-				if grew = after.Value.Int() > before.Value.Int(); grew || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			if !grew {
-				break
-			}
-		}
+		err = rodScrollToEnd(ctx, page)
+	}
+	if err != nil {
+		return "", err
 	}
 	return page.HTML()
+}
+
+// launchRod starts the Chromium at bin and connects go-rod to it. The
+// function it returns closes the browser, kills the process and removes
+// its profile, whatever of them it got to; call it even on an error.
+func launchRod(ctx context.Context, bin string) (*rod.Browser, func(), error) {
+	// Bin, so that go-rod never downloads a browser.
+	l := launcher.New().Bin(bin).Headless(true).Leakless(false).Set("disable-gpu")
+	if os.Geteuid() == 0 {
+		l = l.NoSandbox(true)
+	}
+	closers := []func(){l.Cleanup, l.Kill}
+	done := func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+	}
+	wsURL, err := l.Context(ctx).Launch()
+	if err != nil {
+		return nil, done, fmt.Errorf("launch: %w", err)
+	}
+	browser := rod.New().Context(ctx).ControlURL(wsURL)
+	if err := browser.Connect(); err != nil {
+		return nil, done, fmt.Errorf("connect: %w", err)
+	}
+	closers = append(closers, func() { _ = browser.Close() })
+	return browser, done, nil
+}
+
+// rodQuietAfter starts watching page's requests and returns a wait for
+// them to go quiet for rodQuiet, given at most rodQuietBudget from when
+// it is called: start it before the step it waits after.
+func rodQuietAfter(ctx context.Context, page *rod.Page) func() {
+	qctx, qcancel := context.WithCancel(ctx)
+	wait := page.Context(qctx).WaitRequestIdle(rodQuiet, nil, nil, nil)
+	return func() {
+		t := time.AfterFunc(rodQuietBudget, qcancel)
+		wait()
+		t.Stop()
+		qcancel()
+	}
+}
+
+// rodClickMore clicks the list's "load more" until it is gone, at most
+// listClicks times, letting the page go quiet after each.
+func rodClickMore(ctx context.Context, page *rod.Page) error {
+	for range listClicks {
+		has, el, err := page.Has("#more")
+		if err != nil {
+			return err
+		}
+		if !has {
+			return nil
+		}
+		done := rodQuietAfter(ctx, page)
+		if err := el.Click(proto.InputMouseButtonLeft, 1); err != nil {
+			return err
+		}
+		done()
+	}
+	return nil
+}
+
+// rodScrollToEnd scrolls the feed to its end, at most 20 times, until a
+// scroll leaves it no taller within a second.
+func rodScrollToEnd(ctx context.Context, page *rod.Page) error {
+	height := func() (int, error) {
+		h, err := page.Eval(`() => document.documentElement.scrollHeight`)
+		if err != nil {
+			return 0, err
+		}
+		return h.Value.Int(), nil
+	}
+	for range 20 {
+		before, err := height()
+		if err != nil {
+			return err
+		}
+		done := rodQuietAfter(ctx, page)
+		if _, err := page.Eval(`() => window.scrollTo(0, document.documentElement.scrollHeight)`); err != nil {
+			return err
+		}
+		done()
+		// As the renderer does: a page may append on a timer.
+		grew := false
+		for deadline := time.Now().Add(time.Second); ; {
+			after, err := height()
+			if err != nil {
+				return err
+			}
+			if grew = after > before; grew || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if !grew {
+			return nil
+		}
+	}
+	return nil
 }
