@@ -73,47 +73,83 @@ var crawlDesc = "Read a website from a start URL by following its links, and ret
 // errBudget stops a crawl whose pages filled the token budget.
 var errBudget = errors.New("token budget reached")
 
+// crawlSite is the crawl tool: the bounds and the request the call asks
+// for, the crawl read within them, then the pages and a report of what
+// was read and left out.
 func (h handlers) crawlSite(ctx context.Context, a args) ([]string, error) {
-	pages := int32(defaultCrawlPages)
+	b, err := crawlBoundsOf(a)
+	if err != nil {
+		return nil, err
+	}
+	req, err := crawlRequest(a, &b)
+	if err != nil {
+		return nil, err
+	}
+	read, err := h.readCrawl(ctx, req, b.budget)
+	if err != nil {
+		return nil, err
+	}
+	texts, err := read.texts(fetchopts.Format(req.GetOptions()))
+	if err != nil {
+		return nil, err
+	}
+	return append(texts, crawlReport(req, read.items, read.total, b.budget, read.left, read.summary)), nil
+}
+
+// crawlBounds bound the crawl tool's answer: how many pages, how many
+// tokens in all and how many a page.
+type crawlBounds struct {
+	pages           int32
+	budget, perPage int64
+}
+
+// crawlBoundsOf reads the call's bounds, the defaults where it gives none,
+// and refuses those out of range.
+func crawlBoundsOf(a args) (crawlBounds, error) {
+	b := crawlBounds{pages: defaultCrawlPages, budget: defaultCrawlTokens, perPage: defaultPageTokens}
 	if p := a.int32p("max_pages"); p != nil {
-		pages = *p
+		b.pages = *p
 	}
-	budget := int64(defaultCrawlTokens)
 	if p := a.int64p("max_total_tokens"); p != nil {
-		budget = *p
+		b.budget = *p
 	}
-	perPage := int64(defaultPageTokens)
 	if p := a.int64p("max_output_tokens"); p != nil {
-		perPage = *p
+		b.perPage = *p
 	}
 	switch {
-	case pages < 1 || pages > maxCrawlPages:
-		return nil, argError{fmt.Errorf("max_pages must be 1 to %d, got %d", maxCrawlPages, pages)}
-	case budget < 1 || budget > maxCrawlTokens:
-		return nil, argError{fmt.Errorf("max_total_tokens must be 1 to %d, got %d", maxCrawlTokens, budget)}
-	case perPage < 1:
-		return nil, argError{fmt.Errorf("max_output_tokens must be at least 1, got %d", perPage)}
+	case b.pages < 1 || b.pages > maxCrawlPages:
+		return b, argError{fmt.Errorf("max_pages must be 1 to %d, got %d", maxCrawlPages, b.pages)}
+	case b.budget < 1 || b.budget > maxCrawlTokens:
+		return b, argError{fmt.Errorf("max_total_tokens must be 1 to %d, got %d", maxCrawlTokens, b.budget)}
+	case b.perPage < 1:
+		return b, argError{fmt.Errorf("max_output_tokens must be at least 1, got %d", b.perPage)}
 	case a.flag("stop_when_answered") && strings.TrimSpace(a.str("query")) == "":
-		return nil, argError{errors.New("stop_when_answered needs query")}
+		return b, argError{errors.New("stop_when_answered needs query")}
 	}
+	return b, nil
+}
+
+// crawlRequest is the CrawlRequest the call asks for within b, its
+// options checked as every door checks them.
+func crawlRequest(a args, b *crawlBounds) (*distillv1.CrawlRequest, error) {
 	opts := &distillv1.FetchOptions{
 		Format:          distillv1.Format(a.enum("format")),
 		Profile:         distillv1.Profile(a.enum("profile")),
 		Js:              distillv1.JsMode(a.enum("js")),
 		AllowLocal:      a.flag("allow_local"),
 		TimeoutSecs:     a.int32p("timeout_secs"),
-		MaxOutputTokens: &perPage,
+		MaxOutputTokens: &b.perPage,
 		// Diagnostics count each page's tokens against the budget.
 		Diagnostics: true,
 	}
 	if err := fetchopts.Validate(opts); err != nil {
 		return nil, optionError(err)
 	}
-	req := &distillv1.CrawlRequest{
+	return &distillv1.CrawlRequest{
 		Url:               a.str("url"),
 		Options:           opts,
 		Depth:             a.int32p("depth"),
-		MaxPages:          &pages,
+		MaxPages:          &b.pages,
 		IgnoreRobots:      a.flag("ignore_robots"),
 		IncludeSubdomains: a.flag("include_subdomains"),
 		PathPrefix:        a.str("path_prefix"),
@@ -121,52 +157,69 @@ func (h handlers) crawlSite(ctx context.Context, a args) ([]string, error) {
 		ExcludePaths:      a.strs("exclude_paths"),
 		Query:             a.str("query"),
 		StopWhenAnswered:  a.flag("stop_when_answered"),
-	}
-	format := fetchopts.Format(opts)
-	var (
-		texts   []string
-		items   []crawlItem
-		total   int64
-		left    string
-		summary *distillv1.CrawlStatusResponse
-	)
-	err := h.svc.CrawlSite(ctx, req, nil, func(r *distillv1.CrawlResponse) error {
-		switch ev := r.GetEvent().(type) {
-		case *distillv1.CrawlResponse_Summary:
-			summary = ev.Summary
-		case *distillv1.CrawlResponse_Page:
-			p := ev.Page
-			it := crawlItem{url: p.GetUrl(), depth: int(p.GetDepth()), page: p.GetResult()}
-			if e := p.GetError(); e != nil {
-				it.err = failure.FromProto(e)
-			} else {
-				tokens := p.GetResult().GetDiagnostics().GetOutputTokens()
-				if total+tokens > budget && len(items) > 0 {
-					left = p.GetUrl()
-					return errBudget
-				}
-				total += tokens
-				p.GetResult().Diagnostics = nil
-			}
-			items = append(items, it)
-		}
-		return nil
-	})
+	}, nil
+}
+
+// crawlRead is what a crawl handed back within the token budget.
+type crawlRead struct {
+	items []crawlItem
+	// total is the tokens of the pages kept; left the first page left out
+	// for the budget, if one was.
+	total   int64
+	left    string
+	summary *distillv1.CrawlStatusResponse
+}
+
+// readCrawl runs req, keeping its pages until the next would pass budget.
+func (h handlers) readCrawl(ctx context.Context, req *distillv1.CrawlRequest, budget int64) (*crawlRead, error) {
+	read := &crawlRead{}
+	err := h.svc.CrawlSite(ctx, req, nil, func(r *distillv1.CrawlResponse) error { return read.take(r, budget) })
 	if err != nil && !errors.Is(err, errBudget) {
 		return nil, err
 	}
+	return read, nil
+}
+
+// take keeps one event of the crawl: its summary, or a page, which
+// errBudget refuses when its tokens would pass budget (the first page is
+// always kept).
+func (read *crawlRead) take(r *distillv1.CrawlResponse, budget int64) error {
+	switch ev := r.GetEvent().(type) {
+	case *distillv1.CrawlResponse_Summary:
+		read.summary = ev.Summary
+	case *distillv1.CrawlResponse_Page:
+		p := ev.Page
+		it := crawlItem{url: p.GetUrl(), depth: int(p.GetDepth()), page: p.GetResult()}
+		if e := p.GetError(); e != nil {
+			it.err = failure.FromProto(e)
+		} else {
+			tokens := p.GetResult().GetDiagnostics().GetOutputTokens()
+			if read.total+tokens > budget && len(read.items) > 0 {
+				read.left = p.GetUrl()
+				return errBudget
+			}
+			read.total += tokens
+			p.GetResult().Diagnostics = nil
+		}
+		read.items = append(read.items, it)
+	}
+	return nil
+}
+
+// texts are the pages kept in format: one JSON array, or a section each.
+func (read *crawlRead) texts(format distillv1.Format) ([]string, error) {
 	if format == distillv1.Format_FORMAT_JSON {
-		b, err := crawlJSON(items)
+		b, err := crawlJSON(read.items)
 		if err != nil {
 			return nil, err
 		}
-		texts = append(texts, string(b))
-	} else {
-		for _, it := range items {
-			texts = append(texts, it.section(format))
-		}
+		return []string{string(b)}, nil
 	}
-	return append(texts, crawlReport(req, items, total, budget, left, summary)), nil
+	var texts []string
+	for _, it := range read.items {
+		texts = append(texts, it.section(format))
+	}
+	return texts, nil
 }
 
 type crawlItem struct {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"distill.dev/proto/fetchopts"
@@ -301,9 +302,16 @@ func fetchOptions(a args) *distillv1.FetchOptions {
 	return o
 }
 
-// tools are distill's MCP tools, in the order clients list them.
+// tools are distill's MCP tools, in the order clients list them: the
+// reading tools, the tools that look at one page another way, then the
+// browsing session's.
 func tools(svc Service) []tool {
 	h := handlers{svc: svc}
+	return slices.Concat(readingTools(h), pageTools(h), sessionTools(h))
+}
+
+// readingTools read pages: one, several, or a site's.
+func readingTools(h handlers) []tool {
 	return []tool{
 		{
 			name: "fetch_url", params: fetchParams, readOnly: true, run: h.fetchURL,
@@ -343,6 +351,13 @@ func tools(svc Service) []tool {
 				"or fetch_urls.",
 		},
 		{name: "crawl", params: crawlParams, readOnly: true, run: h.crawlSite, desc: crawlDesc},
+	}
+}
+
+// pageTools look at one page otherwise than reading it: its data, its
+// picture, its changes, its brand.
+func pageTools(h handlers) []tool {
+	return []tool{
 		{
 			name: "select", params: selectParams, readOnly: true, run: h.selectPage,
 			desc: "Pick data out of one web page as JSON instead of reading it: the values a CSS selector " +
@@ -369,6 +384,13 @@ func tools(svc Service) []tool {
 			desc: "A site's brand from a page, as JSON: name, logos (URL, size), favicon, theme colour, main " +
 				"colours and fonts of its styles, social profiles.",
 		},
+	}
+}
+
+// sessionTools are the browsing session's: open one, move it, act in its
+// page, close it.
+func sessionTools(h handlers) []tool {
+	return []tool{
 		{
 			name: "session_start", params: sessionStartParams, run: h.sessionStart,
 			desc: "Open url in a new browsing session that keeps cookies, the current URL, redirect history and " +
