@@ -483,15 +483,18 @@ func (f *follower) hand(ctx context.Context, m jetstream.Msg, r *distillv1.Crawl
 			}
 		})
 	}
-	if err := f.deliver(r); err != nil {
-		return true, err
-	}
+	// The mark moves before the message is handed over, not after: a
+	// gateway killed between the two then resends at most resendWindow
+	// messages its client had, never one more.
 	if meta, err := m.Metadata(); err == nil {
 		f.handed = append(f.handed, meta.Sequence.Stream)
 		if len(f.handed) > resendWindow {
 			_, _ = f.kv.Put(ctx, sentKey(f.id), fmt.Appendf(nil, "%d", f.handed[0]))
 			f.handed = f.handed[1:]
 		}
+	}
+	if err := f.deliver(r); err != nil {
+		return true, err
 	}
 	if s == nil {
 		return false, nil
