@@ -40,8 +40,9 @@ import (
 var built string
 
 var binaries = sync.OnceValues(func() (string, error) {
-	names := make([]string, len(localcluster.Binaries))
-	for i, b := range localcluster.Binaries {
+	bins := localcluster.Binaries()
+	names := make([]string, len(bins))
+	for i, b := range bins {
 		names[i] = b.Name
 	}
 	if dir := os.Getenv(localcluster.BinEnv); dir != "" {

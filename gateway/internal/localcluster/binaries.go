@@ -15,14 +15,18 @@ import (
 // started without it builds its own with Build.
 const BinEnv = "DISTILL_TEST_BIN"
 
-// Binaries are the programs a cluster runs, and the packages they are
-// built from. NATS's comes from the module the fetcher already requires;
-// it is not ours, so it is never built with the race detector: its races
-// are not distill's to fail on, and it runs faster without.
-var Binaries = []struct {
+// Binary is a program a cluster runs, and the package it is built from.
+// Ours is false for a program that is not distill's.
+type Binary struct {
 	Name, Package string
 	Ours          bool
-}{
+}
+
+// binaries are the programs a cluster runs. NATS's comes from the module
+// the fetcher already requires; it is not ours, so it is never built with
+// the race detector: its races are not distill's to fail on, and it runs
+// faster without.
+var binaries = []Binary{
 	{"distill", "./gateway/cmd/distill", true},
 	{"fetcher", "./services/fetcher/cmd/fetcher", true},
 	{"extractor", "./services/extractor/cmd/extractor", true},
@@ -30,7 +34,10 @@ var Binaries = []struct {
 	{"nats-server", "github.com/nats-io/nats-server/v2", false},
 }
 
-// Build compiles the named Binaries, all of them when none is named, into
+// Binaries are the programs a cluster runs, a copy the caller may keep.
+func Binaries() []Binary { return slices.Clone(binaries) }
+
+// Build compiles the named binaries, all of them when none is named, into
 // dir in one go build from the checkout at root (one build shares the
 // packages they have in common). A caller built with the race detector
 // gets binaries built with it too: the packages are then the ones its own
@@ -43,7 +50,7 @@ func Build(root, dir string, names ...string) error {
 			args = append(args, "-race")
 		}
 		n := len(args)
-		for _, b := range Binaries {
+		for _, b := range binaries {
 			if b.Ours == ours && (len(names) == 0 || slices.Contains(names, b.Name)) {
 				args = append(args, b.Package)
 			}
