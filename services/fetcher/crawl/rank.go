@@ -9,7 +9,8 @@ import (
 
 // matches reports whether a text word stands for query word q: the same
 // word, or, for words long enough to carry a stem, one that begins with it
-// ("retry" in "retrying", "configure" in "configured").
+// ("retry" in "retryable", "timeout" in "timeoutms"). The stemmer takes
+// the common endings off; this meets the words it leaves longer.
 func matches(w, q string) bool {
 	return w == q || len(q) >= 4 && strings.HasPrefix(w, q)
 }

@@ -115,6 +115,9 @@ func TestIDF(t *testing.T) {
 	if got, want := IDF(n, 1), math.Log(1+9.5/1.5); math.Abs(got-want) > 1e-12 {
 		t.Errorf("IDF(10, 1) = %v, want %v", got, want)
 	}
+	if IDF(n, n+3) != IDF(n, n) || IDF(n, -1) != IDF(n, 0) {
+		t.Errorf("a df outside 0..n: IDF(10, 13) = %v, IDF(10, -1) = %v", IDF(n, n+3), IDF(n, -1))
+	}
 	if IDF(n, n) > 0.05 {
 		t.Errorf("a word every document holds weighs %v, want next to nothing", IDF(n, n))
 	}

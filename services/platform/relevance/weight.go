@@ -12,8 +12,10 @@ const (
 // IDF is how much a word held by df of n documents tells them apart:
 // BM25's inverse document frequency, log(1 + (n-df+0.5)/(df+0.5)). A word
 // few documents hold weighs much; one every document holds weighs little,
-// never below zero; a word none holds weighs the most.
+// never below zero; a word none holds weighs the most. A df outside 0 to
+// n is taken as the nearer bound.
 func IDF(n, df int) float64 {
+	df = min(max(df, 0), max(n, 0))
 	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
