@@ -4,7 +4,9 @@
 // use weighs more), plus a bonus where question words stand next to each
 // other in the question's order and one where they stand close together;
 // the best blocks are kept under their headings, in page order, within a
-// token budget.
+// token budget. The words, their stems, the stop words and the weights
+// are the relevance package's, which the crawl and the site map rank by
+// too.
 package query
 
 import (
@@ -14,6 +16,7 @@ import (
 
 	"distill.dev/services/extractor/blocks"
 	"distill.dev/services/extractor/tokens"
+	"distill.dev/services/platform/relevance"
 )
 
 // DefaultBudget is the token budget of the kept blocks when the caller
@@ -25,15 +28,9 @@ const DefaultBudget = 4000
 // about it.
 const keepRatio = 0.4
 
-// BM25's usual constants: how fast repeats of a word stop counting, and how
-// much a long block is discounted.
-const (
-	k1 = 1.2
-	b  = 0.75
-	// headingWeight is how much a word of a block's headings counts,
-	// against one of its own text.
-	headingWeight = 0.5
-)
+// headingWeight is how much a word of a block's headings counts, against
+// one of its own text.
+const headingWeight = 0.5
 
 // Result is what Select kept.
 type Result struct {
@@ -156,81 +153,71 @@ func (s scored) relevance() float64 {
 	return math.Round(s.best*1000) / 1000
 }
 
-// questionTerms are the question's words less stop words. A question of
-// stop words alone has none: every page shares "the" with it, and none is
-// about it.
-func questionTerms(question string) []string {
-	var terms []string
-	for _, w := range words(question) {
-		if !stopWords[w] && !slices.Contains(terms, w) {
-			terms = append(terms, w)
-		}
-	}
-	return terms
-}
-
 func scorable(k blocks.Kind) bool {
 	return k != blocks.Heading && k != blocks.Rule
 }
 
-func score(bs []blocks.Block, question string) scored {
-	s := scored{terms: questionTerms(question), weight: map[string]float64{}, scores: make([]float64, len(bs))}
-	if len(s.terms) == 0 {
-		return s
-	}
-	type doc struct {
-		words   []string
-		tf, htf map[string]int
-	}
-	docs := make([]*doc, len(bs))
-	df := map[string]int{}
-	var n int
-	var total int
-	isTerm := map[string]bool{}
-	for _, t := range s.terms {
-		isTerm[t] = true
-	}
+// doc is a block's words, and how often it and its headings use each of
+// the question's terms.
+type doc struct {
+	words   []string
+	tf, htf map[string]int
+}
+
+// docs reads the scorable blocks of bs (nil for the others) and counts,
+// for each term, how many of them use it: a word counts as used by a block
+// whose headings hold it too, since the page's title heads every block and
+// tells none apart. n is how many blocks were read, total their words.
+func docs(bs []blocks.Block, terms []string) (ds []*doc, df map[string]int, n, total int) {
+	ds = make([]*doc, len(bs))
+	df = map[string]int{}
 	for i, b := range bs {
 		if !scorable(b.Kind) {
 			continue
 		}
-		d := &doc{words: words(b.Text), tf: map[string]int{}, htf: map[string]int{}}
+		d := &doc{words: relevance.Words(b.Text), tf: map[string]int{}, htf: map[string]int{}}
 		for _, w := range d.words {
-			if isTerm[w] {
+			if slices.Contains(terms, w) {
 				d.tf[w]++
 			}
 		}
 		for _, h := range b.Path {
-			for _, w := range words(h) {
-				if isTerm[w] {
+			for _, w := range relevance.Words(h) {
+				if slices.Contains(terms, w) {
 					d.htf[w]++
 				}
 			}
 		}
-		// A word counts as used by a block whose headings hold it too:
-		// the page's title heads every block and tells none apart.
-		for _, t := range s.terms {
+		for _, t := range terms {
 			if d.tf[t] > 0 || d.htf[t] > 0 {
 				df[t]++
 			}
 		}
-		docs[i] = d
+		ds[i] = d
 		n++
 		total += len(d.words)
 	}
+	return ds, df, n, total
+}
+
+func score(bs []blocks.Block, question string) scored {
+	s := scored{terms: relevance.QueryWords(question), weight: map[string]float64{}, scores: make([]float64, len(bs))}
+	if len(s.terms) == 0 {
+		return s
+	}
+	ds, df, n, total := docs(bs, s.terms)
 	if n == 0 {
 		return s
 	}
 	avg := float64(total) / float64(n)
-	// A word no block uses weighs as much as one used once or less, so a
-	// question the page answers only in part scores below one it answers
-	// whole.
+	// A word no block uses weighs the most, so a question the page
+	// answers only in part scores below one it answers whole.
 	var weightSum float64
 	for _, t := range s.terms {
-		s.weight[t] = math.Log(1 + (float64(n)-float64(df[t])+0.5)/(float64(df[t])+0.5))
+		s.weight[t] = relevance.IDF(n, df[t])
 		weightSum += s.weight[t]
 	}
-	for i, d := range docs {
+	for i, d := range ds {
 		if d == nil {
 			continue
 		}
@@ -240,7 +227,7 @@ func score(bs []blocks.Block, question string) scored {
 			if tf == 0 {
 				continue
 			}
-			sc += s.weight[t] * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(len(d.words))/max(avg, 1)))
+			sc += relevance.BM25(s.weight[t], tf, float64(len(d.words)), avg)
 			if d.tf[t] > 0 {
 				covered += s.weight[t]
 			} else {

@@ -15,6 +15,7 @@ import (
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/fetcher/robots"
 	"distill.dev/services/fetcher/siteurl"
+	"distill.dev/services/platform/relevance"
 )
 
 // read fetches one page in its host's turn, follows what it links to and
@@ -74,7 +75,7 @@ func (j *Job) read(ctx context.Context, e Entry) (*Page, *Done) {
 		text := pageText(dist)
 		d.Present = j.rank.present(text)
 		j.mu.Lock()
-		rel = j.rank.relevance(words(dist.GetTitle()), text, d.Present)
+		rel = j.rank.relevance(relevance.Words(dist.GetTitle()), text, d.Present)
 		j.mu.Unlock()
 		d.Relevance = rel
 		dist.Relevance = &rel
@@ -400,7 +401,7 @@ func (j *Job) trimLinks(d *distillv1.Distilled) {
 
 // pageText is the words a page is rated by: its title and content.
 func pageText(d *distillv1.Distilled) []string {
-	return words(d.GetTitle() + "\n" + d.GetMarkdown() + "\n" + d.GetText())
+	return relevance.Words(d.GetTitle() + "\n" + d.GetMarkdown() + "\n" + d.GetText())
 }
 
 // files names extensions of links that are not pages: a crawl does not

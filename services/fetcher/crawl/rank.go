@@ -1,67 +1,16 @@
 package crawl
 
 import (
-	"math"
 	"slices"
 	"strings"
-	"unicode"
+
+	"distill.dev/services/platform/relevance"
 )
-
-// stopWords carry no topic: a question's other words decide.
-var stopWords = map[string]bool{
-	"a": true, "an": true, "and": true, "the": true, "of": true, "to": true, "in": true, "on": true,
-	"for": true, "with": true, "how": true, "what": true, "is": true, "are": true, "do": true,
-	"does": true, "i": true, "my": true, "or": true, "by": true, "can": true, "from": true,
-	"which": true, "when": true, "where": true, "why": true, "it": true, "be": true, "at": true,
-}
-
-// words splits text into lower-case runs of letters and digits, each cut
-// to its stem.
-func words(text string) []string {
-	ws := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
-	})
-	for i, w := range ws {
-		ws[i] = stem(w)
-	}
-	return ws
-}
-
-// stem takes the plural and verb endings off an English word, lightly,
-// and then a final e, so that "retries" finds "retry", "rotating" and
-// "rotates" find "rotate" and "timeouts" "timeout". It is not a full
-// stemmer: matches also takes a word that begins with a query word.
-func stem(w string) string {
-	switch n := len(w); {
-	case n > 4 && strings.HasSuffix(w, "ies"):
-		w = w[:n-3] + "y"
-	case n > 5 && strings.HasSuffix(w, "ing"):
-		w = w[:n-3]
-	case n > 4 && strings.HasSuffix(w, "ed"):
-		w = w[:n-2]
-	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
-		w = w[:n-1]
-	}
-	if len(w) > 4 && strings.HasSuffix(w, "e") {
-		w = w[:len(w)-1]
-	}
-	return w
-}
-
-// queryWords are the words of a question that can tell pages apart.
-func queryWords(q string) []string {
-	var out []string
-	for _, w := range words(q) {
-		if !stopWords[w] && w != "" && !slices.Contains(out, w) {
-			out = append(out, w)
-		}
-	}
-	return out
-}
 
 // matches reports whether a text word stands for query word q: the same
 // word, or, for words long enough to carry a stem, one that begins with it
-// ("retry" in "retrying", "configure" in "configured").
+// ("retry" in "retryable", "timeout" in "timeoutms"). The stemmer takes
+// the common endings off; this meets the words it leaves longer.
 func matches(w, q string) bool {
 	return w == q || len(q) >= 4 && strings.HasPrefix(w, q)
 }
@@ -81,10 +30,13 @@ func count(ws []string, q string) int {
 	return n
 }
 
-// ranker scores links and pages against a question. Its word weights come
-// from the pages read so far: a question word most pages hold (the
-// product's name, on every page of its docs) says little about where the
-// answer is; one few pages hold says much.
+// ranker scores links and pages against a question. Words are split,
+// stemmed and weighed as the relevance package does (the extractor's
+// --query and the site map rank by it too); a question's are its
+// relevance.QueryWords. Their weights come from the pages read so far: a
+// question word most pages hold (the product's name, on every page of its
+// docs) says little about where the answer is; one few pages hold says
+// much.
 type ranker struct {
 	query []string
 	// pages is how many pages were read; df how many of them hold each
@@ -94,16 +46,16 @@ type ranker struct {
 }
 
 func newRanker(query string) *ranker {
-	qs := queryWords(query)
+	qs := relevance.QueryWords(query)
 	if len(qs) == 0 {
 		return nil
 	}
 	return &ranker{query: qs, df: map[string]int{}}
 }
 
-// weightsWith are each query word's weight and their sum, with the page
-// being rated (which holds the query words present) counted among the
-// pages seen.
+// weightsWith are each query word's weight (its relevance.IDF) and their
+// sum, with the page being rated (which holds the query words present)
+// counted among the pages seen.
 func (r *ranker) weightsWith(present []string) ([]float64, float64) {
 	w := make([]float64, len(r.query))
 	var sum float64
@@ -113,14 +65,14 @@ func (r *ranker) weightsWith(present []string) ([]float64, float64) {
 		if slices.Contains(present, q) {
 			df++
 		}
-		w[i] = math.Log(1 + float64(pages+1)/float64(df+1))
+		w[i] = relevance.IDF(pages, df)
 		sum += w[i]
 	}
 	return w, sum
 }
 
 // seen counts a page read, by the query words it holds; present is
-// what pageWords found.
+// what present found in the page's words.
 func (r *ranker) seen(present []string) {
 	r.pages++
 	for _, q := range present {
@@ -180,7 +132,7 @@ func (r *ranker) link(anchor, path, context string, parent float64, present []st
 	if sum == 0 {
 		return parentShare * parent
 	}
-	a, p, c := words(anchor), words(path), words(context)
+	a, p, c := relevance.Words(anchor), relevance.Words(path), relevance.Words(context)
 	var got float64
 	for i, q := range r.query {
 		var m float64

@@ -67,3 +67,33 @@ func mustCanonical(t *testing.T, raw string) *url.URL {
 }
 
 func joined(s []string) string { return strings.Join(s, " ") }
+
+func TestRankStems(t *testing.T) {
+	urls := []string{
+		"https://example.com/",
+		"https://example.com/docs/retries",
+		"https://example.com/docs/configuration",
+		"https://example.com/docs/retry",
+		"https://example.com/api/MaxRetries",
+	}
+	tests := []struct {
+		name, query string
+		want        []int // indexes into urls
+	}{
+		{"a plural meets its singular, after the word as written", "retry", []int{3, 1, 4, 0, 2}},
+		{"an identifier's part is a whole word", "retries", []int{1, 4, 3, 0, 2}},
+		{"a stem inside a longer word", "configure", []int{2, 0, 1, 3, 4}},
+		{"a request word is a stop word", "please explain the configuration", []int{2, 0, 1, 3, 4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []string
+			for _, i := range tt.want {
+				want = append(want, urls[i])
+			}
+			if got := Rank(slices.Clone(urls), tt.query); !slices.Equal(got, want) {
+				t.Errorf("Rank(%q)\n got %q\nwant %q", tt.query, got, want)
+			}
+		})
+	}
+}
