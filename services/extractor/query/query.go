@@ -178,23 +178,42 @@ func score(bs []blocks.Block, question string) scored {
 	if len(s.terms) == 0 {
 		return s
 	}
-	type doc struct {
-		words   []string
-		tf, htf map[string]int
+	docs, df, n, total := countTerms(bs, s.terms)
+	if n == 0 {
+		return s
 	}
-	docs := make([]*doc, len(bs))
-	df := map[string]int{}
-	var n int
-	var total int
+	avg := float64(total) / float64(n)
+	weightSum := s.setWeights(df, n)
+	for i, d := range docs {
+		if d != nil {
+			s.scoreDoc(i, d, avg, weightSum)
+		}
+	}
+	return s
+}
+
+// termDoc is one scorable block's words and how often each question term
+// stands in its text (tf) and in its headings (htf).
+type termDoc struct {
+	words   []string
+	tf, htf map[string]int
+}
+
+// countTerms counts the question's terms in each scorable block: docs has
+// a nil entry for a block that is not scored, df is how many blocks use
+// each term, n how many blocks are scored and total their words.
+func countTerms(bs []blocks.Block, terms []string) (docs []*termDoc, df map[string]int, n, total int) {
+	docs = make([]*termDoc, len(bs))
+	df = map[string]int{}
 	isTerm := map[string]bool{}
-	for _, t := range s.terms {
+	for _, t := range terms {
 		isTerm[t] = true
 	}
 	for i, b := range bs {
 		if !scorable(b.Kind) {
 			continue
 		}
-		d := &doc{words: words(b.Text), tf: map[string]int{}, htf: map[string]int{}}
+		d := &termDoc{words: words(b.Text), tf: map[string]int{}, htf: map[string]int{}}
 		for _, w := range d.words {
 			if isTerm[w] {
 				d.tf[w]++
@@ -209,7 +228,7 @@ func score(bs []blocks.Block, question string) scored {
 		}
 		// A word counts as used by a block whose headings hold it too:
 		// the page's title heads every block and tells none apart.
-		for _, t := range s.terms {
+		for _, t := range terms {
 			if d.tf[t] > 0 || d.htf[t] > 0 {
 				df[t]++
 			}
@@ -218,10 +237,12 @@ func score(bs []blocks.Block, question string) scored {
 		n++
 		total += len(d.words)
 	}
-	if n == 0 {
-		return s
-	}
-	avg := float64(total) / float64(n)
+	return docs, df, n, total
+}
+
+// setWeights gives each term its idf over the n scored blocks and returns
+// the weights' sum.
+func (s *scored) setWeights(df map[string]int, n int) float64 {
 	// A word no block uses weighs as much as one used once or less, so a
 	// question the page answers only in part scores below one it answers
 	// whole.
@@ -230,40 +251,41 @@ func score(bs []blocks.Block, question string) scored {
 		s.weight[t] = math.Log(1 + (float64(n)-float64(df[t])+0.5)/(float64(df[t])+0.5))
 		weightSum += s.weight[t]
 	}
-	for i, d := range docs {
-		if d == nil {
+	return weightSum
+}
+
+// scoreDoc scores block i, whose terms are d, into s.scores and raises
+// s.best to the block's coverage of the question; avg is the scored
+// blocks' mean length in words.
+func (s *scored) scoreDoc(i int, d *termDoc, avg, weightSum float64) {
+	var sc, covered float64
+	for _, t := range s.terms {
+		tf := float64(d.tf[t]) + headingWeight*float64(d.htf[t])
+		if tf == 0 {
 			continue
 		}
-		var sc, covered float64
-		for _, t := range s.terms {
-			tf := float64(d.tf[t]) + headingWeight*float64(d.htf[t])
-			if tf == 0 {
-				continue
-			}
-			sc += s.weight[t] * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(len(d.words))/max(avg, 1)))
-			if d.tf[t] > 0 {
-				covered += s.weight[t]
-			} else {
-				covered += headingWeight * s.weight[t]
-			}
-		}
-		if sc == 0 {
-			continue
-		}
-		phrase, near := closeness(d.words, s.terms)
-		// Both bonuses scale with the words' weight, so a run of common
-		// words earns little.
-		sc += covered * (0.5*phrase + 0.5*near)
-		s.scores[i] = sc
-		if weightSum > 0 {
-			c := covered / weightSum * (0.75 + 0.125*phrase + 0.125*near)
-			if len(s.terms) == 1 {
-				c = covered / weightSum
-			}
-			s.best = max(s.best, min(c, 1))
+		sc += s.weight[t] * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(len(d.words))/max(avg, 1)))
+		if d.tf[t] > 0 {
+			covered += s.weight[t]
+		} else {
+			covered += headingWeight * s.weight[t]
 		}
 	}
-	return s
+	if sc == 0 {
+		return
+	}
+	phrase, near := closeness(d.words, s.terms)
+	// Both bonuses scale with the words' weight, so a run of common
+	// words earns little.
+	sc += covered * (0.5*phrase + 0.5*near)
+	s.scores[i] = sc
+	if weightSum > 0 {
+		c := covered / weightSum * (0.75 + 0.125*phrase + 0.125*near)
+		if len(s.terms) == 1 {
+			c = covered / weightSum
+		}
+		s.best = max(s.best, min(c, 1))
+	}
 }
 
 // closeness measures how the question's terms sit in a block's words:
