@@ -33,73 +33,11 @@ const maxLogos = 4
 // Read returns the brand of doc, a page at base, whose metadata is meta.
 // Call it before anything removes parts of doc.
 func Read(doc *html.Node, base *url.URL, meta metadata.Metadata) *distillv1.Brand {
-	b := &distillv1.Brand{}
-	pal := newPalette()
-	var icons []*distillv1.BrandImage
-	var ld []map[string]any
-	appName := ""
-	htmlnode.Walk(doc, func(n *html.Node) bool {
-		if n.Type != html.ElementNode {
-			return true
-		}
-		if style := htmlnode.Attr(n, "style"); style != "" {
-			pal.addCSS(style)
-		}
-		switch n.Data {
-		case "style":
-			pal.addCSS(htmlnode.Text(n))
-			return false
-		case "script":
-			if strings.Contains(strings.ToLower(htmlnode.Attr(n, "type")), "ld+json") {
-				ld = append(ld, jsonLD(n)...)
-			}
-			return false
-		case "meta":
-			switch strings.ToLower(htmlnode.Attr(n, "name")) {
-			case "theme-color":
-				if c := colorsIn(htmlnode.Attr(n, "content")); len(c) > 0 && b.ThemeColor == nil {
-					b.ThemeColor = proto.String(c[0])
-				}
-			case "application-name":
-				appName = strings.TrimSpace(htmlnode.Attr(n, "content"))
-			}
-		case "link":
-			rel := strings.ToLower(htmlnode.Attr(n, "rel"))
-			href, ok := weburl.Resolve(base, htmlnode.Attr(n, "href"), "http", "https")
-			if !ok {
-				break
-			}
-			switch {
-			case htmlnode.HasToken(rel, "stylesheet"):
-				if len(b.Stylesheets) < MaxStylesheets && !strings.Contains(htmlnode.Attr(n, "media"), "print") {
-					b.Stylesheets = append(b.Stylesheets, href)
-				}
-				b.Fonts = append(b.Fonts, googleFonts(href)...)
-			case htmlnode.HasToken(rel, "icon") || htmlnode.HasToken(rel, "apple-touch-icon") || htmlnode.HasToken(rel, "mask-icon"):
-				img := &distillv1.BrandImage{Url: href, Source: "icon"}
-				if htmlnode.HasToken(rel, "apple-touch-icon") {
-					img.Source = "apple-touch-icon"
-				}
-				img.Width, img.Height = sizes(htmlnode.Attr(n, "sizes"))
-				icons = append(icons, img)
-			}
-		case "img":
-			if isLogo(n) && len(b.Logos) < maxLogos {
-				if src := markdown.ImageSource(n, base); src != "" {
-					img := &distillv1.BrandImage{Url: src, Source: "img"}
-					img.Width, img.Height = dimension(htmlnode.Attr(n, "width")), dimension(htmlnode.Attr(n, "height"))
-					b.Logos = appendImage(b.Logos, img)
-				}
-			}
-		case "a":
-			if href, ok := weburl.Resolve(base, htmlnode.Attr(n, "href"), "http", "https"); ok {
-				b.Social = addSocial(b.Social, href)
-			}
-		}
-		return true
-	})
+	r := &reader{b: &distillv1.Brand{}, pal: newPalette(), base: base}
+	htmlnode.Walk(doc, r.visit)
+	b := r.b
 
-	ldName, ldLogos, sameAs := fromLD(ld, base)
+	ldName, ldLogos, sameAs := fromLD(r.ld, base)
 	// A logo the site declares comes before one guessed from the markup.
 	b.Logos = append(ldLogos, b.Logos...)
 	if len(b.Logos) > maxLogos {
@@ -108,10 +46,95 @@ func Read(doc *html.Node, base *url.URL, meta metadata.Metadata) *distillv1.Bran
 	for _, u := range sameAs {
 		b.Social = addSocial(b.Social, u)
 	}
-	b.Name = firstOf(meta.SiteName, appName, ldName, host(base))
-	b.Favicon = bestIcon(icons, base)
-	finish(b, pal)
+	b.Name = firstOf(meta.SiteName, r.appName, ldName, host(base))
+	b.Favicon = bestIcon(r.icons, base)
+	finish(b, r.pal)
 	return b
+}
+
+// reader gathers a brand from a page's elements in one walk: what each
+// element says goes straight into b, or is held until the walk is over
+// (the icons, the JSON-LD objects, the application's name).
+type reader struct {
+	b       *distillv1.Brand
+	pal     *palette
+	base    *url.URL
+	icons   []*distillv1.BrandImage
+	ld      []map[string]any
+	appName string
+}
+
+// visit reads element n and says whether the walk goes into its children.
+func (r *reader) visit(n *html.Node) bool {
+	if n.Type != html.ElementNode {
+		return true
+	}
+	if style := htmlnode.Attr(n, "style"); style != "" {
+		r.pal.addCSS(style)
+	}
+	switch n.Data {
+	case "style":
+		r.pal.addCSS(htmlnode.Text(n))
+		return false
+	case "script":
+		if strings.Contains(strings.ToLower(htmlnode.Attr(n, "type")), "ld+json") {
+			r.ld = append(r.ld, jsonLD(n)...)
+		}
+		return false
+	case "meta":
+		r.meta(n)
+	case "link":
+		r.link(n)
+	case "img":
+		if isLogo(n) && len(r.b.Logos) < maxLogos {
+			if src := markdown.ImageSource(n, r.base); src != "" {
+				img := &distillv1.BrandImage{Url: src, Source: "img"}
+				img.Width, img.Height = dimension(htmlnode.Attr(n, "width")), dimension(htmlnode.Attr(n, "height"))
+				r.b.Logos = appendImage(r.b.Logos, img)
+			}
+		}
+	case "a":
+		if href, ok := weburl.Resolve(r.base, htmlnode.Attr(n, "href"), "http", "https"); ok {
+			r.b.Social = addSocial(r.b.Social, href)
+		}
+	}
+	return true
+}
+
+// meta reads a meta element's theme colour or application name.
+func (r *reader) meta(n *html.Node) {
+	switch strings.ToLower(htmlnode.Attr(n, "name")) {
+	case "theme-color":
+		if c := colorsIn(htmlnode.Attr(n, "content")); len(c) > 0 && r.b.ThemeColor == nil {
+			r.b.ThemeColor = proto.String(c[0])
+		}
+	case "application-name":
+		r.appName = strings.TrimSpace(htmlnode.Attr(n, "content"))
+	}
+}
+
+// link reads a link element: a stylesheet to list (and the Google fonts
+// its address names) or an icon.
+func (r *reader) link(n *html.Node) {
+	rel := strings.ToLower(htmlnode.Attr(n, "rel"))
+	href, ok := weburl.Resolve(r.base, htmlnode.Attr(n, "href"), "http", "https")
+	if !ok {
+		return
+	}
+	switch {
+	case htmlnode.HasToken(rel, "stylesheet"):
+		if len(r.b.Stylesheets) < MaxStylesheets && !strings.Contains(htmlnode.Attr(n, "media"), "print") {
+			r.b.Stylesheets = append(r.b.Stylesheets, href)
+		}
+		r.b.Fonts = append(r.b.Fonts, googleFonts(href)...)
+	case htmlnode.HasToken(rel, "icon") || htmlnode.HasToken(rel, "apple-touch-icon") || htmlnode.HasToken(rel, "mask-icon"):
+		img := &distillv1.BrandImage{Url: href, Source: "icon"}
+		if htmlnode.HasToken(rel, "apple-touch-icon") {
+			img.Source = "apple-touch-icon"
+		}
+		img.Width, img.Height = sizes(htmlnode.Attr(n, "sizes"))
+		r.icons = append(r.icons, img)
+	}
 }
 
 // finish writes the palette's colours and fonts into b.

@@ -75,6 +75,8 @@ type options struct {
 	cfg         readable.TrainConfig
 }
 
+// run trains and cross-validates the block model as o says, printing its
+// figures to w, and writes the model to o.out when set.
 func run(ctx context.Context, o options, w io.Writer) error {
 	if o.folds < 2 {
 		return fmt.Errorf("-folds %d: need at least 2", o.folds)
@@ -82,81 +84,21 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	if o.cfg.Bits < 8 || o.cfg.Bits > 24 {
 		return fmt.Errorf("-bits %d: want 8 to 24", o.cfg.Bits)
 	}
-	c, err := harness.LoadCorpus(o.corpus)
+	pages, err := loadPages(ctx, o, w)
 	if err != nil {
 		return err
 	}
-	if c.Layout != harness.WCXB {
-		return fmt.Errorf("%s: want a WCXB split, whose pages carry their type", c.Dir)
-	}
-	pages := make([]page, len(c.Pages))
-	total := 0
-	for i, p := range c.Pages {
-		u, _ := url.Parse(p.URL)
-		samples, kind, err := extract.BlockSamples(ctx, p.HTML, u)
-		if err != nil {
-			return fmt.Errorf("page %s: %w", p.ID, err)
-		}
-		ex, texts, kept := label(samples, p.Truth)
-		pages[i] = page{p: p, kind: kind.Type, fold: foldOf(u, o.folds), examples: ex, texts: texts, kept: kept}
-		total += len(ex)
-	}
-	fmt.Fprintf(w, "corpus %s: %d pages, %d kept blocks to learn from, %d folds by host\n", c.Dir, len(pages), total, o.folds)
-
-	models := make([]*readable.BlockModel, o.folds)
-	for k := range models {
-		models[k] = readable.TrainBlockModel(examplesOf(pages, k), o.cfg)
-		for i := range pages {
-			p := &pages[i]
-			if p.fold != k {
-				continue
-			}
-			p.probs = make([]float32, len(p.examples))
-			for j, ex := range p.examples {
-				p.probs[j] = models[k].Prob(ex.Features)
-			}
-		}
-	}
+	models := crossValidate(pages, o)
 	global, perType := chooseThresholds(pages)
 	fmt.Fprintf(w, "\nthresholds by page type as classified (out of fold, on the kept blocks' text): default %.2f", global)
 	for _, t := range sortedTypes(perType) {
 		fmt.Fprintf(w, ", %s %.2f", t, perType[t])
 	}
 	fmt.Fprintln(w)
-
-	columns := []string{"rules", "labels", "model"}
-	scores := make([][]float64, len(columns))
-	for s := range scores {
-		scores[s] = make([]float64, len(pages))
-	}
-	for i, p := range pages {
-		scores[0][i] = blockF1(p, func(int) bool { return true })
-		scores[1][i] = blockF1(p, func(j int) bool { return p.examples[j].Content })
-		th := thresholdFor(p.kind, global, perType)
-		scores[2][i] = blockF1(p, func(j int) bool { return p.kept[j] || p.probs[j] >= th })
-	}
-	fmt.Fprintln(w, "\nword F1 of the kept blocks' text: all of them (rules), those labelled content (labels: the bound of dropping), those the out-of-fold model keeps (model)")
-	table(w, pages, columns, scores)
-
+	blockTable(w, pages, global, perType)
 	if o.extract {
-		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-		rules := harness.DistillWith(extract.New(logger, extract.WithBlockModel(nil)))
-		columns := []string{"rules", "model"}
-		scores := [][]float64{make([]float64, len(pages)), make([]float64, len(pages))}
-		for k, m := range models {
-			m.Threshold, m.Thresholds = global, perType
-			withModel := harness.DistillWith(extract.New(logger, extract.WithBlockModel(m)))
-			for i, p := range pages {
-				if p.fold == k {
-					scores[0][i] = extractF1(ctx, rules, p.p)
-					scores[1][i] = extractF1(ctx, withModel, p.p)
-				}
-			}
-		}
-		fmt.Fprintln(w, "\nword F1 of distill's text output, out of fold: the rules alone, and with the model of the other folds")
-		table(w, pages, columns, scores)
+		extractTable(ctx, w, pages, models, global, perType)
 	}
-
 	if o.out == "" {
 		return nil
 	}
@@ -171,6 +113,92 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "\nwrote %s (%d bytes): trained on all %d pages\n", o.out, len(b), len(pages))
 	return nil
+}
+
+// loadPages reads the corpus at o.corpus and labels the blocks the rules
+// keep on each page, saying on w how many there are.
+func loadPages(ctx context.Context, o options, w io.Writer) ([]page, error) {
+	c, err := harness.LoadCorpus(o.corpus)
+	if err != nil {
+		return nil, err
+	}
+	if c.Layout != harness.WCXB {
+		return nil, fmt.Errorf("%s: want a WCXB split, whose pages carry their type", c.Dir)
+	}
+	pages := make([]page, len(c.Pages))
+	total := 0
+	for i, p := range c.Pages {
+		u, _ := url.Parse(p.URL)
+		samples, kind, err := extract.BlockSamples(ctx, p.HTML, u)
+		if err != nil {
+			return nil, fmt.Errorf("page %s: %w", p.ID, err)
+		}
+		ex, texts, kept := label(samples, p.Truth)
+		pages[i] = page{p: p, kind: kind.Type, fold: foldOf(u, o.folds), examples: ex, texts: texts, kept: kept}
+		total += len(ex)
+	}
+	fmt.Fprintf(w, "corpus %s: %d pages, %d kept blocks to learn from, %d folds by host\n", c.Dir, len(pages), total, o.folds)
+	return pages, nil
+}
+
+// crossValidate trains one model per fold on the other folds' pages and
+// rates the blocks of the fold's pages with it (each page's probs).
+func crossValidate(pages []page, o options) []*readable.BlockModel {
+	models := make([]*readable.BlockModel, o.folds)
+	for k := range models {
+		models[k] = readable.TrainBlockModel(examplesOf(pages, k), o.cfg)
+		for i := range pages {
+			p := &pages[i]
+			if p.fold != k {
+				continue
+			}
+			p.probs = make([]float32, len(p.examples))
+			for j, ex := range p.examples {
+				p.probs[j] = models[k].Prob(ex.Features)
+			}
+		}
+	}
+	return models
+}
+
+// blockTable prints the word F1 of the kept blocks' text: all of them,
+// those labelled content, and those the out-of-fold model keeps.
+func blockTable(w io.Writer, pages []page, global float32, perType map[readable.PageType]float32) {
+	columns := []string{"rules", "labels", "model"}
+	scores := make([][]float64, len(columns))
+	for s := range scores {
+		scores[s] = make([]float64, len(pages))
+	}
+	for i, p := range pages {
+		scores[0][i] = blockF1(p, func(int) bool { return true })
+		scores[1][i] = blockF1(p, func(j int) bool { return p.examples[j].Content })
+		th := thresholdFor(p.kind, global, perType)
+		scores[2][i] = blockF1(p, func(j int) bool { return p.kept[j] || p.probs[j] >= th })
+	}
+	fmt.Fprintln(w, "\nword F1 of the kept blocks' text: all of them (rules), those labelled content (labels: the bound of dropping), those the out-of-fold model keeps (model)")
+	table(w, pages, columns, scores)
+}
+
+// extractTable extracts every page again, with the rules alone and with
+// the model of the other folds given the chosen thresholds, and prints the
+// word F1 of distill's text output.
+func extractTable(ctx context.Context, w io.Writer, pages []page, models []*readable.BlockModel, global float32, perType map[readable.PageType]float32) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rules := harness.DistillWith(extract.New(logger, extract.WithBlockModel(nil)))
+	columns := []string{"rules", "model"}
+	scores := [][]float64{make([]float64, len(pages)), make([]float64, len(pages))}
+	for k, m := range models {
+		m.Threshold, m.Thresholds = global, perType
+		withModel := harness.DistillWith(extract.New(logger, extract.WithBlockModel(m)))
+		for i, p := range pages {
+			if p.fold == k {
+				scores[0][i] = extractF1(ctx, rules, p.p)
+				scores[1][i] = extractF1(ctx, withModel, p.p)
+			}
+		}
+	}
+	fmt.Fprintln(w, "\nword F1 of distill's text output, out of fold: the rules alone, and with the model of the other folds")
+	table(w, pages, columns, scores)
 }
 
 // foldOf puts every page of one host in the same fold.

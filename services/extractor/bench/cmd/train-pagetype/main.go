@@ -233,6 +233,18 @@ func actionOf(page readable.Page) int {
 // cv prints the out-of-fold figures of k-fold cross-validation,
 // stratified by type.
 func cv(w io.Writer, samples []sample, classes []readable.PageType, k int, seed uint64, l2 float64, iters int) {
+	fold := assignFolds(samples, classes, k, seed)
+	pred, bayes := predictOutOfFold(samples, classes, fold, k, l2, iters)
+	fmt.Fprintf(w, "%d-fold cross-validation, out of fold, %d pages (L2 %g, %d steps, article odds x%g)\n\n", k, len(samples), l2, iters, articleOdds)
+	confusionTable(w, samples, classes, pred, bayes)
+	fmt.Fprintln(w, "\nF1 now: the draw the embedded model chooses (trained on these pages: in sample); model: the likeliest type's, or an uncertain article's when that")
+	fmt.Fprintln(w, "promises more, or a thread's for a page likeliest to be one (Page); bayes: the draw of best expected F1 (Decide); oracle: the true type's (certain)")
+	utilityTable(w, samples, classes, l2)
+}
+
+// assignFolds deals each type's samples, shuffled by seed, into k folds in
+// turn, and returns each sample's fold.
+func assignFolds(samples []sample, classes []readable.PageType, k int, seed uint64) []int {
 	fold := make([]int, len(samples))
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for c := range classes {
@@ -247,8 +259,15 @@ func cv(w io.Writer, samples []sample, classes []readable.PageType, k int, seed 
 			fold[i] = j % k
 		}
 	}
-	pred := make([]readable.Page, len(samples))
-	bayes := make([]readable.Page, len(samples))
+	return fold
+}
+
+// predictOutOfFold trains a model on the other folds for each of the k
+// folds and returns what it makes of each sample of the fold: its Page,
+// and the draw of best expected F1 (bayes).
+func predictOutOfFold(samples []sample, classes []readable.PageType, fold []int, k int, l2 float64, iters int) (pred, bayes []readable.Page) {
+	pred = make([]readable.Page, len(samples))
+	bayes = make([]readable.Page, len(samples))
 	for f := range k {
 		var trainIdx []int
 		for i := range samples {
@@ -267,8 +286,13 @@ func cv(w io.Writer, samples []sample, classes []readable.PageType, k int, seed 
 			}
 		}
 	}
+	return pred, bayes
+}
 
-	fmt.Fprintf(w, "%d-fold cross-validation, out of fold, %d pages (L2 %g, %d steps, article odds x%g)\n\n", k, len(samples), l2, iters, articleOdds)
+// confusionTable prints, for each true type, the types predicted for its
+// pages and the mean word F1 of the draws the embedded classifier, the
+// model (pred), the expected-F1 choice (bayes) and an oracle make.
+func confusionTable(w io.Writer, samples []sample, classes []readable.PageType, pred, bayes []readable.Page) {
 	cols := append(slices.Clone(classes), readable.TypeOther)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "true\\pred\t")
@@ -310,14 +334,14 @@ func cv(w io.Writer, samples []sample, classes []readable.PageType, k int, seed 
 	n := float64(len(samples))
 	fmt.Fprintf(tw, "all\t%s%d\t%.3f\t\t%.3f\t%.3f\t%.3f\t%.3f\t\n", strings.Repeat("\t", len(cols)), len(samples), float64(right)/n, allRules/n, allModel/n, allBayes/n, allOracle/n)
 	tw.Flush()
-	fmt.Fprintln(w, "\nF1 now: the draw the embedded model chooses (trained on these pages: in sample); model: the likeliest type's, or an uncertain article's when that")
-	fmt.Fprintln(w, "promises more, or a thread's for a page likeliest to be one (Page); bayes: the draw of best expected F1 (Decide); oracle: the true type's (certain)")
+}
 
-	// What each draw gives each type, over all pages: the table the
-	// decisions weigh.
+// utilityTable prints what each draw gives each type, over all pages: the
+// table the decisions weigh.
+func utilityTable(w io.Writer, samples []sample, classes []readable.PageType, l2 float64) {
 	m := train(samples, classes, allIdx(len(samples)), l2, 0)
 	fmt.Fprintln(w, "\nmean word F1 of each draw (columns: readable.Actions) by true type")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "type\t")
 	for _, a := range readable.Actions {
 		name := string(a.Type)
@@ -341,6 +365,15 @@ func cv(w io.Writer, samples []sample, classes []readable.PageType, k int, seed 
 func train(samples []sample, classes []readable.PageType, idx []int, l2 float64, iters int) *readable.Model {
 	d := len(samples[0].X)
 	m := &readable.Model{Features: readable.FeatureNames(), Classes: classes, Mean: make([]float64, d), Scale: make([]float64, d), ArticleOdds: articleOdds}
+	standardise(m, samples, idx)
+	fitWeights(m, samples, idx, l2, iters)
+	m.Utility = utilities(samples, len(classes), idx)
+	return m
+}
+
+// standardise sets m's Mean and Scale to the mean and standard deviation
+// of each input over the samples idx (a scale of 1 for a constant input).
+func standardise(m *readable.Model, samples []sample, idx []int) {
 	for _, i := range idx {
 		for j, v := range samples[i].X {
 			m.Mean[j] += v
@@ -360,43 +393,26 @@ func train(samples []sample, classes []readable.PageType, idx []int, l2 float64,
 			m.Scale[j] = 1
 		}
 	}
-	k := len(classes)
+}
+
+// fitWeights learns m's Weights (a row per class, the bias last) from the
+// samples idx by iters steps of full-batch gradient descent with Adam
+// steps and an L2 penalty of l2: the problem is small and convex, so plain
+// and reproducible beats clever.
+func fitWeights(m *readable.Model, samples []sample, idx []int, l2 float64, iters int) {
+	k, d := len(m.Classes), len(m.Mean)
 	m.Weights = make([][]float64, k)
-	for c := range m.Weights {
-		m.Weights[c] = make([]float64, d+1)
-	}
-	// Full-batch gradient descent with Adam steps: the problem is small
-	// and convex, so plain and reproducible beats clever.
 	mom := make([][]float64, k)
 	vel := make([][]float64, k)
-	for c := range mom {
+	for c := range k {
+		m.Weights[c] = make([]float64, d+1)
 		mom[c] = make([]float64, d+1)
 		vel[c] = make([]float64, d+1)
 	}
 	const lr, b1, b2, eps = 0.05, 0.9, 0.999, 1e-8
 	z := make([]float64, d)
 	for step := 1; step <= iters; step++ {
-		grad := make([][]float64, k)
-		for c := range grad {
-			grad[c] = make([]float64, d+1)
-		}
-		for _, i := range idx {
-			s := samples[i]
-			for j, v := range s.X {
-				z[j] = (v - m.Mean[j]) / m.Scale[j]
-			}
-			p := m.Probabilities(s.X)
-			for c := range k {
-				g := p[c]
-				if c == s.Class {
-					g--
-				}
-				for j := range d {
-					grad[c][j] += g * z[j]
-				}
-				grad[c][d] += g
-			}
-		}
+		grad := gradient(m, samples, idx, z)
 		n := float64(len(idx))
 		for c := range k {
 			for j := range d + 1 {
@@ -412,9 +428,43 @@ func train(samples []sample, classes []readable.PageType, idx []int, l2 float64,
 			}
 		}
 	}
-	m.Utility = make([][]float64, k)
+}
+
+// gradient sums, over the samples idx, the gradient of the cross-entropy
+// loss of m's weights (unpenalised, undivided); z is scratch of one
+// sample's inputs, standardised.
+func gradient(m *readable.Model, samples []sample, idx []int, z []float64) [][]float64 {
+	k, d := len(m.Classes), len(m.Mean)
+	grad := make([][]float64, k)
+	for c := range grad {
+		grad[c] = make([]float64, d+1)
+	}
+	for _, i := range idx {
+		s := samples[i]
+		for j, v := range s.X {
+			z[j] = (v - m.Mean[j]) / m.Scale[j]
+		}
+		p := m.Probabilities(s.X)
+		for c := range k {
+			g := p[c]
+			if c == s.Class {
+				g--
+			}
+			for j := range d {
+				grad[c][j] += g * z[j]
+			}
+			grad[c][d] += g
+		}
+	}
+	return grad
+}
+
+// utilities is the mean F1 each of readable.Actions reaches on the
+// samples idx of each of the k classes.
+func utilities(samples []sample, k int, idx []int) [][]float64 {
+	u := make([][]float64, k)
 	for c := range k {
-		m.Utility[c] = make([]float64, len(readable.Actions))
+		u[c] = make([]float64, len(readable.Actions))
 		n := 0
 		for _, i := range idx {
 			if samples[i].Class != c {
@@ -422,14 +472,14 @@ func train(samples []sample, classes []readable.PageType, idx []int, l2 float64,
 			}
 			n++
 			for a, f := range samples[i].F1 {
-				m.Utility[c][a] += f
+				u[c][a] += f
 			}
 		}
-		for a := range m.Utility[c] {
-			m.Utility[c][a] /= float64(max(n, 1))
+		for a := range u[c] {
+			u[c][a] /= float64(max(n, 1))
 		}
 	}
-	return m
+	return u
 }
 
 // source writes m as the Go file the readable package embeds.
