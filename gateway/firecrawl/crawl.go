@@ -73,12 +73,35 @@ func (c *crawlRequest) distill(target string, version int, allowLocal bool) (*di
 		Options:      p.opts,
 		IncludePaths: c.IncludePaths,
 		ExcludePaths: c.ExcludePaths,
-		IgnoreRobots: c.IgnoreRobotsTxt != nil && *c.IgnoreRobotsTxt,
+		IgnoreRobots: on(c.IgnoreRobotsTxt),
 	}
+	if err := c.extent(out); err != nil {
+		return nil, nil, err
+	}
+	if err := c.pace(out); err != nil {
+		return nil, nil, err
+	}
+	c.scope(out, target)
+	if err := c.refused(); err != nil {
+		return nil, nil, err
+	}
+	if err := c.sitemap(p); err != nil {
+		return nil, nil, err
+	}
+	if on(c.ZeroDataRetention) {
+		p.opts.NoCache = true
+	}
+	return out, p, nil
+}
+
+// extent bounds how far the crawl goes: limit (pages, at most
+// api.MaxCrawlPages) and maxDiscoveryDepth (v1: maxDepth), unbounded by
+// default.
+func (c *crawlRequest) extent(out *distillv1.CrawlRequest) *apiError {
 	limit := int32(min(defaultCrawlLimit, api.MaxCrawlPages))
 	if c.Limit != nil {
 		if *c.Limit < 1 || *c.Limit > api.MaxCrawlPages {
-			return nil, nil, badRequest("limit must be between 1 and %d on this server, got %d", api.MaxCrawlPages, *c.Limit)
+			return badRequest("limit must be between 1 and %d on this server, got %d", api.MaxCrawlPages, *c.Limit)
 		}
 		limit = *c.Limit
 	}
@@ -90,64 +113,78 @@ func (c *crawlRequest) distill(target string, version int, allowLocal bool) (*di
 	d := int32(unboundedDepth)
 	if depth != nil {
 		if *depth < 0 {
-			return nil, nil, badRequest("maxDiscoveryDepth cannot be negative, got %d", *depth)
+			return badRequest("maxDiscoveryDepth cannot be negative, got %d", *depth)
 		}
 		d = *depth
 	}
 	out.Depth = &d
+	return nil
+}
+
+// pace bounds how fast the crawl goes: maxConcurrency and delay (seconds
+// between requests).
+func (c *crawlRequest) pace(out *distillv1.CrawlRequest) *apiError {
 	if c.MaxConcurrency != nil {
 		if *c.MaxConcurrency < 1 || *c.MaxConcurrency > api.MaxCrawlConcurrency {
-			return nil, nil, badRequest("maxConcurrency must be between 1 and %d on this server, got %d", api.MaxCrawlConcurrency, *c.MaxConcurrency)
+			return badRequest("maxConcurrency must be between 1 and %d on this server, got %d", api.MaxCrawlConcurrency, *c.MaxConcurrency)
 		}
 		out.Concurrency = c.MaxConcurrency
 	}
 	if c.Delay != nil {
 		if *c.Delay < 0 || *c.Delay > 60 {
-			return nil, nil, badRequest("delay is in seconds, from 0 to 60, got %v", *c.Delay)
+			return badRequest("delay is in seconds, from 0 to 60, got %v", *c.Delay)
 		}
 		ms := int64(*c.Delay * float64(time.Second/time.Millisecond))
 		out.DelayMs = &ms
 	}
-	// Firecrawl follows only the links under the start URL's path unless
-	// crawlEntireDomain (v1: allowBackwardLinks) says otherwise.
-	entire := c.CrawlEntireDomain != nil && *c.CrawlEntireDomain || c.AllowBackwardLinks != nil && *c.AllowBackwardLinks
-	if !entire {
+	return nil
+}
+
+// scope says which links of the site the crawl follows. Firecrawl follows
+// only the links under the start URL's path unless crawlEntireDomain (v1:
+// allowBackwardLinks) says otherwise.
+func (c *crawlRequest) scope(out *distillv1.CrawlRequest, target string) {
+	if !on(c.CrawlEntireDomain) && !on(c.AllowBackwardLinks) {
 		if u, perr := url.Parse(target); perr == nil {
 			if prefix := pathPrefix(u.Path); prefix != "/" {
 				out.PathPrefix = prefix
 			}
 		}
 	}
-	out.IncludeSubdomains = c.AllowSubdomains != nil && *c.AllowSubdomains
+	out.IncludeSubdomains = on(c.AllowSubdomains)
+}
+
+// refused refuses the crawl options distill does not honour, naming the
+// first.
+func (c *crawlRequest) refused() *apiError {
 	switch {
 	case c.Prompt != "":
-		return nil, nil, notSupported("prompt", "distill does not turn a prompt into crawl options; set them")
-	case c.AllowExternalLinks != nil && *c.AllowExternalLinks:
-		return nil, nil, notSupported("allowExternalLinks", "a crawl reads one site")
-	case c.RegexOnFullURL != nil && *c.RegexOnFullURL:
-		return nil, nil, notSupported("regexOnFullURL", "includePaths and excludePaths match a URL's path and query")
+		return notSupported("prompt", "distill does not turn a prompt into crawl options; set them")
+	case on(c.AllowExternalLinks):
+		return notSupported("allowExternalLinks", "a crawl reads one site")
+	case on(c.RegexOnFullURL):
+		return notSupported("regexOnFullURL", "includePaths and excludePaths match a URL's path and query")
 	case c.RobotsUserAgent != "":
-		return nil, nil, notSupported("robotsUserAgent", "distill reads robots.txt as its own user agent")
-	case c.IgnoreQueryParameters != nil && *c.IgnoreQueryParameters:
-		return nil, nil, notSupported("ignoreQueryParameters", "")
+		return notSupported("robotsUserAgent", "distill reads robots.txt as its own user agent")
+	case on(c.IgnoreQueryParameters):
+		return notSupported("ignoreQueryParameters", "")
 	}
-	if err := threatProtection(c.ThreatProtection); err != nil {
-		return nil, nil, err
-	}
+	return threatProtection(c.ThreatProtection)
+}
+
+// sitemap reads the sitemap option: distill's crawl follows links, so
+// include is warned about and only refused.
+func (c *crawlRequest) sitemap(p *plan) *apiError {
 	switch c.Sitemap {
-	case "", "skip", "include":
-		if c.Sitemap == "include" {
-			p.warn("sitemap is ignored: distill's crawl follows the site's links")
-		}
+	case "", "skip":
+	case "include":
+		p.warn("sitemap is ignored: distill's crawl follows the site's links")
 	case "only":
-		return nil, nil, notSupported("sitemap: only", "distill's crawl follows the site's links (map lists a sitemap)")
+		return notSupported("sitemap: only", "distill's crawl follows the site's links (map lists a sitemap)")
 	default:
-		return nil, nil, badRequest("sitemap must be skip, include or only, got %q", c.Sitemap)
+		return badRequest("sitemap must be skip, include or only, got %q", c.Sitemap)
 	}
-	if c.ZeroDataRetention != nil && *c.ZeroDataRetention {
-		p.opts.NoCache = true
-	}
-	return out, p, nil
+	return nil
 }
 
 // pathPrefix is the folder of a URL path: /docs/intro and /docs/ are

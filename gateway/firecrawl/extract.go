@@ -224,6 +224,9 @@ type extractRequest struct {
 // call.
 const maxExtractURLs = 10
 
+// startExtract starts an extract job: it checks the request, keeps the
+// urls it can read and answers with the job's id, while runExtract asks
+// the host for each page's data.
 func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version int) {
 	var req extractRequest
 	if err := decode(r, &req); err != nil {
@@ -234,62 +237,18 @@ func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version in
 		writeError(w, err)
 		return
 	}
-	switch {
-	case len(req.URLs) == 0:
-		writeError(w, badRequest("Bad Request: urls is required (distill does not search the web for them)"))
-		return
-	case len(req.URLs) > maxExtractURLs:
-		writeError(w, badRequest("Bad Request: an extract reads at most %d urls, got %d", maxExtractURLs, len(req.URLs)))
-		return
-	case isNull(req.Schema) && req.Prompt == "":
-		writeError(w, badRequest("Bad Request: extract needs a schema or a prompt"))
-		return
-	}
-	for _, f := range []struct {
-		name, why string
-		on        bool
-	}{
-		{"systemPrompt", "the host's system prompt is its own", req.SystemPrompt != ""},
-		{"enableWebSearch", "distill does not search the web", req.EnableWebSearch != nil && *req.EnableWebSearch},
-		{"allowExternalLinks", "an extract reads the urls given", req.AllowExternalLinks != nil && *req.AllowExternalLinks},
-		{"showSources", "", req.ShowSources != nil && *req.ShowSources},
-		{"scrapeOptions", "the host reads each page with its own options", !isNull(req.ScrapeOptions)},
-		{"agent", "", !isNull(req.Agent)},
-	} {
-		if f.on {
-			writeError(w, notSupported(f.name, f.why))
-			return
-		}
-	}
-	if err := threatProtection(req.ThreatProtection); err != nil {
+	if err := req.check(); err != nil {
 		writeError(w, err)
 		return
 	}
-	var urls, invalid []string
-	ignoreInvalid := req.IgnoreInvalidURLs != nil && *req.IgnoreInvalidURLs
-	for _, raw := range req.URLs {
-		if strings.Contains(raw, "*") {
-			writeError(w, notSupported("urls: "+raw, "a wildcard asks for a crawl; crawl the site, then extract from its pages"))
-			return
-		}
-		target, ok := validURL(raw)
-		if !ok {
-			if !ignoreInvalid {
-				writeError(w, badRequest("Bad Request: invalid URL %q (set ignoreInvalidURLs to skip it)", raw))
-				return
-			}
-			invalid = append(invalid, raw)
-			continue
-		}
-		urls = append(urls, target)
-	}
-	if len(urls) == 0 {
-		writeError(w, badRequest("Bad Request: none of the urls is valid"))
+	urls, invalid, err := req.targets()
+	if err != nil {
+		writeError(w, err)
 		return
 	}
-	hook, herr := s.parseWebhook(req.Webhook)
-	if herr != nil {
-		writeError(w, herr)
+	hook, err := s.parseWebhook(req.Webhook)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	schema := []byte(req.Schema)
@@ -313,6 +272,59 @@ func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version in
 		out["invalidURLs"] = invalid
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// check refuses an extract without urls, with too many, without a schema
+// or a prompt, or with an option distill does not honour.
+func (req *extractRequest) check() *apiError {
+	switch {
+	case len(req.URLs) == 0:
+		return badRequest("Bad Request: urls is required (distill does not search the web for them)")
+	case len(req.URLs) > maxExtractURLs:
+		return badRequest("Bad Request: an extract reads at most %d urls, got %d", maxExtractURLs, len(req.URLs))
+	case isNull(req.Schema) && req.Prompt == "":
+		return badRequest("Bad Request: extract needs a schema or a prompt")
+	}
+	for _, f := range []struct {
+		name, why string
+		on        bool
+	}{
+		{"systemPrompt", "the host's system prompt is its own", req.SystemPrompt != ""},
+		{"enableWebSearch", "distill does not search the web", on(req.EnableWebSearch)},
+		{"allowExternalLinks", "an extract reads the urls given", on(req.AllowExternalLinks)},
+		{"showSources", "", on(req.ShowSources)},
+		{"scrapeOptions", "the host reads each page with its own options", !isNull(req.ScrapeOptions)},
+		{"agent", "", !isNull(req.Agent)},
+	} {
+		if f.on {
+			return notSupported(f.name, f.why)
+		}
+	}
+	return threatProtection(req.ThreatProtection)
+}
+
+// targets are the urls to read, and the invalid ones skipped when
+// ignoreInvalidURLs says to; a wildcard is refused.
+func (req *extractRequest) targets() (urls, invalid []string, err *apiError) {
+	ignoreInvalid := on(req.IgnoreInvalidURLs)
+	for _, raw := range req.URLs {
+		if strings.Contains(raw, "*") {
+			return nil, nil, notSupported("urls: "+raw, "a wildcard asks for a crawl; crawl the site, then extract from its pages")
+		}
+		target, ok := validURL(raw)
+		if !ok {
+			if !ignoreInvalid {
+				return nil, nil, badRequest("Bad Request: invalid URL %q (set ignoreInvalidURLs to skip it)", raw)
+			}
+			invalid = append(invalid, raw)
+			continue
+		}
+		urls = append(urls, target)
+	}
+	if len(urls) == 0 {
+		return nil, nil, badRequest("Bad Request: none of the urls is valid")
+	}
+	return urls, invalid, nil
 }
 
 // runExtract asks the host for each page's data, in turn, and merges

@@ -94,148 +94,203 @@ const (
 // plan checks o and maps it onto FetchOptions. version is the API's (1 or
 // 2), whose formats differ a little.
 func (o *scrapeOptions) plan(version int, allowLocal bool) (*plan, *apiError) {
-	p := &plan{pdf: true}
-	opts := &distillv1.FetchOptions{
+	p := &plan{pdf: true, opts: &distillv1.FetchOptions{
 		Format:      distillv1.Format_FORMAT_MARKDOWN,
 		Diagnostics: true,
 		AllowLocal:  allowLocal,
+	}}
+	for _, step := range planSteps {
+		if err := step(p, o, version); err != nil {
+			return nil, err
+		}
 	}
-	p.opts = opts
+	p.readsPage()
+	return p, nil
+}
+
+// planStep maps one concern of a request's scrape options onto p, or
+// refuses them.
+type planStep func(p *plan, o *scrapeOptions, version int) *apiError
+
+// planSteps are the steps of plan, in order: the first refusal is the
+// answer, so their order is the order in which a request's faults are
+// reported, and the order of its warnings. An option distill does not
+// honour is one refuse or ignore entry.
+var planSteps = []planStep{
+	planFormats,
+	planPageParts,
+	planWaitFor,
+	planTimeout,
+	planCache,
+	func(p *plan, o *scrapeOptions, _ int) *apiError { return p.actions(o.Actions) },
+	func(p *plan, o *scrapeOptions, _ int) *apiError { return p.headers(o.Headers) },
+
+	refuse("mobile", "", func(o *scrapeOptions) bool { return on(o.Mobile) }),
+	refuse("lockdown", "", func(o *scrapeOptions) bool { return on(o.Lockdown) }),
+	refuse("redactPII", "", func(o *scrapeOptions) bool { return !isNull(o.RedactPII) && string(o.RedactPII) != "false" }),
+	refuse("profile", "distill keeps no browser profiles between requests", func(o *scrapeOptions) bool { return !isNull(o.Profile) }),
+	refuse("useMock", "", func(o *scrapeOptions) bool { return o.UseMock != "" }),
+	func(_ *plan, o *scrapeOptions, _ int) *apiError { return threatProtection(o.ThreatProtection) },
+	refuse("domainTools", "", func(o *scrapeOptions) bool { return on(o.DomainTools) }),
+	// A protection the caller asks for is refused, not pretended.
+	refuse("safeMode", "", func(o *scrapeOptions) bool { return on(o.SafeMode) }),
+
+	func(p *plan, o *scrapeOptions, version int) *apiError { return p.v1JSON(o, version) },
+	refuse("changeTrackingOptions", "", func(o *scrapeOptions) bool { return !isNull(o.ChangeTrackingOptions) }),
+	refuse("agent", "", func(o *scrapeOptions) bool { return !isNull(o.Agent) }),
+	planPDF,
+
+	ignore("location is ignored: distill fetches from where it runs",
+		func(o *scrapeOptions) bool { return !isNull(o.Location) }),
+	ignore("skipTlsVerification is ignored: distill always verifies TLS certificates",
+		func(o *scrapeOptions) bool { return on(o.SkipTLSVerification) }),
+	planProxy,
+	ignore("minAge is ignored: distill answers from its cache while the page is fresh, else fetches it",
+		func(o *scrapeOptions) bool { return o.MinAge != nil }),
+	ignore("onlyCleanContent is ignored: distill's Markdown is its own cleaning",
+		func(o *scrapeOptions) bool { return on(o.OnlyCleanContent) }),
+	// Firecrawl's defaults (true, true, false) are what distill does; the
+	// other way round it cannot.
+	ignore("removeBase64Images: false is ignored: distill's Markdown and HTML never hold base64 images",
+		func(o *scrapeOptions) bool { return off(o.RemoveBase64Images) }),
+	ignore("blockAds: false is ignored: distill's reader drops adverts and cookie banners",
+		func(o *scrapeOptions) bool { return off(o.BlockAds) }),
+	ignore("fastMode is ignored: distill reads every page the same way",
+		func(o *scrapeOptions) bool { return on(o.FastMode) }),
+}
+
+// refuse is the step that refuses the option name when set says o sets
+// it; why, if not empty, says why distill cannot honour it.
+func refuse(name, why string, set func(o *scrapeOptions) bool) planStep {
+	return func(_ *plan, o *scrapeOptions, _ int) *apiError {
+		if set(o) {
+			return notSupported(name, why)
+		}
+		return nil
+	}
+}
+
+// ignore is the step that adds warning to the plan when set says o sets
+// an option distill leaves alone.
+func ignore(warning string, set func(o *scrapeOptions) bool) planStep {
+	return func(p *plan, o *scrapeOptions, _ int) *apiError {
+		if set(o) {
+			p.warn(warning)
+		}
+		return nil
+	}
+}
+
+// on says whether an optional flag is set and true.
+func on(b *bool) bool { return b != nil && *b }
+
+// off says whether an optional flag is set and false.
+func off(b *bool) bool { return b != nil && !*b }
+
+// planFormats reads the formats and what they need of the fetch.
+func planFormats(p *plan, o *scrapeOptions, version int) *apiError {
 	if err := p.formats(o.Formats, version); err != nil {
-		return nil, err
+		return err
 	}
 	if p.want.links {
 		// Firecrawl's links are every link of the page.
-		opts.ExtractLinks, opts.LinksFull = true, true
+		p.opts.ExtractLinks, p.opts.LinksFull = true, true
 	}
-	if o.OnlyMainContent != nil && !*o.OnlyMainContent {
-		opts.Profile = distillv1.Profile_PROFILE_FULL
+	return nil
+}
+
+// planPageParts reads which parts of the page are kept: the main content
+// or all of it, and the tags included or left out.
+func planPageParts(p *plan, o *scrapeOptions, _ int) *apiError {
+	if off(o.OnlyMainContent) {
+		p.opts.Profile = distillv1.Profile_PROFILE_FULL
 	}
 	if len(o.IncludeTags) > 0 {
 		sel := strings.Join(o.IncludeTags, ", ")
 		if err := extract.CheckSelector(sel); err != nil {
-			return nil, badRequest("includeTags: %v", err)
+			return badRequest("includeTags: %v", err)
 		}
-		opts.IncludeTags = o.IncludeTags
+		p.opts.IncludeTags = o.IncludeTags
 	}
 	if len(o.ExcludeTags) > 0 {
 		sel := strings.Join(o.ExcludeTags, ", ")
 		if err := extract.CheckSelector(sel); err != nil {
-			return nil, badRequest("excludeTags: %v", err)
+			return badRequest("excludeTags: %v", err)
 		}
-		opts.ExcludeTags = o.ExcludeTags
+		p.opts.ExcludeTags = o.ExcludeTags
 	}
-	if o.WaitFor != nil {
-		switch {
-		case *o.WaitFor < 0 || *o.WaitFor > maxWaitForMS:
-			return nil, badRequest("waitFor must be between 0 and %d milliseconds, got %d", maxWaitForMS, *o.WaitFor)
-		case *o.WaitFor > 0:
-			// distill renders only the pages that need it; waitFor is
-			// how long such a render may wait for the page to settle.
-			w := int32(*o.WaitFor)
-			opts.JsWait = &w
-		}
+	return nil
+}
+
+// planWaitFor bounds waitFor. distill renders only the pages that need
+// it; waitFor is how long such a render may wait for the page to settle.
+func planWaitFor(p *plan, o *scrapeOptions, _ int) *apiError {
+	switch {
+	case o.WaitFor == nil:
+	case *o.WaitFor < 0 || *o.WaitFor > maxWaitForMS:
+		return badRequest("waitFor must be between 0 and %d milliseconds, got %d", maxWaitForMS, *o.WaitFor)
+	case *o.WaitFor > 0:
+		w := int32(*o.WaitFor)
+		p.opts.JsWait = &w
 	}
-	if o.Timeout != nil {
-		if *o.Timeout < minTimeoutMS {
-			return nil, badRequest("timeout must be at least %d milliseconds, got %d", minTimeoutMS, *o.Timeout)
-		}
-		secs := int32(min((*o.Timeout+999)/1000, 1<<30))
-		opts.TimeoutSecs = &secs
+	return nil
+}
+
+// planTimeout bounds timeout, in milliseconds, and rounds it up to the
+// whole seconds of FetchOptions.
+func planTimeout(p *plan, o *scrapeOptions, _ int) *apiError {
+	if o.Timeout == nil {
+		return nil
 	}
+	if *o.Timeout < minTimeoutMS {
+		return badRequest("timeout must be at least %d milliseconds, got %d", minTimeoutMS, *o.Timeout)
+	}
+	secs := int32(min((*o.Timeout+999)/1000, 1<<30))
+	p.opts.TimeoutSecs = &secs
+	return nil
+}
+
+// planCache maps maxAge, storeInCache and zeroDataRetention onto distill's
+// cache.
+func planCache(p *plan, o *scrapeOptions, _ int) *apiError {
 	switch {
 	case o.MaxAge == nil:
 	case *o.MaxAge < 0:
-		return nil, badRequest("maxAge cannot be negative, got %d", *o.MaxAge)
+		return badRequest("maxAge cannot be negative, got %d", *o.MaxAge)
 	case *o.MaxAge == 0:
-		opts.NoCache = true
+		p.opts.NoCache = true
 	default:
 		ttl := max(*o.MaxAge/1000, 1)
-		opts.CacheTtl = &ttl
+		p.opts.CacheTtl = &ttl
 	}
-	if o.StoreInCache != nil && !*o.StoreInCache || o.ZeroDataRetention != nil && *o.ZeroDataRetention {
+	if off(o.StoreInCache) || on(o.ZeroDataRetention) {
 		// Keeping nothing is what both ask; distill's cache has no
 		// write-only mode, so the page is neither read from it nor kept.
-		opts.NoCache = true
+		p.opts.NoCache = true
 	}
-	if err := p.actions(o.Actions); err != nil {
-		return nil, err
-	}
-	if err := p.headers(o.Headers); err != nil {
-		return nil, err
-	}
-	if o.Mobile != nil && *o.Mobile {
-		return nil, notSupported("mobile", "")
-	}
-	if o.Lockdown != nil && *o.Lockdown {
-		return nil, notSupported("lockdown", "")
-	}
-	if !isNull(o.RedactPII) && string(o.RedactPII) != "false" {
-		return nil, notSupported("redactPII", "")
-	}
-	if !isNull(o.Profile) {
-		return nil, notSupported("profile", "distill keeps no browser profiles between requests")
-	}
-	if o.UseMock != "" {
-		return nil, notSupported("useMock", "")
-	}
-	if err := threatProtection(o.ThreatProtection); err != nil {
-		return nil, err
-	}
-	if o.DomainTools != nil && *o.DomainTools {
-		return nil, notSupported("domainTools", "")
-	}
-	if o.SafeMode != nil && *o.SafeMode {
-		// A protection the caller asks for is refused, not pretended.
-		return nil, notSupported("safeMode", "")
-	}
-	if err := p.v1JSON(o, version); err != nil {
-		return nil, err
-	}
-	for _, f := range []struct {
-		name string
-		raw  json.RawMessage
-	}{{"changeTrackingOptions", o.ChangeTrackingOptions}, {"agent", o.Agent}} {
-		if !isNull(f.raw) {
-			return nil, notSupported(f.name, "")
-		}
-	}
+	return nil
+}
+
+// planPDF reads parsers and v1's parsePDF: whether a PDF is read.
+func planPDF(p *plan, o *scrapeOptions, _ int) *apiError {
 	if err := p.parsers(o.Parsers); err != nil {
-		return nil, err
+		return err
 	}
-	if o.ParsePDF != nil && !*o.ParsePDF {
+	if off(o.ParsePDF) {
 		p.pdf = false
 	}
-	if !isNull(o.Location) {
-		p.warn("location is ignored: distill fetches from where it runs")
-	}
-	if o.SkipTLSVerification != nil && *o.SkipTLSVerification {
-		p.warn("skipTlsVerification is ignored: distill always verifies TLS certificates")
-	}
+	return nil
+}
+
+// planProxy warns of a proxy distill does not use; basic and auto are
+// what it does.
+func planProxy(p *plan, o *scrapeOptions, _ int) *apiError {
 	switch o.Proxy {
 	case "", "basic", "auto":
 	default:
 		p.warn(fmt.Sprintf("proxy %q is ignored: distill fetches directly, under its network policy", o.Proxy))
 	}
-	if o.MinAge != nil {
-		p.warn("minAge is ignored: distill answers from its cache while the page is fresh, else fetches it")
-	}
-	if o.OnlyCleanContent != nil && *o.OnlyCleanContent {
-		p.warn("onlyCleanContent is ignored: distill's Markdown is its own cleaning")
-	}
-	// Firecrawl's defaults (true, true, false) are what distill does; the
-	// other way round it cannot.
-	if o.RemoveBase64Images != nil && !*o.RemoveBase64Images {
-		p.warn("removeBase64Images: false is ignored: distill's Markdown and HTML never hold base64 images")
-	}
-	if o.BlockAds != nil && !*o.BlockAds {
-		p.warn("blockAds: false is ignored: distill's reader drops adverts and cookie banners")
-	}
-	if o.FastMode != nil && *o.FastMode {
-		p.warn("fastMode is ignored: distill reads every page the same way")
-	}
-	p.readsPage()
-	return p, nil
+	return nil
 }
 
 func (p *plan) warn(w string) { p.warnings = append(p.warnings, w) }
