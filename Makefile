@@ -305,7 +305,7 @@ PRINT_PATHS   := '*.go' ':(exclude)*_test.go' ':(exclude,glob)**/testdata/**' \
 STATICCHECK := $(BIN)/staticcheck -checks all,-ST1000,-ST1020,-ST1021,-ST1022
 
 .PHONY: lint
-lint: $(TOOLS) ## gofmt, buf format, buf lint, buf breaking against main, go mod tidy, fmt.Print, go vet and staticcheck.
+lint: $(TOOLS) lint-house ## gofmt, buf format, buf lint, buf breaking against main, go mod tidy, fmt.Print, go vet, the house rules (lint-house) and staticcheck.
 	@unformatted=$$(gofmt -l $(MODULES) $(K8S_MODULE)); test -z "$$unformatted" || { echo "gofmt needed:"; echo "$$unformatted"; exit 1; } >&2
 	$(BIN)/buf format --diff --exit-code
 	$(BIN)/buf lint

@@ -917,10 +917,10 @@ type Model struct {
 	ArticleOdds float64
 }
 
-// Actions are the ways a page can be drawn: Collection stands for every
+// draws are the ways a page can be drawn: Collection stands for every
 // type drawn wide without comments (collection, listing, service), and an
 // uncertain article is read as an article unless its best block is thin.
-var Actions = []Page{
+var draws = []Page{
 	{Type: TypeArticle},
 	{Type: TypeArticle, Uncertain: true},
 	{Type: TypeForum},
@@ -928,6 +928,10 @@ var Actions = []Page{
 	{Type: TypeCollection},
 	{Type: TypeDocumentation},
 }
+
+// Actions are the ways a page can be drawn, in the order of a Model's
+// Utility columns: a copy the caller may keep.
+func Actions() []Page { return slices.Clone(draws) }
 
 // Page decides the type of a page with inputs x. What a page declares
 // outright (a forum post's structured data, a forum engine's script name)
@@ -1009,7 +1013,7 @@ func (m *Model) likeliest(p []float64) PageType {
 // expected returns the F1 that drawing a page as page promises, for class
 // probabilities p.
 func (m *Model) expected(p []float64, page Page) float64 {
-	a := slices.IndexFunc(Actions, func(a Page) bool { return a.Type == drawnAs(page.Type) && a.Uncertain == page.Uncertain })
+	a := slices.IndexFunc(draws, func(a Page) bool { return a.Type == drawnAs(page.Type) && a.Uncertain == page.Uncertain })
 	if a < 0 {
 		return math.Inf(-1)
 	}
@@ -1037,8 +1041,8 @@ func (m *Model) Classify(p []float64) Page {
 		}
 	}
 	page := Page{Type: m.Classes[top]}
-	sure := slices.IndexFunc(Actions, func(a Page) bool { return a.Type == drawnAs(page.Type) && !a.Uncertain })
-	unsure := slices.IndexFunc(Actions, func(a Page) bool { return a.Uncertain })
+	sure := slices.IndexFunc(draws, func(a Page) bool { return a.Type == drawnAs(page.Type) && !a.Uncertain })
+	unsure := slices.IndexFunc(draws, func(a Page) bool { return a.Uncertain })
 	var uSure, uUnsure float64
 	for c := range p {
 		uSure += p[c] * m.Utility[c][sure]
@@ -1055,8 +1059,8 @@ func (m *Model) Classify(p []float64) Page {
 func (m *Model) Decide(p []float64) Page {
 	likeliest := m.likeliest(p)
 	best, bestU := 0, math.Inf(-1)
-	for a := range Actions {
-		if t := Actions[a].Type; (t == TypeDocumentation || t == TypeForum) && likeliest != t {
+	for a := range draws {
+		if t := draws[a].Type; (t == TypeDocumentation || t == TypeForum) && likeliest != t {
 			// On average a hair better on pages of other kinds too,
 			// these draws would report them as manuals and threads.
 			continue
@@ -1069,7 +1073,7 @@ func (m *Model) Decide(p []float64) Page {
 			best, bestU = a, u
 		}
 	}
-	page := Actions[best]
+	page := draws[best]
 	var among []PageType
 	switch {
 	case page.Uncertain:
@@ -1091,7 +1095,7 @@ func (m *Model) Decide(p []float64) Page {
 	return page
 }
 
-// drawnAs is the type among Actions that pages of type t are drawn as.
+// drawnAs is the type among the draws that pages of type t are drawn as.
 func drawnAs(t PageType) PageType {
 	switch t {
 	case TypeListing, TypeService:

@@ -105,7 +105,7 @@ func TestModel(t *testing.T) {
 		t.Fatalf("%d weight rows and %d utility rows for %d classes", len(typeModel.Weights), len(typeModel.Utility), len(typeModel.Classes))
 	}
 	for c := range typeModel.Classes {
-		if len(typeModel.Weights[c]) != len(names)+1 || len(typeModel.Utility[c]) != len(Actions) {
+		if len(typeModel.Weights[c]) != len(names)+1 || len(typeModel.Utility[c]) != len(draws) {
 			t.Fatalf("class %s: %d weights, %d utilities", typeModel.Classes[c], len(typeModel.Weights[c]), len(typeModel.Utility[c]))
 		}
 	}

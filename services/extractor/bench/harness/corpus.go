@@ -25,9 +25,13 @@ type Page struct {
 	Type string
 }
 
-// PageTypes are WCXB's page types, in the order its tables list them,
+// pageTypes are WCXB's page types, in the order its tables list them,
 // and "other" for any type it does not name.
-var PageTypes = []string{"article", "forum", "product", "collection", "listing", "documentation", "service", "other"}
+var pageTypes = []string{"article", "forum", "product", "collection", "listing", "documentation", "service", "other"}
+
+// PageTypes are WCXB's page types, in the order its tables list them, and
+// "other" for any type it does not name: a copy the caller may keep.
+func PageTypes() []string { return slices.Clone(pageTypes) }
 
 // Layout is how a corpus is stored on disk.
 type Layout int
@@ -195,7 +199,7 @@ func pageType(raw json.RawMessage) (string, error) {
 	case "category":
 		return "collection", nil
 	}
-	if !slices.Contains(PageTypes, typ) {
+	if !slices.Contains(pageTypes, typ) {
 		return "other", nil
 	}
 	return typ, nil

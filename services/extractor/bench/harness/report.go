@@ -94,7 +94,7 @@ func confusion(w io.Writer, pages []Page, r Result) {
 		return
 	}
 	const unknown = "-"
-	cols := slices.Clone(PageTypes)
+	cols := slices.Clone(pageTypes)
 	counts := map[[2]string]int{}
 	var rows []string
 	for _, p := range pages {
@@ -114,10 +114,10 @@ func confusion(w io.Writer, pages []Page, r Result) {
 		counts[[2]string{truth, pred}]++
 	}
 	order := func(t string) int {
-		if i := slices.Index(PageTypes, t); i >= 0 {
+		if i := slices.Index(pageTypes, t); i >= 0 {
 			return i
 		}
-		return len(PageTypes)
+		return len(pageTypes)
 	}
 	slices.SortStableFunc(rows, func(a, b string) int { return order(a) - order(b) })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -161,11 +161,11 @@ type typeGroup struct {
 	Pages []int
 }
 
-// byType groups the pages by type in PageTypes order and ends with all
+// byType groups the pages by type in pageTypes order and ends with all
 // of them; an untyped corpus is the one group "all".
 func byType(pages []Page) []typeGroup {
 	var groups []typeGroup
-	for _, t := range PageTypes {
+	for _, t := range pageTypes {
 		var idx []int
 		for i, p := range pages {
 			if p.Type == t {

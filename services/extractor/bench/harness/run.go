@@ -127,7 +127,7 @@ func ofType(pages []Page, typ string) ([]Page, error) {
 	}
 	if len(out) == 0 {
 		var types []string
-		for _, t := range PageTypes {
+		for _, t := range pageTypes {
 			if seen[t] {
 				types = append(types, t)
 			}

@@ -212,14 +212,14 @@ func TestRunConfusion(t *testing.T) {
 	readJSON(t, filepath.Join(outDir, "distill.pages.json"), &records)
 	counts := map[string]int{}
 	for _, r := range records {
-		if !slices.Contains(PageTypes, r.PredictedType) {
-			t.Errorf("page %s: predicted type %q, want one of %v", r.ID, r.PredictedType, PageTypes)
+		if !slices.Contains(pageTypes, r.PredictedType) {
+			t.Errorf("page %s: predicted type %q, want one of %v", r.ID, r.PredictedType, pageTypes)
 		}
 		counts[r.Type+" "+r.PredictedType]++
 	}
 	rows := section(t, out, "distill: page types, true (rows) x predicted (columns)")
 	header := rows[0]
-	if got, want := strings.Join(header, " "), `true\pred `+strings.Join(PageTypes, " ")+" pages right"; got != want {
+	if got, want := strings.Join(header, " "), `true\pred `+strings.Join(pageTypes, " ")+" pages right"; got != want {
 		t.Fatalf("header %q, want %q", got, want)
 	}
 	if len(rows) != 4 || rows[1][0] != "article" || rows[2][0] != "forum" || rows[3][0] != "all" {

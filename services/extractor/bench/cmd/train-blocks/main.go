@@ -339,7 +339,7 @@ func sortedTypes(m map[readable.PageType]float32) []readable.PageType {
 func table(w io.Writer, pages []page, columns []string, scores [][]float64) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "type\tpages\t%s\t\n", strings.Join(columns, "\t"))
-	for _, typ := range append(slices.Clone(harness.PageTypes), "all") {
+	for _, typ := range append(harness.PageTypes(), "all") {
 		n := 0
 		sums := make([]float64, len(scores))
 		for i, p := range pages {

@@ -189,7 +189,7 @@ func read(p harness.Page) (sample, error) {
 	s := sample{ID: p.ID, X: readable.Features(doc, u)}
 	kind := readable.Classify(doc, u)
 	s.Rules = actionOf(kind)
-	for _, a := range readable.Actions {
+	for _, a := range readable.Actions() {
 		doc, err := parse()
 		if err != nil {
 			return sample{}, err
@@ -222,7 +222,7 @@ func actionOf(page readable.Page) int {
 	case page.Type == readable.TypeCollection || page.Type == readable.TypeListing || page.Type == readable.TypeService:
 		return 4
 	}
-	for a, p := range readable.Actions {
+	for a, p := range readable.Actions() {
 		if p.Type == page.Type && !p.Uncertain {
 			return a
 		}
@@ -343,7 +343,7 @@ func utilityTable(w io.Writer, samples []sample, classes []readable.PageType, l2
 	fmt.Fprintln(w, "\nmean word F1 of each draw (columns: readable.Actions) by true type")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "type\t")
-	for _, a := range readable.Actions {
+	for _, a := range readable.Actions() {
 		name := string(a.Type)
 		if a.Uncertain {
 			name += "?"
@@ -464,7 +464,7 @@ func gradient(m *readable.Model, samples []sample, idx []int, z []float64) [][]f
 func utilities(samples []sample, k int, idx []int) [][]float64 {
 	u := make([][]float64, k)
 	for c := range k {
-		u[c] = make([]float64, len(readable.Actions))
+		u[c] = make([]float64, len(readable.Actions()))
 		n := 0
 		for _, i := range idx {
 			if samples[i].Class != c {
