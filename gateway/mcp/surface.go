@@ -140,6 +140,24 @@ var readingParams = []param{
 		desc: "Links and images become numbered footnotes under a final ## Links."},
 }
 
+// pagePartParams ask for the page's own parts, read from the parse its
+// content is read from. In format json they are keys of the page; in
+// markdown and text, of a JSON block after it.
+var pagePartParams = []param{
+	{name: "include_tags", kind: kindStrings,
+		desc: `CSS selectors of the elements the content is made of, as selector (which they join), e.g. ["article", ".post"].`},
+	{name: "exclude_tags", kind: kindStrings,
+		desc: `CSS selectors of elements taken out of the page before it is read, e.g. ["nav", ".ad"].`},
+	{name: "raw_html", kind: kindBool, def: defFalse,
+		desc: "Also return the page's HTML as served, in UTF-8, as raw_html."},
+	{name: "clean_html", kind: kindBool, def: defFalse,
+		desc: "Also return the page's HTML without scripts, styles, header, nav and footer, as clean_html."},
+	{name: "images", kind: kindBool, def: defFalse,
+		desc: "Also return the page's image URLs, as images."},
+	{name: "head_metadata", kind: kindBool, def: defFalse,
+		desc: "Also return what the page's head says (title, description, language, Open Graph, favicon) and its Content-Type, as head."},
+}
+
 var (
 	urlParam = param{name: "url", kind: kindString, required: true,
 		desc: "Absolute http or https URL of the page."}
@@ -148,14 +166,14 @@ var (
 	// observe_url takes the steps that bring a page to the state whose
 	// actions it lists; pictures and captures are fetch_url's.
 	observeParams = concat([]param{urlParam, selectorParam}, optionParams, []param{stepsParam, scrollParam, blockParam})
-	fetchParams   = concat([]param{urlParam, selectorParam}, optionParams, browserParams, readingParams)
+	fetchParams   = concat([]param{urlParam, selectorParam}, optionParams, browserParams, readingParams, pagePartParams)
 	batchParams   = concat([]param{
 		{name: "urls", kind: kindStrings, required: true,
 			desc: "Absolute http or https URLs to fetch; results come back in this order."},
 	}, optionParams, browserParams, []param{
 		{name: "concurrency", kind: kindInt32, def: def(fetchopts.DefaultConcurrency),
 			desc: "How many of the URLs are fetched at once."},
-	}, readingParams)
+	}, readingParams, pagePartParams)
 )
 
 // Session parameters.
@@ -291,6 +309,12 @@ func fetchOptions(a args) *distillv1.FetchOptions {
 		Chunk:              a.int32v("chunk"),
 		ChunkOverlap:       a.int32v("chunk_overlap"),
 		Citations:          a.flag("citations"),
+		IncludeTags:        a.strs("include_tags"),
+		ExcludeTags:        a.strs("exclude_tags"),
+		RawHtml:            a.flag("raw_html"),
+		CleanHtml:          a.flag("clean_html"),
+		Images:             a.flag("images"),
+		HeadMetadata:       a.flag("head_metadata"),
 	}
 	if c, ok := a["capture_network"].(string); ok {
 		o.CaptureNetwork = &c
@@ -320,6 +344,7 @@ func readingTools(h handlers) []tool {
 				"are removed, and the page is cut to max_output_tokens (20000 by default; 0 = no limit). " +
 				"Use it to read an article, a documentation page or any public URL. With format=json, " +
 				"extract_links, extract_tables and extract_actions add structured links, tables and the action tree. " +
+				"raw_html, clean_html, images and head_metadata add the page's HTML, images and head (in markdown or text, as a JSON block after the page). " +
 				"With stats or diagnostics in markdown or text, a second block reports token savings or extraction quality. " +
 				"A page that cannot be fetched gives an error saying why.",
 		},
