@@ -60,21 +60,6 @@ func TestFetchURLPageParts(t *testing.T) {
 	}
 }
 
-// fetch_urls carries the parts in each page of the batch.
-func TestFetchURLsPageParts(t *testing.T) {
-	site := pages(t)
-	cs := connect(t, newService(t))
-	batch := callJSON[[]struct {
-		OK     bool          `json:"ok"`
-		Result pagePartsJSON `json:"result"`
-	}](t, cs, "fetch_urls", map[string]any{"urls": []string{site.URL + "/a", site.URL + "/b"}, "allow_local": true, "images": true, "head_metadata": true})
-	for i, it := range batch {
-		if !it.OK || it.Result.Images == nil || it.Result.Head["title"] == "" {
-			t.Errorf("page %d: ok %t, images %v, head %v", i, it.OK, it.Result.Images, it.Result.Head)
-		}
-	}
-}
-
 // A tag selector that cannot run is refused by name before anything is
 // fetched, as selector is.
 func TestPagePartsBadTags(t *testing.T) {
