@@ -163,6 +163,9 @@ func (c *crawlCmd) options() (*distillv1.FetchOptions, error) {
 	if err := extract.CheckSelector(opts.GetSelector()); err != nil {
 		return nil, usageError{err}
 	}
+	if err := checkPageParts(opts, c.format.value); err != nil {
+		return nil, err
+	}
 	return opts, nil
 }
 

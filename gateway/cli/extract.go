@@ -111,6 +111,9 @@ func (c *extractCmd) check(opts *distillv1.FetchOptions) error {
 	if err := extract.CheckSelector(opts.GetSelector()); err != nil {
 		return usageError{err}
 	}
+	if err := checkPageParts(opts, c.format.value); err != nil {
+		return err
+	}
 	if err := checkPick(opts); err != nil {
 		return err
 	}

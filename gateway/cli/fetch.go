@@ -37,6 +37,7 @@ type outputFlags struct {
 	citations           bool
 	diffWith            string
 	brand               bool
+	parts               pagePartFlags
 }
 
 // pickFlags pick values, records and elements out of the page, as JSON.
@@ -70,6 +71,7 @@ func (f *outputFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.brand, "brand", false, "print the site's brand instead of the page: name, logos, favicon, theme and style colours, fonts, social profiles (with --format json, the page's \"brand\")")
 	fs.BoolVar(&f.citations, "citations", false, "move link and image URLs into numbered footnotes under a closing \"## Links\" section (Markdown and JSON)")
 	f.pick.register(fs)
+	f.parts.register(fs)
 }
 
 func (f *pickFlags) register(fs *pflag.FlagSet) {
@@ -124,6 +126,7 @@ func (f *outputFlags) apply(fs *pflag.FlagSet, o *distillv1.FetchOptions) {
 		o.MaxActions = &f.maxActions
 	}
 	f.pick.apply(fs, o)
+	f.parts.apply(o)
 }
 
 // readDiffWith reads --diff-with's file into o: a page's JSON, as
@@ -345,8 +348,8 @@ func (c *fetchCmd) options() (*distillv1.FetchOptions, error) {
 }
 
 // check refuses what valid options still cannot do in this run: --warc
-// where no exchange is seen, browser work the output cannot carry, and a
-// selector or pick that cannot run.
+// where no exchange is seen, browser work and page parts the output cannot
+// carry, and a selector, tag selector or pick that cannot run.
 func (c *fetchCmd) check(opts *distillv1.FetchOptions) error {
 	if err := c.archive.check(opts.GetJs(), c.server); err != nil {
 		return err
@@ -356,6 +359,9 @@ func (c *fetchCmd) check(opts *distillv1.FetchOptions) error {
 	}
 	if err := extract.CheckSelector(opts.GetSelector()); err != nil {
 		return usageError{err}
+	}
+	if err := checkPageParts(opts, c.format.value); err != nil {
+		return err
 	}
 	return checkPick(opts)
 }

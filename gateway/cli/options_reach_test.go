@@ -120,15 +120,13 @@ var fetchOptionsReach = map[protoreflect.Name]reach{
 	// The HTTP doors'.
 	"keep_page": {internal: "the Firecrawl API's html, rawHtml and images in batches and crawls: the page travels back from the worker that read it"},
 	"headers":   {internal: "the Firecrawl API's headers option; the CLI and MCP send distill's own headers"},
-	// The page parts the extractor now reads from its one parse. Today
-	// they reach the Firecrawl API and gRPC only; the CLI flag and the
-	// MCP parameter are owed (issue 26), and this list says so until then.
-	"include_tags":  {internal: "the Firecrawl API's includeTags, and gRPC; not yet a CLI flag or MCP parameter (issue 26)"},
-	"exclude_tags":  {internal: "the Firecrawl API's excludeTags, and gRPC; not yet a CLI flag or MCP parameter (issue 26)"},
-	"raw_html":      {internal: "the Firecrawl API's rawHtml, and gRPC; not yet a CLI flag or MCP parameter (issue 26)"},
-	"clean_html":    {internal: "the Firecrawl API's html, and gRPC; not yet a CLI flag or MCP parameter (issue 26)"},
-	"images":        {internal: "the Firecrawl API's images, and gRPC; not yet a CLI flag or MCP parameter (issue 26)"},
-	"head_metadata": {internal: "the Firecrawl API's metadata, and gRPC; not yet a CLI flag or MCP parameter (issue 26)"},
+	// The page's own parts, read from the parse the content is read from.
+	"include_tags":  {flag: "--include-tags=article", tool: "fetch_url", param: []string{"article"}, want: list("include_tags", "article")},
+	"exclude_tags":  {flag: "--exclude-tags=nav", tool: "fetch_url", param: []string{"nav"}, want: list("exclude_tags", "nav")},
+	"raw_html":      {flag: "--raw-html", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true), json: "raw_html"},
+	"clean_html":    {flag: "--clean-html", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true), json: "clean_html"},
+	"images":        {flag: "--images", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true), json: "images"},
+	"head_metadata": {flag: "--head-metadata", tool: "fetch_url", param: true, want: protoreflect.ValueOfBool(true), json: "head"},
 }
 
 // fieldsValue is FetchOptions.fields holding fs, as reflection reads it.
@@ -272,6 +270,9 @@ func wholePage() *distillv1.Distilled {
 		Chunks:  &distillv1.ChunkList{Items: []*distillv1.Chunk{{Url: page, HeadingPath: []string{"Page"}, Tokens: 3, Text: "# Page"}}},
 		Diff:    &distillv1.PageDiff{Changed: true, Fields: []*distillv1.FieldChange{{Field: "title", Old: "Old", New: "Page"}}},
 		Brand:   &distillv1.Brand{Name: "Page"},
+		RawHtml: proto.String("<html><body><h1>Page</h1></body></html>"), CleanHtml: proto.String("<h1>Page</h1>"),
+		Images: &distillv1.ImageList{Urls: []string{page + ".png"}},
+		Head:   &distillv1.PageHead{ContentType: "text/html", Title: "Page"},
 	}
 }
 

@@ -63,10 +63,8 @@ var crawlParams = []param{
 var crawlDesc = "Read a website from a start URL by following its links, and return the pages distilled: " +
 	"each page's main content as Markdown under a '==> URL <==' line (or text, or JSON), then a report of how " +
 	"many pages were read, why the crawl stopped, and what was left out. Stays on the start URL's host, reads " +
-	"each page once, obeys robots.txt and paces its requests. The answer is bounded: max_pages pages (10 by " +
-	"default) and max_total_tokens tokens in all (20000 by default). Give query with your question to read " +
-	"the most promising links first (each page then shows its relevance, 0 to 1) and stop_when_answered to " +
-	"stop once the answer seems found. Use it to read a documentation section or to find which page of a " +
+	"each page once, obeys robots.txt and paces its requests, within max_pages and max_total_tokens; query " +
+	"reads the most promising links first. Use it to read a documentation section or to find which page of a " +
 	"site answers a question; to read pages you already know, use fetch_url or fetch_urls; to only list a " +
 	"site's URLs, use map."
 

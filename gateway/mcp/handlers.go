@@ -88,6 +88,12 @@ func options(a args) (*distillv1.FetchOptions, error) {
 	if err := extract.CheckSelector(opts.GetSelector()); err != nil {
 		return nil, argError{err}
 	}
+	if err := extract.CheckTags("include_tags", opts.GetIncludeTags()); err != nil {
+		return nil, argError{err}
+	}
+	if err := extract.CheckTags("exclude_tags", opts.GetExcludeTags()); err != nil {
+		return nil, argError{err}
+	}
 	return opts, nil
 }
 
@@ -132,13 +138,9 @@ func (h handlers) fetchURL(ctx context.Context, a args) ([]string, error) {
 	if d.GetStatus() >= 400 {
 		content = output.HTTPStatus(d.GetStatus()) + "\n\n" + content
 	}
-	texts := []string{content}
-	// What steps and a capture returned has no place in Markdown: it
-	// follows as JSON of its own.
-	if work, err := output.MarshalBrowserWork(d); err != nil {
+	texts, err := withJSONBlocks([]string{content}, d)
+	if err != nil {
 		return nil, err
-	} else if work != nil {
-		texts = append(texts, string(work))
 	}
 	var report []string
 	if truncated {
@@ -152,6 +154,22 @@ func (h handlers) fetchURL(ctx context.Context, a args) ([]string, error) {
 	}
 	if len(report) > 0 {
 		texts = append(texts, strings.Join(report, "\n"))
+	}
+	return texts, nil
+}
+
+// withJSONBlocks follows a page printed as Markdown or text with what has
+// no place in it, each as JSON of its own: what steps and a capture
+// returned, then the page's own parts.
+func withJSONBlocks(texts []string, d *distillv1.Distilled) ([]string, error) {
+	for _, block := range []func(*distillv1.Distilled) ([]byte, error){output.MarshalBrowserWork, output.MarshalPageParts} {
+		b, err := block(d)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			texts = append(texts, string(b))
+		}
 	}
 	return texts, nil
 }

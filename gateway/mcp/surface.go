@@ -26,7 +26,7 @@ var (
 	timeoutParam = param{name: "timeout_secs", kind: kindInt32, def: def(fetchopts.DefaultTimeoutSecs),
 		desc: "Timeout of each request, in seconds."}
 	jsParam = param{name: "js", kind: kindEnum, enum: distillv1.JsMode(0).Descriptor(), def: quoted("auto"),
-		desc: "Headless browser rendering: off, auto (only when the page is an empty script shell or a challenge) or always."}
+		desc: "Headless browser rendering; auto renders only a page that is an empty script shell or a challenge."}
 	jsWaitParam = param{name: "js_wait", kind: kindInt32,
 		desc: "Milliseconds a headless render may wait for the page to settle."}
 	allowLocalParam = param{name: "allow_local", kind: kindBool, def: defFalse,
@@ -70,7 +70,7 @@ var browserParams = []param{
 // share.
 var optionParams = []param{
 	{name: "format", kind: kindEnum, enum: distillv1.Format(0).Descriptor(), def: quoted("markdown"),
-		desc: "markdown (readable page), text (plain text), json (the page with metadata and any extracted links, tables, actions, stats and diagnostics), llm (compact, links as numbered citations) or html (cleaned HTML)."},
+		desc: "markdown (readable page), text (plain text), json (the page, its metadata and all asked for), llm (compact, links as numbered citations) or html (cleaned HTML)."},
 	profileParam,
 	{name: "stats", kind: kindBool, def: defFalse,
 		desc: "Report how many tokens the distilled page saves over the raw HTML."},
@@ -140,6 +140,19 @@ var readingParams = []param{
 		desc: "Links and images become numbered footnotes under a final ## Links."},
 }
 
+// pagePartParams ask for the page's own parts, read from the parse its
+// content is read from: keys of the page in format json, a JSON block
+// after it in markdown and text. Their descriptions are the shortest the
+// tool list's budget allows.
+var pagePartParams = []param{
+	{name: "include_tags", kind: kindStrings, desc: "CSS selectors the content is made of, as selector."},
+	{name: "exclude_tags", kind: kindStrings, desc: "CSS selectors of elements removed before reading."},
+	{name: "raw_html", kind: kindBool, def: defFalse, desc: "Add the HTML as served (raw_html)."},
+	{name: "clean_html", kind: kindBool, def: defFalse, desc: "Add the cleaned HTML (clean_html)."},
+	{name: "images", kind: kindBool, def: defFalse, desc: "Add the image URLs (images)."},
+	{name: "head_metadata", kind: kindBool, def: defFalse, desc: "Add the head's metadata (head)."},
+}
+
 var (
 	urlParam = param{name: "url", kind: kindString, required: true,
 		desc: "Absolute http or https URL of the page."}
@@ -148,7 +161,7 @@ var (
 	// observe_url takes the steps that bring a page to the state whose
 	// actions it lists; pictures and captures are fetch_url's.
 	observeParams = concat([]param{urlParam, selectorParam}, optionParams, []param{stepsParam, scrollParam, blockParam})
-	fetchParams   = concat([]param{urlParam, selectorParam}, optionParams, browserParams, readingParams)
+	fetchParams   = concat([]param{urlParam, selectorParam}, optionParams, browserParams, readingParams, pagePartParams)
 	batchParams   = concat([]param{
 		{name: "urls", kind: kindStrings, required: true,
 			desc: "Absolute http or https URLs to fetch; results come back in this order."},
@@ -291,6 +304,12 @@ func fetchOptions(a args) *distillv1.FetchOptions {
 		Chunk:              a.int32v("chunk"),
 		ChunkOverlap:       a.int32v("chunk_overlap"),
 		Citations:          a.flag("citations"),
+		IncludeTags:        a.strs("include_tags"),
+		ExcludeTags:        a.strs("exclude_tags"),
+		RawHtml:            a.flag("raw_html"),
+		CleanHtml:          a.flag("clean_html"),
+		Images:             a.flag("images"),
+		HeadMetadata:       a.flag("head_metadata"),
 	}
 	if c, ok := a["capture_network"].(string); ok {
 		o.CaptureNetwork = &c
@@ -317,10 +336,9 @@ func readingTools(h handlers) []tool {
 			name: "fetch_url", params: fetchParams, readOnly: true, run: h.fetchURL,
 			desc: "Fetch one web page and return it distilled for reading: the main content as clean Markdown " +
 				"(default), plain text, or JSON with title, byline, excerpt and status. Navigation, ads and footers " +
-				"are removed, and the page is cut to max_output_tokens (20000 by default; 0 = no limit). " +
+				"are removed, and the page is cut to max_output_tokens. " +
 				"Use it to read an article, a documentation page or any public URL. With format=json, " +
-				"extract_links, extract_tables and extract_actions add structured links, tables and the action tree. " +
-				"With stats or diagnostics in markdown or text, a second block reports token savings or extraction quality. " +
+				"the extract_* and page-part parameters add their data; in markdown or text, stats, diagnostics and page parts follow in blocks of their own. " +
 				"A page that cannot be fetched gives an error saying why.",
 		},
 		{
@@ -345,8 +363,7 @@ func readingTools(h handlers) []tool {
 				"and, when those list few, a short crawl of its links. Returns the URLs one a line, each page " +
 				"once (http/https, trailing slashes, #fragments and tracking parameters do not repeat it), " +
 				"then a line of counts and any notes, including how many URLs were left out when the list " +
-				"was cut. Stays on the start URL's host; path_prefix, include_paths and exclude_paths narrow " +
-				"it, and query ranks the URLs by the words of their paths. Use it to find the page that " +
+				"was cut. Stays on the start URL's host. Use it to find the page that " +
 				"answers a question on a site you know, or to choose which pages to read with fetch_url " +
 				"or fetch_urls.",
 		},

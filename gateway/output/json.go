@@ -41,6 +41,30 @@ type distilledJSON struct {
 	Chunks     *[]ChunkJSON      `json:"chunks,omitempty"`
 	Diff       *diffJSON         `json:"diff,omitempty"`
 	Brand      *brandJSON        `json:"brand,omitempty"`
+	// The page's own parts, each present only when asked for.
+	RawHTML   *string   `json:"raw_html,omitempty"`
+	CleanHTML *string   `json:"clean_html,omitempty"`
+	Images    *[]string `json:"images,omitempty"`
+	Head      *headJSON `json:"head,omitempty"`
+}
+
+// headJSON is what a page's head says about it: every key present, empty
+// where the page does not say it.
+type headJSON struct {
+	ContentType   string `json:"content_type"`
+	Title         string `json:"title"`
+	Language      string `json:"language"`
+	Description   string `json:"description"`
+	Keywords      string `json:"keywords"`
+	Robots        string `json:"robots"`
+	Author        string `json:"author"`
+	Favicon       string `json:"favicon"`
+	OGTitle       string `json:"og_title"`
+	OGDescription string `json:"og_description"`
+	OGURL         string `json:"og_url"`
+	OGImage       string `json:"og_image"`
+	OGSiteName    string `json:"og_site_name"`
+	OGLocale      string `json:"og_locale"`
 }
 
 type networkJSON struct {
@@ -321,6 +345,26 @@ var jsonParts = []func(out *distilledJSON, d *distillv1.Distilled){
 			out.Brand = toBrandJSON(b)
 		}
 	},
+	pagePartsPart,
+}
+
+// pagePartsPart fills the page's own parts: its HTML as served and
+// cleaned, its images and what its head says.
+func pagePartsPart(out *distilledJSON, d *distillv1.Distilled) {
+	out.RawHTML, out.CleanHTML = d.RawHtml, d.CleanHtml
+	if im := d.GetImages(); im != nil {
+		urls := nonNil(im.GetUrls())
+		out.Images = &urls
+	}
+	if h := d.GetHead(); h != nil {
+		out.Head = &headJSON{
+			ContentType: h.GetContentType(), Title: h.GetTitle(), Language: h.GetLanguage(),
+			Description: h.GetDescription(), Keywords: h.GetKeywords(), Robots: h.GetRobots(),
+			Author: h.GetAuthor(), Favicon: h.GetFavicon(),
+			OGTitle: h.GetOgTitle(), OGDescription: h.GetOgDescription(), OGURL: h.GetOgUrl(),
+			OGImage: h.GetOgImage(), OGSiteName: h.GetOgSiteName(), OGLocale: h.GetOgLocale(),
+		}
+	}
 }
 
 func statsPart(out *distilledJSON, d *distillv1.Distilled) {
@@ -540,6 +584,23 @@ func MarshalTables(t *distillv1.TableList) ([]byte, error) {
 		tables = append(tables, toTableJSON(it))
 	}
 	return marshal(tables)
+}
+
+// MarshalPageParts returns, as compact JSON, the page's own parts that
+// were asked for ({raw_html, clean_html, images, head}, each absent when
+// it was not), for callers that print the page itself as Markdown or
+// text; nil when there are none.
+func MarshalPageParts(d *distillv1.Distilled) ([]byte, error) {
+	full := toJSON(d)
+	if full.RawHTML == nil && full.CleanHTML == nil && full.Images == nil && full.Head == nil {
+		return nil, nil
+	}
+	return marshal(struct {
+		RawHTML   *string   `json:"raw_html,omitempty"`
+		CleanHTML *string   `json:"clean_html,omitempty"`
+		Images    *[]string `json:"images,omitempty"`
+		Head      *headJSON `json:"head,omitempty"`
+	}{full.RawHTML, full.CleanHTML, full.Images, full.Head})
 }
 
 // MarshalBrowserWork returns, as compact JSON, what a render's steps and

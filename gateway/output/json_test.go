@@ -237,3 +237,90 @@ func TestBatchJSONCarriesTheFormat(t *testing.T) {
 		}
 	}
 }
+
+// withParts is a page carrying the page's own parts: its HTML as served
+// and cleaned, its images and what its head says.
+func withParts() *distillv1.Distilled {
+	return &distillv1.Distilled{
+		FinalUrl: "https://example.com/post", Status: 200, Title: "A post", Markdown: "# A post",
+		RawHtml:   str(`<html><head><title>A post</title></head><body><h1>A post</h1><img src="/a.png"></body></html>`),
+		CleanHtml: str(`<h1>A post</h1><img src="https://example.com/a.png">`),
+		Images:    &distillv1.ImageList{Urls: []string{"https://example.com/a.png"}},
+		Head: &distillv1.PageHead{
+			ContentType: "text/html; charset=utf-8", Title: "A post", Language: "en", Description: "On engines.",
+			Author: "Ada Lovelace", Favicon: "https://example.com/favicon.ico", OgTitle: "A post", OgSiteName: "Example",
+		},
+	}
+}
+
+func TestJSONPagePartsGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		page *distillv1.Distilled
+	}{
+		{"page-parts.json", withParts()},
+		// Asked for and not there: an empty list and a head of empty
+		// values, not absent.
+		{"page-parts-empty.json", &distillv1.Distilled{
+			FinalUrl: "https://example.com/", Status: 200, Markdown: "",
+			Images: &distillv1.ImageList{}, Head: &distillv1.PageHead{},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteJSON(&buf, tt.page); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name, buf.Bytes())
+		})
+	}
+}
+
+// TestJSONPagePartsFieldSets pins the keys the page's own parts add to
+// the schema, and that a page without them has none of them.
+func TestJSONPagePartsFieldSets(t *testing.T) {
+	var m map[string]any
+	b, err := MarshalDistilled(withParts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	assertKeys(t, "distilled", m, "final_url", "status", "title", "markdown", "raw_html", "clean_html", "images", "head")
+	assertKeys(t, "head", m["head"].(map[string]any), "content_type", "title", "language", "description", "keywords", "robots",
+		"author", "favicon", "og_title", "og_description", "og_url", "og_image", "og_site_name", "og_locale")
+	if got := m["images"].([]any); len(got) != 1 || got[0] != "https://example.com/a.png" {
+		t.Errorf("images = %v, want the page's one image URL", got)
+	}
+	if got := m["raw_html"]; got != withParts().GetRawHtml() {
+		t.Errorf("raw_html = %q, want the page as served", got)
+	}
+	b, err = MarshalDistilled(full())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"raw_html", "clean_html", "images", "head"} {
+		if bytes.Contains(b, []byte(`"`+key+`"`)) {
+			t.Errorf("%q present in a page that did not ask for it: %s", key, b)
+		}
+	}
+}
+
+// MarshalPageParts carries the parts alone, for a page printed as
+// Markdown or text; nothing when none were asked for.
+func TestMarshalPageParts(t *testing.T) {
+	b, err := MarshalPageParts(withParts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	assertKeys(t, "page parts", m, "raw_html", "clean_html", "images", "head")
+	if b, err := MarshalPageParts(full()); err != nil || b != nil {
+		t.Errorf("a page without parts gave %s, %v; want nil", b, err)
+	}
+}

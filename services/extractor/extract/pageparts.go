@@ -2,6 +2,7 @@ package extract
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -145,4 +146,24 @@ func imagesOf(doc *html.Node, base *url.URL) []string {
 		}
 	}
 	return out
+}
+
+// CheckTags reports whether include_tags or exclude_tags can be used as
+// the extractor reads them: each selector alone, then all of them as the
+// one selector they make, within CheckSelector's bounds. Its error names
+// the list as name, the door's own word for it (--exclude-tags,
+// exclude_tags). Doors call it before fetching.
+func CheckTags(name string, tags []string) error {
+	for _, t := range tags {
+		if strings.TrimSpace(t) == "" {
+			return failure.New(failure.InvalidArgument, "%s: an empty selector; give a CSS selector such as nav or .ad", name)
+		}
+		if err := CheckSelector(t); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if _, err := tagSelectors(tags); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
