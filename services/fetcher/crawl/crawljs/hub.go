@@ -72,13 +72,16 @@ type Hub struct {
 	running map[string]*crawl.Job
 	// handoffs are the held crawls this process runs, by id.
 	handoffs map[string]*handoff
+	// ending are the summaries of crawls run here that ended, until
+	// their records say so.
+	ending map[string]*distillv1.CrawlStatusResponse
 }
 
 // NewHub returns a Hub whose crawls read pages through crawler (whose
 // PageReader should be a WorkReader) and whose leases name owner.
 func NewHub(logger *slog.Logger, js jetstream.JetStream, crawler *crawl.Crawler, owner string, cfg Config) *Hub {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Hub{logger: logger, js: js, crawler: crawler, owner: owner, cfg: cfg, ctx: ctx, cancel: cancel, running: map[string]*crawl.Job{}, handoffs: map[string]*handoff{}}
+	return &Hub{logger: logger, js: js, crawler: crawler, owner: owner, cfg: cfg, ctx: ctx, cancel: cancel, running: map[string]*crawl.Job{}, handoffs: map[string]*handoff{}, ending: map[string]*distillv1.CrawlStatusResponse{}}
 }
 
 // Close stops the crawls this Hub runs, leaving them to be adopted, and
@@ -313,6 +316,7 @@ func (h *Hub) run(job *crawl.Job, ho *handoff) {
 			h.mu.Lock()
 			delete(h.running, id)
 			delete(h.handoffs, id)
+			delete(h.ending, id)
 			h.mu.Unlock()
 		}()
 		ctx, cancel := context.WithCancel(h.ctx)
@@ -374,6 +378,11 @@ func (h *Hub) end(ctx context.Context, id, tag string, st crawl.Status, err erro
 		state = distillv1.CrawlState_CRAWL_STATE_FAILED
 	}
 	summary := StatusProto(st, state, err)
+	// From here on this process reports the summary, which a client may
+	// have before the record says it.
+	h.mu.Lock()
+	h.ending[id] = summary
+	h.mu.Unlock()
 	if _, perr := h.publishOut(ctx, id, tag+"end", &distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Summary{Summary: summary}}); perr != nil {
 		h.logger.Warn("crawl: summary not published", "job", id, "err", perr.Error())
 	}
@@ -705,9 +714,12 @@ func (f *follower) hand(ctx context.Context, m jetstream.Msg, r *distillv1.Crawl
 // its owner last wrote it.
 func (h *Hub) CrawlStatus(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error) {
 	h.mu.Lock()
-	job := h.running[id]
+	job, summary := h.running[id], h.ending[id]
 	h.mu.Unlock()
-	if job != nil {
+	switch {
+	case summary != nil:
+		return summary, nil
+	case job != nil:
 		return StatusProto(job.Status(), distillv1.CrawlState_CRAWL_STATE_RUNNING, nil), nil
 	}
 	rec, err := h.get(ctx, id)
