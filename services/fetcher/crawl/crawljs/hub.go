@@ -55,7 +55,9 @@ type record struct {
 // subject, which any gateway streams to a client (FollowCrawl). When an
 // owner dies, its lease runs out and another Hub adopts the crawl from its
 // journal: the pages in flight are answered from the answers the workers
-// kept, not read again.
+// kept, not read again. The single binary runs one on its embedded NATS
+// (Config.Memory), over a crawler reading pages in process: the same
+// registry, streams and records, with nobody to adopt from.
 type Hub struct {
 	logger  *slog.Logger
 	js      jetstream.JetStream
@@ -710,8 +712,8 @@ func (f *follower) hand(ctx context.Context, m jetstream.Msg, r *distillv1.Crawl
 	return true, nil
 }
 
-// CrawlStatus reports crawl id: live when this process runs it, else as
-// its owner last wrote it.
+// CrawlStatus reports crawl id: live when this process runs it (its
+// summary once it ended), else as its owner last wrote it.
 func (h *Hub) CrawlStatus(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error) {
 	h.mu.Lock()
 	job, summary := h.running[id], h.ending[id]
