@@ -22,7 +22,6 @@ import (
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/extractor/pick"
 	"distill.dev/services/fetcher/cache"
-	"distill.dev/services/fetcher/crawl"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/fetcher/siteurl"
@@ -45,8 +44,8 @@ type Backend interface {
 	CacheClear(ctx context.Context) (removed, freed int64, err error)
 	// Map lists a site's URLs.
 	Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error)
-	// BeginCrawl checks a crawl and opens its journal (nil keeps none).
-	BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Job, error)
+	// CrawlHub runs the crawls.
+	CrawlHub() CrawlHub
 }
 
 // Server implements DistillService. It is the one implementation behind
@@ -57,7 +56,6 @@ type Server struct {
 	logger   *slog.Logger
 	backend  Backend
 	sessions *session.Manager
-	crawls   crawls
 }
 
 // Option configures a Server.

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"distill.dev/proto/failure"
@@ -11,7 +10,6 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/fetcher/crawl"
-	"distill.dev/services/fetcher/crawl/crawljs"
 	"distill.dev/services/fetcher/siteurl"
 )
 
@@ -20,92 +18,23 @@ import (
 const (
 	MaxCrawlPages       = MaxBatchURLs
 	MaxCrawlConcurrency = 64
-	// keptCrawls is how many finished crawls CrawlStatus still knows.
-	keptCrawls = 256
 )
 
-// crawls are the jobs a Server runs, by id, and the finished ones it
-// still reports.
-type crawls struct {
-	mu       sync.Mutex
-	jobs     map[string]*crawlJob
-	finished []string
-}
-
-type crawlJob struct {
-	job *crawl.Job
-	// last is the summary once the crawl ended; state is FAILED or
-	// CANCELED when it did not end by itself.
-	mu    sync.Mutex
-	last  *distillv1.CrawlStatusResponse
-	state distillv1.CrawlState
-	err   error
-}
-
-func (c *crawls) add(j *crawl.Job) *crawlJob {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.jobs == nil {
-		c.jobs = map[string]*crawlJob{}
-	}
-	cj := &crawlJob{job: j, state: distillv1.CrawlState_CRAWL_STATE_RUNNING}
-	c.jobs[j.ID()] = cj
-	return cj
-}
-
-func (c *crawls) get(id string) (*crawlJob, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	j, ok := c.jobs[id]
-	return j, ok
-}
-
-// end keeps a finished crawl's summary for CrawlStatus, forgetting the
-// oldest beyond keptCrawls.
-func (c *crawls) end(cj *crawlJob) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.finished = append(c.finished, cj.job.ID())
-	if len(c.finished) > keptCrawls {
-		delete(c.jobs, c.finished[0])
-		c.finished = c.finished[1:]
-	}
-}
-
-func (cj *crawlJob) status() *distillv1.CrawlStatusResponse {
-	cj.mu.Lock()
-	defer cj.mu.Unlock()
-	if cj.last != nil {
-		return cj.last
-	}
-	return statusOf(cj.job.Status(), cj.state, nil)
-}
-
-func statusOf(st crawl.Status, state distillv1.CrawlState, err error) *distillv1.CrawlStatusResponse {
-	return crawljs.StatusProto(st, state, err)
-}
-
-// CrawlHub runs crawls as jobs that outlive the gateway that started
-// them: a cluster's gateways share them, so any gateway streams, reports
-// or cancels any crawl, and one adopts the crawls of another that died.
-// A Backend that has one says so with a CrawlHub method returning it.
+// CrawlHub runs crawls as jobs in JetStream (crawljs.Hub): the embedded
+// NATS of the single binary, or a cluster's, whose gateways share them,
+// so that any gateway streams, reports or cancels any crawl, and one
+// adopts the crawls of another that died. It is the one registry of
+// crawls whatever door began them.
 type CrawlHub interface {
-	// StartCrawl begins req's crawl, or names one begun before
-	// (req.JobID), and returns its id.
-	StartCrawl(ctx context.Context, req crawl.Request) (string, error)
+	// StartCrawl begins req's crawl, its progress kept in journal (nil:
+	// in JetStream), or names one begun before (req.JobID), and returns
+	// its id.
+	StartCrawl(ctx context.Context, req crawl.Request, journal crawl.Journal) (string, error)
 	// FollowCrawl streams a crawl's status, its pages not streamed yet
 	// and its summary; the crawl is canceled if ctx ends first.
 	FollowCrawl(ctx context.Context, id string, deliver func(*distillv1.CrawlResponse) error) error
 	CrawlStatus(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error)
 	CancelCrawl(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error)
-}
-
-// hub is the backend's CrawlHub, or nil.
-func (s *Server) hub() CrawlHub {
-	if h, ok := s.backend.(interface{ CrawlHub() CrawlHub }); ok {
-		return h.CrawlHub()
-	}
-	return nil
 }
 
 // Crawl reads a site and streams its pages. A caller over gRPC is held
@@ -121,59 +50,23 @@ func (s *Server) Crawl(req *distillv1.CrawlRequest, stream distillv1.DistillServ
 	return s.CrawlSite(stream.Context(), req, nil, stream.Send)
 }
 
-// CrawlSite runs req's crawl, its progress kept in journal (nil keeps
-// none), and hands deliver a first message naming the job, then each
-// page as it completes, then the summary. It stops at the first error
-// deliver returns. A crawl whose journal says it finished delivers only
-// the summary.
+// CrawlSite runs req's crawl on the backend's CrawlHub, its progress
+// kept in journal (nil keeps it in JetStream), and hands deliver a first
+// message naming the job, then each page as it completes, then the
+// summary. It stops, and cancels the crawl, at the first error deliver
+// returns. A crawl whose journal says it finished delivers only the
+// summary.
 func (s *Server) CrawlSite(ctx context.Context, req *distillv1.CrawlRequest, journal crawl.Journal, deliver func(*distillv1.CrawlResponse) error) error {
 	creq, err := CrawlRequestOf(req)
 	if err != nil {
 		return err
 	}
-	if hub := s.hub(); hub != nil && journal == nil {
-		id, err := hub.StartCrawl(ctx, creq)
-		if err != nil {
-			return err
-		}
-		return hub.FollowCrawl(ctx, id, deliver)
-	}
-	job, err := s.backend.BeginCrawl(creq, journal)
+	hub := s.backend.CrawlHub()
+	id, err := hub.StartCrawl(ctx, creq, journal)
 	if err != nil {
 		return err
 	}
-	cj := s.crawls.add(job)
-	defer s.crawls.end(cj)
-	id := job.ID()
-	if err := deliver(&distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Summary{Summary: cj.status()}}); err != nil {
-		job.Cancel()
-		job.Close()
-		return err
-	}
-	st, runErr := job.Run(ctx, func(p crawl.Page) error {
-		out := &distillv1.CrawlPage{Url: p.URL, Depth: int32(p.Depth)}
-		if p.Err != nil {
-			out.Outcome = &distillv1.CrawlPage_Error{Error: failure.Proto(p.Err)}
-		} else {
-			out.Outcome = &distillv1.CrawlPage_Result{Result: p.Result}
-		}
-		return deliver(&distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Page{Page: out}})
-	})
-	state := distillv1.CrawlState_CRAWL_STATE_DONE
-	switch {
-	case runErr != nil && ctx.Err() != nil, st.StopReason == crawl.StopCanceled:
-		state = distillv1.CrawlState_CRAWL_STATE_CANCELED
-	case runErr != nil:
-		state = distillv1.CrawlState_CRAWL_STATE_FAILED
-	}
-	summary := statusOf(st, state, runErr)
-	cj.mu.Lock()
-	cj.last, cj.state, cj.err = summary, state, runErr
-	cj.mu.Unlock()
-	if runErr != nil {
-		return runErr
-	}
-	return deliver(&distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Summary{Summary: summary}})
+	return hub.FollowCrawl(ctx, id, deliver)
 }
 
 // CrawlUUID is a crawl's job id in the form of a UUID, as Firecrawl's
@@ -206,38 +99,30 @@ func CrawlID(s string) string {
 
 // CrawlStatus reports a crawl by job id (or its CrawlUUID).
 func (s *Server) CrawlStatus(ctx context.Context, req *distillv1.CrawlStatusRequest) (*distillv1.CrawlStatusResponse, error) {
-	id := CrawlID(req.GetJobId())
-	if hub := s.hub(); hub != nil {
-		if st, err := hub.CrawlStatus(ctx, id); failure.CodeOf(err) != failure.NotFound {
-			return st, err
-		}
+	st, err := s.backend.CrawlHub().CrawlStatus(ctx, CrawlID(req.GetJobId()))
+	if err != nil {
+		return nil, unknownCrawl(err, req.GetJobId())
 	}
-	cj, ok := s.crawls.get(id)
-	if !ok {
-		return nil, failure.New(failure.NotFound, "no crawl with job id %q on this server", req.GetJobId())
-	}
-	return cj.status(), nil
+	return st, nil
 }
 
 // CrawlCancel stops a crawl starting pages; its stream ends once the
 // pages in flight are delivered.
 func (s *Server) CrawlCancel(ctx context.Context, req *distillv1.CrawlCancelRequest) (*distillv1.CrawlCancelResponse, error) {
-	id := CrawlID(req.GetJobId())
-	if hub := s.hub(); hub != nil {
-		st, err := hub.CancelCrawl(ctx, id)
-		if failure.CodeOf(err) != failure.NotFound {
-			if err != nil {
-				return nil, err
-			}
-			return &distillv1.CrawlCancelResponse{Status: st}, nil
-		}
+	st, err := s.backend.CrawlHub().CancelCrawl(ctx, CrawlID(req.GetJobId()))
+	if err != nil {
+		return nil, unknownCrawl(err, req.GetJobId())
 	}
-	cj, ok := s.crawls.get(id)
-	if !ok {
-		return nil, failure.New(failure.NotFound, "no crawl with job id %q on this server", req.GetJobId())
+	return &distillv1.CrawlCancelResponse{Status: st}, nil
+}
+
+// unknownCrawl names the job id as the caller spelled it when the hub
+// knows no such crawl.
+func unknownCrawl(err error, asked string) error {
+	if failure.CodeOf(err) == failure.NotFound {
+		return failure.New(failure.NotFound, "no crawl with job id %q on this server", asked)
 	}
-	cj.job.Cancel()
-	return &distillv1.CrawlCancelResponse{Status: cj.status()}, nil
+	return err
 }
 
 // CrawlRequestOf checks req and turns it into the crawler's request, with

@@ -127,9 +127,9 @@ type System struct {
 }
 
 // Open puts distill together as cfg says. In this process nothing waits
-// on the network: the embedded NATS server starts on the first batch, the
-// browser on the first render. A gateway connects lazily too, and reaches
-// each service and NATS as soon as it is up.
+// on the network: the embedded NATS server starts on the first batch or
+// crawl, the browser on the first render. A gateway connects lazily too,
+// and reaches each service and NATS as soon as it is up.
 func Open(ctx context.Context, logger *slog.Logger, cfg Config) (*System, error) {
 	if cfg.Cluster != nil {
 		if cfg.Recorder != nil {
@@ -175,41 +175,25 @@ func (s *System) Map(ctx context.Context, req mapsite.Request) (*mapsite.Result,
 	return s.backend.Map(ctx, req)
 }
 
-// BeginCrawl checks a crawl and opens its journal (nil keeps none),
-// refusing allow_local unless the operator allowed it.
-func (s *System) BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Job, error) {
-	if req.Options.GetAllowLocal() && !s.allowLocal {
-		return nil, failure.AllowLocalRefused()
-	}
-	return s.backend.BeginCrawl(req, journal)
-}
-
-// CrawlHub is where a gateway runs crawls that outlive it, reported and
-// canceled from any gateway (api.CrawlHub); nil in this process, whose
-// crawls live and die with it.
+// CrawlHub runs the crawls (api.CrawlHub): on the embedded NATS in this
+// process, on the cluster's for a gateway, whose crawls every gateway
+// reports and cancels, and adopts when their gateway dies.
 func (s *System) CrawlHub() api.CrawlHub {
-	h, ok := s.backend.(interface{ crawlHub() api.CrawlHub })
-	if !ok {
-		return nil
-	}
-	if hub := h.crawlHub(); hub != nil {
-		return localRefused{hub, s.allowLocal}
-	}
-	return nil
+	return localRefused{s.backend.CrawlHub(), s.allowLocal}
 }
 
 // localRefused refuses a crawl asking for allow_local that the operator
-// did not allow, as BeginCrawl does.
+// did not allow, as Do, Batch and Map do.
 type localRefused struct {
 	api.CrawlHub
 	allowLocal bool
 }
 
-func (l localRefused) StartCrawl(ctx context.Context, req crawl.Request) (string, error) {
+func (l localRefused) StartCrawl(ctx context.Context, req crawl.Request, journal crawl.Journal) (string, error) {
 	if req.Options.GetAllowLocal() && !l.allowLocal {
 		return "", failure.AllowLocalRefused()
 	}
-	return l.CrawlHub.StartCrawl(ctx, req)
+	return l.CrawlHub.StartCrawl(ctx, req, journal)
 }
 
 // Sessions is where the system keeps browsing sessions between steps: this

@@ -44,7 +44,6 @@ type cluster struct {
 
 	streamsOnce sync.Mutex
 	streamsMade bool
-	crawlStream bool
 	// owner names this gateway in the leases of the crawls it runs.
 	owner      string
 	dispatcher *jobs.Dispatcher
@@ -210,55 +209,6 @@ func processName() string {
 	return fmt.Sprintf("gateway %s pid %d", host, os.Getpid())
 }
 
-// BeginCrawl begins a crawl that this gateway runs, or resumes one by its
-// job id, its journal in JetStream.
-func (c *cluster) BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Job, error) {
-	if journal == nil {
-		if err := c.ensureCrawlStream(); err != nil {
-			return nil, err
-		}
-		id := req.JobID
-		if id == "" {
-			id = crawl.NewID()
-		}
-		j, err := crawljs.NewJournal(c.js, id, c.owner, crawljs.Config{Replicas: c.cfg.StreamReplicas, LeaseTTL: c.cfg.CrawlLease})
-		if err != nil {
-			return nil, failure.Wrap(failure.InvalidArgument, err, "crawl")
-		}
-		journal = j
-	}
-	job, err := c.crawler.Begin(req, journal)
-	if err != nil {
-		if _, ok := errors.AsType[*failure.Error](err); !ok {
-			return nil, failure.Wrap(failure.Unavailable, err, "crawl journal")
-		}
-	}
-	return job, err
-}
-
-// ensureCrawlStream makes the crawl journals' stream on the first crawl
-// that finds NATS up.
-func (c *cluster) ensureCrawlStream() error {
-	c.streamsOnce.Lock()
-	defer c.streamsOnce.Unlock()
-	if c.crawlStream {
-		return nil
-	}
-	if err := jobs.Connected(c.nc); err != nil {
-		return failure.New(failure.Unavailable, "crawl journal: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := crawljs.EnsureStream(ctx, c.js, crawljs.Config{Replicas: c.cfg.StreamReplicas}); err != nil {
-		return failure.Wrap(failure.Unavailable, err, "crawl journal")
-	}
-	if err := crawljs.EnsureWorkStreams(ctx, c.js, crawljs.Config{Replicas: c.cfg.StreamReplicas}); err != nil {
-		return failure.Wrap(failure.Unavailable, err, "crawl work queue")
-	}
-	c.crawlStream = true
-	return nil
-}
-
 // pageFetcher is the pipeline's Fetcher over FetcherService, with the
 // Resource call the pipeline reads a brand's stylesheets with.
 type pageFetcher struct{ *remote.Fetcher }
@@ -289,13 +239,8 @@ func (m mapFetcher) Robots(ctx context.Context, rawURL string, opts *distillv1.F
 	return robots.FromProto(res.GetFile()), nil
 }
 
-// crawlHub runs this gateway's crawls.
-func (c *cluster) crawlHub() api.CrawlHub {
-	if c.hub == nil {
-		return nil
-	}
-	return c.hub
-}
+// CrawlHub runs this gateway's crawls.
+func (c *cluster) CrawlHub() api.CrawlHub { return c.hub }
 
 // close lets go of NATS and the services, and of the crawls this gateway
 // runs, which another gateway adopts.

@@ -6,16 +6,20 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"distill.dev/gateway/api"
+	"distill.dev/proto/failure"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/crawl"
+	"distill.dev/services/fetcher/crawl/crawljs"
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/jobs"
 	"distill.dev/services/fetcher/mapsite"
@@ -39,12 +43,16 @@ type local struct {
 	cache    *cache.Cache
 	cacheErr error
 
-	// The queue starts on the first batch: a single fetch never pays for it.
+	// The queue starts on the first batch or crawl: a single fetch never
+	// pays for it. queueUp is set once it has.
 	queueOnce sync.Once
 	queueErr  error
 	queue     *queue
+	queueUp   atomic.Bool
 }
 
+// queue is the embedded NATS server and what runs on it: the batch
+// workers and their dispatcher, and the crawl hub.
 type queue struct {
 	server       *natsembed.Server
 	conn         *nats.Conn
@@ -52,6 +60,7 @@ type queue struct {
 	dispatcher   *jobs.Dispatcher
 	stopWorkers  context.CancelFunc
 	workersEnded chan error
+	hub          *crawljs.Hub
 }
 
 func newLocal(logger *slog.Logger, cfg Config) *local {
@@ -97,11 +106,6 @@ func newLocal(logger *slog.Logger, cfg Config) *local {
 // Map lists a site's URLs.
 func (l *local) Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error) {
 	return l.mapper.Map(ctx, req)
-}
-
-// BeginCrawl begins a crawl in this process.
-func (l *local) BeginCrawl(req crawl.Request, journal crawl.Journal) (*crawl.Job, error) {
-	return l.crawler.Begin(req, journal)
 }
 
 // CacheInfo counts the fetch cache's entries and bytes.
@@ -153,7 +157,10 @@ func (l *local) Batch(ctx context.Context, urls []string, opts *distillv1.FetchO
 func (l *local) ready(context.Context) error { return nil }
 
 func (l *local) startQueue() (*queue, error) {
-	l.queueOnce.Do(func() { l.queue, l.queueErr = l.newQueue() })
+	l.queueOnce.Do(func() {
+		l.queue, l.queueErr = l.newQueue()
+		l.queueUp.Store(l.queueErr == nil)
+	})
 	return l.queue, l.queueErr
 }
 
@@ -195,6 +202,12 @@ func (l *local) newQueue() (*queue, error) {
 		dispatcher:   jobs.NewDispatcher(l.logger, js),
 		stopWorkers:  cancel,
 		workersEnded: ended,
+		// The crawls run as a cluster's do, their journals, status and
+		// output in the server's memory, their pages read and paced in
+		// this process by the crawler. Nothing adopts them (Hub.Adopt):
+		// the memory they live in dies with the process that runs them,
+		// so no crawl outlives its owner here.
+		hub: crawljs.NewHub(l.logger, js, l.crawler, processName(), crawljs.Config{Memory: true}),
 	}, nil
 }
 
@@ -210,14 +223,17 @@ func (l *local) keyValue() (jetstream.JetStream, jetstream.StorageType, int, err
 
 var errClosed = errors.New("distill is shutting down")
 
-// close stops the workers and the embedded NATS server. Batches started
-// after close fail.
+// close stops the crawls, the workers and the embedded NATS server.
+// Batches and crawls started after close fail.
 func (l *local) close() error {
 	// Marks the queue as never to be started, and orders this read of
 	// l.queue after any start that did happen.
 	l.queueOnce.Do(func() { l.queueErr = errClosed })
 	var err error
 	if q := l.queue; q != nil {
+		// The crawls stop first, while the server they write their end to
+		// is up.
+		q.hub.Close()
 		q.stopWorkers()
 		err = <-q.workersEnded
 		q.conn.Close()
@@ -228,4 +244,68 @@ func (l *local) close() error {
 	err = errors.Join(err, l.renderer.Close(), l.extractor.Close())
 	l.fetcher.Close()
 	return err
+}
+
+// CrawlHub is the hub on the embedded NATS server, started on the first
+// crawl.
+func (l *local) CrawlHub() api.CrawlHub { return localHub{l} }
+
+// localHub is the embedded server's crawljs.Hub, reached through the
+// queue that starts it.
+type localHub struct{ l *local }
+
+func (h localHub) hub() (*crawljs.Hub, error) {
+	q, err := h.l.startQueue()
+	if err != nil {
+		return nil, failure.Wrap(failure.Unavailable, err, "crawl jobs")
+	}
+	return q.hub, nil
+}
+
+// StartCrawl begins a crawl on the hub, starting the server.
+func (h localHub) StartCrawl(ctx context.Context, req crawl.Request, journal crawl.Journal) (string, error) {
+	hub, err := h.hub()
+	if err != nil {
+		return "", err
+	}
+	return hub.StartCrawl(ctx, req, journal)
+}
+
+// FollowCrawl streams a crawl of the hub.
+func (h localHub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv1.CrawlResponse) error) error {
+	hub, err := h.hub()
+	if err != nil {
+		return err
+	}
+	return hub.FollowCrawl(ctx, id, deliver)
+}
+
+// CrawlStatus reports a crawl of the hub; before the server started
+// there is none.
+func (h localHub) CrawlStatus(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error) {
+	if !h.l.queueUp.Load() {
+		return nil, noCrawl(id)
+	}
+	hub, err := h.hub()
+	if err != nil {
+		return nil, err
+	}
+	return hub.CrawlStatus(ctx, id)
+}
+
+// CancelCrawl cancels a crawl of the hub; before the server started
+// there is none.
+func (h localHub) CancelCrawl(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error) {
+	if !h.l.queueUp.Load() {
+		return nil, noCrawl(id)
+	}
+	hub, err := h.hub()
+	if err != nil {
+		return nil, err
+	}
+	return hub.CancelCrawl(ctx, id)
+}
+
+func noCrawl(id string) error {
+	return failure.New(failure.NotFound, "no crawl with job id %q", id)
 }

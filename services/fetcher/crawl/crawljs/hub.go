@@ -39,6 +39,13 @@ type record struct {
 	// Status is the latest CrawlStatusResponse, protobuf-encoded.
 	Status []byte `json:"status,omitempty"`
 	Cancel bool   `json:"cancel,omitempty"`
+	// Begun is the status the crawl began with, protobuf-encoded: what a
+	// client streaming it from its first page is told first.
+	Begun []byte `json:"begun,omitempty"`
+	// Held says the crawl's journal is its caller's (distill crawl
+	// --crawl-state's file), not in JetStream: no other process can read
+	// it, so none adopts the crawl; its caller resumes it.
+	Held bool `json:"held,omitempty"`
 }
 
 // Hub runs a cluster's crawls as jobs that outlive the gateway that
@@ -48,7 +55,9 @@ type record struct {
 // subject, which any gateway streams to a client (FollowCrawl). When an
 // owner dies, its lease runs out and another Hub adopts the crawl from its
 // journal: the pages in flight are answered from the answers the workers
-// kept, not read again.
+// kept, not read again. The single binary runs one on its embedded NATS
+// (Config.Memory), over a crawler reading pages in process: the same
+// registry, streams and records, with nobody to adopt from.
 type Hub struct {
 	logger  *slog.Logger
 	js      jetstream.JetStream
@@ -63,13 +72,18 @@ type Hub struct {
 	mu      sync.Mutex
 	kv      jetstream.KeyValue
 	running map[string]*crawl.Job
+	// handoffs are the held crawls this process runs, by id.
+	handoffs map[string]*handoff
+	// ending are the summaries of crawls run here that ended, until
+	// their records say so.
+	ending map[string]*distillv1.CrawlStatusResponse
 }
 
 // NewHub returns a Hub whose crawls read pages through crawler (whose
 // PageReader should be a WorkReader) and whose leases name owner.
 func NewHub(logger *slog.Logger, js jetstream.JetStream, crawler *crawl.Crawler, owner string, cfg Config) *Hub {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Hub{logger: logger, js: js, crawler: crawler, owner: owner, cfg: cfg, ctx: ctx, cancel: cancel, running: map[string]*crawl.Job{}}
+	return &Hub{logger: logger, js: js, crawler: crawler, owner: owner, cfg: cfg, ctx: ctx, cancel: cancel, running: map[string]*crawl.Job{}, handoffs: map[string]*handoff{}, ending: map[string]*distillv1.CrawlStatusResponse{}}
 }
 
 // Close stops the crawls this Hub runs, leaving them to be adopted, and
@@ -113,56 +127,117 @@ func unavailable(err error) error {
 }
 
 // StartCrawl begins req's crawl, run by this process, and returns its id.
-// With req.JobID it names a crawl begun before: one whose owner is gone is
-// adopted here; one still running or ended is left as it is, for
-// FollowCrawl to stream.
-func (h *Hub) StartCrawl(ctx context.Context, req crawl.Request) (string, error) {
+// Its journal is the Hub's, in JetStream, or the caller's own, which
+// makes it a held crawl (see record.Held). With req.JobID and no journal
+// it names a crawl begun before: one whose owner is gone is adopted here;
+// one still running or ended is left as it is, for FollowCrawl to stream.
+func (h *Hub) StartCrawl(ctx context.Context, req crawl.Request, journal crawl.Journal) (string, error) {
 	kv, err := h.bucket(ctx)
 	if err != nil {
 		return "", unavailable(err)
 	}
+	if journal != nil {
+		return h.startHeld(ctx, kv, req, journal)
+	}
 	if req.JobID != "" {
-		e, err := kv.Get(ctx, req.JobID)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return "", failure.New(failure.NotFound, "no crawl with job id %q to resume", req.JobID)
-		}
-		if err != nil {
-			return "", unavailable(err)
-		}
-		var rec record
-		if err := json.Unmarshal(e.Value(), &rec); err != nil {
-			return "", failure.Wrap(failure.Internal, err, "crawl %s", req.JobID)
-		}
-		if fp, was := crawl.Fingerprint(req), fingerprintOf(rec); fp != was {
-			return "", failure.New(failure.Conflict, "crawl %s was begun with another URL or other flags", req.JobID)
-		}
-		if rec.State == stateRunning {
-			// Ours, someone else's, or nobody's: adopting it settles which.
-			if err := h.adopt(req.JobID, rec); err != nil && failure.CodeOf(err) != failure.Conflict {
-				return "", err
-			}
-		}
-		return req.JobID, nil
+		return h.resume(ctx, kv, req)
 	}
 	id := crawl.NewID()
-	req.JobID = ""
 	job, err := h.begin(id, req)
 	if err != nil {
 		return "", err
 	}
-	rec, err := recordOf(req)
+	rec, err := beginRecord(req, job)
 	if err != nil {
 		job.Close()
 		return "", err
 	}
-	rec.Status = statusBytes(StatusProto(job.Status(), distillv1.CrawlState_CRAWL_STATE_RUNNING, nil))
 	b, _ := json.Marshal(rec)
 	if _, err := kv.Create(ctx, id, b); err != nil {
 		job.Close()
 		return "", unavailable(err)
 	}
-	h.run(job)
+	h.run(job, nil)
 	return id, nil
+}
+
+// resume looks up the crawl req.JobID names, and adopts it if it runs
+// nowhere.
+func (h *Hub) resume(ctx context.Context, kv jetstream.KeyValue, req crawl.Request) (string, error) {
+	e, err := kv.Get(ctx, req.JobID)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return "", failure.New(failure.NotFound, "no crawl with job id %q to resume", req.JobID)
+	}
+	if err != nil {
+		return "", unavailable(err)
+	}
+	var rec record
+	if err := json.Unmarshal(e.Value(), &rec); err != nil {
+		return "", failure.Wrap(failure.Internal, err, "crawl %s", req.JobID)
+	}
+	if fp, was := crawl.Fingerprint(req), fingerprintOf(rec); fp != was {
+		return "", failure.New(failure.Conflict, "crawl %s was begun with another URL or other flags", req.JobID)
+	}
+	if rec.State == stateRunning {
+		// Ours, someone else's, or nobody's: adopting it settles which.
+		if err := h.adopt(req.JobID, rec); err != nil && failure.CodeOf(err) != failure.Conflict {
+			return "", err
+		}
+	}
+	return req.JobID, nil
+}
+
+// startHeld begins a crawl in the caller's journal. Its id is the
+// journal's: the record of a run of the same journal begun before in
+// this NATS (ended, or its process gone) is replaced, and so is what that
+// run left of its output; a crawl of that id running here is refused.
+func (h *Hub) startHeld(ctx context.Context, kv jetstream.KeyValue, req crawl.Request, journal crawl.Journal) (string, error) {
+	job, err := h.crawler.Begin(req, journal)
+	if err != nil {
+		return "", err
+	}
+	id := job.ID()
+	rec, err := beginRecord(req, job)
+	if err != nil {
+		job.Close()
+		return "", err
+	}
+	rec.Held = true
+	h.mu.Lock()
+	_, running := h.running[id]
+	if !running {
+		h.running[id] = job
+	}
+	h.mu.Unlock()
+	if running {
+		job.Close()
+		return "", failure.New(failure.Conflict, "crawl %s is running already", id)
+	}
+	b, _ := json.Marshal(rec)
+	if _, err := kv.Put(ctx, id, b); err != nil {
+		h.mu.Lock()
+		delete(h.running, id)
+		h.mu.Unlock()
+		job.Close()
+		return "", unavailable(err)
+	}
+	_ = kv.Delete(ctx, sentKey(id))
+	if s, err := h.js.Stream(ctx, PagesStream); err == nil {
+		_ = s.Purge(ctx, jetstream.WithPurgeSubject(OutPrefix+id))
+	}
+	h.run(job, newHandoff())
+	return id, nil
+}
+
+// beginRecord is the record of req's crawl as job begins it.
+func beginRecord(req crawl.Request, job *crawl.Job) (record, error) {
+	rec, err := recordOf(req)
+	if err != nil {
+		return record{}, err
+	}
+	rec.Status = statusBytes(StatusProto(job.Status(), distillv1.CrawlState_CRAWL_STATE_RUNNING, nil))
+	rec.Begun = rec.Status
+	return rec, nil
 }
 
 func fingerprintOf(rec record) string {
@@ -205,6 +280,9 @@ func (h *Hub) adopt(id string, rec record) error {
 	if mine {
 		return nil
 	}
+	if rec.Held {
+		return failure.New(failure.Conflict, "crawl %s keeps its journal with the process that began it, which alone resumes it", id)
+	}
 	req := rec.Request
 	req.Options = &distillv1.FetchOptions{}
 	if err := proto.Unmarshal(rec.Options, req.Options); err != nil {
@@ -216,88 +294,178 @@ func (h *Hub) adopt(id string, rec record) error {
 		return err
 	}
 	h.logger.Info("crawl adopted: its owner is gone", "job", id, "url", req.URL)
-	h.run(job)
+	h.run(job, nil)
 	return nil
 }
 
 // run runs job in the background: each page it delivers goes to the
 // crawl's output subject, its status to the jobs bucket now and then, and
-// a cancel set there by any gateway stops it.
-func (h *Hub) run(job *crawl.Job) {
+// a cancel set there by any gateway stops it. A held crawl has a handoff
+// (ho): its journal, all that is left of it once its process is killed,
+// says a page is done only once a follower in this process has handed
+// the page to its client, as a client reading the journal's crawl in
+// process always had it.
+func (h *Hub) run(job *crawl.Job, ho *handoff) {
 	id := job.ID()
 	h.mu.Lock()
 	h.running[id] = job
+	if ho != nil {
+		h.handoffs[id] = ho
+	}
 	h.mu.Unlock()
 	h.wg.Go(func() {
 		defer func() {
 			h.mu.Lock()
 			delete(h.running, id)
+			delete(h.handoffs, id)
+			delete(h.ending, id)
 			h.mu.Unlock()
 		}()
 		ctx, cancel := context.WithCancel(h.ctx)
 		defer cancel()
 		go h.watchCancel(ctx, job)
-		var last time.Time
-		st, err := job.Run(ctx, func(p crawl.Page) error {
-			out := &distillv1.CrawlPage{Url: p.URL, Depth: int32(p.Depth)}
-			if p.Err != nil {
-				out.Outcome = &distillv1.CrawlPage_Error{Error: failure.Proto(p.Err)}
-			} else {
-				out.Outcome = &distillv1.CrawlPage_Result{Result: p.Result}
-			}
-			if err := h.publishOut(ctx, id, "p."+keyHash(p.URL), &distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Page{Page: out}}); err != nil {
-				return err
-			}
-			if time.Since(last) > 250*time.Millisecond {
-				last = time.Now()
-				h.update(ctx, id, func(r *record) {
-					r.Status = statusBytes(StatusProto(job.Status(), distillv1.CrawlState_CRAWL_STATE_RUNNING, nil))
-				})
-			}
-			return nil
-		})
-		if h.ctx.Err() != nil {
+		// A held crawl's output is its run's: another run of its journal
+		// names its events afresh, not as repeats of this one's.
+		tag := ""
+		if ho != nil {
+			tag = crawl.NewID() + "."
+		}
+		st, err := job.Run(ctx, h.pageSink(ctx, job, ho, tag))
+		if h.ctx.Err() != nil && ho == nil {
 			// This process is stopping: the crawl is left to another.
 			return
 		}
-		state := distillv1.CrawlState_CRAWL_STATE_DONE
-		switch {
-		case st.StopReason == crawl.StopCanceled:
-			state = distillv1.CrawlState_CRAWL_STATE_CANCELED
-		case err != nil:
-			state = distillv1.CrawlState_CRAWL_STATE_FAILED
-		}
-		summary := StatusProto(st, state, err)
-		end := context.WithoutCancel(ctx)
-		if perr := h.publishOut(end, id, "end", &distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Summary{Summary: summary}}); perr != nil {
-			h.logger.Warn("crawl: summary not published", "job", id, "err", perr.Error())
-		}
-		h.update(end, id, func(r *record) {
-			r.State, r.Status = stateEnded, statusBytes(summary)
-		})
-		// Its pages' answers, claims and robots.txt copies are of no use
-		// to anyone now: the stream keeps only what clients stream.
-		if err := Forget(end, h.js, h.cfg, id); err != nil {
-			h.logger.Warn("crawl: what its pages left not purged", "job", id, "err", err.Error())
-		}
+		h.end(context.WithoutCancel(ctx), id, tag, st, err)
 	})
 }
 
+// pageSink is what job delivers its pages to: the crawl's output subject.
+func (h *Hub) pageSink(ctx context.Context, job *crawl.Job, ho *handoff, tag string) func(crawl.Page) error {
+	id := job.ID()
+	var last time.Time
+	return func(p crawl.Page) error {
+		out := &distillv1.CrawlPage{Url: p.URL, Depth: int32(p.Depth)}
+		if p.Err != nil {
+			out.Outcome = &distillv1.CrawlPage_Error{Error: failure.Proto(p.Err)}
+		} else {
+			out.Outcome = &distillv1.CrawlPage_Result{Result: p.Result}
+		}
+		seq, err := h.publishOut(ctx, id, tag+"p."+keyHash(p.URL), &distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Page{Page: out}})
+		if err != nil {
+			return err
+		}
+		if ho != nil {
+			if err := ho.wait(ctx, id, seq); err != nil {
+				return err
+			}
+		}
+		if time.Since(last) > 250*time.Millisecond {
+			last = time.Now()
+			h.update(ctx, id, func(r *record) {
+				r.Status = statusBytes(StatusProto(job.Status(), distillv1.CrawlState_CRAWL_STATE_RUNNING, nil))
+			})
+		}
+		return nil
+	}
+}
+
+// end publishes a crawl's summary, records its end, and lets go of what
+// its pages left.
+func (h *Hub) end(ctx context.Context, id, tag string, st crawl.Status, err error) {
+	state := distillv1.CrawlState_CRAWL_STATE_DONE
+	switch {
+	case st.StopReason == crawl.StopCanceled, h.ctx.Err() != nil:
+		state = distillv1.CrawlState_CRAWL_STATE_CANCELED
+	case err != nil:
+		state = distillv1.CrawlState_CRAWL_STATE_FAILED
+	}
+	summary := StatusProto(st, state, err)
+	// From here on this process reports the summary, which a client may
+	// have before the record says it.
+	h.mu.Lock()
+	h.ending[id] = summary
+	h.mu.Unlock()
+	if _, perr := h.publishOut(ctx, id, tag+"end", &distillv1.CrawlResponse{JobId: id, Event: &distillv1.CrawlResponse_Summary{Summary: summary}}); perr != nil {
+		h.logger.Warn("crawl: summary not published", "job", id, "err", perr.Error())
+	}
+	h.update(ctx, id, func(r *record) {
+		r.State, r.Status = stateEnded, statusBytes(summary)
+	})
+	// Its pages' answers, claims and robots.txt copies are of no use
+	// to anyone now: the stream keeps only what clients stream.
+	if err := Forget(ctx, h.js, h.cfg, id); err != nil {
+		h.logger.Warn("crawl: what its pages left not purged", "job", id, "err", err.Error())
+	}
+}
+
 // publishOut publishes one event of the crawl's output, named so that an
-// adopter that delivers a page again within dedupWindow adds nothing.
-func (h *Hub) publishOut(ctx context.Context, id, name string, r *distillv1.CrawlResponse) error {
+// adopter that delivers a page again within dedupWindow adds nothing, and
+// returns its sequence in the stream.
+func (h *Hub) publishOut(ctx context.Context, id, name string, r *distillv1.CrawlResponse) (uint64, error) {
 	data, err := proto.Marshal(r)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	msg := &nats.Msg{Subject: OutPrefix + id, Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, "o."+id+"."+name)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := h.js.PublishMsg(pctx, msg); err != nil {
-		return fmt.Errorf("crawl %s output: %w", id, err)
+	ack, err := h.js.PublishMsg(pctx, msg)
+	if err != nil {
+		return 0, fmt.Errorf("crawl %s output: %w", id, err)
 	}
-	return nil
+	return ack.Sequence, nil
+}
+
+// handoff is where a held crawl's run waits for its pages to reach its
+// client: the last of its output a follower in this process handed over,
+// and whether its follower is gone.
+type handoff struct {
+	mu     sync.Mutex
+	handed uint64
+	gone   bool
+	// moved is closed and replaced when handed or gone changes.
+	moved chan struct{}
+}
+
+func newHandoff() *handoff { return &handoff{moved: make(chan struct{})} }
+
+// mark says a follower handed the output up to seq over, or left.
+func (o *handoff) mark(seq uint64, gone bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.handed = max(o.handed, seq)
+	o.gone = o.gone || gone
+	close(o.moved)
+	o.moved = make(chan struct{})
+}
+
+// wait returns once the output up to seq was handed over, or fails when
+// the follower left before or ctx ends.
+func (o *handoff) wait(ctx context.Context, id string, seq uint64) error {
+	for {
+		o.mu.Lock()
+		handed, gone, moved := o.handed, o.gone, o.moved
+		o.mu.Unlock()
+		switch {
+		case handed >= seq:
+			return nil
+		case gone:
+			return failure.New(failure.Canceled, "crawl %s: its client is gone", id)
+		}
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// handoffOf is the handoff of held crawl id running here, or nil.
+func (h *Hub) handoffOf(id string) *handoff {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.handoffs[id]
 }
 
 // update changes id's record with compare and set.
@@ -367,22 +535,33 @@ func sentKey(id string) string { return "sent." + id }
 const resendWindow = 4
 
 // FollowCrawl streams crawl id's output to deliver: a first message with
-// its status, each page after those streamed already, and the summary
-// that ends it. When ctx ends first (the client went away), the crawl is
-// canceled, as a crawl ends with its stream. It is two phases: where the
-// client left off (resume), then the output from there to the summary
-// (tail).
+// its status (the status it began with, to a client streaming it from
+// its start), each page after those streamed already, and the summary
+// that ends it. When ctx ends first (the client went away) or deliver
+// fails, the crawl is canceled, as a crawl ends with its stream. It is
+// two phases: where the client left off (resume), then the output from
+// there to the summary (tail).
 func (h *Hub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv1.CrawlResponse) error) error {
 	kv, err := h.bucket(ctx)
 	if err != nil {
 		return unavailable(err)
 	}
 	f := &follower{h: h, kv: kv, id: id, deliver: deliver}
+	defer func() {
+		// A held crawl waiting for this client to take a page waits no
+		// more.
+		if ho := h.handoffOf(id); ho != nil {
+			ho.mark(0, true)
+		}
+	}()
 	after, more, err := f.resume(ctx)
-	if err != nil || !more {
-		return err
+	if err == nil && more {
+		err = f.tail(ctx, after)
 	}
-	return f.tail(ctx, after)
+	if f.refused {
+		_, _ = h.CancelCrawl(context.WithoutCancel(ctx), id)
+	}
+	return err
 }
 
 // follower is one client's stream of a crawl's output.
@@ -394,6 +573,15 @@ type follower struct {
 	deliver func(*distillv1.CrawlResponse) error
 	// handed are the stream sequences of the last messages handed over.
 	handed []uint64
+	// refused says deliver failed.
+	refused bool
+}
+
+// give hands deliver r, noting a failure.
+func (f *follower) give(r *distillv1.CrawlResponse) error {
+	err := f.deliver(r)
+	f.refused = f.refused || err != nil
+	return err
 }
 
 // resume hands the client the crawl's status, finds the stream of its
@@ -404,11 +592,20 @@ func (f *follower) resume(ctx context.Context) (after uint64, more bool, err err
 	if err != nil {
 		return 0, false, err
 	}
-	if err := f.deliver(&distillv1.CrawlResponse{JobId: f.id, Event: &distillv1.CrawlResponse_Summary{Summary: st}}); err != nil {
-		return 0, false, err
-	}
 	if e, err := f.kv.Get(ctx, sentKey(f.id)); err == nil {
 		_, _ = fmt.Sscan(string(e.Value()), &after)
+	}
+	first := st
+	if after == 0 {
+		// Streamed from its first page on: the status before it is the
+		// one the crawl began with (a resumed crawl's pages done before),
+		// however far it got since.
+		if b := f.h.begun(ctx, f.id); b != nil {
+			first = b
+		}
+	}
+	if err := f.give(&distillv1.CrawlResponse{JobId: f.id, Event: &distillv1.CrawlResponse_Summary{Summary: first}}); err != nil {
+		return 0, false, err
 	}
 	if f.pages, err = f.h.js.Stream(ctx, PagesStream); err != nil {
 		return 0, false, unavailable(err)
@@ -493,10 +690,15 @@ func (f *follower) hand(ctx context.Context, m jetstream.Msg, r *distillv1.Crawl
 			f.handed = f.handed[1:]
 		}
 	}
-	if err := f.deliver(r); err != nil {
+	if err := f.give(r); err != nil {
 		return true, err
 	}
 	if s == nil {
+		if ho := f.h.handoffOf(f.id); ho != nil {
+			if meta, err := m.Metadata(); err == nil {
+				ho.mark(meta.Sequence.Stream, false)
+			}
+		}
 		return false, nil
 	}
 	// Its client has every page and the summary: the output is of no use
@@ -510,13 +712,16 @@ func (f *follower) hand(ctx context.Context, m jetstream.Msg, r *distillv1.Crawl
 	return true, nil
 }
 
-// CrawlStatus reports crawl id: live when this process runs it, else as
-// its owner last wrote it.
+// CrawlStatus reports crawl id: live when this process runs it (its
+// summary once it ended), else as its owner last wrote it.
 func (h *Hub) CrawlStatus(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error) {
 	h.mu.Lock()
-	job := h.running[id]
+	job, summary := h.running[id], h.ending[id]
 	h.mu.Unlock()
-	if job != nil {
+	switch {
+	case summary != nil:
+		return summary, nil
+	case job != nil:
 		return StatusProto(job.Status(), distillv1.CrawlState_CRAWL_STATE_RUNNING, nil), nil
 	}
 	rec, err := h.get(ctx, id)
@@ -528,6 +733,20 @@ func (h *Hub) CrawlStatus(ctx context.Context, id string) (*distillv1.CrawlStatu
 		st = &distillv1.CrawlStatusResponse{JobId: id, State: distillv1.CrawlState_CRAWL_STATE_RUNNING, Url: rec.Request.URL}
 	}
 	return st, nil
+}
+
+// begun is the status crawl id began with, or nil when its record has
+// none.
+func (h *Hub) begun(ctx context.Context, id string) *distillv1.CrawlStatusResponse {
+	rec, err := h.get(ctx, id)
+	if err != nil || len(rec.Begun) == 0 {
+		return nil
+	}
+	st := &distillv1.CrawlStatusResponse{}
+	if proto.Unmarshal(rec.Begun, st) != nil || st.GetJobId() == "" {
+		return nil
+	}
+	return st
 }
 
 func (h *Hub) get(ctx context.Context, id string) (record, error) {
