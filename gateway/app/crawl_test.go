@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
 	"distill.dev/gateway/api"
@@ -208,5 +209,64 @@ func TestCrawlStateIsHeldByTheHub(t *testing.T) {
 	st, err = srv.CrawlStatus(t.Context(), &distillv1.CrawlStatusRequest{JobId: id})
 	if err != nil || st.GetState() != distillv1.CrawlState_CRAWL_STATE_DONE || st.GetPagesDone() != 4 {
 		t.Errorf("CrawlStatus after the end = %v, %v", st, err)
+	}
+}
+
+// A long crawl's output is let go as the client is sent it, not only at
+// its summary: the single binary's stream does not hold every page of a
+// crawl in memory until it ends. No page is lost or sent twice.
+func TestCrawlOutputIsLetGoAsItIsStreamed(t *testing.T) {
+	t.Parallel()
+	const n = 150
+	s := hubSite(t, n, nil)
+	sys, err := Open(t.Context(), quiet, Config{UserAgentVersion: "test", CacheDir: t.TempDir(), AllowLocal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Close()
+	q, err := sys.backend.(*local).startQueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.New(quiet, sys)
+	got := map[string]int{}
+	held := -1
+	err = srv.CrawlSite(t.Context(), &distillv1.CrawlRequest{
+		Url: s.URL + "/", DelayMs: proto.Int64(0), Concurrency: proto.Int32(4), MaxPages: proto.Int32(n + 1),
+		Options: &distillv1.FetchOptions{AllowLocal: true, NoCache: true, Js: distillv1.JsMode_JS_MODE_OFF},
+	}, nil, func(r *distillv1.CrawlResponse) error {
+		p := r.GetPage()
+		if p == nil {
+			return nil
+		}
+		if got[p.GetUrl()]++; len(got) == n-10 {
+			// The client has been sent n-10 pages: what the stream still
+			// holds of this crawl is at most those sent since the last
+			// purge, the resend window and what is not sent yet.
+			pages, err := q.js.Stream(t.Context(), crawljs.PagesStream)
+			if err != nil {
+				return err
+			}
+			info, err := pages.Info(t.Context(), jetstream.WithSubjectFilter(crawljs.OutPrefix+r.GetJobId()))
+			if err != nil {
+				return err
+			}
+			held = int(info.State.Subjects[crawljs.OutPrefix+r.GetJobId()])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n+1 {
+		t.Errorf("%d pages delivered, want %d", len(got), n+1)
+	}
+	for u, c := range got {
+		if c != 1 {
+			t.Errorf("%s delivered %d times", u, c)
+		}
+	}
+	if held < 0 || held >= n-10-64 {
+		t.Errorf("the stream held %d of the crawl's messages once %d pages were sent; want them let go as they are sent", held, n-10)
 	}
 }

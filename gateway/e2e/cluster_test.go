@@ -246,7 +246,10 @@ func TestRendererCrashFailsOnlyItsURL(t *testing.T) {
 	c := startCluster(t, clusterOpts{})
 	site := newPages(t, 0)
 	urls := []string{site.URL + "/shell/0", site.URL + "/hang", site.URL + "/shell/1", site.URL + "/shell/2", site.URL + "/shell/3"}
-	opts := &distillv1.FetchOptions{AllowLocal: true, Js: distillv1.JsMode_JS_MODE_ALWAYS, Concurrency: ptr(int32(1)), TimeoutSecs: ptr(int32(10))}
+	// The render after the crash spans the renderer's restart and its
+	// Chromium's launch: its timeout leaves room for both on a loaded
+	// machine, and nothing here waits for it to run out.
+	opts := &distillv1.FetchOptions{AllowLocal: true, Js: distillv1.JsMode_JS_MODE_ALWAYS, Concurrency: ptr(int32(1)), TimeoutSecs: ptr(int32(60))}
 	// The page after the crash waits for the renderer's restart, as a
 	// request arriving after Kubernetes restarted the pod would.
 	restarted := make(chan struct{})

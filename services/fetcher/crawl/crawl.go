@@ -164,6 +164,9 @@ type Job struct {
 	started  int // pages counted against MaxPages
 	done     int
 	failed   int
+	// handing counts the pages being handed to the caller and not yet
+	// journaled: Status reports them done, since a client may have them.
+	handing  int
 	finals   map[string]bool // keys of pages delivered, after redirects
 	answer   answered
 	stop     string
@@ -371,7 +374,7 @@ func (j *Job) Status() Status {
 	defer j.mu.Unlock()
 	st := Status{
 		ID: j.id, URL: j.start.String(),
-		Done: j.done, Failed: j.failed, InFlight: len(j.inflight), Queued: j.front.len(),
+		Done: j.done + j.handing, Failed: j.failed, InFlight: len(j.inflight) - j.handing, Queued: j.front.len(),
 		StopReason: j.stop, Notes: append([]string(nil), j.notes...),
 		Resumed: j.resumed, Finished: j.finished,
 	}

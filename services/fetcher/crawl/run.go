@@ -86,12 +86,21 @@ func (j *Job) deliver(ctx context.Context, cancel context.CancelCauseFunc, mu *s
 		return false
 	}
 	if p != nil {
+		// Counted done from the moment it is handed over: a caller that
+		// streams it on (a hub's output) may have it read before deliver
+		// returns, and a status asked for then counts it.
+		j.mu.Lock()
+		j.handing++
+		j.mu.Unlock()
 		if err := deliver(*p); err != nil {
+			j.mu.Lock()
+			j.handing--
+			j.mu.Unlock()
 			cancel(err)
 			return false
 		}
 	}
-	if err := j.finish(d); err != nil {
+	if err := j.finish(d, p != nil); err != nil {
 		cancel(err)
 		return false
 	}
@@ -137,11 +146,15 @@ func (j *Job) next(ctx context.Context) (Entry, bool) {
 	}
 }
 
-// finish journals a page's outcome and wakes the scheduler.
-func (j *Job) finish(d *Done) error {
+// finish journals a page's outcome and wakes the scheduler; handed says
+// the page was handed over, and counted done since.
+func (j *Job) finish(d *Done, handed bool) error {
 	err := j.journal.Append(Record{Done: d})
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if handed {
+		j.handing--
+	}
 	delete(j.inflight, d.Key)
 	j.count(d)
 	for _, e := range d.Queued {

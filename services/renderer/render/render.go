@@ -195,8 +195,12 @@ func (r *Renderer) Render(ctx context.Context, req *internalv1.RenderRequest) (_
 		return nil, failure.Wrap(failure.InvalidArgument, err, "invalid options")
 	}
 	timeout := fetchopts.Timeout(opts)
-	// The steps have a budget of their own after the load's.
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout+fetchopts.StepsBudget(opts), errTimeout)
+	// Waiting for a page slot and for a browser to launch has the page's
+	// time and launchBudget more: a cold or relaunched Chromium on a busy
+	// machine must not cost the page its own time, which starts once it
+	// has a browser (render.go's render), the steps' budget after it.
+	caller := ctx
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout+launchBudget, errTimeout)
 	defer cancel()
 	target := req.GetUrl()
 
@@ -221,6 +225,8 @@ func (r *Renderer) Render(ctx context.Context, req *internalv1.RenderRequest) (_
 	if err != nil {
 		return nil, classify(ctx, target, timeout, err)
 	}
+	ctx, cancelPage := context.WithTimeoutCause(caller, timeout+fetchopts.StepsBudget(opts), errTimeout)
+	defer cancelPage()
 	res, err := r.render(ctx, inst, g, req)
 	if err == nil {
 		return res, nil
@@ -233,6 +239,10 @@ func (r *Renderer) Render(ctx context.Context, req *internalv1.RenderRequest) (_
 	}
 	return nil, classify(ctx, target, timeout, err)
 }
+
+// launchBudget is how long a render may wait for a page slot and a
+// browser's launch beyond its own timeout.
+const launchBudget = 30 * time.Second
 
 // browser returns the running browser, launching one if there is none or
 // the last one died.

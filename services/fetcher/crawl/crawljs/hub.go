@@ -571,10 +571,45 @@ type follower struct {
 	pages   jetstream.Stream
 	id      string
 	deliver func(*distillv1.CrawlResponse) error
-	// handed are the stream sequences of the last messages handed over.
+	// handed are the stream sequences of the last messages handed over,
+	// and marks how many times the sent mark moved.
 	handed []uint64
+	marks  int
 	// refused says deliver failed.
 	refused bool
+}
+
+// purgeEvery is how many moves of the sent mark go by between two purges
+// of the output behind it: what a client was sent for good is let go as
+// the crawl runs, so that a long crawl's output does not pile up in the
+// stream (in the single binary's memory) until its summary.
+const purgeEvery = 64
+
+// markSent notes m as handed over and moves the sent mark to resendWindow
+// messages behind it, purging the output up to the mark every purgeEvery
+// moves.
+func (f *follower) markSent(ctx context.Context, m jetstream.Msg) {
+	meta, err := m.Metadata()
+	if err != nil {
+		return
+	}
+	f.handed = append(f.handed, meta.Sequence.Stream)
+	if len(f.handed) <= resendWindow {
+		return
+	}
+	mark := f.handed[0]
+	f.handed = f.handed[1:]
+	if _, err := f.kv.Put(ctx, sentKey(f.id), fmt.Appendf(nil, "%d", mark)); err != nil {
+		return
+	}
+	if f.marks++; f.marks%purgeEvery != 0 {
+		return
+	}
+	// The messages up to the mark are never streamed again: a client that
+	// comes back starts after it.
+	if err := f.pages.Purge(ctx, jetstream.WithPurgeSubject(OutPrefix+f.id), jetstream.WithPurgeSequence(mark+1)); err != nil {
+		f.h.logger.Warn("crawl: streamed output not purged", "job", f.id, "err", err.Error())
+	}
 }
 
 // give hands deliver r, noting a failure.
@@ -683,13 +718,7 @@ func (f *follower) hand(ctx context.Context, m jetstream.Msg, r *distillv1.Crawl
 	// The mark moves before the message is handed over, not after: a
 	// gateway killed between the two then resends at most resendWindow
 	// messages its client had, never one more.
-	if meta, err := m.Metadata(); err == nil {
-		f.handed = append(f.handed, meta.Sequence.Stream)
-		if len(f.handed) > resendWindow {
-			_, _ = f.kv.Put(ctx, sentKey(f.id), fmt.Appendf(nil, "%d", f.handed[0]))
-			f.handed = f.handed[1:]
-		}
-	}
+	f.markSent(ctx, m)
 	if err := f.give(r); err != nil {
 		return true, err
 	}
