@@ -280,32 +280,29 @@ func (h localHub) FollowCrawl(ctx context.Context, id string, deliver func(*dist
 	return hub.FollowCrawl(ctx, id, deliver)
 }
 
-// CrawlStatus reports a crawl of the hub; before the server started
-// there is none.
-func (h localHub) CrawlStatus(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error) {
+// started is the hub once the server is up, without starting it: before
+// it, no crawl id names a crawl.
+func (h localHub) started(id string) (*crawljs.Hub, error) {
 	if !h.l.queueUp.Load() {
-		return nil, noCrawl(id)
+		return nil, failure.New(failure.NotFound, "no crawl with job id %q", id)
 	}
-	hub, err := h.hub()
+	return h.hub()
+}
+
+// CrawlStatus reports a crawl of the hub.
+func (h localHub) CrawlStatus(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error) {
+	hub, err := h.started(id)
 	if err != nil {
 		return nil, err
 	}
 	return hub.CrawlStatus(ctx, id)
 }
 
-// CancelCrawl cancels a crawl of the hub; before the server started
-// there is none.
+// CancelCrawl cancels a crawl of the hub.
 func (h localHub) CancelCrawl(ctx context.Context, id string) (*distillv1.CrawlStatusResponse, error) {
-	if !h.l.queueUp.Load() {
-		return nil, noCrawl(id)
-	}
-	hub, err := h.hub()
+	hub, err := h.started(id)
 	if err != nil {
 		return nil, err
 	}
 	return hub.CancelCrawl(ctx, id)
-}
-
-func noCrawl(id string) error {
-	return failure.New(failure.NotFound, "no crawl with job id %q", id)
 }

@@ -591,7 +591,9 @@ func MarshalTables(t *distillv1.TableList) ([]byte, error) {
 // it was not), for callers that print the page itself as Markdown or
 // text; nil when there are none.
 func MarshalPageParts(d *distillv1.Distilled) ([]byte, error) {
-	full := toJSON(d)
+	// Only the parts' own step runs: the rest of the page is not wanted.
+	var full distilledJSON
+	pagePartsPart(&full, d)
 	if full.RawHTML == nil && full.CleanHTML == nil && full.Images == nil && full.Head == nil {
 		return nil, nil
 	}

@@ -587,29 +587,31 @@ const purgeEvery = 64
 
 // markSent notes m as handed over and moves the sent mark to resendWindow
 // messages behind it, purging the output up to the mark every purgeEvery
-// moves.
-func (f *follower) markSent(ctx context.Context, m jetstream.Msg) {
+// moves. It returns m's sequence in the stream; ok is false when m does
+// not say it.
+func (f *follower) markSent(ctx context.Context, m jetstream.Msg) (seq uint64, ok bool) {
 	meta, err := m.Metadata()
 	if err != nil {
-		return
+		return 0, false
 	}
-	f.handed = append(f.handed, meta.Sequence.Stream)
+	seq = meta.Sequence.Stream
+	f.handed = append(f.handed, seq)
 	if len(f.handed) <= resendWindow {
-		return
+		return seq, true
 	}
 	mark := f.handed[0]
 	f.handed = f.handed[1:]
 	if _, err := f.kv.Put(ctx, sentKey(f.id), fmt.Appendf(nil, "%d", mark)); err != nil {
-		return
+		return seq, true
 	}
-	if f.marks++; f.marks%purgeEvery != 0 {
-		return
+	if f.marks++; f.marks%purgeEvery == 0 {
+		// The messages up to the mark are never streamed again: a client
+		// that comes back starts after it.
+		if err := f.pages.Purge(ctx, jetstream.WithPurgeSubject(OutPrefix+f.id), jetstream.WithPurgeSequence(mark+1)); err != nil {
+			f.h.logger.Warn("crawl: streamed output not purged", "job", f.id, "err", err.Error())
+		}
 	}
-	// The messages up to the mark are never streamed again: a client that
-	// comes back starts after it.
-	if err := f.pages.Purge(ctx, jetstream.WithPurgeSubject(OutPrefix+f.id), jetstream.WithPurgeSequence(mark+1)); err != nil {
-		f.h.logger.Warn("crawl: streamed output not purged", "job", f.id, "err", err.Error())
-	}
+	return seq, true
 }
 
 // give hands deliver r, noting a failure.
@@ -718,15 +720,13 @@ func (f *follower) hand(ctx context.Context, m jetstream.Msg, r *distillv1.Crawl
 	// The mark moves before the message is handed over, not after: a
 	// gateway killed between the two then resends at most resendWindow
 	// messages its client had, never one more.
-	f.markSent(ctx, m)
+	seq, ok := f.markSent(ctx, m)
 	if err := f.give(r); err != nil {
 		return true, err
 	}
 	if s == nil {
-		if ho := f.h.handoffOf(f.id); ho != nil {
-			if meta, err := m.Metadata(); err == nil {
-				ho.mark(meta.Sequence.Stream, false)
-			}
+		if ho := f.h.handoffOf(f.id); ho != nil && ok {
+			ho.mark(seq, false)
 		}
 		return false, nil
 	}
