@@ -114,9 +114,10 @@ type AnswerKeeper interface {
 	Used(jobID, key string)
 }
 
-// PageReader distils one page, applying the crawl's Hooks.
+// PageReader distils one page in the course of its visit, applying what
+// the visit asks of the page's reading.
 type PageReader interface {
-	Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*pipeline.Result, error)
+	Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, v Visit) (*pipeline.Result, error)
 }
 
 // Crawler runs crawls. One Crawler serves a process: its Pacer paces

@@ -19,7 +19,7 @@ type claimingReader struct {
 	asked []string
 }
 
-func (r *claimingReader) Read(_ context.Context, rawURL string, _ *distillv1.FetchOptions, _ Hooks) (*pipeline.Result, error) {
+func (r *claimingReader) Read(_ context.Context, rawURL string, _ *distillv1.FetchOptions, _ Visit) (*pipeline.Result, error) {
 	r.mu.Lock()
 	r.asked = append(r.asked, rawURL)
 	r.mu.Unlock()
