@@ -396,6 +396,25 @@ func (h *Hub) end(ctx context.Context, id, tag string, st crawl.Status, err erro
 	if err := Forget(ctx, h.js, h.cfg, id); err != nil {
 		h.logger.Warn("crawl: what its pages left not purged", "job", id, "err", err.Error())
 	}
+	if h.cfg.Memory {
+		// Nobody can resume it: its journal dies with this process's
+		// memory, and would sit in it until then.
+		if err := forgetJournal(ctx, h.js, id); err != nil {
+			h.logger.Warn("crawl: its journal not purged", "job", id, "err", err.Error())
+		}
+	}
+}
+
+// forgetJournal purges crawl id's journal.
+func forgetJournal(ctx context.Context, js jetstream.JetStream, id string) error {
+	s, err := js.Stream(ctx, Stream)
+	if err != nil {
+		return fmt.Errorf("crawl %s: %w", id, err)
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject(SubjectPrefix+id)); err != nil {
+		return fmt.Errorf("crawl %s: %w", id, err)
+	}
+	return nil
 }
 
 // publishOut publishes one event of the crawl's output, named so that an
