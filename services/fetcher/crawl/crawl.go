@@ -114,9 +114,10 @@ type AnswerKeeper interface {
 	Used(jobID, key string)
 }
 
-// PageReader distils one page, applying the crawl's Hooks.
+// PageReader distils one page in the course of its visit, applying what
+// the visit asks of the page's reading.
 type PageReader interface {
-	Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*pipeline.Result, error)
+	Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, v Visit) (*pipeline.Result, error)
 }
 
 // Crawler runs crawls. One Crawler serves a process: its Pacer paces
@@ -189,8 +190,9 @@ type hostRules struct {
 }
 
 // Begin checks req and opens its journal: a journal of another crawl is
-// refused, one of this crawl resumes it. A nil journal keeps nothing.
-func (c *Crawler) Begin(req Request, journal Journal) (*Job, error) {
+// refused, one of this crawl resumes it. A nil journal keeps nothing. ctx
+// bounds the journal's reading and its first record.
+func (c *Crawler) Begin(ctx context.Context, req Request, journal Journal) (*Job, error) {
 	if journal == nil {
 		journal = memoryJournal{}
 	}
@@ -227,7 +229,7 @@ func (c *Crawler) Begin(req Request, journal Journal) (*Job, error) {
 		disallowed: map[string]bool{},
 	}
 	j.front = newFrontier(j.rank != nil)
-	if err := j.load(); err != nil {
+	if err := j.load(ctx); err != nil {
 		j.Close()
 		return nil, err
 	}
@@ -272,8 +274,8 @@ func pageOptions(req Request, user *distillv1.FetchOptions) *distillv1.FetchOpti
 
 // load rebuilds the job from its journal, or writes the journal's first
 // record.
-func (j *Job) load() error {
-	recs, err := j.journal.Load()
+func (j *Job) load(ctx context.Context) error {
+	recs, err := j.journal.Load(ctx)
 	if err != nil {
 		return err
 	}
@@ -288,7 +290,7 @@ func (j *Job) load() error {
 			j.id = named.JobID()
 		}
 		j.front.push(first)
-		return j.journal.Append(Record{Begin: &Begin{ID: j.id, Fingerprint: fp, URL: j.req.URL, Start: first}})
+		return j.journal.Append(ctx, Record{Begin: &Begin{ID: j.id, Fingerprint: fp, URL: j.req.URL, Start: first}})
 	}
 	b := recs[0].Begin
 	if b == nil {

@@ -104,35 +104,12 @@ var unavailableRetries = []time.Duration{time.Second, 3 * time.Second, 5 * time.
 // is away.
 func (j *Job) readPage(ctx context.Context, e Entry, interval time.Duration, isStart bool) (*pipeline.Result, error) {
 	raw := e.URL
-	pace := func(ctx context.Context, u *url.URL) error {
-		return j.c.pacer.Turn(ctx, u.Hostname(), j.intervalOf(u, raw, interval))
-	}
-	work := Work{
+	v := pageVisit{j: j, e: e, interval: interval, isStart: isStart, work: Work{
 		JobID: j.id, Key: e.Key, URL: raw, Depth: e.Depth, Start: j.start.String(), ScopeURL: j.currentScope().Root(),
 		Scope: j.req.Scope, FromStart: isStart, Interval: interval, Delay: j.req.Delay,
-	}
+	}}
 	for attempt := 0; ; attempt++ {
-		res, err := j.c.pages.Read(ctx, raw, j.opts, Hooks{
-			Follow: func(to *url.URL) error {
-				if err := j.mayFollow(to, isStart); err != nil {
-					return err
-				}
-				return j.claimHop(to, e.Key)
-			},
-			BeforeRender: func(ctx context.Context) error {
-				// The browser's request for the page goes out right after.
-				err := j.c.pacer.Turn(ctx, hostOf(raw), interval)
-				if err == nil {
-					j.c.pacer.Sent(ctx, hostOf(raw), interval, time.Now())
-				}
-				return err
-			},
-			Pace: pace,
-			Sent: func(u *url.URL, at time.Time) {
-				j.c.pacer.Sent(ctx, u.Hostname(), j.intervalOf(u, raw, interval), at)
-			},
-			Work: work,
-		})
+		res, err := j.c.pages.Read(ctx, raw, j.opts, v)
 		if err == nil {
 			return res, j.judgeHops(res, isStart)
 		}
@@ -154,6 +131,51 @@ func (j *Job) readPage(ctx context.Context, e Entry, interval time.Duration, isS
 		}
 	}
 }
+
+// pageVisit is a page's visit as the crawl's own process makes it: each
+// redirect judged against the crawl's scope and claimed, each request in
+// its host's turn on the crawl's pacer.
+type pageVisit struct {
+	j *Job
+	e Entry
+	// interval is the pace of the page's own host.
+	interval time.Duration
+	isStart  bool
+	work     Work
+}
+
+func (v pageVisit) Follow(_ context.Context, to *url.URL) error {
+	if err := v.j.mayFollow(to, v.isStart); err != nil {
+		return err
+	}
+	return v.j.claimHop(to, v.e.Key)
+}
+
+func (v pageVisit) Turn(ctx context.Context, u *url.URL) error {
+	return v.j.c.pacer.Turn(ctx, u.Hostname(), v.j.intervalOf(u, v.e.URL, v.interval))
+}
+
+func (v pageVisit) Sent(ctx context.Context, u *url.URL, at time.Time) {
+	v.j.c.pacer.Sent(ctx, u.Hostname(), v.j.intervalOf(u, v.e.URL, v.interval), at)
+}
+
+func (v pageVisit) BeforeRender(ctx context.Context) error {
+	// The browser's request for the page goes out right after.
+	host := hostOf(v.e.URL)
+	err := v.j.c.pacer.Turn(ctx, host, v.interval)
+	if err == nil {
+		v.j.c.pacer.Sent(ctx, host, v.interval, time.Now())
+	}
+	return err
+}
+
+// Robots leaves robots.txt to the reader's fetcher, whose cache the
+// crawl's own reads of it share (New).
+func (v pageVisit) Robots(context.Context, *url.URL) (*robots.Robots, bool, error) {
+	return nil, false, nil
+}
+
+func (v pageVisit) Work() Work { return v.work }
 
 // intervalOf is the pace of u's host for a request of the page at raw:
 // the page's own host's interval, or, for a host a redirect leads to, the

@@ -15,29 +15,39 @@ import (
 	"distill.dev/services/fetcher/siteurl"
 )
 
-// Hooks are what a crawl asks of a page's reading besides the page.
-type Hooks struct {
+// Visit is one page's visit within its crawl: what the crawl asks of the
+// page's reading besides the page. A reader hands it to its stages on the
+// pipeline's request (pipeline.Request.Visit); each side of a crawl has
+// its own: the crawl's process (Job), and a worker reading the page for
+// it in another (crawljs).
+type Visit interface {
+	// Turns paces each request the page's reading sends, once the request
+	// is ready to go: a reader whose fetcher is in this process applies it
+	// to every request (fetch.PaceWith); one that cannot takes one turn
+	// before the page.
+	Turns
 	// Follow judges each redirect before it is followed, when the reader
 	// can apply it; a reader that cannot (a remote fetcher) ignores it,
 	// and the crawl judges the hops once the page is in.
-	Follow func(to *url.URL) error
+	Follow(ctx context.Context, to *url.URL) error
 	// BeforeRender waits the host's turn before a headless render loads
 	// the page again. The render's own subresources are not paced.
-	BeforeRender func(ctx context.Context) error
-	// Pace waits for a host's turn before each request the page's reading
-	// sends, once the request is ready to go: a reader whose fetcher is in
-	// this process applies it to every request (fetch.PaceWith); one that
-	// cannot calls it once before the page.
-	Pace func(ctx context.Context, u *url.URL) error
-	// Sent hears when a request Pace gave a turn to was written.
-	Sent func(u *url.URL, at time.Time)
-	// Robots, when set, gives the robots.txt of each hop's origin in
-	// place of the reader's own fetch of it: a crawl's workers in several
-	// processes share one copy per host.
-	Robots func(ctx context.Context, u *url.URL) (*robots.Robots, error)
+	BeforeRender(ctx context.Context) error
+	// Robots gives the robots.txt of u's origin in place of the reader's
+	// own fetch of it: a crawl's workers in several processes share one
+	// copy per host. ok is false when the reader is to read it itself.
+	Robots(ctx context.Context, u *url.URL) (file *robots.Robots, ok bool, err error)
 	// Work describes the page for a reader that hands it to a worker in
-	// another process, which applies Follow and Pace itself from it.
-	Work Work
+	// another process, whose own Visit applies Follow and Turns from it.
+	Work() Work
+}
+
+// Turns paces the requests of a reading: Turn waits for u's host's turn,
+// and Sent hears when the request it gave the turn to was written (zero:
+// never).
+type Turns interface {
+	Turn(ctx context.Context, u *url.URL) error
+	Sent(ctx context.Context, u *url.URL, at time.Time)
 }
 
 // Work is what a worker in another process needs to read one page of a
@@ -77,19 +87,18 @@ func (w Work) Judge() (func(to *url.URL) error, error) {
 
 // LocalReader reads pages through a pipeline whose fetch stage is a
 // *fetch.Fetcher in this process, which judges each redirect with the
-// crawl's Follow before taking it.
+// visit's Follow before taking it and paces each request by its Turns.
 type LocalReader struct {
-	logger    *slog.Logger
-	fetcher   *fetch.Fetcher
-	extractor pipeline.Extractor
-	renderer  pipeline.Renderer
-	opts      []pipeline.Option
-	calls     []fetch.CallOption
+	fetcher  *fetch.Fetcher
+	calls    []fetch.CallOption
+	pipeline *pipeline.Pipeline
 }
 
 // NewLocalReader returns a LocalReader over the given stages.
 func NewLocalReader(logger *slog.Logger, f *fetch.Fetcher, e pipeline.Extractor, r pipeline.Renderer, opts ...pipeline.Option) *LocalReader {
-	return &LocalReader{logger: logger, fetcher: f, extractor: e, renderer: r, opts: opts}
+	l := &LocalReader{fetcher: f}
+	l.pipeline = pipeline.New(logger, visitFetcher{l}, e, gated{r}, opts...)
+	return l
 }
 
 // WithCallOptions adds fetch.CallOptions to every page's fetch: the seam
@@ -100,59 +109,52 @@ func (l *LocalReader) WithCallOptions(opts ...fetch.CallOption) *LocalReader {
 	return l
 }
 
-// Read distils rawURL.
-func (l *LocalReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*pipeline.Result, error) {
-	calls := l.calls[:len(l.calls):len(l.calls)]
-	if h.Follow != nil {
-		calls = append(calls, fetch.FollowIf(h.Follow))
-	}
-	if h.Pace != nil {
-		calls = append(calls, fetch.PaceWith(h.Pace, h.Sent))
-	}
-	if h.Robots != nil {
-		calls = append(calls, fetch.RobotsFrom(h.Robots))
-	}
-	// A pipeline is a few pointers: one per page carries that page's
-	// hooks to its stages.
-	p := pipeline.New(l.logger, judged{l.fetcher, calls}, l.extractor, paced{l.renderer, h.BeforeRender}, l.opts...)
-	return p.Do(ctx, pipeline.Request{URL: rawURL, Options: opts})
+// Read distils rawURL in the course of v.
+func (l *LocalReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, v Visit) (*pipeline.Result, error) {
+	return l.pipeline.Do(ctx, pipeline.Request{URL: rawURL, Options: opts, Visit: v})
 }
 
 // ReadRobots reads the robots.txt that governs rawURL through the
-// reader's fetcher, its request paced by h.Pace and h.Sent: a crawl's
-// worker reads it for every worker of the crawl.
-func (l *LocalReader) ReadRobots(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*robots.Robots, error) {
+// reader's fetcher, its request paced by t: a crawl's worker reads it for
+// every worker of the crawl.
+func (l *LocalReader) ReadRobots(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, t Turns) (*robots.Robots, error) {
 	calls := l.calls[:len(l.calls):len(l.calls)]
-	if h.Pace != nil {
-		calls = append(calls, fetch.PaceWith(h.Pace, h.Sent))
+	if t != nil {
+		calls = append(calls, paceWith(ctx, t))
 	}
 	return l.fetcher.RobotsWith(ctx, rawURL, opts, calls...)
 }
 
-// judged is a pipeline fetch stage that hands its fetches the call
-// options of one page.
-type judged struct {
-	f     *fetch.Fetcher
-	calls []fetch.CallOption
+// paceWith paces a fetch call by t; ctx is the one t hears Sent in.
+func paceWith(ctx context.Context, t Turns) fetch.CallOption {
+	return fetch.PaceWith(t.Turn, func(u *url.URL, at time.Time) { t.Sent(ctx, u, at) })
 }
 
-func (j judged) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error) {
-	return j.f.FetchWith(ctx, req, j.calls...)
+// visitFetcher is the LocalReader's pipeline fetch stage: it hands each
+// fetch the reader's call options and those of the request's visit.
+type visitFetcher struct{ l *LocalReader }
+
+func (s visitFetcher) Fetch(ctx context.Context, req *internalv1.FetcherServiceFetchRequest) (*internalv1.FetcherServiceFetchResponse, error) {
+	calls := s.l.calls[:len(s.l.calls):len(s.l.calls)]
+	if v, ok := pipeline.VisitOf(ctx).(Visit); ok {
+		calls = append(calls,
+			fetch.FollowIf(func(to *url.URL) error { return v.Follow(ctx, to) }),
+			paceWith(ctx, v),
+			fetch.RobotsFrom(v.Robots))
+	}
+	return s.l.fetcher.FetchWith(ctx, req, calls...)
 }
 
-// paced is a renderer that waits a turn before each render.
-type paced struct {
-	r      pipeline.Renderer
-	before func(ctx context.Context) error
-}
+// gated is a renderer that waits for the request's visit to let it render.
+type gated struct{ r pipeline.Renderer }
 
-func (p paced) Render(ctx context.Context, req *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
-	if p.before != nil {
-		if err := p.before(ctx); err != nil {
+func (g gated) Render(ctx context.Context, req *internalv1.RenderRequest) (*internalv1.RenderResponse, error) {
+	if v, ok := pipeline.VisitOf(ctx).(Visit); ok {
+		if err := v.BeforeRender(ctx); err != nil {
 			return nil, err
 		}
 	}
-	return p.r.Render(ctx, req)
+	return g.r.Render(ctx, req)
 }
 
 // StagesReader reads pages through a pipeline over any stages, a
@@ -160,34 +162,27 @@ func (p paced) Render(ctx context.Context, req *internalv1.RenderRequest) (*inte
 // fetcher in another process: the crawl judges the redirects once the
 // page is in.
 type StagesReader struct {
-	logger    *slog.Logger
-	fetcher   pipeline.Fetcher
-	extractor pipeline.Extractor
-	renderer  pipeline.Renderer
-	opts      []pipeline.Option
+	pipeline *pipeline.Pipeline
 }
 
 // NewStagesReader returns a StagesReader over the given stages.
 func NewStagesReader(logger *slog.Logger, f pipeline.Fetcher, e pipeline.Extractor, r pipeline.Renderer, opts ...pipeline.Option) *StagesReader {
-	return &StagesReader{logger: logger, fetcher: f, extractor: e, renderer: r, opts: opts}
+	return &StagesReader{pipeline: pipeline.New(logger, f, e, gated{r}, opts...)}
 }
 
-// Read distils rawURL.
-func (s *StagesReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h Hooks) (*pipeline.Result, error) {
-	if h.Pace != nil {
+// Read distils rawURL in the course of v, in one turn of its host.
+func (s *StagesReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, v Visit) (*pipeline.Result, error) {
+	if v != nil {
 		u, err := url.Parse(rawURL)
 		if err != nil {
 			return nil, failure.Wrap(failure.InvalidURL, err, "crawl %s", display(rawURL))
 		}
-		if err := h.Pace(ctx, u); err != nil {
+		if err := v.Turn(ctx, u); err != nil {
 			return nil, failure.Wrap(failure.Canceled, err, "crawl %s", display(rawURL))
 		}
-		if h.Sent != nil {
-			// Its requests went out somewhere before the answer: the
-			// next turn counts from the answer.
-			defer func() { h.Sent(u, time.Now()) }()
-		}
+		// Its requests went out somewhere before the answer: the next
+		// turn counts from the answer.
+		defer func() { v.Sent(ctx, u, time.Now()) }()
 	}
-	p := pipeline.New(s.logger, s.fetcher, s.extractor, paced{s.renderer, h.BeforeRender}, s.opts...)
-	return p.Do(ctx, pipeline.Request{URL: rawURL, Options: opts})
+	return s.pipeline.Do(ctx, pipeline.Request{URL: rawURL, Options: opts, Visit: v})
 }

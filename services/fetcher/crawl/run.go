@@ -68,7 +68,7 @@ func (j *Job) Run(ctx context.Context, deliver func(Page) error) (Status, error)
 		j.finished = true
 		stop := j.stop
 		j.mu.Unlock()
-		if err := j.journal.Append(Record{End: stop}); err != nil {
+		if err := j.journal.Append(ctx, Record{End: stop}); err != nil {
 			return st, err
 		}
 	} else {
@@ -100,7 +100,7 @@ func (j *Job) deliver(ctx context.Context, cancel context.CancelCauseFunc, mu *s
 			return false
 		}
 	}
-	if err := j.finish(d, p != nil); err != nil {
+	if err := j.finish(ctx, d, p != nil); err != nil {
 		cancel(err)
 		return false
 	}
@@ -127,7 +127,7 @@ func (j *Job) next(ctx context.Context) (Entry, bool) {
 			j.started++
 			j.inflight[e.Key] = e
 			j.mu.Unlock()
-			if err := j.journal.Append(Record{Start: &e}); err != nil {
+			if err := j.journal.Append(ctx, Record{Start: &e}); err != nil {
 				j.note("crawl state: %v", err)
 			}
 			return e, true
@@ -147,9 +147,10 @@ func (j *Job) next(ctx context.Context) (Entry, bool) {
 }
 
 // finish journals a page's outcome and wakes the scheduler; handed says
-// the page was handed over, and counted done since.
-func (j *Job) finish(d *Done, handed bool) error {
-	err := j.journal.Append(Record{Done: d})
+// the page was handed over, and counted done since. The record is written
+// even if ctx ends meanwhile: the page may have reached the caller.
+func (j *Job) finish(ctx context.Context, d *Done, handed bool) error {
+	err := j.journal.Append(context.WithoutCancel(ctx), Record{Done: d})
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if handed {

@@ -36,7 +36,7 @@ func TestMayFollow(t *testing.T) {
 	c := New(nil, nil, nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j, err := c.Begin(Request{URL: "https://example.com/docs/start", Scope: tt.scope, Concurrency: 1}, nil)
+			j, err := c.Begin(t.Context(), Request{URL: "https://example.com/docs/start", Scope: tt.scope, Concurrency: 1}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func TestBeginRefuses(t *testing.T) {
 		{Request{URL: "https://example.com/", Scope: siteurl.ScopeOptions{Exclude: []string{"("}}}, "--exclude-paths"},
 		{Request{URL: "https://example.com/", JobID: "0123456789abcdef"}, "no crawl with job id"},
 	} {
-		if _, err := c.Begin(tt.req, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := c.Begin(t.Context(), tt.req, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Begin(%+v) = %v, want %q", tt.req, err, tt.want)
 		}
 	}

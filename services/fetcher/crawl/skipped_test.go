@@ -19,7 +19,7 @@ type claimingReader struct {
 	asked []string
 }
 
-func (r *claimingReader) Read(_ context.Context, rawURL string, _ *distillv1.FetchOptions, _ Hooks) (*pipeline.Result, error) {
+func (r *claimingReader) Read(_ context.Context, rawURL string, _ *distillv1.FetchOptions, _ Visit) (*pipeline.Result, error) {
 	r.mu.Lock()
 	r.asked = append(r.asked, rawURL)
 	r.mu.Unlock()
@@ -47,7 +47,7 @@ func (r *claimingReader) Read(_ context.Context, rawURL string, _ *distillv1.Fet
 func TestAPageClaimedByARedirectIsDeliveredOnce(t *testing.T) {
 	r := &claimingReader{}
 	c := New(nil, nil, r)
-	job, err := c.Begin(Request{URL: "http://example.test/", Depth: 1, Concurrency: 1, IgnoreRobots: true, Options: &distillv1.FetchOptions{}}, nil)
+	job, err := c.Begin(t.Context(), Request{URL: "http://example.test/", Depth: 1, Concurrency: 1, IgnoreRobots: true, Options: &distillv1.FetchOptions{}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package crawl
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -27,10 +28,10 @@ import (
 type Journal interface {
 	// Load returns the records written so far, oldest first; none for a
 	// new crawl.
-	Load() ([]Record, error)
+	Load(ctx context.Context) ([]Record, error)
 	// Append writes one record; it has reached the journal when Append
 	// returns.
-	Append(r Record) error
+	Append(ctx context.Context, r Record) error
 }
 
 // Record is one step of a crawl, as its journal keeps it. Exactly one
@@ -121,7 +122,7 @@ func OpenStateFile(name string) (*StateFile, error) {
 
 // Load reads the records and leaves the file ready to append after the
 // last whole one.
-func (s *StateFile) Load() ([]Record, error) {
+func (s *StateFile) Load(context.Context) ([]Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
@@ -156,7 +157,7 @@ func (s *StateFile) Load() ([]Record, error) {
 }
 
 // Append writes r as one line.
-func (s *StateFile) Append(r Record) error {
+func (s *StateFile) Append(_ context.Context, r Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -194,5 +195,5 @@ func ValidID(id string) bool {
 // file cannot be resumed.
 type memoryJournal struct{}
 
-func (memoryJournal) Load() ([]Record, error) { return nil, nil }
-func (memoryJournal) Append(Record) error     { return nil }
+func (memoryJournal) Load(context.Context) ([]Record, error) { return nil, nil }
+func (memoryJournal) Append(context.Context, Record) error   { return nil }

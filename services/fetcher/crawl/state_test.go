@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +24,7 @@ func TestStateFileDropsACutLastLine(t *testing.T) {
 		{Done: &Done{Key: "example.com/", Queued: []Entry{{URL: "https://example.com/a", Key: "example.com/a", Depth: 1, Seq: 2}}}},
 	}
 	for _, r := range recs {
-		if err := s.Append(r); err != nil {
+		if err := s.Append(t.Context(), r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -35,7 +36,7 @@ func TestStateFileDropsACutLastLine(t *testing.T) {
 	f.WriteString(`{"start":{"url":"https://exa`)
 	f.Close()
 
-	got, err := s.Load()
+	got, err := s.Load(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestStateFileDropsACutLastLine(t *testing.T) {
 		t.Fatalf("loaded %+v, want the three whole records", got)
 	}
 	// What comes next is appended after the last whole record.
-	if err := s.Append(Record{End: StopDone}); err != nil {
+	if err := s.Append(t.Context(), Record{End: StopDone}); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(name)
@@ -60,7 +61,7 @@ func TestStateFileRefusesWhatIsNotACrawl(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Load(); err == nil || !strings.Contains(err.Error(), "line 1 is not a crawl's record") {
+	if _, err := s.Load(t.Context()); err == nil || !strings.Contains(err.Error(), "line 1 is not a crawl's record") {
 		t.Errorf("Load = %v, want a refusal naming the line", err)
 	}
 }
@@ -90,8 +91,11 @@ func TestFingerprintTellsCrawlsApart(t *testing.T) {
 // records is a Journal in memory, as a file or a stream would hold it.
 type records struct{ recs []Record }
 
-func (r *records) Load() ([]Record, error) { return r.recs, nil }
-func (r *records) Append(rec Record) error { r.recs = append(r.recs, rec); return nil }
+func (r *records) Load(context.Context) ([]Record, error) { return r.recs, nil }
+func (r *records) Append(_ context.Context, rec Record) error {
+	r.recs = append(r.recs, rec)
+	return nil
+}
 
 // TestResumeRebuildsTheFrontier replays a journal cut mid-crawl: pages
 // done count against --max-pages and are not read again, links they
@@ -100,7 +104,7 @@ func TestResumeRebuildsTheFrontier(t *testing.T) {
 	c := New(nil, nil, nil)
 	req := Request{URL: "https://example.com/", Depth: 2, MaxPages: 10, Concurrency: 1}
 	j := &records{}
-	job, err := c.Begin(req, j)
+	job, err := c.Begin(t.Context(), req, j)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,14 +112,14 @@ func TestResumeRebuildsTheFrontier(t *testing.T) {
 		return Entry{URL: "https://example.com" + path, Key: "example.com" + path, Depth: 1}
 	}
 	start := j.recs[0].Begin.Start
-	j.Append(Record{Start: &start})
-	j.Append(Record{Done: &Done{Key: start.Key, Queued: []Entry{e("/a"), e("/b"), e("/c")}}})
+	j.Append(t.Context(), Record{Start: &start})
+	j.Append(t.Context(), Record{Done: &Done{Key: start.Key, Queued: []Entry{e("/a"), e("/b"), e("/c")}}})
 	a, b := e("/a"), e("/b")
-	j.Append(Record{Start: &a})
-	j.Append(Record{Done: &Done{Key: a.Key, Final: "example.com/c"}}) // /a redirected to /c
-	j.Append(Record{Start: &b})                                       // in flight when it died
+	j.Append(t.Context(), Record{Start: &a})
+	j.Append(t.Context(), Record{Done: &Done{Key: a.Key, Final: "example.com/c"}}) // /a redirected to /c
+	j.Append(t.Context(), Record{Start: &b})                                       // in flight when it died
 
-	resumed, err := c.Begin(req, j)
+	resumed, err := c.Begin(t.Context(), req, j)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,12 +137,12 @@ func TestResumeRebuildsTheFrontier(t *testing.T) {
 	// The same journal under other flags is another crawl's.
 	other := req
 	other.Depth = 3
-	if _, err := c.Begin(other, j); err == nil || !strings.Contains(err.Error(), "of another crawl") {
+	if _, err := c.Begin(t.Context(), other, j); err == nil || !strings.Contains(err.Error(), "of another crawl") {
 		t.Errorf("Begin with other flags = %v, want a refusal", err)
 	}
 	// A finished crawl starts nothing.
-	j.Append(Record{End: StopDone})
-	done, err := c.Begin(req, j)
+	j.Append(t.Context(), Record{End: StopDone})
+	done, err := c.Begin(t.Context(), req, j)
 	if err != nil || !done.Status().Finished {
 		t.Fatalf("a finished journal: %v, %+v", err, done.Status())
 	}

@@ -215,8 +215,8 @@ type call struct {
 	pace func(ctx context.Context, u *url.URL) error
 	sent func(u *url.URL, at time.Time)
 	// robotsFrom, when set, gives the robots.txt of each hop's origin in
-	// place of the Fetcher's own cache.
-	robotsFrom func(ctx context.Context, u *url.URL) (*robots.Robots, error)
+	// place of the Fetcher's own cache, unless it says it has none.
+	robotsFrom func(ctx context.Context, u *url.URL) (*robots.Robots, bool, error)
 }
 
 // CallOption adds to one call what only an in-process caller can give: a
@@ -248,8 +248,10 @@ func PaceWith(turn func(ctx context.Context, u *url.URL) error, sent func(u *url
 // several processes share one copy per host, read once, instead of one
 // per process. get answers as robots.Cache.Get does: a file that cannot
 // be had is an answer (allow all or disallow all), the only error is the
-// context's or the store's.
-func RobotsFrom(get func(ctx context.Context, u *url.URL) (*robots.Robots, error)) CallOption {
+// context's or the store's. get's ok is false when it keeps no copy for
+// the call (its caller reads robots.txt itself): the call reads it then
+// as it would without RobotsFrom.
+func RobotsFrom(get func(ctx context.Context, u *url.URL) (file *robots.Robots, ok bool, err error)) CallOption {
 	return func(c *call) { c.robotsFrom = get }
 }
 

@@ -42,9 +42,11 @@ func (f *Fetcher) checkRobots(ctx context.Context, c *call, u *url.URL, where st
 	c.rate = c.opts.GetRateLimit()
 	var file *robots.Robots
 	var err error
+	shared := false
 	if c.robotsFrom != nil {
-		file, err = c.robotsFrom(ctx, u)
-	} else {
+		file, shared, err = c.robotsFrom(ctx, u)
+	}
+	if !shared {
 		file, err = f.robots.of(c).Get(ctx, u, f.robotsGetter(c))
 	}
 	if err != nil {

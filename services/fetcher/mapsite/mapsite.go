@@ -250,7 +250,7 @@ func (r *run) robots(ctx context.Context, u *url.URL) (*robots.Robots, error) {
 	if !r.req.IgnoreRobots {
 		// A site's Crawl-delay, when longer than the map's own, is the
 		// host's; the fetcher holds a page's own hops to it as well.
-		r.pacer.atLeast(u.Hostname(), agent.CrawlDelay())
+		r.pacer.atLeast(ctx, u.Hostname(), agent.CrawlDelay())
 	}
 	return file, nil
 }

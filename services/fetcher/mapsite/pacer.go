@@ -31,7 +31,7 @@ func newPacer(delay time.Duration) *pacer {
 
 // atLeast makes host's delay d when that is longer than the map's, from
 // the host's last answer on: the robots.txt that asked for it.
-func (p *pacer) atLeast(host string, d time.Duration) {
+func (p *pacer) atLeast(ctx context.Context, host string, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if d <= p.delay || d <= p.longer[host] {
@@ -39,7 +39,7 @@ func (p *pacer) atLeast(host string, d time.Duration) {
 	}
 	p.longer[host] = d
 	if at, ok := p.answered[host]; ok {
-		p.turns.Sent(context.Background(), host, d, at)
+		p.turns.Sent(ctx, host, d, at)
 	}
 }
 

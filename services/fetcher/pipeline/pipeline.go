@@ -134,7 +134,20 @@ type Request struct {
 	// answer with the page's HTML as well as its distillation (the
 	// Firecrawl API's rawHtml).
 	KeepBody bool
+	// Visit is what the caller's own stages are to know of this request
+	// besides what a stage's request says: a crawl's visit of the page,
+	// by which its stages judge redirects and take the host's turns. The
+	// pipeline knows nothing of it; it hands it to every stage in the
+	// stage's context, where VisitOf finds it. Nil for none.
+	Visit any
 }
+
+// visitKey keys a Request's Visit in its stages' contexts.
+type visitKey struct{}
+
+// VisitOf is the Visit of the request a stage is called for with ctx, or
+// nil.
+func VisitOf(ctx context.Context) any { return ctx.Value(visitKey{}) }
 
 // Reasons for a headless render, as the session loop's fallback_reason
 // names them.
@@ -177,6 +190,9 @@ func (p *Pipeline) Do(ctx context.Context, req Request) (_ *Result, err error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, Budget(opts))
 	defer cancel()
+	if req.Visit != nil {
+		ctx = context.WithValue(ctx, visitKey{}, req.Visit)
+	}
 	r := newRun(p, req, opts)
 	for _, ph := range phases {
 		if err := ph(r, ctx); err != nil {

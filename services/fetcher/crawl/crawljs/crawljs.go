@@ -84,8 +84,8 @@ type Journal struct {
 	id    string
 	owner string
 	cfg   Config
-	// timeout bounds each call: the crawl.Journal interface takes no
-	// context.
+	// timeout bounds each call within its context: NATS away must not
+	// hold a crawl up for as long as the crawl may run.
 	timeout time.Duration
 
 	mu    sync.Mutex
@@ -231,8 +231,8 @@ func (j *Journal) JobID() string { return j.id }
 func (j *Journal) subject() string { return SubjectPrefix + j.id }
 
 // Load takes the job's lease and reads its records, oldest first.
-func (j *Journal) Load() ([]crawl.Record, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+func (j *Journal) Load(ctx context.Context) ([]crawl.Record, error) {
+	ctx, cancel := context.WithTimeout(ctx, j.timeout)
 	defer cancel()
 	if err := j.acquire(ctx); err != nil {
 		return nil, err
@@ -281,7 +281,7 @@ func (j *Journal) Load() ([]crawl.Record, error) {
 // Append publishes one record and waits for the stream to store it. A
 // journal whose lease was lost refuses: another process may be running
 // the crawl now.
-func (j *Journal) Append(r crawl.Record) error {
+func (j *Journal) Append(ctx context.Context, r crawl.Record) error {
 	j.mu.Lock()
 	l := j.lease
 	j.mu.Unlock()
@@ -297,7 +297,7 @@ func (j *Journal) Append(r crawl.Record) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), j.timeout)
+	ctx, cancel := context.WithTimeout(ctx, j.timeout)
 	defer cancel()
 	if _, err := j.js.Publish(ctx, j.subject(), b); err != nil {
 		return fmt.Errorf("crawl journal %s: %w", j.id, err)

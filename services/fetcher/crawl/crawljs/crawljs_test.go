@@ -51,7 +51,7 @@ func TestJournalIsReadBackByAnotherConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if recs, err := j.Load(); err != nil || len(recs) != 0 {
+	if recs, err := j.Load(t.Context()); err != nil || len(recs) != 0 {
 		t.Fatalf("a new journal loads %v, %v", recs, err)
 	}
 	want := []crawl.Record{{Begin: &crawl.Begin{ID: id, Fingerprint: "f"}}}
@@ -59,24 +59,24 @@ func TestJournalIsReadBackByAnotherConnection(t *testing.T) {
 		want = append(want, crawl.Record{Start: &crawl.Entry{Key: string(rune('a'+i%26)) + "/" + time.Duration(i).String()}})
 	}
 	for _, r := range want {
-		if err := j.Append(r); err != nil {
+		if err := j.Append(t.Context(), r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Another job's records stay its own.
 	other, _ := NewJournal(js, crawl.NewID(), "other", Config{})
-	other.Append(crawl.Record{End: "done"})
+	other.Append(t.Context(), crawl.Record{End: "done"})
 
 	// While the first holds the job's lease, nobody else may load it.
 	again, err := NewJournal(connect(t, s), id, "second", Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := again.Load(); failure.CodeOf(err) != failure.Conflict || !strings.Contains(err.Error(), "is running on first") {
+	if _, err := again.Load(t.Context()); failure.CodeOf(err) != failure.Conflict || !strings.Contains(err.Error(), "is running on first") {
 		t.Fatalf("a second Load while the first holds the lease: %v, want a conflict naming the first", err)
 	}
 	j.Close()
-	got, err := again.Load()
+	got, err := again.Load(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,7 +143,7 @@ func (h *Hub) StartCrawl(ctx context.Context, req crawl.Request, journal crawl.J
 		return h.resume(ctx, kv, req)
 	}
 	id := crawl.NewID()
-	job, err := h.begin(id, req)
+	job, err := h.begin(ctx, id, req)
 	if err != nil {
 		return "", err
 	}
@@ -180,7 +180,7 @@ func (h *Hub) resume(ctx context.Context, kv jetstream.KeyValue, req crawl.Reque
 	}
 	if rec.State == stateRunning {
 		// Ours, someone else's, or nobody's: adopting it settles which.
-		if err := h.adopt(req.JobID, rec); err != nil && failure.CodeOf(err) != failure.Conflict {
+		if err := h.adopt(ctx, req.JobID, rec); err != nil && failure.CodeOf(err) != failure.Conflict {
 			return "", err
 		}
 	}
@@ -192,7 +192,7 @@ func (h *Hub) resume(ctx context.Context, kv jetstream.KeyValue, req crawl.Reque
 // this NATS (ended, or its process gone) is replaced, and so is what that
 // run left of its output; a crawl of that id running here is refused.
 func (h *Hub) startHeld(ctx context.Context, kv jetstream.KeyValue, req crawl.Request, journal crawl.Journal) (string, error) {
-	job, err := h.crawler.Begin(req, journal)
+	job, err := h.crawler.Begin(ctx, req, journal)
 	if err != nil {
 		return "", err
 	}
@@ -259,12 +259,12 @@ func recordOf(req crawl.Request) (record, error) {
 }
 
 // begin opens id's journal under this process's lease and begins its job.
-func (h *Hub) begin(id string, req crawl.Request) (*crawl.Job, error) {
+func (h *Hub) begin(ctx context.Context, id string, req crawl.Request) (*crawl.Job, error) {
 	j, err := NewJournal(h.js, id, h.owner, h.cfg)
 	if err != nil {
 		return nil, failure.Wrap(failure.InvalidArgument, err, "crawl")
 	}
-	job, err := h.crawler.Begin(req, j)
+	job, err := h.crawler.Begin(ctx, req, j)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -273,7 +273,7 @@ func (h *Hub) begin(id string, req crawl.Request) (*crawl.Job, error) {
 
 // adopt runs the crawl rec describes here, unless this process runs it
 // already or another holds its lease (a Conflict).
-func (h *Hub) adopt(id string, rec record) error {
+func (h *Hub) adopt(ctx context.Context, id string, rec record) error {
 	h.mu.Lock()
 	_, mine := h.running[id]
 	h.mu.Unlock()
@@ -289,7 +289,7 @@ func (h *Hub) adopt(id string, rec record) error {
 		return failure.Wrap(failure.Internal, err, "crawl %s", id)
 	}
 	req.JobID = id
-	job, err := h.begin(id, req)
+	job, err := h.begin(ctx, id, req)
 	if err != nil {
 		return err
 	}
@@ -396,6 +396,25 @@ func (h *Hub) end(ctx context.Context, id, tag string, st crawl.Status, err erro
 	if err := Forget(ctx, h.js, h.cfg, id); err != nil {
 		h.logger.Warn("crawl: what its pages left not purged", "job", id, "err", err.Error())
 	}
+	if h.cfg.Memory {
+		// Nobody can resume it: its journal dies with this process's
+		// memory, and would sit in it until then.
+		if err := forgetJournal(ctx, h.js, id); err != nil {
+			h.logger.Warn("crawl: its journal not purged", "job", id, "err", err.Error())
+		}
+	}
+}
+
+// forgetJournal purges crawl id's journal.
+func forgetJournal(ctx context.Context, js jetstream.JetStream, id string) error {
+	s, err := js.Stream(ctx, Stream)
+	if err != nil {
+		return fmt.Errorf("crawl %s: %w", id, err)
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject(SubjectPrefix+id)); err != nil {
+		return fmt.Errorf("crawl %s: %w", id, err)
+	}
+	return nil
 }
 
 // publishOut publishes one event of the crawl's output, named so that an
@@ -849,7 +868,7 @@ func (h *Hub) adoptOrphans(ctx context.Context) {
 		if err != nil || rec.State != stateRunning {
 			continue
 		}
-		if err := h.adopt(k, rec); err != nil && failure.CodeOf(err) != failure.Conflict {
+		if err := h.adopt(ctx, k, rec); err != nil && failure.CodeOf(err) != failure.Conflict {
 			h.logger.Warn("crawl: adopting failed", "job", k, "err", err.Error())
 		}
 	}

@@ -137,7 +137,7 @@ func TestUsedAnswersDrain(t *testing.T) {
 	read := func() (*pipeline.Result, error) {
 		rctx, rcancel := context.WithTimeout(t.Context(), 20*time.Second)
 		defer rcancel()
-		return wr.Read(rctx, "http://example.test/a", &distillv1.FetchOptions{}, crawl.Hooks{Work: work})
+		return wr.Read(rctx, "http://example.test/a", &distillv1.FetchOptions{}, handed{work: work})
 	}
 	if _, err := read(); err != nil {
 		t.Fatal(err)

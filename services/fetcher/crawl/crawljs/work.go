@@ -224,8 +224,11 @@ func Forget(ctx context.Context, js jetstream.JetStream, cfg Config, job string)
 const pollAnswer = 2 * time.Second
 
 // Read queues rawURL's page and returns its answer.
-func (r *WorkReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h crawl.Hooks) (*pipeline.Result, error) {
-	w := h.Work
+func (r *WorkReader) Read(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, v crawl.Visit) (*pipeline.Result, error) {
+	var w crawl.Work
+	if v != nil {
+		w = v.Work()
+	}
 	if w.JobID == "" || w.Key == "" {
 		return nil, failure.New(failure.Internal, "crawl %s: a page for a worker needs its job and key", rawURL)
 	}
@@ -392,9 +395,9 @@ type worker struct {
 	robots robotsReader
 }
 
-// robotsReader reads a robots.txt paced by the hooks' Pace and Sent.
+// robotsReader reads a robots.txt in its host's turns.
 type robotsReader interface {
-	ReadRobots(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, h crawl.Hooks) (*robots.Robots, error)
+	ReadRobots(ctx context.Context, rawURL string, opts *distillv1.FetchOptions, t crawl.Turns) (*robots.Robots, error)
 }
 
 func (w *worker) run(ctx context.Context) error {
@@ -523,11 +526,23 @@ func (w *worker) crawlRobots(ctx context.Context, wk crawl.Work, opts *distillv1
 	// A worker that dies reading it holds the host's other pages back
 	// until its claim runs out: the read's own time bound, and a margin.
 	return w.seen.robots(ctx, wk.JobID, robotsURL, fetchopts.Timeout(opts)+5*time.Second, func(ctx context.Context) (*robots.Robots, error) {
-		return w.robots.ReadRobots(ctx, robotsURL, opts, crawl.Hooks{
-			Pace: func(ctx context.Context, u *url.URL) error { return w.pacer.Turn(ctx, u.Hostname(), wk.Delay) },
-			Sent: func(u *url.URL, at time.Time) { w.pacer.Sent(ctx, u.Hostname(), wk.Delay, at) },
-		})
+		return w.robots.ReadRobots(ctx, robotsURL, opts, delayTurns{w.pacer, wk.Delay})
 	})
+}
+
+// delayTurns paces a crawl's robots.txt requests at its --delay, whatever
+// the host.
+type delayTurns struct {
+	pacer pace.Pacer
+	delay time.Duration
+}
+
+func (d delayTurns) Turn(ctx context.Context, u *url.URL) error {
+	return d.pacer.Turn(ctx, u.Hostname(), d.delay)
+}
+
+func (d delayTurns) Sent(ctx context.Context, u *url.URL, at time.Time) {
+	d.pacer.Sent(ctx, u.Hostname(), d.delay, at)
 }
 
 // read reads the page as its crawl would, turning a panic into a release.
@@ -542,50 +557,75 @@ func (w *worker) read(ctx context.Context, wk crawl.Work, opts *distillv1.FetchO
 	if err != nil {
 		return nil, failure.Wrap(failure.InvalidArgument, err, "crawl %s", wk.URL)
 	}
-	host := hostOf(wk.URL)
-	interval := func(u *url.URL) time.Duration {
-		if strings.EqualFold(u.Hostname(), host) {
-			return wk.Interval
-		}
-		return wk.Delay
-	}
-	h := crawl.Hooks{
-		Follow: func(to *url.URL) error {
-			if err := judge(to); err != nil {
-				return err
-			}
-			// The page the hop leads to is claimed for this one, across
-			// every worker: a link to it read on its own, or another
-			// redirect to it, is not read again.
-			u, err := siteurl.Canonical(to.String())
-			if err != nil {
-				return nil
-			}
-			key := siteurl.KeyOf(u)
-			if key == wk.Key {
-				return nil
-			}
-			return w.seen.claim(ctx, wk.JobID, key, wk.Key)
-		},
-		Pace: func(ctx context.Context, u *url.URL) error { return w.pacer.Turn(ctx, u.Hostname(), interval(u)) },
-		Sent: func(u *url.URL, at time.Time) { w.pacer.Sent(ctx, u.Hostname(), interval(u), at) },
-		BeforeRender: func(ctx context.Context) error {
-			// The browser's request for the page goes out right after.
-			err := w.pacer.Turn(ctx, host, wk.Interval)
-			if err == nil {
-				w.pacer.Sent(ctx, host, wk.Interval, time.Now())
-			}
-			return err
-		},
-		Work: wk,
-	}
-	if w.robots != nil && opts.GetRespectRobots() {
-		h.Robots = func(ctx context.Context, u *url.URL) (*robots.Robots, error) {
-			return w.crawlRobots(ctx, wk, opts, robots.URL(u))
-		}
-	}
-	return w.reader.Read(ctx, wk.URL, opts, h)
+	return w.reader.Read(ctx, wk.URL, opts, workVisit{w: w, wk: wk, opts: opts, judge: judge, host: hostOf(wk.URL)})
 }
+
+// workVisit is a page's visit as a worker makes it from the page's Work:
+// each redirect judged as its crawl would and claimed across every
+// worker, each request in its host's turn on the worker's pacer.
+type workVisit struct {
+	w     *worker
+	wk    crawl.Work
+	opts  *distillv1.FetchOptions
+	judge func(to *url.URL) error
+	// host is the page's own host, paced at wk.Interval; any other a
+	// redirect leads to is paced at wk.Delay.
+	host string
+}
+
+func (v workVisit) Follow(ctx context.Context, to *url.URL) error {
+	if err := v.judge(to); err != nil {
+		return err
+	}
+	// The page the hop leads to is claimed for this one, across every
+	// worker: a link to it read on its own, or another redirect to it, is
+	// not read again.
+	u, err := siteurl.Canonical(to.String())
+	if err != nil {
+		return nil
+	}
+	key := siteurl.KeyOf(u)
+	if key == v.wk.Key {
+		return nil
+	}
+	return v.w.seen.claim(ctx, v.wk.JobID, key, v.wk.Key)
+}
+
+func (v workVisit) interval(u *url.URL) time.Duration {
+	if strings.EqualFold(u.Hostname(), v.host) {
+		return v.wk.Interval
+	}
+	return v.wk.Delay
+}
+
+func (v workVisit) Turn(ctx context.Context, u *url.URL) error {
+	return v.w.pacer.Turn(ctx, u.Hostname(), v.interval(u))
+}
+
+func (v workVisit) Sent(ctx context.Context, u *url.URL, at time.Time) {
+	v.w.pacer.Sent(ctx, u.Hostname(), v.interval(u), at)
+}
+
+func (v workVisit) BeforeRender(ctx context.Context) error {
+	// The browser's request for the page goes out right after.
+	err := v.w.pacer.Turn(ctx, v.host, v.wk.Interval)
+	if err == nil {
+		v.w.pacer.Sent(ctx, v.host, v.wk.Interval, time.Now())
+	}
+	return err
+}
+
+// Robots is the crawl's copy of the robots.txt of u's origin, when this
+// worker's reader can read one for every worker and the page obeys it.
+func (v workVisit) Robots(ctx context.Context, u *url.URL) (*robots.Robots, bool, error) {
+	if v.w.robots == nil || !v.opts.GetRespectRobots() {
+		return nil, false, nil
+	}
+	file, err := v.w.crawlRobots(ctx, v.wk, v.opts, robots.URL(u))
+	return file, true, err
+}
+
+func (v workVisit) Work() crawl.Work { return v.wk }
 
 func hostOf(raw string) string {
 	u, err := url.Parse(raw)

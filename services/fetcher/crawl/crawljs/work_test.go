@@ -19,17 +19,26 @@ import (
 // the pages it was asked for, and follows nothing.
 type countingReader struct{ reads atomic.Int32 }
 
-func (r *countingReader) Read(ctx context.Context, rawURL string, _ *distillv1.FetchOptions, h crawl.Hooks) (*pipeline.Result, error) {
+func (r *countingReader) Read(ctx context.Context, rawURL string, _ *distillv1.FetchOptions, v crawl.Visit) (*pipeline.Result, error) {
 	r.reads.Add(1)
 	u, _ := url.Parse(rawURL)
-	if h.Pace == nil || h.Follow == nil {
-		panic("the worker hands a page's reader no pace or judge")
+	if v == nil {
+		panic("the worker hands a page's reader no visit")
 	}
-	if err := h.Pace(ctx, u); err != nil {
+	if err := v.Turn(ctx, u); err != nil {
 		return nil, err
 	}
 	return &pipeline.Result{Distilled: &distillv1.Distilled{Title: rawURL, FinalUrl: rawURL}, RedirectHistory: []string{rawURL + "?old"}}, nil
 }
+
+// handed is a page its crawl hands to a WorkReader, which reads its Work
+// alone.
+type handed struct {
+	crawl.Visit
+	work crawl.Work
+}
+
+func (h handed) Work() crawl.Work { return h.work }
 
 // TestWorkReaderKeepsAnswers: a page queued by one connection is read by
 // a worker on another, and its answer, redirects included, comes back; a
@@ -56,7 +65,7 @@ func TestWorkReaderKeepsAnswers(t *testing.T) {
 		t.Helper()
 		rctx, rcancel := context.WithTimeout(t.Context(), 20*time.Second)
 		defer rcancel()
-		res, err := wr.Read(rctx, "http://example.test/a", &distillv1.FetchOptions{}, crawl.Hooks{Work: work})
+		res, err := wr.Read(rctx, "http://example.test/a", &distillv1.FetchOptions{}, handed{work: work})
 		if err != nil {
 			t.Fatal(err)
 		}
