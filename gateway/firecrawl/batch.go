@@ -132,9 +132,9 @@ func (s *Server) runBatch(ctx context.Context, j *run, urls []string) {
 		}
 	})
 	rec, uerr := s.jobs.update(context.WithoutCancel(ctx), j.id, func(rec *jobRecord) bool {
+		rec.Ended = true
 		switch {
 		case rec.Status == stateCancelled:
-			return false
 		case err != nil:
 			rec.Status, rec.Failure = stateFailed, err.Error()
 		default:

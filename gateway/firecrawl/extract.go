@@ -351,6 +351,7 @@ func (s *Server) runExtract(ctx context.Context, j *run, urls []string, schema [
 		merged = mergeData(merged, data)
 	}
 	_, err := s.jobs.update(context.WithoutCancel(ctx), j.id, func(r *jobRecord) bool {
+		r.Ended = true
 		if failed != nil {
 			r.Status, r.Failure = stateFailed, failed.msg
 		} else {

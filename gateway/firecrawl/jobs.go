@@ -42,14 +42,15 @@ type jobRecord struct {
 	Failure string `json:"failure,omitempty"`
 	// Cancel tells the process running the job to stop it.
 	Cancel bool `json:"cancel,omitempty"`
+	// Ended says the process running the job is done with it (its
+	// runner returned): a crawl then read EndedPages pages.
+	Ended      bool `json:"ended,omitempty"`
+	EndedPages int  `json:"endedPages,omitempty"`
 	// CrawlID is a crawl's job id (the record's id is its UUID form),
-	// CrawlURL its first URL, Limit its page limit; Ended says the crawl
-	// ended, having read EndedPages pages.
-	CrawlID    string `json:"crawlId,omitempty"`
-	CrawlURL   string `json:"crawlUrl,omitempty"`
-	Limit      int    `json:"limit,omitempty"`
-	Ended      bool   `json:"ended,omitempty"`
-	EndedPages int    `json:"endedPages,omitempty"`
+	// CrawlURL its first URL, Limit its page limit.
+	CrawlID  string `json:"crawlId,omitempty"`
+	CrawlURL string `json:"crawlUrl,omitempty"`
+	Limit    int    `json:"limit,omitempty"`
 	// Extracted is an extract's data once it completed, Warnings what it
 	// says beside it.
 	Extracted map[string]any `json:"extracted,omitempty"`
