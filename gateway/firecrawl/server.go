@@ -83,8 +83,9 @@ type Config struct {
 	// MaxInFlight bounds the scrapes and maps served at once; one more is
 	// answered 429 with Retry-After.
 	MaxInFlight int
-	// MaxBatches bounds the batch jobs running at once, MaxJobs the jobs
-	// kept (running or finished, until JobTTL after they started).
+	// MaxBatches bounds the batch jobs this process runs at once, MaxJobs
+	// the jobs the registry keeps (running or finished, until JobTTL after
+	// they started), whichever gateway started them.
 	MaxBatches int
 	MaxJobs    int
 	JobTTL     time.Duration

@@ -165,6 +165,12 @@ func TestJobsSharedAcrossGateways(t *testing.T) {
 	if st := call(t, "GET", a.URL+"/v2/batch/scrape/"+id, "", nil); st.body["status"] != "cancelled" || st.body["completed"] != float64(0) {
 		t.Errorf("the gateway running the cancelled batch says %s", st.raw)
 	}
+	// An id that is no key of the registry is no job.
+	for _, bad := range []string{"a.b", "%3E", "%2A", "a%20b"} {
+		if st := call(t, "GET", b.URL+"/v2/batch/scrape/"+bad, "", nil); st.status != http.StatusNotFound {
+			t.Errorf("job %q answered %d %s", bad, st.status, st.raw)
+		}
+	}
 }
 
 // watchEnded is closed without a value if job id's record goes, and gets

@@ -38,8 +38,10 @@ func TestRegistrySharedAcrossProcesses(t *testing.T) {
 	if err := b.Create(ctx, "job-1", testJob{}); failure.CodeOf(err) != failure.Conflict {
 		t.Errorf("creating a job twice: %v, want Conflict", err)
 	}
-	if _, err := b.Get(ctx, "job-2"); failure.CodeOf(err) != failure.NotFound {
-		t.Errorf("an unknown job: %v, want NotFound", err)
+	for _, id := range []string{"job-2", "a b", ">", "*", ""} {
+		if _, err := b.Get(ctx, id); failure.CodeOf(err) != failure.NotFound {
+			t.Errorf("job %q: %v, want NotFound", id, err)
+		}
 	}
 	changes, err := a.Watch(ctx, "job-1")
 	if err != nil {
