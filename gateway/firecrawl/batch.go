@@ -209,7 +209,16 @@ func (s *Server) keep(ctx context.Context, j *run, o outcome) *document {
 		it, count = jobItem{Index: o.index, Doc: b}, func(r *jobRecord) { r.Succeeded++ }
 	}
 	// Kept even once the job is cancelled, as its status says what it read.
-	if err := s.jobs.add(context.WithoutCancel(ctx), j.id, it, count); err != nil {
+	kctx := context.WithoutCancel(ctx)
+	err := s.jobs.add(kctx, j.id, it, count)
+	if err != nil && it.Doc != nil {
+		// A document NATS does not take (larger than its max_payload)
+		// is a failed page, not a page that vanished.
+		it = jobItem{Error: &jobErrorEntry{ID: newID(), Timestamp: now, URL: o.url, Error: "the document could not be kept: " + err.Error()}}
+		err = s.jobs.add(kctx, j.id, it, func(r *jobRecord) { r.Failed++ })
+		doc = nil
+	}
+	if err != nil {
 		s.logger.Warn("firecrawl job: a page not kept", "id", j.id, "url", o.url, "err", err)
 		return nil
 	}

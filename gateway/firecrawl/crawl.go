@@ -262,11 +262,14 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request, version int)
 func (s *Server) runCrawl(ctx context.Context, j *run, rec jobRecord, creq *distillv1.CrawlRequest, began chan<- *apiError) {
 	var summary *distillv1.CrawlStatusResponse
 	first := true
+	// Ends the watch of the record's cancel flag with the crawl.
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
 	err := s.crawls.CrawlSite(ctx, creq, nil, func(r *distillv1.CrawlResponse) error {
 		if first {
 			// The first message names the job.
 			first = false
-			return s.beginCrawl(ctx, j, rec, r.GetJobId(), began)
+			return s.beginCrawl(wctx, j, rec, r.GetJobId(), began)
 		}
 		switch ev := r.GetEvent().(type) {
 		case *distillv1.CrawlResponse_Page:
@@ -297,7 +300,8 @@ func (s *Server) runCrawl(ctx context.Context, j *run, rec jobRecord, creq *dist
 	s.endCrawl(ctx, j, summary, err)
 }
 
-// beginCrawl registers crawl id's job, and tells began.
+// beginCrawl registers crawl id's job, watches its record for a cancel
+// until ctx ends, and tells began.
 func (s *Server) beginCrawl(ctx context.Context, j *run, rec jobRecord, id string, began chan<- *apiError) error {
 	rec.CrawlID = id
 	if err := s.jobs.create(context.WithoutCancel(ctx), api.CrawlUUID(id), rec); err != nil {
@@ -309,6 +313,13 @@ func (s *Server) beginCrawl(ctx context.Context, j *run, rec jobRecord, id strin
 		return err
 	}
 	j.id = api.CrawlUUID(id)
+	// A gateway that cancels the job cancels the crawl where the crawls
+	// are shared (one hub); the record's flag stops it here besides.
+	go s.jobs.watchCancel(ctx, j.id, func() {
+		if _, err := s.crawls.CrawlCancel(context.WithoutCancel(ctx), &distillv1.CrawlCancelRequest{JobId: id}); err != nil {
+			s.logger.Warn("firecrawl crawl: cancel failed", "crawl", id, "err", err)
+		}
+	})
 	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
 	began <- nil
 	return nil
