@@ -210,3 +210,37 @@ func watchEnded(t *testing.T, ns *natsembed.Server, id string) <-chan struct{} {
 	}()
 	return out
 }
+
+// A crawl begun at one gateway is watched to its end and polled, with its
+// documents and errors, at another.
+func TestCrawlSharedAcrossGateways(t *testing.T) {
+	t.Parallel()
+	pages := site(t)
+	ns, err := natsembed.Start(natsembed.Config{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Shutdown)
+	a, b := serveShared(t, ns, firecrawl.Config{}), serveShared(t, ns, firecrawl.Config{})
+	start := call(t, "POST", a.URL+"/v2/crawl", "", map[string]any{"url": pages.URL + "/docs/", "limit": 20, "maxConcurrency": 2})
+	id, _ := start.body["id"].(string)
+	if start.status != http.StatusOK || id == "" {
+		t.Fatalf("start answered %d %s", start.status, start.raw)
+	}
+	titles, last := watchToEnd(t, b.URL+"/v2/crawl/"+id)
+	slices.Sort(titles)
+	want := []string{"Doc 1", "Doc 2", "Doc 3", "Doc 4", "Doc 5", "Doc 6", "Docs"}
+	if last["type"] != "done" || !slices.Equal(titles, want) {
+		t.Errorf("the other gateway's watch was sent %v, then %v", titles, last)
+	}
+	done := call(t, "GET", b.URL+"/v2/crawl/"+id, "", nil)
+	got, _ := crawlDocs(done)
+	slices.Sort(got)
+	if done.body["status"] != "completed" || done.body["completed"] != float64(7) || done.body["total"] != float64(8) || !slices.Equal(got, want) {
+		t.Errorf("the other gateway's status = %s", done.raw)
+	}
+	errs := call(t, "GET", b.URL+"/v2/crawl/"+id+"/errors", "", nil)
+	if list, _ := errs.body["errors"].([]any); len(list) != 1 || list[0].(map[string]any)["url"] != pages.URL+"/docs/blob" {
+		t.Errorf("the other gateway's errors = %s", errs.raw)
+	}
+}
