@@ -54,7 +54,7 @@ type GRPC struct {
 	// HTTP, when set, serves the HTTP doors on this listener.
 	HTTP net.Listener
 	// Firecrawl configures the HTTP API; Serve sets its Auth, Host and
-	// Crawls.
+	// Crawls, and its KeyValue (the system's) when unset.
 	Firecrawl firecrawl.Config
 	// Cluster is logged with where the server listens.
 	Cluster bool
@@ -135,6 +135,11 @@ const httpShutdown = 10 * time.Second
 // operator's --allow-local, and restAPI (DistillService over HTTP/JSON,
 // whose calls pass the gRPC server's own checks) at its paths.
 func serveHTTP(ctx context.Context, logger *slog.Logger, sys *app.System, cfg firecrawl.Config, restAPI http.Handler, lis net.Listener) (stop func()) {
+	if cfg.KeyValue == nil {
+		// The jobs live in the system's JetStream, beside the crawl hub's:
+		// any gateway of a cluster answers for any of them.
+		cfg.KeyValue = sys.KeyValue
+	}
 	fc := firecrawl.New(logger, sys, cfg)
 	mux := http.NewServeMux()
 	for _, p := range rest.Paths() {

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"distill.dev/gateway/api"
@@ -90,18 +88,20 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 		writeError(w, badRequest("Bad Request: none of the urls is valid"))
 		return
 	}
-	j, aerr := s.jobs.start(kindBatch, len(urls))
-	if aerr != nil {
+	if aerr := s.jobs.admit(r.Context()); aerr != nil {
 		writeError(w, aerr)
 		return
 	}
-	j.sources, j.plan, j.caller = sources, p, s.callerOf(r)
+	j := &run{id: newID(), kind: kindBatch, sources: sources, plan: p, caller: s.callerOf(r)}
+	if err := s.jobs.create(r.Context(), j.id, jobRecord{Kind: kindBatch, Status: stateScraping, Total: len(urls)}); err != nil {
+		s.jobs.finished()
+		writeError(w, fromFailure(err))
+		return
+	}
 	if hook != nil {
 		j.hook = s.newWebhookSender(hook, kindBatch)
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
-	j.cancel = cancel
-	go s.runBatch(ctx, j, urls)
+	go s.runBatch(s.ctx, j, urls)
 	out := map[string]any{"success": true, "id": j.id, "url": statusURL(r, "/v"+strconv.Itoa(version)+"/batch/scrape/"+j.id)}
 	if len(invalid) > 0 {
 		out["invalidURLs"] = invalid
@@ -110,37 +110,119 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request, version int)
 }
 
 // runBatch sends the job's URLs over the batch path every door uses (the
-// job queue, fanned out to the fetcher workers) and keeps each answer.
-func (s *Server) runBatch(ctx context.Context, j *job, urls []string) {
-	defer s.jobs.finished(j)
-	defer j.cancel()
+// job queue, fanned out to the fetcher workers) and keeps each answer. It
+// stops when the job's record says so, whichever gateway cancelled it.
+func (s *Server) runBatch(ctx context.Context, j *run, urls []string) {
+	defer s.jobs.finished()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go s.jobs.watchCancel(ctx, j.id, cancel)
 	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
 	err := s.backend.Batch(ctx, urls, j.plan.opts, func(r *internalv1.FetchJobResult) {
-		if doc := j.deliver(r, func(source string, d *distillv1.Distilled) (*document, *apiError) {
-			return s.jobDocument(ctx, j.caller, j.plan, source, d)
-		}); doc != nil {
+		i := int(r.GetIndex())
+		if i < 0 || i >= len(j.sources) {
+			return
+		}
+		out := outcome{index: i, url: j.sources[i], result: r.GetResult()}
+		if e := r.GetError(); e != nil {
+			out.failed, out.code, out.msg = true, e.GetCode(), e.GetMessage()
+		}
+		if doc := s.keep(ctx, j, out); doc != nil {
 			j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []any{doc}})
 		}
 	})
-	j.mu.Lock()
-	switch {
-	case j.status == stateCancelled:
-	case err != nil:
-		j.status, j.failure = stateFailed, err.Error()
-		s.logger.Warn("firecrawl batch failed", "id", j.id, "err", err)
-	default:
-		j.status = stateCompleted
+	rec, uerr := s.jobs.update(context.WithoutCancel(ctx), j.id, func(rec *jobRecord) bool {
+		rec.Ended = true
+		switch {
+		case rec.Status == stateCancelled:
+		case err != nil:
+			rec.Status, rec.Failure = stateFailed, err.Error()
+		default:
+			rec.Status = stateCompleted
+		}
+		return true
+	})
+	if uerr != nil {
+		s.logger.Warn("firecrawl batch: its end not kept", "id", j.id, "err", uerr)
 	}
-	status := j.status
-	j.touch()
-	j.mu.Unlock()
-	switch status {
-	case stateCompleted:
+	switch {
+	case uerr == nil && rec.Status == stateCompleted:
 		j.hook.send("completed", webhookEvent{Success: true, ID: j.id})
-	case stateFailed:
+	case err != nil && rec.Status != stateCancelled:
+		s.logger.Warn("firecrawl batch failed", "id", j.id, "err", err)
 		j.hook.send("failed", webhookEvent{ID: j.id, Error: err.Error()})
 	}
 	j.hook.close()
+}
+
+// run is a job as the process running it holds it, beside its record:
+// what it reads its pages with, as whom, and whom it tells.
+type run struct {
+	id   string
+	kind string
+	// sources are a batch's URLs as given.
+	sources []string
+	plan    *plan
+	// caller is who asked for the job: its model work runs as them.
+	caller caller
+	// hook delivers the job's events; nil without a webhook.
+	hook *webhookSender
+}
+
+// outcome is what became of one page of a job.
+type outcome struct {
+	// index is a batch page's place among its URLs.
+	index  int
+	url    string
+	failed bool
+	code   distillv1.ErrorCode
+	msg    string
+	result *distillv1.Distilled
+}
+
+// keep builds the document of one page of job j, once, and keeps it in
+// the registry, or why it has none; it returns the document.
+func (s *Server) keep(ctx context.Context, j *run, o outcome) *document {
+	var doc *document
+	var derr *apiError
+	if !o.failed {
+		doc, derr = s.jobDocument(ctx, j.caller, j.plan, o.url, o.result)
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	var it jobItem
+	var count func(*jobRecord)
+	switch {
+	case o.failed && o.code == failure.RobotsDisallowed:
+		it, count = jobItem{Robots: o.url}, func(r *jobRecord) { r.Blocked++ }
+	case o.failed:
+		it = jobItem{Error: &jobErrorEntry{ID: newID(), Timestamp: now, URL: o.url, Code: codeOf(o.code), Error: o.msg}}
+		count = func(r *jobRecord) { r.Failed++ }
+	case derr != nil:
+		it = jobItem{Error: &jobErrorEntry{ID: newID(), Timestamp: now, URL: o.url, Code: derr.code, Error: derr.msg}}
+		count = func(r *jobRecord) { r.Failed++ }
+	default:
+		b, err := json.Marshal(doc)
+		if err != nil {
+			s.logger.Warn("firecrawl job: a document not kept", "id", j.id, "url", o.url, "err", err)
+			return nil
+		}
+		it, count = jobItem{Index: o.index, Doc: b}, func(r *jobRecord) { r.Succeeded++ }
+	}
+	// Kept even once the job is cancelled, as its status says what it read.
+	kctx := context.WithoutCancel(ctx)
+	err := s.jobs.add(kctx, j.id, it, count)
+	if err != nil && it.Doc != nil {
+		// A document NATS does not take (larger than its max_payload)
+		// is a failed page, not a page that vanished.
+		it = jobItem{Error: &jobErrorEntry{ID: newID(), Timestamp: now, URL: o.url, Error: "the document could not be kept: " + err.Error()}}
+		err = s.jobs.add(kctx, j.id, it, func(r *jobRecord) { r.Failed++ })
+		doc = nil
+	}
+	if err != nil {
+		s.logger.Warn("firecrawl job: a page not kept", "id", j.id, "url", o.url, "err", err)
+		return nil
+	}
+	return doc
 }
 
 // validURL is raw as the batch fetches it, and whether it is a URL at all.
@@ -169,20 +251,24 @@ func statusURL(r *http.Request, path string) string {
 // batchStatusResponse is Firecrawl's job status. next is left out, not
 // null, when there is no next page: the v1 client follows any next key.
 type batchStatusResponse struct {
-	Success     bool        `json:"success"`
-	Status      string      `json:"status"`
-	Total       int         `json:"total"`
-	Completed   int         `json:"completed"`
-	CreditsUsed int         `json:"creditsUsed"`
-	ExpiresAt   string      `json:"expiresAt"`
-	Next        string      `json:"next,omitempty"`
-	Data        []*document `json:"data"`
-	Error       string      `json:"error,omitempty"`
+	Success     bool              `json:"success"`
+	Status      string            `json:"status"`
+	Total       int               `json:"total"`
+	Completed   int               `json:"completed"`
+	CreditsUsed int               `json:"creditsUsed"`
+	ExpiresAt   string            `json:"expiresAt"`
+	Next        string            `json:"next,omitempty"`
+	Data        []json.RawMessage `json:"data"`
+	Error       string            `json:"error,omitempty"`
 }
 
 func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
-	j := s.scrapeJob(r)
-	if j == nil {
+	id, rec, aerr := s.scrapeJob(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if rec == nil {
 		if !s.foreignCrawl(w, r) {
 			writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
 		}
@@ -198,60 +284,60 @@ func (s *Server) batchStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	var st *distillv1.CrawlStatusResponse
-	if j.kind == kindCrawl {
-		st = s.crawlStatus(r.Context(), j)
-	}
-	j.mu.Lock()
-	total := len(j.docs)
-	if j.kind == kindCrawl {
-		total = j.crawlTotal(st)
+	items, _, ierr := s.jobs.items(r.Context(), id, 0)
+	if ierr != nil {
+		writeError(w, fromFailure(ierr))
+		return
 	}
 	out := batchStatusResponse{
-		Success: true, Status: j.status, Total: total, Completed: j.succeeded,
-		CreditsUsed: j.succeeded, ExpiresAt: j.expires.UTC().Format(time.RFC3339), Error: j.failure,
-		Data: []*document{},
+		Success: true, Status: rec.Status, Total: s.jobTotal(r.Context(), rec), Completed: rec.Succeeded,
+		CreditsUsed: rec.Succeeded, ExpiresAt: rec.Expires.UTC().Format(time.RFC3339), Error: rec.Failure,
+		Data: []json.RawMessage{},
 	}
 	// The documents done so far, in the order of the batch's URLs (a
 	// crawl's in the order they completed), at most StatusPageBytes of
 	// them and limit if the client gave one; next skips past them.
-	seen, size := 0, 0
-	for i, d := range j.docs {
-		if d == nil {
+	size := 0
+	for i, d := range docs(items, rec.Kind) {
+		if i < skip {
 			continue
 		}
-		seen++
-		if seen <= skip {
-			continue
-		}
-		b, _ := json.Marshal(d)
-		if size > 0 && size+len(b) > s.cfg.StatusPageBytes || limit > 0 && len(out.Data) == limit {
-			next := "?skip=" + strconv.Itoa(seen-1)
+		if size > 0 && size+len(d) > s.cfg.StatusPageBytes || limit > 0 && len(out.Data) == limit {
+			next := "?skip=" + strconv.Itoa(i)
 			if limit > 0 {
 				next += "&limit=" + strconv.Itoa(limit)
 			}
 			out.Next = statusURL(r, r.URL.Path) + next
 			break
 		}
-		size += len(b)
-		out.Data = append(out.Data, j.docs[i])
+		size += len(d)
+		out.Data = append(out.Data, d)
 	}
-	j.mu.Unlock()
 	writeJSON(w, http.StatusOK, out)
 }
 
-// scrapeJob is the batch or crawl the request names, nil when none. A
-// crawl is named by its UUID or by its crawl id, as gRPC names it.
-func (s *Server) scrapeJob(r *http.Request) *job {
+// jobTotal is how many pages a job has: a batch's URLs, the pages a crawl
+// has found so far.
+func (s *Server) jobTotal(ctx context.Context, rec *jobRecord) int {
+	if rec.Kind == kindCrawl {
+		return rec.crawlTotal(s.crawlStatus(ctx, rec))
+	}
+	return rec.Total
+}
+
+// scrapeJob is the id and record of the batch or crawl the request names,
+// no record when none. A crawl is named by its UUID or by its crawl id, as
+// gRPC names it.
+func (s *Server) scrapeJob(r *http.Request) (string, *jobRecord, *apiError) {
 	id := r.PathValue("id")
 	if crawl.ValidID(id) {
 		id = api.CrawlUUID(id)
 	}
-	j := s.jobs.get(id)
-	if j == nil || j.kind == kindExtract {
-		return nil
+	rec, err := s.jobs.get(r.Context(), id)
+	if err != nil || rec == nil || rec.Kind == kindExtract {
+		return id, nil, err
 	}
-	return j
+	return id, rec, nil
 }
 
 // wholeNumber is the query parameter name, 0 when absent.
@@ -267,30 +353,34 @@ func wholeNumber(r *http.Request, name string) (int, *apiError) {
 	return n, nil
 }
 
+// cancelBatch stops a batch or a crawl, wherever it runs: the process
+// running a batch watches its record, and a crawl is cancelled as
+// CrawlCancel cancels any.
 func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
-	j := s.scrapeJob(r)
-	if j == nil {
+	id, rec, aerr := s.scrapeJob(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if rec == nil {
 		if !s.foreignCrawl(w, r) {
 			writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
 		}
 		return
 	}
-	j.mu.Lock()
-	if j.status == stateScraping {
-		j.status = stateCancelled
-		j.touch()
+	ctx := context.WithoutCancel(r.Context())
+	after, err := s.jobs.cancel(ctx, id)
+	if err != nil {
+		writeError(w, fromFailure(err))
+		return
 	}
-	status, crawlID := j.status, j.crawlID
-	j.mu.Unlock()
-	if crawlID != "" {
+	if after.CrawlID != "" {
 		// Wherever the crawl runs: its summary then says it was canceled.
-		if _, err := s.crawls.CrawlCancel(context.WithoutCancel(r.Context()), &distillv1.CrawlCancelRequest{JobId: crawlID}); err != nil {
-			s.logger.Warn("firecrawl crawl: cancel failed", "id", j.id, "err", err)
+		if _, err := s.crawls.CrawlCancel(ctx, &distillv1.CrawlCancelRequest{JobId: after.CrawlID}); err != nil {
+			s.logger.Warn("firecrawl crawl: cancel failed", "id", id, "err", err)
 		}
-	} else if j.cancel != nil {
-		j.cancel()
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": status == stateCancelled, "status": status})
+	writeJSON(w, http.StatusOK, map[string]any{"success": after.Status == stateCancelled, "status": after.Status})
 }
 
 // jobErrorEntry is one failed URL, as Firecrawl's errors endpoint lists it.
@@ -303,210 +393,28 @@ type jobErrorEntry struct {
 }
 
 func (s *Server) batchErrors(w http.ResponseWriter, r *http.Request) {
-	j := s.scrapeJob(r)
-	if j == nil {
+	id, rec, aerr := s.scrapeJob(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if rec == nil {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: "Job not found"})
 		return
 	}
-	j.mu.Lock()
-	out := map[string]any{"errors": append([]jobErrorEntry{}, j.errors...), "robotsBlocked": append([]string{}, j.robots...)}
-	j.mu.Unlock()
-	writeJSON(w, http.StatusOK, out)
-}
-
-// Kinds of job, as webhook event types name them.
-const (
-	kindBatch   = "batch_scrape"
-	kindCrawl   = "crawl"
-	kindExtract = "extract"
-)
-
-// job is one batch scrape or crawl, kept until it expires.
-type job struct {
-	id string
-	// kind is set before the job is listed, and never changes.
-	kind    string
-	expires time.Time
-	sources []string
-	plan    *plan
-	cancel  context.CancelFunc
-	// crawlID is a crawl's job id once it began (id is its UUID form),
-	// crawlURL its first URL, limit its page limit, and final its summary
-	// once it ended; empty for a batch.
-	crawlID  string
-	crawlURL string
-	limit    int
-	final    *distillv1.CrawlStatusResponse
-	// caller is who asked for the job: its model work runs as them.
-	caller caller
-	// extracted is an extract's data once it completed, warnings what
-	// it says beside it.
-	extracted map[string]any
-	warnings  []string
-	// hook delivers the job's events; nil without a webhook.
-	hook *webhookSender
-
-	mu sync.Mutex
-	// changed is closed, and made anew, whenever the job delivers a page
-	// or ends: a watcher waits on it.
-	changed   chan struct{}
-	status    string
-	docs      []*document
-	succeeded int
-	errors    []jobErrorEntry
-	robots    []string
-	failure   string
-}
-
-// deliver keeps one URL's answer, and returns its document (made by
-// build) when it has one.
-func (j *job) deliver(r *internalv1.FetchJobResult, build func(string, *distillv1.Distilled) (*document, *apiError)) *document {
-	i := int(r.GetIndex())
-	if i < 0 || i >= len(j.sources) {
-		return nil
+	items, _, err := s.jobs.items(r.Context(), id, 0)
+	if err != nil {
+		writeError(w, fromFailure(err))
+		return
 	}
-	source := j.sources[i]
-	var doc *document
-	var derr *apiError
-	if e := r.GetError(); e == nil {
-		doc, derr = build(source, r.GetResult())
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	defer j.touch()
-	switch e := r.GetError(); {
-	case e != nil && e.GetCode() == failure.RobotsDisallowed:
-		j.robots = append(j.robots, source)
-	case e != nil:
-		j.errors = append(j.errors, jobErrorEntry{ID: newID(), Timestamp: time.Now().UTC().Format(time.RFC3339), URL: source, Code: codeOf(e.GetCode()), Error: e.GetMessage()})
-	case derr != nil:
-		j.errors = append(j.errors, jobErrorEntry{ID: newID(), Timestamp: time.Now().UTC().Format(time.RFC3339), URL: source, Code: derr.code, Error: derr.msg})
-	default:
-		j.docs[i] = doc
-		j.succeeded++
-		return doc
-	}
-	return nil
-}
-
-// touch tells the job's watchers it changed. Called with j.mu held.
-func (j *job) touch() {
-	close(j.changed)
-	j.changed = make(chan struct{})
-}
-
-// jobs are the batch jobs this server keeps, in memory: a status poll must
-// reach the gateway that started the job.
-type jobs struct {
-	mu      sync.Mutex
-	byID    map[string]*job
-	order   []*job
-	running chan struct{}
-	wg      sync.WaitGroup
-	max     int
-	ttl     time.Duration
-}
-
-func newJobs(maxRunning, maxKept int, ttl time.Duration) *jobs {
-	return &jobs{byID: map[string]*job{}, running: make(chan struct{}, maxRunning), max: maxKept, ttl: ttl}
-}
-
-// start registers a job of kind, of n URLs (a batch's), or refuses it
-// with 429 while the server runs as many jobs as it may, or keeps as many
-// as it may.
-func (js *jobs) start(kind string, n int) (*job, *apiError) {
-	select {
-	case js.running <- struct{}{}:
-	default:
-		return nil, &apiError{status: http.StatusTooManyRequests, retryAfter: 5 * time.Second,
-			msg: "Rate limit exceeded: this server runs " + strconv.Itoa(cap(js.running)) + " batch scrapes and crawls at once; retry after 5 seconds"}
-	}
-	js.mu.Lock()
-	defer js.mu.Unlock()
-	js.evict(time.Now())
-	if len(js.order) >= js.max {
-		<-js.running
-		return nil, &apiError{status: http.StatusTooManyRequests, retryAfter: 5 * time.Second,
-			msg: "Rate limit exceeded: this server keeps " + strconv.Itoa(js.max) + " batch scrapes and crawls; retry after 5 seconds"}
-	}
-	status := stateScraping
-	if kind == kindExtract {
-		status = stateProcessing
-	}
-	j := &job{id: newID(), kind: kind, expires: time.Now().Add(js.ttl), status: status, docs: make([]*document, n), changed: make(chan struct{})}
-	js.byID[j.id] = j
-	js.order = append(js.order, j)
-	js.wg.Add(1)
-	return j, nil
-}
-
-// evict forgets expired jobs, and finished ones beyond the limit, oldest
-// first.
-func (js *jobs) evict(now time.Time) {
-	keep := js.order[:0]
-	over := len(js.order) - js.max + 1
-	for _, j := range js.order {
-		j.mu.Lock()
-		finished := j.status != stateScraping && j.status != stateProcessing
-		j.mu.Unlock()
-		if finished && (now.After(j.expires) || over > 0) {
-			delete(js.byID, j.id)
-			over--
-			continue
+	errs, robots := []jobErrorEntry{}, []string{}
+	for _, it := range items {
+		switch {
+		case it.Error != nil:
+			errs = append(errs, *it.Error)
+		case it.Robots != "":
+			robots = append(robots, it.Robots)
 		}
-		keep = append(keep, j)
 	}
-	js.order = keep
-}
-
-func (js *jobs) finished(*job) {
-	<-js.running
-	js.wg.Done()
-}
-
-// abandon forgets a job that never started.
-func (js *jobs) abandon(j *job) {
-	js.mu.Lock()
-	delete(js.byID, j.id)
-	js.order = slices.DeleteFunc(js.order, func(o *job) bool { return o == j })
-	js.mu.Unlock()
-	js.finished(j)
-}
-
-// rename gives a crawl's job the id of its crawl, in UUID form.
-func (js *jobs) rename(j *job, crawlID string) {
-	js.mu.Lock()
-	defer js.mu.Unlock()
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	delete(js.byID, j.id)
-	j.id, j.crawlID = api.CrawlUUID(crawlID), crawlID
-	js.byID[j.id] = j
-}
-
-func (js *jobs) get(id string) *job {
-	js.mu.Lock()
-	defer js.mu.Unlock()
-	j := js.byID[id]
-	if j != nil && time.Now().After(j.expires) {
-		return nil
-	}
-	return j
-}
-
-func (js *jobs) wait() { js.wg.Wait() }
-
-// active are the jobs not finished yet, oldest first.
-func (js *jobs) active() []*job {
-	js.mu.Lock()
-	defer js.mu.Unlock()
-	var out []*job
-	for _, j := range js.order {
-		j.mu.Lock()
-		if j.status == stateScraping || j.status == stateProcessing {
-			out = append(out, j)
-		}
-		j.mu.Unlock()
-	}
-	return out
+	writeJSON(w, http.StatusOK, map[string]any{"errors": errs, "robotsBlocked": robots})
 }

@@ -236,19 +236,17 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request, version int)
 		writeError(w, notSupported("crawl", "this server runs no crawls"))
 		return
 	}
-	j, err := s.jobs.start(kindCrawl, 0)
-	if err != nil {
+	if err := s.jobs.admit(r.Context()); err != nil {
 		writeError(w, err)
 		return
 	}
-	j.mu.Lock()
-	j.plan, j.limit, j.caller, j.crawlURL = p, int(creq.GetMaxPages()), s.callerOf(r), target
+	j := &run{kind: kindCrawl, plan: p, caller: s.callerOf(r)}
 	if hook != nil {
 		j.hook = s.newWebhookSender(hook, kindCrawl)
 	}
-	j.mu.Unlock()
+	rec := jobRecord{Kind: kindCrawl, Status: stateScraping, CrawlURL: target, Limit: int(creq.GetMaxPages())}
 	began := make(chan *apiError, 1)
-	go s.runCrawl(s.ctx, j, creq, began)
+	go s.runCrawl(s.ctx, j, rec, creq, began)
 	if err := <-began; err != nil {
 		writeError(w, err)
 		return
@@ -258,29 +256,29 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request, version int)
 
 // runCrawl runs the crawl as DistillService's Crawl runs one, so that
 // CrawlStatus and CrawlCancel see it under its id (here in the UUID form
-// api.CrawlUUID gives it), and keeps each page as it completes. began
-// gets nil once the crawl has its id, or why it never began.
-func (s *Server) runCrawl(ctx context.Context, j *job, creq *distillv1.CrawlRequest, began chan<- *apiError) {
+// api.CrawlUUID gives it, the id of its record rec), and keeps each page
+// as it completes. began gets nil once the crawl has its id and its
+// record, or why it never began.
+func (s *Server) runCrawl(ctx context.Context, j *run, rec jobRecord, creq *distillv1.CrawlRequest, began chan<- *apiError) {
 	var summary *distillv1.CrawlStatusResponse
 	first := true
+	// Ends the watch of the record's cancel flag with the crawl.
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
 	err := s.crawls.CrawlSite(ctx, creq, nil, func(r *distillv1.CrawlResponse) error {
 		if first {
 			// The first message names the job.
 			first = false
-			s.jobs.rename(j, r.GetJobId())
-			j.hook.send("started", webhookEvent{Success: true, ID: j.id})
-			began <- nil
-			return nil
+			return s.beginCrawl(wctx, j, rec, r.GetJobId(), began)
 		}
 		switch ev := r.GetEvent().(type) {
 		case *distillv1.CrawlResponse_Page:
-			pg := crawl.Page{URL: ev.Page.GetUrl(), Depth: int(ev.Page.GetDepth()), Result: ev.Page.GetResult()}
+			o := outcome{url: ev.Page.GetUrl(), result: ev.Page.GetResult()}
 			if e := ev.Page.GetError(); e != nil {
-				pg.Err = failure.FromProto(e)
+				pe := failure.FromProto(e)
+				o.failed, o.code, o.msg = true, failure.CodeOf(pe), pe.Error()
 			}
-			if doc := j.deliverPage(pg, func(source string, d *distillv1.Distilled) (*document, *apiError) {
-				return s.jobDocument(ctx, j.caller, j.plan, source, d)
-			}); doc != nil {
+			if doc := s.keep(ctx, j, o); doc != nil {
 				j.hook.send("page", webhookEvent{Success: true, ID: j.id, Data: []any{doc}})
 			}
 		case *distillv1.CrawlResponse_Summary:
@@ -288,81 +286,87 @@ func (s *Server) runCrawl(ctx context.Context, j *job, creq *distillv1.CrawlRequ
 		}
 		return nil
 	})
-	if first {
-		s.jobs.abandon(j)
-		if err == nil {
-			err = failure.New(failure.Internal, "the crawl ended before it began")
+	if first || j.id == "" {
+		if first {
+			s.jobs.finished()
+			if err == nil {
+				err = failure.New(failure.Internal, "the crawl ended before it began")
+			}
+			began <- fromFailure(err)
 		}
-		began <- fromFailure(err)
 		return
 	}
-	defer s.jobs.finished(j)
-	j.mu.Lock()
-	switch {
-	case j.status == stateCancelled, summary.GetState() == distillv1.CrawlState_CRAWL_STATE_CANCELED,
-		err != nil && failure.CodeOf(err) == failure.Canceled:
-		j.status = stateCancelled
-	case err != nil:
-		j.status, j.failure = stateFailed, err.Error()
-		s.logger.Warn("firecrawl crawl failed", "id", j.id, "err", err)
-	case summary.GetState() == distillv1.CrawlState_CRAWL_STATE_FAILED:
-		j.status, j.failure = stateFailed, summary.GetError().GetMessage()
-	default:
-		j.status = stateCompleted
+	defer s.jobs.finished()
+	s.endCrawl(ctx, j, summary, err)
+}
+
+// beginCrawl registers crawl id's job, watches its record for a cancel
+// until ctx ends, and tells began.
+func (s *Server) beginCrawl(ctx context.Context, j *run, rec jobRecord, id string, began chan<- *apiError) error {
+	rec.CrawlID = id
+	if err := s.jobs.create(context.WithoutCancel(ctx), api.CrawlUUID(id), rec); err != nil {
+		s.jobs.finished()
+		if _, cerr := s.crawls.CrawlCancel(context.WithoutCancel(ctx), &distillv1.CrawlCancelRequest{JobId: id}); cerr != nil {
+			s.logger.Warn("firecrawl crawl: cancel failed", "crawl", id, "err", cerr)
+		}
+		began <- fromFailure(err)
+		return err
 	}
-	if summary == nil {
-		summary = &distillv1.CrawlStatusResponse{JobId: j.crawlID, PagesDone: int32(j.succeeded + len(j.errors) + len(j.robots))}
+	j.id = api.CrawlUUID(id)
+	// A gateway that cancels the job cancels the crawl where the crawls
+	// are shared (one hub); the record's flag stops it here besides.
+	go s.jobs.watchCancel(ctx, j.id, func() {
+		if _, err := s.crawls.CrawlCancel(context.WithoutCancel(ctx), &distillv1.CrawlCancelRequest{JobId: id}); err != nil {
+			s.logger.Warn("firecrawl crawl: cancel failed", "crawl", id, "err", err)
+		}
+	})
+	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
+	began <- nil
+	return nil
+}
+
+// endCrawl keeps how crawl j ended, and tells its webhook.
+func (s *Server) endCrawl(ctx context.Context, j *run, summary *distillv1.CrawlStatusResponse, err error) {
+	rec, uerr := s.jobs.update(context.WithoutCancel(ctx), j.id, func(r *jobRecord) bool {
+		switch {
+		case r.Status == stateCancelled, summary.GetState() == distillv1.CrawlState_CRAWL_STATE_CANCELED,
+			err != nil && failure.CodeOf(err) == failure.Canceled:
+			r.Status = stateCancelled
+		case err != nil:
+			r.Status, r.Failure = stateFailed, err.Error()
+		case summary.GetState() == distillv1.CrawlState_CRAWL_STATE_FAILED:
+			r.Status, r.Failure = stateFailed, summary.GetError().GetMessage()
+		default:
+			r.Status = stateCompleted
+		}
+		r.Ended, r.EndedPages = true, r.Succeeded+r.Failed+r.Blocked
+		if summary != nil {
+			r.EndedPages = int(summary.GetPagesDone())
+		}
+		return true
+	})
+	if uerr != nil {
+		s.logger.Warn("firecrawl crawl: its end not kept", "id", j.id, "err", uerr)
 	}
-	j.final = summary
-	j.touch()
-	status, failed := j.status, j.failure
-	j.mu.Unlock()
-	switch status {
+	if rec.Status == stateFailed {
+		s.logger.Warn("firecrawl crawl failed", "id", j.id, "err", rec.Failure)
+	}
+	switch rec.Status {
 	case stateCompleted:
 		j.hook.send("completed", webhookEvent{Success: true, ID: j.id})
 	case stateFailed:
-		j.hook.send("failed", webhookEvent{ID: j.id, Error: failed})
+		j.hook.send("failed", webhookEvent{ID: j.id, Error: rec.Failure})
 	}
 	j.hook.close()
 }
 
-// deliverPage keeps one page of a crawl, and returns its document (made
-// by build) when it has one.
-func (j *job) deliverPage(pg crawl.Page, build func(string, *distillv1.Distilled) (*document, *apiError)) *document {
-	var doc *document
-	var derr *apiError
-	if pg.Err == nil {
-		doc, derr = build(pg.URL, pg.Result)
+// crawlStatus is where a crawl is now, as CrawlStatus says it: nil once
+// it ended (its record says how far it got) or when it cannot say.
+func (s *Server) crawlStatus(ctx context.Context, rec *jobRecord) *distillv1.CrawlStatusResponse {
+	if rec.Ended {
+		return nil
 	}
-	now := time.Now().UTC().Format(time.RFC3339)
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	defer j.touch()
-	switch {
-	case pg.Err != nil && failure.CodeOf(pg.Err) == failure.RobotsDisallowed:
-		j.robots = append(j.robots, pg.URL)
-	case pg.Err != nil:
-		j.errors = append(j.errors, jobErrorEntry{ID: newID(), Timestamp: now, URL: pg.URL, Code: codeOf(failure.CodeOf(pg.Err)), Error: pg.Err.Error()})
-	case derr != nil:
-		j.errors = append(j.errors, jobErrorEntry{ID: newID(), Timestamp: now, URL: pg.URL, Code: derr.code, Error: derr.msg})
-	default:
-		j.docs = append(j.docs, doc)
-		j.succeeded++
-		return doc
-	}
-	return nil
-}
-
-// crawlStatus is where a crawl is: its summary once it ended, else what
-// CrawlStatus says of it now (nil when it cannot say).
-func (s *Server) crawlStatus(ctx context.Context, j *job) *distillv1.CrawlStatusResponse {
-	j.mu.Lock()
-	final, id := j.final, j.crawlID
-	j.mu.Unlock()
-	if final != nil {
-		return final
-	}
-	st, err := s.crawls.CrawlStatus(ctx, &distillv1.CrawlStatusRequest{JobId: id})
+	st, err := s.crawls.CrawlStatus(ctx, &distillv1.CrawlStatusRequest{JobId: rec.CrawlID})
 	if err != nil {
 		return nil
 	}
@@ -372,16 +376,16 @@ func (s *Server) crawlStatus(ctx context.Context, j *job) *distillv1.CrawlStatus
 // crawlTotal is how many pages a crawl has found so far: those read,
 // those being read and those waiting, within its limit; once it ended,
 // those it read.
-func (j *job) crawlTotal(st *distillv1.CrawlStatusResponse) int {
+func (r *jobRecord) crawlTotal(st *distillv1.CrawlStatusResponse) int {
 	// PagesDone counts the pages that failed too.
-	if j.final != nil {
-		return int(j.final.GetPagesDone())
+	if r.Ended {
+		return r.EndedPages
 	}
 	n := int(st.GetPagesDone() + st.GetInFlight() + st.GetQueued())
-	if j.limit > 0 {
-		n = min(n, j.limit)
+	if r.Limit > 0 {
+		n = min(n, r.Limit)
 	}
-	return max(n, j.succeeded)
+	return max(n, r.Succeeded)
 }
 
 // foreignCrawl answers for a crawl this API did not start (one begun over
@@ -448,16 +452,20 @@ type activeCrawl struct {
 	Options any    `json:"options"`
 }
 
-// activeCrawls lists the crawls this server is running. distill has no
-// teams: every caller sees every crawl, as it may poll any by id.
+// activeCrawls lists the crawls the gateways sharing the job registry are
+// running. distill has no teams: every caller sees every crawl, as it may
+// poll any by id.
 func (s *Server) activeCrawls(w http.ResponseWriter, r *http.Request) {
+	active, err := s.jobs.active(r.Context())
+	if err != nil {
+		writeError(w, fromFailure(err))
+		return
+	}
 	out := []activeCrawl{}
-	for _, j := range s.jobs.active() {
-		j.mu.Lock()
-		if j.crawlID != "" {
-			out = append(out, activeCrawl{ID: j.id, URL: j.crawlURL})
+	for _, l := range active {
+		if l.Record.CrawlID != "" {
+			out = append(out, activeCrawl{ID: l.ID, URL: l.Record.CrawlURL})
 		}
-		j.mu.Unlock()
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "crawls": out})
 }

@@ -255,18 +255,20 @@ func (s *Server) startExtract(w http.ResponseWriter, r *http.Request, version in
 	if isNull(req.Schema) {
 		schema = anyObject
 	}
-	j, err := s.jobs.start(kindExtract, 0)
-	if err != nil {
+	if err := s.jobs.admit(r.Context()); err != nil {
 		writeError(w, err)
 		return
 	}
-	j.mu.Lock()
-	j.cancel = func() {}
+	j := &run{id: newID(), kind: kindExtract, caller: s.callerOf(r)}
+	if err := s.jobs.create(r.Context(), j.id, jobRecord{Kind: kindExtract, Status: stateProcessing}); err != nil {
+		s.jobs.finished()
+		writeError(w, fromFailure(err))
+		return
+	}
 	if hook != nil {
 		j.hook = s.newWebhookSender(hook, kindExtract)
 	}
-	j.mu.Unlock()
-	go s.runExtract(s.ctx, j, s.callerOf(r), urls, schema, req.Prompt)
+	go s.runExtract(s.ctx, j, urls, schema, req.Prompt)
 	out := map[string]any{"success": true, "id": j.id, "url": statusURL(r, "/v"+strconv.Itoa(version)+"/extract/"+j.id)}
 	if len(invalid) > 0 {
 		out["invalidURLs"] = invalid
@@ -329,15 +331,15 @@ func (req *extractRequest) targets() (urls, invalid []string, err *apiError) {
 
 // runExtract asks the host for each page's data, in turn, and merges
 // them.
-func (s *Server) runExtract(ctx context.Context, j *job, c caller, urls []string, schema []byte, prompt string) {
-	defer s.jobs.finished(j)
+func (s *Server) runExtract(ctx context.Context, j *run, urls []string, schema []byte, prompt string) {
+	defer s.jobs.finished()
 	defer j.hook.close()
 	j.hook.send("started", webhookEvent{Success: true, ID: j.id})
 	var merged map[string]any
 	var warnings []string
 	var failed *apiError
 	for i, u := range urls {
-		env := s.extractFor(ctx, c, j.id+"-"+strconv.Itoa(i), schema, host.Input{URL: u, Instruction: prompt})
+		env := s.extractFor(ctx, j.caller, j.id+"-"+strconv.Itoa(i), schema, host.Input{URL: u, Instruction: prompt})
 		if err := envelopeError("extract "+u, env); err != nil {
 			failed = err
 			break
@@ -348,13 +350,18 @@ func (s *Server) runExtract(ctx context.Context, j *job, c caller, urls []string
 		data, _ := env.Data.(map[string]any)
 		merged = mergeData(merged, data)
 	}
-	j.mu.Lock()
-	if failed != nil {
-		j.status, j.failure = stateFailed, failed.msg
-	} else {
-		j.status, j.extracted, j.warnings = stateCompleted, merged, warnings
+	_, err := s.jobs.update(context.WithoutCancel(ctx), j.id, func(r *jobRecord) bool {
+		r.Ended = true
+		if failed != nil {
+			r.Status, r.Failure = stateFailed, failed.msg
+		} else {
+			r.Status, r.Extracted, r.Warnings = stateCompleted, merged, warnings
+		}
+		return true
+	})
+	if err != nil {
+		s.logger.Warn("firecrawl extract: its end not kept", "id", j.id, "err", err)
 	}
-	j.mu.Unlock()
 	if failed != nil {
 		j.hook.send("failed", webhookEvent{ID: j.id, Error: failed.msg})
 		return
@@ -387,25 +394,27 @@ func mergeData(into, from map[string]any) map[string]any {
 
 // extractStatus is GET /v{1,2}/extract/{id}.
 func (s *Server) extractStatus(w http.ResponseWriter, r *http.Request) {
-	j := s.jobs.get(r.PathValue("id"))
-	if j == nil || j.kind != kindExtract {
+	rec, aerr := s.jobs.get(r.Context(), r.PathValue("id"))
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if rec == nil || rec.Kind != kindExtract {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: "Extract job not found"})
 		return
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
 	out := map[string]any{
-		"success": j.status != stateFailed, "status": j.status,
-		"expiresAt": j.expires.UTC().Format(time.RFC3339),
+		"success": rec.Status != stateFailed, "status": rec.Status,
+		"expiresAt": rec.Expires.UTC().Format(time.RFC3339),
 	}
-	if j.status == stateCompleted {
-		out["data"] = j.extracted
+	if rec.Status == stateCompleted {
+		out["data"] = rec.Extracted
 	}
-	if j.failure != "" {
-		out["error"] = j.failure
+	if rec.Failure != "" {
+		out["error"] = rec.Failure
 	}
-	if len(j.warnings) > 0 {
-		out["warning"] = joinWarnings(j.warnings)
+	if len(rec.Warnings) > 0 {
+		out["warning"] = joinWarnings(rec.Warnings)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"distill.dev/gateway/api"
 	"distill.dev/gateway/host"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
@@ -33,6 +35,11 @@ type Backend interface {
 	Do(ctx context.Context, req pipeline.Request) (*pipeline.Result, error)
 	Batch(ctx context.Context, urls []string, opts *distillv1.FetchOptions, deliver func(*internalv1.FetchJobResult)) error
 	Map(ctx context.Context, req mapsite.Request) (*mapsite.Result, error)
+}
+
+// keyValuer is a Backend that keeps shared state: an *app.System.
+type keyValuer interface {
+	KeyValue() (jetstream.JetStream, jetstream.StorageType, int, error)
 }
 
 // Crawls runs crawls as DistillService does, and reports and cancels
@@ -76,8 +83,9 @@ type Config struct {
 	// MaxInFlight bounds the scrapes and maps served at once; one more is
 	// answered 429 with Retry-After.
 	MaxInFlight int
-	// MaxBatches bounds the batch jobs running at once, MaxJobs the jobs
-	// kept (running or finished, until JobTTL after they started).
+	// MaxBatches bounds the batch jobs this process runs at once, MaxJobs
+	// the jobs the registry keeps (running or finished, until JobTTL after
+	// they started), whichever gateway started them.
 	MaxBatches int
 	MaxJobs    int
 	JobTTL     time.Duration
@@ -97,6 +105,12 @@ type Config struct {
 	// Crawls runs the crawls; nil runs them on an api.Server of the
 	// Backend's own (when it is an api.Backend), which no gRPC API shares.
 	Crawls Crawls
+	// KeyValue is the JetStream the batch scrapes, crawls and extracts
+	// are registered in (an *app.System's KeyValue: memory on the single
+	// binary's embedded NATS, files in a cluster), opened on the first
+	// job, so that every gateway sharing it answers for every job. nil
+	// takes the Backend's own when it has one (an *app.System does).
+	KeyValue KeyValueFunc
 }
 
 func (c *Config) defaults() {
@@ -144,10 +158,13 @@ func New(logger *slog.Logger, backend Backend, cfg Config) *Server {
 	if b, ok := backend.(api.Backend); ok && crawls == nil {
 		crawls = api.New(logger, b)
 	}
+	if b, ok := backend.(keyValuer); ok && cfg.KeyValue == nil {
+		cfg.KeyValue = b.KeyValue
+	}
 	return &Server{
 		logger: logger, backend: backend, cfg: cfg,
 		inFlight: make(chan struct{}, cfg.MaxInFlight),
-		jobs:     newJobs(cfg.MaxBatches, cfg.MaxJobs, cfg.JobTTL),
+		jobs:     newJobs(cfg.KeyValue, cfg.MaxBatches, cfg.MaxJobs, cfg.JobTTL),
 		crawls:   crawls,
 		ctx:      ctx, cancel: cancel,
 	}

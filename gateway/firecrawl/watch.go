@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-
-	distillv1 "distill.dev/proto/gen/distill/v1"
 )
 
 // Firecrawl's clients watch a crawl or a batch over a WebSocket at its
@@ -120,71 +118,82 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	// The watcher sends nothing; reading ends ctx when it goes away.
 	ctx := conn.CloseRead(r.Context())
 	v1 := strings.HasPrefix(r.URL.Path, "/v1/")
-	j := s.scrapeJob(r)
-	if j == nil {
-		end(ctx, conn, v1, websocket.StatusPolicyViolation, watchMessage{Type: "error", Error: "Job not found"})
+	id, rec, aerr := s.scrapeJob(r)
+	if aerr == nil && rec == nil {
+		aerr = &apiError{msg: "Job not found"}
+	}
+	var changes <-chan jobRecord
+	if aerr == nil {
+		// The job's record changes as it delivers each page and as it
+		// ends, on whichever gateway runs it.
+		var err error
+		if changes, err = s.jobs.watch(ctx, id); err != nil {
+			aerr = fromFailure(err)
+		}
+	}
+	if aerr != nil {
+		end(ctx, conn, v1, websocket.StatusPolicyViolation, watchMessage{Type: "error", Error: aerr.msg})
 		return
 	}
-	sent := map[int]bool{}
+	var after uint64
 	catchup := true
 	for {
-		var st *distillv1.CrawlStatusResponse
-		if j.kind == kindCrawl {
-			st = s.crawlStatus(ctx, j)
-		}
-		j.mu.Lock()
-		var docs []*document
-		for i, d := range j.docs {
-			if d != nil && !sent[i] {
-				sent[i] = true
-				docs = append(docs, d)
-			}
-		}
-		status, failed, changed := j.status, j.failure, j.changed
-		completed, total := j.succeeded, len(j.docs)
-		if j.kind == kindCrawl {
-			total = j.crawlTotal(st)
-		}
-		j.mu.Unlock()
-		switch {
-		case catchup && (status == stateScraping || status == stateCompleted):
-			// What the job holds so far, as its status says it.
-			catchup = false
-			if docs == nil {
-				docs = []*document{}
-			}
-			snap := batchStatusResponse{Success: true, Status: status, Total: total, Completed: completed, CreditsUsed: completed,
-				ExpiresAt: j.expires.UTC().Format(time.RFC3339), Data: docs}
-			if send(ctx, conn, watchMessage{Type: "catchup", Data: snap}) != nil {
+		var ok bool
+		select {
+		case *rec, ok = <-changes:
+			if !ok {
 				return
 			}
-		default:
-			catchup = false
-			for _, d := range docs {
-				if send(ctx, conn, watchMessage{Type: "document", Data: d}) != nil {
-					return
-				}
-			}
-		}
-		switch status {
-		case stateCompleted:
-			end(ctx, conn, v1, websocket.StatusNormalClosure, watchMessage{Type: "done", Data: map[string]any{
-				"status": status, "total": total, "completed": completed, "creditsUsed": completed, "data": []any{},
-			}})
-			return
-		case stateCancelled:
-			end(ctx, conn, v1, websocket.StatusNormalClosure, watchMessage{Type: "error", Error: "the job was cancelled"})
-			return
-		case stateFailed:
-			end(ctx, conn, v1, websocket.StatusInternalError, watchMessage{Type: "error", Error: "the job failed: " + failed})
-			return
-		}
-		select {
-		case <-changed:
 		case <-ctx.Done():
 			return
 		}
+		items, last, err := s.jobs.items(ctx, id, after)
+		if err != nil {
+			end(ctx, conn, v1, websocket.StatusInternalError, watchMessage{Type: "error", Error: fromFailure(err).msg})
+			return
+		}
+		after = last
+		if !s.watchStep(ctx, conn, v1, rec, docs(items, rec.Kind), &catchup) {
+			return
+		}
 	}
+}
+
+// watchStep sends a watcher what job rec delivered since (docs), and
+// ends the watch once the job ended, saying whether it goes on.
+func (s *Server) watchStep(ctx context.Context, conn *websocket.Conn, v1 bool, rec *jobRecord, docs []json.RawMessage, catchup *bool) bool {
+	completed, total := rec.Succeeded, s.jobTotal(ctx, rec)
+	switch {
+	case *catchup && (rec.Status == stateScraping || rec.Status == stateCompleted):
+		// What the job holds so far, as its status says it.
+		*catchup = false
+		snap := batchStatusResponse{Success: true, Status: rec.Status, Total: total, Completed: completed, CreditsUsed: completed,
+			ExpiresAt: rec.Expires.UTC().Format(time.RFC3339), Data: docs}
+		if send(ctx, conn, watchMessage{Type: "catchup", Data: snap}) != nil {
+			return false
+		}
+	default:
+		*catchup = false
+		for _, d := range docs {
+			if send(ctx, conn, watchMessage{Type: "document", Data: d}) != nil {
+				return false
+			}
+		}
+	}
+	switch rec.Status {
+	case stateCompleted:
+		end(ctx, conn, v1, websocket.StatusNormalClosure, watchMessage{Type: "done", Data: map[string]any{
+			"status": rec.Status, "total": total, "completed": completed, "creditsUsed": completed, "data": []any{},
+		}})
+		return false
+	case stateCancelled:
+		end(ctx, conn, v1, websocket.StatusNormalClosure, watchMessage{Type: "error", Error: "the job was cancelled"})
+		return false
+	case stateFailed:
+		end(ctx, conn, v1, websocket.StatusInternalError, watchMessage{Type: "error", Error: "the job failed: " + rec.Failure})
+		return false
+	}
+	return true
 }
 
 // send writes one message as JSON text.

@@ -1,0 +1,310 @@
+package crawljs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"distill.dev/proto/failure"
+)
+
+// Registry keeps jobs in JetStream as the Hub keeps its crawls (JobsBucket
+// and the crawl output stream), for the doors whose jobs are not crawls of
+// the Hub's: the Firecrawl API's batch scrapes, crawls and extracts. It
+// lives here, beside JobsBucket, so that the hub's JetStream is the one
+// place a job of any kind is registered, under the same conventions: each
+// job's record (R, as JSON) is a key of a bucket that every process reads
+// and updates with compare and set, and watches for a cancel; what the job
+// produced is one subject of a stream per job, read back in order. Any
+// process sharing the NATS answers for a job, whichever runs it.
+type Registry[R any] struct {
+	js  jetstream.JetStream
+	cfg RegistryConfig
+
+	mu     sync.Mutex
+	kv     jetstream.KeyValue
+	stream jetstream.Stream
+}
+
+// RegistryConfig names a Registry's bucket and stream and says how they
+// are kept.
+type RegistryConfig struct {
+	// Name makes the names: bucket distill_<name>_jobs, stream
+	// DISTILL_<NAME>_ITEMS, subjects distill.<name>.items.<id>. Letters,
+	// digits and underscores.
+	Name string
+	// TTL is how long a record is kept after its last update, and an
+	// item after it was added.
+	TTL time.Duration
+	// Storage is memory on the single binary's embedded NATS, files in a
+	// cluster; Replicas 0 means 1.
+	Storage  jetstream.StorageType
+	Replicas int
+}
+
+// NewRegistry returns the registry cfg names over js; its bucket and
+// stream are made on first use.
+func NewRegistry[R any](js jetstream.JetStream, cfg RegistryConfig) (*Registry[R], error) {
+	if cfg.Name == "" || strings.Trim(cfg.Name, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+		return nil, fmt.Errorf("job registry: name %q is not lower-case letters, digits and underscores", cfg.Name)
+	}
+	if js == nil {
+		return nil, errors.New("job registry: no JetStream")
+	}
+	return &Registry[R]{js: js, cfg: cfg}, nil
+}
+
+func (r *Registry[R]) subject(id string) string {
+	return "distill." + r.cfg.Name + ".items." + id
+}
+
+// open makes the bucket and the stream on first use.
+func (r *Registry[R]) open(ctx context.Context) (jetstream.KeyValue, jetstream.Stream, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.kv != nil {
+		return r.kv, r.stream, nil
+	}
+	name := "DISTILL_" + strings.ToUpper(r.cfg.Name) + "_ITEMS"
+	stream, err := r.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:     name,
+		Subjects: []string{"distill." + r.cfg.Name + ".items.*"},
+		Storage:  r.cfg.Storage,
+		Replicas: max(r.cfg.Replicas, 1),
+		MaxAge:   r.cfg.TTL,
+	})
+	if err != nil {
+		return nil, nil, unavailableAs(fmt.Errorf("ensure stream %s: %w", name, err), "jobs")
+	}
+	kv, err := r.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:   "distill_" + r.cfg.Name + "_jobs",
+		TTL:      r.cfg.TTL,
+		Storage:  r.cfg.Storage,
+		Replicas: max(r.cfg.Replicas, 1),
+	})
+	if err != nil {
+		return nil, nil, unavailableAs(fmt.Errorf("jobs bucket: %w", err), "jobs")
+	}
+	r.kv, r.stream = kv, stream
+	return kv, stream, nil
+}
+
+func unavailableAs(err error, what string) error {
+	if _, ok := errors.AsType[*failure.Error](err); ok {
+		return err
+	}
+	return failure.Wrap(failure.Unavailable, err, "%s", what)
+}
+
+// Create registers job id with rec, refusing an id registered already.
+func (r *Registry[R]) Create(ctx context.Context, id string, rec R) error {
+	kv, _, err := r.open(ctx)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return failure.Wrap(failure.Internal, err, "job %s", id)
+	}
+	if _, err := kv.Create(ctx, id, b); err != nil {
+		if isConflict(err) || errors.Is(err, jetstream.ErrKeyExists) {
+			return failure.New(failure.Conflict, "job %s exists already", id)
+		}
+		return unavailableAs(err, "job "+id)
+	}
+	return nil
+}
+
+// Get is job id's record, failure.NotFound when there is none.
+func (r *Registry[R]) Get(ctx context.Context, id string) (R, error) {
+	rec, _, err := r.get(ctx, id)
+	return rec, err
+}
+
+func (r *Registry[R]) get(ctx context.Context, id string) (R, uint64, error) {
+	var rec R
+	kv, _, err := r.open(ctx)
+	if err != nil {
+		return rec, 0, err
+	}
+	e, err := kv.Get(ctx, id)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrInvalidKey):
+		return rec, 0, failure.New(failure.NotFound, "no job %q", id)
+	case err != nil:
+		return rec, 0, unavailableAs(err, "job "+id)
+	}
+	if err := json.Unmarshal(e.Value(), &rec); err != nil {
+		return rec, 0, failure.Wrap(failure.Internal, err, "job %s", id)
+	}
+	return rec, e.Revision(), nil
+}
+
+// Update changes job id's record with change, which reports whether it
+// changed anything, and writes it unless another process wrote first, in
+// which case change is given the newer record. It returns the record as
+// it is kept.
+func (r *Registry[R]) Update(ctx context.Context, id string, change func(*R) bool) (R, error) {
+	kv, _, err := r.open(ctx)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	for {
+		rec, rev, err := r.get(ctx, id)
+		if err != nil || !change(&rec) {
+			return rec, err
+		}
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return rec, failure.Wrap(failure.Internal, err, "job %s", id)
+		}
+		_, err = kv.Update(ctx, id, b, rev)
+		if err == nil {
+			return rec, nil
+		}
+		if !isConflict(err) {
+			return rec, unavailableAs(err, "job "+id)
+		}
+		if ctx.Err() != nil {
+			return rec, failure.Wrap(failure.Canceled, ctx.Err(), "job %s", id)
+		}
+	}
+}
+
+// Delete forgets job id: its record and its items.
+func (r *Registry[R]) Delete(ctx context.Context, id string) error {
+	kv, stream, err := r.open(ctx)
+	if err != nil {
+		return err
+	}
+	if err := stream.Purge(ctx, jetstream.WithPurgeSubject(r.subject(id))); err != nil {
+		return unavailableAs(err, "job "+id)
+	}
+	if err := kv.Purge(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return unavailableAs(err, "job "+id)
+	}
+	return nil
+}
+
+// Listed is one job of List.
+type Listed[R any] struct {
+	ID     string
+	Record R
+}
+
+// List is every job's record, in no order.
+func (r *Registry[R]) List(ctx context.Context) ([]Listed[R], error) {
+	kv, _, err := r.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := kv.ListKeys(ctx)
+	if err != nil {
+		return nil, unavailableAs(err, "jobs")
+	}
+	defer func() { _ = keys.Stop() }()
+	var ids []string
+	for k := range keys.Keys() {
+		ids = append(ids, k)
+	}
+	out := make([]Listed[R], 0, len(ids))
+	for _, id := range ids {
+		rec, err := r.Get(ctx, id)
+		if failure.CodeOf(err) == failure.NotFound {
+			// Forgotten since it was listed.
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Listed[R]{ID: id, Record: rec})
+	}
+	return out, nil
+}
+
+// Watch sends job id's record, then the record again each time it is
+// written, until ctx ends or the job is forgotten; then it closes the
+// channel.
+func (r *Registry[R]) Watch(ctx context.Context, id string) (<-chan R, error) {
+	kv, _, err := r.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w, err := kv.Watch(ctx, id)
+	if err != nil {
+		return nil, unavailableAs(err, "job "+id)
+	}
+	out := make(chan R)
+	go func() {
+		defer close(out)
+		defer func() { _ = w.Stop() }()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				if e == nil {
+					// The end of the values already kept.
+					continue
+				}
+				if e.Operation() != jetstream.KeyValuePut {
+					return
+				}
+				var rec R
+				if json.Unmarshal(e.Value(), &rec) != nil {
+					continue
+				}
+				select {
+				case out <- rec:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// Append adds one item to what job id produced, and returns its sequence.
+func (r *Registry[R]) Append(ctx context.Context, id string, item []byte) (uint64, error) {
+	if _, _, err := r.open(ctx); err != nil {
+		return 0, err
+	}
+	ack, err := r.js.Publish(ctx, r.subject(id), item)
+	if err != nil {
+		return 0, unavailableAs(fmt.Errorf("job %s: %w", id, err), "job "+id)
+	}
+	return ack.Sequence, nil
+}
+
+// Items hands each to the items job id produced after sequence after, in
+// the order they were added, and returns the sequence of the last one
+// handed (after when there were none).
+func (r *Registry[R]) Items(ctx context.Context, id string, after uint64, each func(seq uint64, item []byte)) (uint64, error) {
+	_, stream, err := r.open(ctx)
+	if err != nil {
+		return after, err
+	}
+	subject := r.subject(id)
+	for {
+		m, err := stream.GetMsg(ctx, after+1, jetstream.WithGetMsgSubject(subject))
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return after, nil
+		case err != nil:
+			return after, unavailableAs(err, "job "+id)
+		}
+		each(m.Sequence, m.Data)
+		after = m.Sequence
+	}
+}
