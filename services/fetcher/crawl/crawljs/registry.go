@@ -287,24 +287,51 @@ func (r *Registry[R]) Append(ctx context.Context, id string, item []byte) (uint6
 	return ack.Sequence, nil
 }
 
-// Items hands each to the items job id produced after sequence after, in
+// Items hands each the items job id produced after sequence after, in
 // the order they were added, and returns the sequence of the last one
-// handed (after when there were none).
+// handed (after when there were none). One consumer reads them in
+// batches: a status poll of a batch of thousands of pages is a few round
+// trips, not one per page.
 func (r *Registry[R]) Items(ctx context.Context, id string, after uint64, each func(seq uint64, item []byte)) (uint64, error) {
 	_, stream, err := r.open(ctx)
 	if err != nil {
 		return after, err
 	}
-	subject := r.subject(id)
+	cons, err := stream.CreateConsumer(ctx, jetstream.ConsumerConfig{
+		FilterSubject: r.subject(id),
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:   after + 1,
+		AckPolicy:     jetstream.AckNonePolicy,
+		MemoryStorage: true,
+		// Left behind only if this process dies while reading.
+		InactiveThreshold: time.Minute,
+	})
+	if err != nil {
+		return after, unavailableAs(err, "job "+id)
+	}
+	defer func() { _ = stream.DeleteConsumer(context.WithoutCancel(ctx), cons.CachedInfo().Name) }()
 	for {
-		m, err := stream.GetMsg(ctx, after+1, jetstream.WithGetMsgSubject(subject))
-		switch {
-		case errors.Is(err, jetstream.ErrMsgNotFound):
-			return after, nil
-		case err != nil:
+		batch, err := cons.FetchNoWait(itemsBatch)
+		if err != nil {
 			return after, unavailableAs(err, "job "+id)
 		}
-		each(m.Sequence, m.Data)
-		after = m.Sequence
+		n := 0
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				return after, unavailableAs(err, "job "+id)
+			}
+			each(md.Sequence.Stream, m.Data())
+			after, n = md.Sequence.Stream, n+1
+		}
+		if err := batch.Error(); err != nil {
+			return after, unavailableAs(err, "job "+id)
+		}
+		if n == 0 {
+			return after, nil
+		}
 	}
 }
+
+// itemsBatch is how many items Items asks for at once.
+const itemsBatch = 512

@@ -1,6 +1,7 @@
 package crawljs
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -92,5 +93,47 @@ func TestRegistryRefusesABadName(t *testing.T) {
 	t.Parallel()
 	if _, err := NewRegistry[testJob](nil, RegistryConfig{Name: "Bad.Name"}); err == nil {
 		t.Error("a name with a dot was taken")
+	}
+}
+
+// A job's items are read in order across the reader's batches, from any
+// point, and no other job's items are among them.
+func TestRegistryItemsSpanBatches(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t)
+	r := testRegistry(t, connect(t, srv))
+	ctx := t.Context()
+	const n = 2*itemsBatch + 7
+	var seqs []uint64
+	for i := range n {
+		seq, err := r.Append(ctx, "job-1", []byte(strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, seq)
+		if i%100 == 0 {
+			if _, err := r.Append(ctx, "job-2", []byte("other")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, from := range []int{0, itemsBatch + 3} {
+		var after uint64
+		if from > 0 {
+			after = seqs[from-1]
+		}
+		var got []string
+		last, err := r.Items(ctx, "job-1", after, func(_ uint64, item []byte) { got = append(got, string(item)) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != n-from || last != seqs[n-1] {
+			t.Fatalf("from item %d: read %d items up to %d, want %d up to %d", from, len(got), last, n-from, seqs[n-1])
+		}
+		for i, item := range got {
+			if item != strconv.Itoa(from+i) {
+				t.Fatalf("from item %d: item %d is %q, want %d", from, i, item, from+i)
+			}
+		}
 	}
 }
