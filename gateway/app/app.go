@@ -24,6 +24,7 @@ import (
 	"distill.dev/services/fetcher/fetch"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
+	"distill.dev/services/platform/natsembed"
 	"distill.dev/services/platform/netpolicy"
 )
 
@@ -116,6 +117,8 @@ type backend interface {
 	// embedded NATS server, started on first use, or the cluster's, with
 	// the storage and replicas it takes.
 	keyValue() (jetstream.JetStream, jetstream.StorageType, int, error)
+	// embedded is the process's embedded NATS server, nil for a gateway.
+	embedded() *natsembed.Shared
 }
 
 // System is distill opened in one mode: the backend every door serves
@@ -207,6 +210,12 @@ func (s *System) Sessions() session.Store { return s.sessions }
 func (s *System) KeyValue() (jetstream.JetStream, jetstream.StorageType, int, error) {
 	return s.keyValue()
 }
+
+// Embedded is the process's one embedded NATS server, started by the
+// first part of the process to need it, or nil in a cluster's gateway:
+// host mode's state store serves the user's other processes from it, and
+// the job queue then runs on it too.
+func (s *System) Embedded() *natsembed.Shared { return s.embedded() }
 
 // Ready returns nil while the system can serve: always in this process; a
 // gateway needs NATS, the fetcher and the extractor to answer.

@@ -23,6 +23,7 @@ import (
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/fetcher/robots"
+	"distill.dev/services/platform/natsembed"
 	"distill.dev/services/platform/remote"
 )
 
@@ -266,6 +267,9 @@ func (c *cluster) close() error {
 
 // keyValue is the cluster's JetStream, on files with the streams'
 // replicas, shared by every gateway.
+// embedded: a gateway's NATS is the cluster's.
+func (c *cluster) embedded() *natsembed.Shared { return nil }
+
 func (c *cluster) keyValue() (jetstream.JetStream, jetstream.StorageType, int, error) {
 	return c.js, jetstream.FileStorage, max(c.cfg.StreamReplicas, 1), nil
 }

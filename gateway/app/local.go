@@ -43,6 +43,9 @@ type local struct {
 	cache    *cache.Cache
 	cacheErr error
 
+	// nats is the process's one embedded NATS server, which host mode's
+	// state store may have started first (System.Embedded).
+	nats *natsembed.Shared
 	// The queue starts on the first batch or crawl: a single fetch never
 	// pays for it. queueUp is set once it has.
 	queueOnce sync.Once
@@ -51,10 +54,9 @@ type local struct {
 	queueUp   atomic.Bool
 }
 
-// queue is the embedded NATS server and what runs on it: the batch
-// workers and their dispatcher, and the crawl hub.
+// queue is what runs on the embedded NATS server: the batch workers and
+// their dispatcher, and the crawl hub.
 type queue struct {
-	server       *natsembed.Server
 	conn         *nats.Conn
 	js           jetstream.JetStream
 	dispatcher   *jobs.Dispatcher
@@ -100,6 +102,7 @@ func newLocal(logger *slog.Logger, cfg Config) *local {
 		// each redirect against the crawl's scope before following it.
 		crawler: crawl.New(logger, f, crawl.NewLocalReader(logger, f, ex, r, pipeline.WithAnonymousRenders(cfg.AnonymousRenders))),
 		cache:   c, cacheErr: cacheErr,
+		nats: &natsembed.Shared{},
 	}
 }
 
@@ -165,19 +168,19 @@ func (l *local) startQueue() (*queue, error) {
 }
 
 func (l *local) newQueue() (*queue, error) {
-	srv, err := natsembed.Start(natsembed.Config{})
+	srv, err := l.nats.Hold()
 	if err != nil {
 		return nil, err
 	}
 	nc, err := srv.Connect("distill")
 	if err != nil {
-		srv.Shutdown()
+		l.nats.Release(nil)
 		return nil, err
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		nc.Close()
-		srv.Shutdown()
+		l.nats.Release(nil)
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	streams := jobs.StreamConfig{Memory: true}
@@ -185,7 +188,7 @@ func (l *local) newQueue() (*queue, error) {
 	// be made fails this batch instead of leaving it waiting.
 	if err := jobs.EnsureStreams(context.Background(), js, streams); err != nil {
 		nc.Close()
-		srv.Shutdown()
+		l.nats.Release(nil)
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -196,7 +199,6 @@ func (l *local) newQueue() (*queue, error) {
 		ended <- jobs.Serve(ctx, l.logger, js, l.pipeline, jobs.ServeConfig{Workers: l.workers, Streams: streams})
 	}()
 	return &queue{
-		server:       srv,
 		conn:         nc,
 		js:           js,
 		dispatcher:   jobs.NewDispatcher(l.logger, js),
@@ -221,6 +223,8 @@ func (l *local) keyValue() (jetstream.JetStream, jetstream.StorageType, int, err
 	return q.js, jetstream.MemoryStorage, 1, nil
 }
 
+func (l *local) embedded() *natsembed.Shared { return l.nats }
+
 var errClosed = errors.New("distill is shutting down")
 
 // close stops the crawls, the workers and the embedded NATS server.
@@ -237,7 +241,9 @@ func (l *local) close() error {
 		q.stopWorkers()
 		err = <-q.workersEnded
 		q.conn.Close()
-		q.server.Shutdown()
+		// Down now, unless host mode's state store still serves the
+		// user's other processes from it.
+		l.nats.Release(nil)
 	}
 	// After the workers, whose renders need the browser until they end; the
 	// browser, when one was started, goes with its profile directory.

@@ -104,7 +104,13 @@ func hostKeyValue(ctx context.Context, logger *slog.Logger, sys *app.System, sf 
 	if dir == "" {
 		return nil, 0, 0, nil, usagef("host mode keeps its records in a folder: pass --host-state (there is no home folder to put it in)")
 	}
-	store, err := host.OpenLocal(ctx, logger, dir, func(a net.Addr) { sf.own.Add(a, "host state NATS port") })
+	cfg := host.LocalConfig{Dir: dir, OnListen: func(a net.Addr) { sf.own.Add(a, "host state NATS port") }}
+	if sys != nil {
+		// One embedded NATS in the process: the store's, when it serves
+		// it, is the one the job queue runs on.
+		cfg.Server = sys.Embedded()
+	}
+	store, err := host.OpenLocal(ctx, logger, cfg)
 	if err != nil {
 		return nil, 0, 0, nil, err
 	}

@@ -54,10 +54,16 @@ type LocalStore struct {
 	// onListen is told each address this process serves the store at:
 	// one of its own ports, which no fetch may reach.
 	onListen func(net.Addr)
+	// shared is the process's embedded server, which serves the store
+	// when nothing started it before; nil: the store starts its own.
+	shared *natsembed.Shared
 
-	mu     sync.Mutex
-	srv    *natsembed.Server // while this process serves the store
-	closed bool
+	mu sync.Mutex
+	// release, while this process serves the store, lets its server go,
+	// then runs its argument: the store's lock is given up once the
+	// server is down.
+	release func(after func())
+	closed  bool
 
 	nc *nats.Conn
 	js jetstream.JetStream
@@ -69,14 +75,28 @@ type storeAddr struct {
 	Token string `json:"token"`
 }
 
-// OpenLocal opens the store in dir, serving it or connecting to the
-// process that does. onListen, when set, is told where this process
-// serves it.
-func OpenLocal(ctx context.Context, logger *slog.Logger, dir string, onListen func(net.Addr)) (*LocalStore, error) {
+// LocalConfig says where a LocalStore lives and how this process serves
+// it.
+type LocalConfig struct {
+	// Dir is the user's host state folder.
+	Dir string
+	// OnListen, when set, is told where this process serves the store.
+	OnListen func(net.Addr)
+	// Server is the process's one embedded NATS server (app.System's
+	// Embedded): when nothing started it yet, the store is served from
+	// it, and the process's job queue runs there too. Nil, or started
+	// already: the store is served by a server of its own.
+	Server *natsembed.Shared
+}
+
+// OpenLocal opens the store in cfg.Dir, serving it or connecting to the
+// process that does.
+func OpenLocal(ctx context.Context, logger *slog.Logger, cfg LocalConfig) (*LocalStore, error) {
+	dir := cfg.Dir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("host state %s: %w", dir, err)
 	}
-	s := &LocalStore{logger: logger, dir: dir, lock: flock.New(filepath.Join(dir, localLock)), onListen: onListen}
+	s := &LocalStore{logger: logger, dir: dir, lock: flock.New(filepath.Join(dir, localLock)), onListen: cfg.OnListen, shared: cfg.Server}
 	ctx, cancel := context.WithTimeout(ctx, localOpenWait)
 	defer cancel()
 	for {
@@ -125,28 +145,53 @@ func (s *LocalStore) serve() error {
 	var srv *natsembed.Server
 	a, err := readStoreAddr(s.dir)
 	if err == nil {
-		srv, err = natsembed.Start(natsembed.Config{StoreDir: store, Listen: strings.TrimPrefix(a.URL, "nats://"), Token: a.Token})
+		srv, err = s.start(natsembed.Config{StoreDir: store, Listen: strings.TrimPrefix(a.URL, "nats://"), Token: a.Token})
 		if err != nil {
 			s.logger.Info("host state: the last address cannot be served again; serving on another", "url", a.URL, "err", err.Error())
 		}
 	}
 	if srv == nil {
 		a.Token = newToken()
-		if srv, err = natsembed.Start(natsembed.Config{StoreDir: store, Listen: "127.0.0.1:0", Token: a.Token}); err != nil {
+		if srv, err = s.start(natsembed.Config{StoreDir: store, Listen: "127.0.0.1:0", Token: a.Token}); err != nil {
 			return fmt.Errorf("host state %s: %w", s.dir, err)
 		}
 	}
 	a.URL = "nats://" + srv.Addr().String()
 	if err := writeStoreAddr(s.dir, a); err != nil {
-		srv.Shutdown()
+		s.release(func() {})
+		s.release = nil
 		return err
 	}
 	if s.onListen != nil {
 		s.onListen(srv.Addr())
 	}
-	s.srv = srv
 	s.logger.Debug("host state served", "dir", s.dir, "url", a.URL)
 	return nil
+}
+
+// start starts a server as cfg says: the process's own when nothing
+// started it yet, else one for the store alone. It sets s.release.
+func (s *LocalStore) start(cfg natsembed.Config) (*natsembed.Server, error) {
+	if s.shared != nil {
+		srv, started, err := s.shared.Start(cfg)
+		if err != nil {
+			return nil, err
+		}
+		if started {
+			s.release = s.shared.Release
+			return srv, nil
+		}
+		// The process's server runs already, on a folder of its own.
+	}
+	srv, err := natsembed.Start(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.release = func(after func()) {
+		srv.Shutdown()
+		after()
+	}
+	return srv, nil
 }
 
 func (s *LocalStore) connect(a storeAddr) error {
@@ -172,7 +217,7 @@ func (s *LocalStore) connect(a storeAddr) error {
 func (s *LocalStore) takeOver() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.srv != nil {
+	if s.closed || s.release != nil {
 		return
 	}
 	// Waits for the lock a moment: the process that served the store may
@@ -197,20 +242,24 @@ func (s *LocalStore) JetStream() (jetstream.JetStream, jetstream.StorageType, in
 	return s.js, jetstream.FileStorage, 1
 }
 
-// Close lets the store go: another process of the user takes it over.
+// Close lets the store go: another process of the user takes it over
+// once the server this process served it from is down (which, when it is
+// the process's own, waits for the job queue on it to stop).
 func (s *LocalStore) Close() {
 	s.mu.Lock()
 	s.closed = true
-	srv, nc := s.srv, s.nc
-	s.srv = nil
+	release, nc := s.release, s.nc
+	s.release = nil
 	s.mu.Unlock()
 	if nc != nil {
 		nc.Close()
 	}
-	if srv != nil {
-		srv.Shutdown()
+	unlock := func() { _ = s.lock.Unlock() }
+	if release == nil {
+		unlock()
+		return
 	}
-	_ = s.lock.Unlock()
+	release(unlock)
 }
 
 func readStoreAddr(dir string) (storeAddr, error) {

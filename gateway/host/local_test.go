@@ -10,6 +10,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"distill.dev/gateway/app"
+	"distill.dev/services/fetcher/jobs"
 )
 
 // The user's processes share one store in a folder: the first serves it,
@@ -30,11 +37,11 @@ func TestLocalStoreSharedAndTakenOver(t *testing.T) {
 		defer mu.Unlock()
 		return slices.Clone(served)
 	}
-	a, err := OpenLocal(t.Context(), logger, dir, onListen)
+	a, err := OpenLocal(t.Context(), logger, LocalConfig{Dir: dir, OnListen: onListen})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := OpenLocal(t.Context(), logger, dir, onListen)
+	b, err := OpenLocal(t.Context(), logger, LocalConfig{Dir: dir, OnListen: onListen})
 	if err != nil {
 		a.Close()
 		t.Fatal(err)
@@ -80,7 +87,7 @@ func TestLocalStoreSharedAndTakenOver(t *testing.T) {
 	if served := servedAt(); len(served) != 2 || served[1].String() != served[0].String() {
 		t.Fatalf("served at %v, want the same address twice", served)
 	}
-	c, err := OpenLocal(t.Context(), logger, dir, nil)
+	c, err := OpenLocal(t.Context(), logger, LocalConfig{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +102,69 @@ func TestLocalStoreRefusesAFile(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := OpenLocal(t.Context(), slog.New(slog.DiscardHandler), file, nil)
+	_, err := OpenLocal(t.Context(), slog.New(slog.DiscardHandler), LocalConfig{Dir: file})
 	if err == nil || !strings.Contains(err.Error(), file) || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("opening a file as the store: %v", err)
 	}
+}
+
+// A process that serves the store runs one embedded NATS server: its job
+// queue runs on the store's server, which serves the user's other
+// processes until both the store and the queue let it go; only then is
+// the store's folder free for another process to serve.
+func TestLocalStoreIsTheProcessServer(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "host")
+	logger := slog.New(slog.DiscardHandler)
+	sys, err := app.Open(t.Context(), logger, app.Config{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			_ = sys.Close()
+		}
+	}()
+	store, err := OpenLocal(t.Context(), logger, LocalConfig{Dir: dir, Server: sys.Embedded()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The queue starts with the system's key-value store.
+	if _, _, _, err := sys.KeyValue(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := readStoreAddr(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(a.URL, nats.Token(a.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Stream(t.Context(), jobs.JobsStream); err != nil {
+		t.Fatalf("the job queue's stream is not on the server the store is served from: %v", err)
+	}
+
+	other := flock.New(filepath.Join(dir, localLock))
+	store.Close()
+	if held, err := other.TryLock(); err != nil || held {
+		t.Fatalf("the store's folder was let go while its server still ran the queue (lock taken %v, err %v)", held, err)
+	}
+	if _, err := js.Stream(t.Context(), jobs.JobsStream); err != nil {
+		t.Fatalf("the server went down while the queue ran on it: %v", err)
+	}
+	closed = true
+	if err := sys.Close(); err != nil {
+		t.Fatalf("closing distill: %v", err)
+	}
+	if held, err := other.TryLock(); err != nil || !held {
+		t.Fatalf("the server is down and the store's folder is still held (lock taken %v, err %v)", held, err)
+	}
+	_ = other.Unlock()
 }
