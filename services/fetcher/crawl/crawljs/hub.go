@@ -2,7 +2,6 @@ package crawljs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,13 +23,18 @@ import (
 // and adopts one whose owner died.
 const JobsBucket = "distill_crawl_jobs"
 
+// crawlRegistry names the Registry the Hub keeps its crawls' records in,
+// whose bucket is JobsBucket.
+const crawlRegistry = "crawl"
+
 // Crawl states, as the jobs bucket keeps them.
 const (
 	stateRunning = "running"
 	stateEnded   = "ended"
 )
 
-// record is a crawl's entry in the jobs bucket.
+// record is a crawl's entry in the jobs bucket, its record in the Hub's
+// Registry.
 type record struct {
 	Request crawl.Request `json:"request"`
 	// Options are the request's FetchOptions, protobuf-encoded.
@@ -69,8 +73,9 @@ type Hub struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	kv      jetstream.KeyValue
+	mu sync.Mutex
+	// jobs is the registry of the crawls' records, made with the streams.
+	jobs    *Registry[record]
 	running map[string]*crawl.Job
 	// handoffs are the held crawls this process runs, by id.
 	handoffs map[string]*handoff
@@ -93,12 +98,13 @@ func (h *Hub) Close() {
 	h.wg.Wait()
 }
 
-// bucket makes the streams and the jobs bucket on first use.
-func (h *Hub) bucket(ctx context.Context) (jetstream.KeyValue, error) {
+// records makes the streams on first use, and is the registry of the
+// crawls' records (JobsBucket, made on its first use).
+func (h *Hub) records(ctx context.Context) (*Registry[record], error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.kv != nil {
-		return h.kv, nil
+	if h.jobs != nil {
+		return h.jobs, nil
 	}
 	if err := EnsureStream(ctx, h.js, h.cfg); err != nil {
 		return nil, err
@@ -106,17 +112,12 @@ func (h *Hub) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	if err := EnsureWorkStreams(ctx, h.js, h.cfg); err != nil {
 		return nil, err
 	}
-	kv, err := h.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:   JobsBucket,
-		TTL:      journalMaxAge,
-		Storage:  h.cfg.storage(),
-		Replicas: max(h.cfg.Replicas, 1),
-	})
+	jobs, err := NewRegistry[record](h.js, RegistryConfig{Name: crawlRegistry, TTL: journalMaxAge, Storage: h.cfg.storage(), Replicas: h.cfg.Replicas})
 	if err != nil {
-		return nil, fmt.Errorf("crawl jobs bucket: %w", err)
+		return nil, fmt.Errorf("crawl jobs: %w", err)
 	}
-	h.kv = kv
-	return kv, nil
+	h.jobs = jobs
+	return jobs, nil
 }
 
 func unavailable(err error) error {
@@ -132,15 +133,15 @@ func unavailable(err error) error {
 // it names a crawl begun before: one whose owner is gone is adopted here;
 // one still running or ended is left as it is, for FollowCrawl to stream.
 func (h *Hub) StartCrawl(ctx context.Context, req crawl.Request, journal crawl.Journal) (string, error) {
-	kv, err := h.bucket(ctx)
+	jobs, err := h.records(ctx)
 	if err != nil {
 		return "", unavailable(err)
 	}
 	if journal != nil {
-		return h.startHeld(ctx, kv, req, journal)
+		return h.startHeld(ctx, jobs, req, journal)
 	}
 	if req.JobID != "" {
-		return h.resume(ctx, kv, req)
+		return h.resume(ctx, jobs, req)
 	}
 	id := crawl.NewID()
 	job, err := h.begin(ctx, id, req)
@@ -152,8 +153,7 @@ func (h *Hub) StartCrawl(ctx context.Context, req crawl.Request, journal crawl.J
 		job.Close()
 		return "", err
 	}
-	b, _ := json.Marshal(rec)
-	if _, err := kv.Create(ctx, id, b); err != nil {
+	if err := jobs.Create(ctx, id, rec); err != nil {
 		job.Close()
 		return "", unavailable(err)
 	}
@@ -163,17 +163,13 @@ func (h *Hub) StartCrawl(ctx context.Context, req crawl.Request, journal crawl.J
 
 // resume looks up the crawl req.JobID names, and adopts it if it runs
 // nowhere.
-func (h *Hub) resume(ctx context.Context, kv jetstream.KeyValue, req crawl.Request) (string, error) {
-	e, err := kv.Get(ctx, req.JobID)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+func (h *Hub) resume(ctx context.Context, jobs *Registry[record], req crawl.Request) (string, error) {
+	rec, err := jobs.Get(ctx, req.JobID)
+	if failure.CodeOf(err) == failure.NotFound {
 		return "", failure.New(failure.NotFound, "no crawl with job id %q to resume", req.JobID)
 	}
 	if err != nil {
 		return "", unavailable(err)
-	}
-	var rec record
-	if err := json.Unmarshal(e.Value(), &rec); err != nil {
-		return "", failure.Wrap(failure.Internal, err, "crawl %s", req.JobID)
 	}
 	if fp, was := crawl.Fingerprint(req), fingerprintOf(rec); fp != was {
 		return "", failure.New(failure.Conflict, "crawl %s was begun with another URL or other flags", req.JobID)
@@ -191,7 +187,7 @@ func (h *Hub) resume(ctx context.Context, kv jetstream.KeyValue, req crawl.Reque
 // journal's: the record of a run of the same journal begun before in
 // this NATS (ended, or its process gone) is replaced, and so is what that
 // run left of its output; a crawl of that id running here is refused.
-func (h *Hub) startHeld(ctx context.Context, kv jetstream.KeyValue, req crawl.Request, journal crawl.Journal) (string, error) {
+func (h *Hub) startHeld(ctx context.Context, jobs *Registry[record], req crawl.Request, journal crawl.Journal) (string, error) {
 	job, err := h.crawler.Begin(ctx, req, journal)
 	if err != nil {
 		return "", err
@@ -213,15 +209,14 @@ func (h *Hub) startHeld(ctx context.Context, kv jetstream.KeyValue, req crawl.Re
 		job.Close()
 		return "", failure.New(failure.Conflict, "crawl %s is running already", id)
 	}
-	b, _ := json.Marshal(rec)
-	if _, err := kv.Put(ctx, id, b); err != nil {
+	if err := jobs.Put(ctx, id, rec); err != nil {
 		h.mu.Lock()
 		delete(h.running, id)
 		h.mu.Unlock()
 		job.Close()
 		return "", unavailable(err)
 	}
-	_ = kv.Delete(ctx, sentKey(id))
+	_ = jobs.ClearMark(ctx, id, sentMark)
 	if s, err := h.js.Stream(ctx, PagesStream); err == nil {
 		_ = s.Purge(ctx, jetstream.WithPurgeSubject(OutPrefix+id))
 	}
@@ -487,64 +482,43 @@ func (h *Hub) handoffOf(id string) *handoff {
 	return h.handoffs[id]
 }
 
-// update changes id's record with compare and set.
+// update changes id's record with compare and set, written even when
+// change leaves it as it was (which keeps it another journalMaxAge).
 func (h *Hub) update(ctx context.Context, id string, change func(*record)) {
-	kv, err := h.bucket(ctx)
+	jobs, err := h.records(ctx)
 	if err != nil {
 		return
 	}
-	for range 10 {
-		e, err := kv.Get(ctx, id)
-		if err != nil {
-			return
-		}
-		var rec record
-		if json.Unmarshal(e.Value(), &rec) != nil {
-			return
-		}
-		change(&rec)
-		b, _ := json.Marshal(rec)
-		if _, err := kv.Update(ctx, id, b, e.Revision()); !isConflict(err) {
-			return
-		}
-	}
+	_, _ = jobs.Update(ctx, id, func(r *record) bool {
+		change(r)
+		return true
+	})
 }
 
 // watchCancel cancels job once its record says so.
 func (h *Hub) watchCancel(ctx context.Context, job *crawl.Job) {
-	kv, err := h.bucket(ctx)
+	jobs, err := h.records(ctx)
 	if err != nil {
 		return
 	}
-	w, err := kv.Watch(ctx, job.ID())
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	changes, err := jobs.Watch(ctx, job.ID())
 	if err != nil {
 		return
 	}
-	defer func() { _ = w.Stop() }()
-	for {
-		select {
-		case <-ctx.Done():
+	for rec := range changes {
+		if rec.Cancel {
+			job.Cancel()
 			return
-		case e, ok := <-w.Updates():
-			if !ok {
-				return
-			}
-			if e == nil {
-				continue
-			}
-			var rec record
-			if json.Unmarshal(e.Value(), &rec) == nil && rec.Cancel {
-				job.Cancel()
-				return
-			}
 		}
 	}
 }
 
-// sentKey keeps where a crawl's output was streamed to a client up to,
-// so that a client that comes back through another gateway is not sent
-// the same pages again.
-func sentKey(id string) string { return "sent." + id }
+// sentMark is the mark (sent.<id> in the jobs bucket) that keeps where a
+// crawl's output was streamed to a client up to, so that a client that
+// comes back through another gateway is not sent the same pages again.
+const sentMark = "sent"
 
 // resendWindow is how many of the last messages handed to a client the
 // sent mark stays behind. A stream's Send returns once a message is
@@ -561,11 +535,11 @@ const resendWindow = 4
 // two phases: where the client left off (resume), then the output from
 // there to the summary (tail).
 func (h *Hub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv1.CrawlResponse) error) error {
-	kv, err := h.bucket(ctx)
+	jobs, err := h.records(ctx)
 	if err != nil {
 		return unavailable(err)
 	}
-	f := &follower{h: h, kv: kv, id: id, deliver: deliver}
+	f := &follower{h: h, jobs: jobs, id: id, deliver: deliver}
 	defer func() {
 		// A held crawl waiting for this client to take a page waits no
 		// more.
@@ -586,7 +560,7 @@ func (h *Hub) FollowCrawl(ctx context.Context, id string, deliver func(*distillv
 // follower is one client's stream of a crawl's output.
 type follower struct {
 	h       *Hub
-	kv      jetstream.KeyValue
+	jobs    *Registry[record]
 	pages   jetstream.Stream
 	id      string
 	deliver func(*distillv1.CrawlResponse) error
@@ -620,7 +594,7 @@ func (f *follower) markSent(ctx context.Context, m jetstream.Msg) (seq uint64, o
 	}
 	mark := f.handed[0]
 	f.handed = f.handed[1:]
-	if _, err := f.kv.Put(ctx, sentKey(f.id), fmt.Appendf(nil, "%d", mark)); err != nil {
+	if err := f.jobs.SetMark(ctx, f.id, sentMark, mark); err != nil {
 		return seq, true
 	}
 	if f.marks++; f.marks%purgeEvery == 0 {
@@ -648,9 +622,8 @@ func (f *follower) resume(ctx context.Context) (after uint64, more bool, err err
 	if err != nil {
 		return 0, false, err
 	}
-	if e, err := f.kv.Get(ctx, sentKey(f.id)); err == nil {
-		_, _ = fmt.Sscan(string(e.Value()), &after)
-	}
+	// None (or unreadable) is 0: streamed from its start.
+	after, _ = f.jobs.Mark(ctx, f.id, sentMark)
 	first := st
 	if after == 0 {
 		// Streamed from its first page on: the status before it is the
@@ -801,20 +774,16 @@ func (h *Hub) get(ctx context.Context, id string) (record, error) {
 	if !crawl.ValidID(id) {
 		return record{}, failure.New(failure.NotFound, "no crawl with job id %q", id)
 	}
-	kv, err := h.bucket(ctx)
+	jobs, err := h.records(ctx)
 	if err != nil {
 		return record{}, unavailable(err)
 	}
-	e, err := kv.Get(ctx, id)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	rec, err := jobs.Get(ctx, id)
+	if failure.CodeOf(err) == failure.NotFound {
 		return record{}, failure.New(failure.NotFound, "no crawl with job id %q", id)
 	}
 	if err != nil {
 		return record{}, unavailable(err)
-	}
-	var rec record
-	if err := json.Unmarshal(e.Value(), &rec); err != nil {
-		return record{}, failure.Wrap(failure.Internal, err, "crawl %s", id)
 	}
 	return rec, nil
 }
@@ -852,24 +821,20 @@ func (h *Hub) Adopt(ctx context.Context) {
 }
 
 func (h *Hub) adoptOrphans(ctx context.Context) {
-	kv, err := h.bucket(ctx)
+	jobs, err := h.records(ctx)
 	if err != nil {
 		return
 	}
-	keys, err := kv.ListKeys(ctx)
+	list, err := jobs.List(ctx)
 	if err != nil {
 		return
 	}
-	for k := range keys.Keys() {
-		if !crawl.ValidID(k) {
+	for _, l := range list {
+		if !crawl.ValidID(l.ID) || l.Record.State != stateRunning {
 			continue
 		}
-		rec, err := h.get(ctx, k)
-		if err != nil || rec.State != stateRunning {
-			continue
-		}
-		if err := h.adopt(ctx, k, rec); err != nil && failure.CodeOf(err) != failure.Conflict {
-			h.logger.Warn("crawl: adopting failed", "job", k, "err", err.Error())
+		if err := h.adopt(ctx, l.ID, l.Record); err != nil && failure.CodeOf(err) != failure.Conflict {
+			h.logger.Warn("crawl: adopting failed", "job", l.ID, "err", err.Error())
 		}
 	}
 }

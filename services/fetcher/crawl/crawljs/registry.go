@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,15 +15,16 @@ import (
 	"distill.dev/proto/failure"
 )
 
-// Registry keeps jobs in JetStream as the Hub keeps its crawls (JobsBucket
-// and the crawl output stream), for the doors whose jobs are not crawls of
-// the Hub's: the Firecrawl API's batch scrapes, crawls and extracts. It
-// lives here, beside JobsBucket, so that the hub's JetStream is the one
-// place a job of any kind is registered, under the same conventions: each
-// job's record (R, as JSON) is a key of a bucket that every process reads
-// and updates with compare and set, and watches for a cancel; what the job
-// produced is one subject of a stream per job, read back in order. Any
-// process sharing the NATS answers for a job, whichever runs it.
+// Registry keeps jobs in JetStream: the Hub's crawls, and the jobs of the
+// doors whose jobs are not crawls of the Hub's (the Firecrawl API's batch
+// scrapes, crawls and extracts). It lives here, beside JobsBucket, so that
+// the hub's JetStream is the one place a job of any kind is registered,
+// under the same conventions: each job's record (R, as JSON) is a key of a
+// bucket that every process reads and updates with compare and set, and
+// watches for a cancel; a job may keep marks beside it (numbers, such as
+// how far a client was sent its output); what the job produced is one
+// subject of a stream per job, read back in order. Any process sharing the
+// NATS answers for a job, whichever runs it.
 type Registry[R any] struct {
 	js  jetstream.JetStream
 	cfg RegistryConfig
@@ -33,7 +35,9 @@ type Registry[R any] struct {
 }
 
 // RegistryConfig names a Registry's bucket and stream and says how they
-// are kept.
+// are kept. The stream is made only once a job's items are added or read:
+// a registry whose jobs produce nothing of their own there (the Hub's
+// crawls, whose output is the Hub's stream) has none.
 type RegistryConfig struct {
 	// Name makes the names: bucket distill_<name>_jobs, stream
 	// DISTILL_<NAME>_ITEMS, subjects distill.<name>.items.<id>. Letters,
@@ -64,12 +68,35 @@ func (r *Registry[R]) subject(id string) string {
 	return "distill." + r.cfg.Name + ".items." + id
 }
 
-// open makes the bucket and the stream on first use.
-func (r *Registry[R]) open(ctx context.Context) (jetstream.KeyValue, jetstream.Stream, error) {
+// registryBucket is the bucket of the registry named name.
+func registryBucket(name string) string { return "distill_" + name + "_jobs" }
+
+// open makes the bucket on first use.
+func (r *Registry[R]) open(ctx context.Context) (jetstream.KeyValue, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.kv != nil {
-		return r.kv, r.stream, nil
+		return r.kv, nil
+	}
+	kv, err := r.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:   registryBucket(r.cfg.Name),
+		TTL:      r.cfg.TTL,
+		Storage:  r.cfg.Storage,
+		Replicas: max(r.cfg.Replicas, 1),
+	})
+	if err != nil {
+		return nil, unavailableAs(fmt.Errorf("jobs bucket: %w", err), "jobs")
+	}
+	r.kv = kv
+	return kv, nil
+}
+
+// itemStream makes the stream of the jobs' items on first use.
+func (r *Registry[R]) itemStream(ctx context.Context) (jetstream.Stream, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stream != nil {
+		return r.stream, nil
 	}
 	name := "DISTILL_" + strings.ToUpper(r.cfg.Name) + "_ITEMS"
 	stream, err := r.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
@@ -80,19 +107,10 @@ func (r *Registry[R]) open(ctx context.Context) (jetstream.KeyValue, jetstream.S
 		MaxAge:   r.cfg.TTL,
 	})
 	if err != nil {
-		return nil, nil, unavailableAs(fmt.Errorf("ensure stream %s: %w", name, err), "jobs")
+		return nil, unavailableAs(fmt.Errorf("ensure stream %s: %w", name, err), "jobs")
 	}
-	kv, err := r.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:   "distill_" + r.cfg.Name + "_jobs",
-		TTL:      r.cfg.TTL,
-		Storage:  r.cfg.Storage,
-		Replicas: max(r.cfg.Replicas, 1),
-	})
-	if err != nil {
-		return nil, nil, unavailableAs(fmt.Errorf("jobs bucket: %w", err), "jobs")
-	}
-	r.kv, r.stream = kv, stream
-	return kv, stream, nil
+	r.stream = stream
+	return stream, nil
 }
 
 func unavailableAs(err error, what string) error {
@@ -104,13 +122,9 @@ func unavailableAs(err error, what string) error {
 
 // Create registers job id with rec, refusing an id registered already.
 func (r *Registry[R]) Create(ctx context.Context, id string, rec R) error {
-	kv, _, err := r.open(ctx)
+	kv, b, err := r.encode(ctx, id, rec)
 	if err != nil {
 		return err
-	}
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return failure.Wrap(failure.Internal, err, "job %s", id)
 	}
 	if _, err := kv.Create(ctx, id, b); err != nil {
 		if isConflict(err) || errors.Is(err, jetstream.ErrKeyExists) {
@@ -121,6 +135,31 @@ func (r *Registry[R]) Create(ctx context.Context, id string, rec R) error {
 	return nil
 }
 
+// Put registers job id with rec, replacing the record it had if any.
+func (r *Registry[R]) Put(ctx context.Context, id string, rec R) error {
+	kv, b, err := r.encode(ctx, id, rec)
+	if err != nil {
+		return err
+	}
+	if _, err := kv.Put(ctx, id, b); err != nil {
+		return unavailableAs(err, "job "+id)
+	}
+	return nil
+}
+
+// encode is rec as job id's record is kept, and the bucket to keep it in.
+func (r *Registry[R]) encode(ctx context.Context, id string, rec R) (jetstream.KeyValue, []byte, error) {
+	kv, err := r.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, nil, failure.Wrap(failure.Internal, err, "job %s", id)
+	}
+	return kv, b, nil
+}
+
 // Get is job id's record, failure.NotFound when there is none.
 func (r *Registry[R]) Get(ctx context.Context, id string) (R, error) {
 	rec, _, err := r.get(ctx, id)
@@ -129,7 +168,7 @@ func (r *Registry[R]) Get(ctx context.Context, id string) (R, error) {
 
 func (r *Registry[R]) get(ctx context.Context, id string) (R, uint64, error) {
 	var rec R
-	kv, _, err := r.open(ctx)
+	kv, err := r.open(ctx)
 	if err != nil {
 		return rec, 0, err
 	}
@@ -151,7 +190,7 @@ func (r *Registry[R]) get(ctx context.Context, id string) (R, uint64, error) {
 // which case change is given the newer record. It returns the record as
 // it is kept.
 func (r *Registry[R]) Update(ctx context.Context, id string, change func(*R) bool) (R, error) {
-	kv, _, err := r.open(ctx)
+	kv, err := r.open(ctx)
 	if err != nil {
 		var zero R
 		return zero, err
@@ -180,7 +219,11 @@ func (r *Registry[R]) Update(ctx context.Context, id string, change func(*R) boo
 
 // Delete forgets job id: its record and its items.
 func (r *Registry[R]) Delete(ctx context.Context, id string) error {
-	kv, stream, err := r.open(ctx)
+	kv, err := r.open(ctx)
+	if err != nil {
+		return err
+	}
+	stream, err := r.itemStream(ctx)
 	if err != nil {
 		return err
 	}
@@ -193,15 +236,67 @@ func (r *Registry[R]) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
+// A job's marks are numbers it keeps beside its record, in the same
+// bucket and for as long, each under its own key, <name>.<id>: no job id
+// has a dot (none could name its items' subject), so List and Watch,
+// which read records, pass them by.
+func markKey(id, name string) string { return name + "." + id }
+
+func isMarkKey(k string) bool { return strings.Contains(k, ".") }
+
+// SetMark keeps job id's mark name at v.
+func (r *Registry[R]) SetMark(ctx context.Context, id, name string, v uint64) error {
+	kv, err := r.open(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := kv.Put(ctx, markKey(id, name), strconv.AppendUint(nil, v, 10)); err != nil {
+		return unavailableAs(err, "job "+id)
+	}
+	return nil
+}
+
+// Mark is job id's mark name, 0 when it has none.
+func (r *Registry[R]) Mark(ctx context.Context, id, name string) (uint64, error) {
+	kv, err := r.open(ctx)
+	if err != nil {
+		return 0, err
+	}
+	e, err := kv.Get(ctx, markKey(id, name))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrInvalidKey):
+		return 0, nil
+	case err != nil:
+		return 0, unavailableAs(err, "job "+id)
+	}
+	v, err := strconv.ParseUint(string(e.Value()), 10, 64)
+	if err != nil {
+		return 0, failure.Wrap(failure.Internal, err, "job %s mark %s", id, name)
+	}
+	return v, nil
+}
+
+// ClearMark forgets job id's mark name.
+func (r *Registry[R]) ClearMark(ctx context.Context, id, name string) error {
+	kv, err := r.open(ctx)
+	if err != nil {
+		return err
+	}
+	if err := kv.Delete(ctx, markKey(id, name)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return unavailableAs(err, "job "+id)
+	}
+	return nil
+}
+
 // Listed is one job of List.
 type Listed[R any] struct {
 	ID     string
 	Record R
 }
 
-// List is every job's record, in no order.
+// List is every job's record, in no order. A job's marks are not jobs.
 func (r *Registry[R]) List(ctx context.Context) ([]Listed[R], error) {
-	kv, _, err := r.open(ctx)
+	kv, err := r.open(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +307,9 @@ func (r *Registry[R]) List(ctx context.Context) ([]Listed[R], error) {
 	defer func() { _ = keys.Stop() }()
 	var ids []string
 	for k := range keys.Keys() {
-		ids = append(ids, k)
+		if !isMarkKey(k) {
+			ids = append(ids, k)
+		}
 	}
 	out := make([]Listed[R], 0, len(ids))
 	for _, id := range ids {
@@ -233,7 +330,7 @@ func (r *Registry[R]) List(ctx context.Context) ([]Listed[R], error) {
 // written, until ctx ends or the job is forgotten; then it closes the
 // channel.
 func (r *Registry[R]) Watch(ctx context.Context, id string) (<-chan R, error) {
-	kv, _, err := r.open(ctx)
+	kv, err := r.open(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +374,7 @@ func (r *Registry[R]) Watch(ctx context.Context, id string) (<-chan R, error) {
 
 // Append adds one item to what job id produced, and returns its sequence.
 func (r *Registry[R]) Append(ctx context.Context, id string, item []byte) (uint64, error) {
-	if _, _, err := r.open(ctx); err != nil {
+	if _, err := r.itemStream(ctx); err != nil {
 		return 0, err
 	}
 	ack, err := r.js.Publish(ctx, r.subject(id), item)
@@ -293,7 +390,7 @@ func (r *Registry[R]) Append(ctx context.Context, id string, item []byte) (uint6
 // batches: a status poll of a batch of thousands of pages is a few round
 // trips, not one per page.
 func (r *Registry[R]) Items(ctx context.Context, id string, after uint64, each func(seq uint64, item []byte)) (uint64, error) {
-	_, stream, err := r.open(ctx)
+	stream, err := r.itemStream(ctx)
 	if err != nil {
 		return after, err
 	}

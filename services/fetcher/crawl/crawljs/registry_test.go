@@ -1,6 +1,7 @@
 package crawljs
 
 import (
+	"errors"
 	"strconv"
 	"testing"
 	"time"
@@ -135,5 +136,86 @@ func TestRegistryItemsSpanBatches(t *testing.T) {
 				t.Fatalf("from item %d: item %d is %q, want %d", from, i, item, from+i)
 			}
 		}
+	}
+}
+
+// A job's marks are kept beside its record, read by any process, and are
+// not jobs: List passes them by, and a watch of the job does not see
+// them. Put replaces a record, or registers a new one.
+func TestRegistryMarksAreNotJobs(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t)
+	a, b := testRegistry(t, connect(t, srv)), testRegistry(t, connect(t, srv))
+	ctx := t.Context()
+	if err := a.Create(ctx, "job-1", testJob{Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := b.Mark(ctx, "job-1", "sent"); err != nil || v != 0 {
+		t.Errorf("a mark never set: %d (%v), want 0", v, err)
+	}
+	changes, err := b.Watch(ctx, "job-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-changes
+	if err := a.SetMark(ctx, "job-1", "sent", 42); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Put(ctx, "job-1", testJob{Status: "again"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-changes; got.Status != "again" {
+		t.Errorf("the watch saw %+v after the mark and the put, want the put", got)
+	}
+	if v, err := b.Mark(ctx, "job-1", "sent"); err != nil || v != 42 {
+		t.Errorf("the mark: %d (%v), want 42", v, err)
+	}
+	if err := b.Put(ctx, "job-2", testJob{Done: 1}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := b.List(ctx)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("list %+v (%v), want the two jobs", list, err)
+	}
+	for _, l := range list {
+		if l.ID != "job-1" && l.ID != "job-2" {
+			t.Errorf("listed %q, not a job", l.ID)
+		}
+	}
+	if err := b.ClearMark(ctx, "job-1", "sent"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := a.Mark(ctx, "job-1", "sent"); err != nil || v != 0 {
+		t.Errorf("a cleared mark: %d (%v), want 0", v, err)
+	}
+}
+
+// A registry whose jobs add no items has no items stream: it is made by
+// the first Append.
+func TestRegistryItemsStreamIsMadeByTheFirstItem(t *testing.T) {
+	t.Parallel()
+	js := connect(t, startServer(t))
+	r := testRegistry(t, js)
+	ctx := t.Context()
+	if err := r.Create(ctx, "job-1", testJob{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Update(ctx, "job-1", func(j *testJob) bool { j.Done++; return true }); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetMark(ctx, "job-1", "sent", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.List(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Stream(ctx, "DISTILL_TEST_ITEMS"); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatalf("the items stream before any item: %v, want none", err)
+	}
+	if _, err := r.Append(ctx, "job-1", []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Stream(ctx, "DISTILL_TEST_ITEMS"); err != nil {
+		t.Fatalf("the items stream after an item: %v", err)
 	}
 }
