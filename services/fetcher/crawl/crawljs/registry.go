@@ -314,8 +314,10 @@ func (r *Registry[R]) List(ctx context.Context) ([]Listed[R], error) {
 	out := make([]Listed[R], 0, len(ids))
 	for _, id := range ids {
 		rec, err := r.Get(ctx, id)
-		if failure.CodeOf(err) == failure.NotFound {
-			// Forgotten since it was listed.
+		switch failure.CodeOf(err) {
+		case failure.NotFound, failure.Internal:
+			// Forgotten since it was listed, or not a record any
+			// caller could read: the others are listed all the same.
 			continue
 		}
 		if err != nil {

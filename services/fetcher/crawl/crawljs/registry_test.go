@@ -219,3 +219,30 @@ func TestRegistryItemsStreamIsMadeByTheFirstItem(t *testing.T) {
 		t.Fatalf("the items stream after an item: %v", err)
 	}
 }
+
+// A key whose value is no record (written by something else, or damaged)
+// does not keep List from the jobs that are.
+func TestRegistryListSkipsWhatIsNoRecord(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t)
+	js := connect(t, srv)
+	r := testRegistry(t, js)
+	ctx := t.Context()
+	if err := r.Create(ctx, "job-1", testJob{Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, "distill_test_jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "job-2", []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	listed, err := r.List(ctx)
+	if err != nil {
+		t.Fatalf("List with one damaged record: %v", err)
+	}
+	if len(listed) != 1 || listed[0].ID != "job-1" {
+		t.Fatalf("listed %v, want job-1 alone", listed)
+	}
+}
