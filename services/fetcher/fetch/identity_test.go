@@ -1,0 +1,213 @@
+package fetch
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"distill.dev/proto/failure"
+	internalv1 "distill.dev/proto/gen/distill/internalv1"
+	"distill.dev/services/fetcher/identity"
+	"distill.dev/services/fetcher/identity/identitytest"
+	"distill.dev/services/platform/netpolicy"
+	"distill.dev/services/platform/netpolicy/netpolicytest"
+)
+
+// siteName is the host name both Chromium and the fetcher reach the
+// loopback server by: JA4 tells a ClientHello with a name (d) from one
+// with an address (i).
+const siteName = "distill.test"
+
+// identityServer starts the measuring server and a fetcher that reaches
+// it as siteName, with opts.
+func identityServer(t *testing.T, opts ...Option) (*identitytest.Server, *Fetcher) {
+	t.Helper()
+	srv, err := identitytest.Start([]string{siteName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	dns, err := netpolicytest.StartDNS(func(name string) []netip.Addr {
+		switch name {
+		case siteName:
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+		case "private.test":
+			return []netip.Addr{netip.MustParseAddr("10.0.0.1")}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dns.Close() })
+	opts = append([]Option{WithResolver(dns.Resolver()), WithRootCAs(srv.Roots())}, opts...)
+	return srv, newFetcher(t, opts...)
+}
+
+// captureOf waits for the capture of the first connection whose first
+// request is for path.
+func captureOf(t *testing.T, srv *identitytest.Server, path string) identitytest.Capture {
+	t.Helper()
+	for {
+		c, err := srv.Next(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Path == path {
+			return c
+		}
+	}
+}
+
+// fetchCapture fetches path of srv as siteName and returns what the
+// server measured.
+func fetchCapture(t *testing.T, srv *identitytest.Server, f *Fetcher, path string) identitytest.Capture {
+	t.Helper()
+	u := fmt.Sprintf("https://%s:%d%s", siteName, srv.Addr().Port, path)
+	resp := mustGet(t, f, u, local())
+	if string(resp.GetBody()) != identitytest.Page {
+		t.Fatalf("fetch %s: body %q", u, resp.GetBody())
+	}
+	return captureOf(t, srv, path)
+}
+
+// The chrome profile is the Chromium installed here, as a loopback
+// server measures them both: JA4, the HTTP/2 preface (SETTINGS,
+// WINDOW_UPDATE, PRIORITY), pseudo-header order, and the request headers
+// in order. The day Debian's chromium moves on, this fails.
+func TestChromeProfileIsTheInstalledChromium(t *testing.T) {
+	t.Parallel()
+	srv, f := identityServer(t, WithProfile(identity.Chrome()))
+	stop, err := identitytest.Chromium(t.Context(), srv, siteName, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := captureOf(t, srv, "/")
+	stop()
+	ours := fetchCapture(t, srv, f, "/profile")
+
+	t.Logf("chromium:       JA4 %s, h2 %s", browser.JA4, browser.H2)
+	t.Logf("chrome profile: JA4 %s, h2 %s", ours.JA4, ours.H2)
+	if browser.Proto != "h2" || ours.Proto != "h2" {
+		t.Fatalf("protocols: chromium %s, profile %s; want h2 for both", browser.Proto, ours.Proto)
+	}
+	if ours.JA4 != browser.JA4 {
+		t.Errorf("JA4: profile %s, chromium %s", ours.JA4, browser.JA4)
+	}
+	if got, want := ours.H2.String(), browser.H2.String(); got != want {
+		t.Errorf("HTTP/2 fingerprint: profile %s, chromium %s", got, want)
+	}
+	if !slices.Equal(ours.Hello.SigAlgs[1:], browser.Hello.SigAlgs[1:]) || !slices.Equal(ours.Hello.ALPN, browser.Hello.ALPN) {
+		t.Errorf("hello: profile %+v, chromium %+v", ours.Hello, browser.Hello)
+	}
+	if got, want := comparable(ours.Headers), comparable(browser.Headers); !slices.Equal(got, want) {
+		t.Errorf("headers:\nprofile  %q\nchromium %q", got, want)
+	}
+}
+
+// comparable is a request's header fields as the comparison reads them:
+// :authority and :path differ by design, and headless Chromium calls
+// itself HeadlessChrome where the browser it stands for says Chrome.
+func comparable(fields [][2]string) []string {
+	var out []string
+	for _, f := range fields {
+		switch f[0] {
+		case ":authority", ":path":
+			out = append(out, f[0])
+			continue
+		case "user-agent":
+			f[1] = strings.Replace(f[1], "HeadlessChrome/", "Chrome/", 1)
+		}
+		out = append(out, f[0]+": "+f[1])
+	}
+	return out
+}
+
+// Without a profile, and with distill's, the fetcher is Go's client, as a
+// net/http client with the fetcher's header bound measures (that bound is
+// its SETTINGS_MAX_HEADER_LIST_SIZE), and says it is distill.
+func TestDistillProfileIsGo(t *testing.T) {
+	t.Parallel()
+	srv, _ := identityServer(t)
+	client := &http.Client{Transport: &http.Transport{ForceAttemptHTTP2: true, MaxResponseHeaderBytes: 1 << 20, TLSClientConfig: &tls.Config{RootCAs: srv.Roots(), ServerName: siteName}}}
+	t.Cleanup(client.CloseIdleConnections)
+	resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d/go", srv.Addr().Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	gos := captureOf(t, srv, "/go")
+	t.Logf("go net/http:    JA4 %s, h2 %s", gos.JA4, gos.H2)
+
+	for _, opts := range [][]Option{nil, {WithProfile(identity.Distill())}} {
+		srv, f := identityServer(t, opts...)
+		got := fetchCapture(t, srv, f, "/distill")
+		t.Logf("distill profile: JA4 %s, h2 %s", got.JA4, got.H2)
+		if got.JA4 != gos.JA4 || got.H2.String() != gos.H2.String() {
+			t.Errorf("distill profile: JA4 %s h2 %s; Go's are %s and %s", got.JA4, got.H2, gos.JA4, gos.H2)
+		}
+		if ua := header(got.Headers, "user-agent"); !strings.HasPrefix(ua, "distill/") {
+			t.Errorf("distill profile User-Agent %q", ua)
+		}
+	}
+}
+
+func header(fields [][2]string, name string) string {
+	for _, f := range fields {
+		if f[0] == name {
+			return f[1]
+		}
+	}
+	return ""
+}
+
+// A browser's profile changes what is said on a connection, not which
+// connections may be opened: the guarded dialer still refuses a private
+// address, loopback without allow_local, and the process's own port.
+func TestChromeProfileKeepsThePolicy(t *testing.T) {
+	t.Parallel()
+	own := netpolicy.NewOwn()
+	srv, f := identityServer(t, WithProfile(identity.Chrome()))
+	own.Add(srv.Addr(), "gRPC port")
+	_, guarded := identityServer(t, WithProfile(identity.Chrome()), WithOwn(own))
+	port := srv.Addr().Port
+
+	_, err := get(t, f, fmt.Sprintf("https://private.test:%d/", port), local())
+	wantFailure(t, err, failure.Blocked, "10.0.0.1 (private range 10.0.0.0/8)")
+	_, err = get(t, f, fmt.Sprintf("https://%s:%d/", siteName, port), nil)
+	wantFailure(t, err, failure.Blocked, "127.0.0.1 (loopback")
+	_, err = get(t, guarded, fmt.Sprintf("https://%s:%d/", siteName, port), local())
+	wantFailure(t, err, failure.Blocked, "distill's own gRPC port")
+	select {
+	case c := <-srv.Captures():
+		t.Fatalf("server reached: %s %s", c.JA4, c.Path)
+	default:
+	}
+}
+
+// A paced call over a browser's profile still hears when its request
+// was written, as the pacer needs: the profile's transport tells the
+// fetcher's trace of the guarded connection it writes on.
+func TestChromeProfileTellsThePacer(t *testing.T) {
+	t.Parallel()
+	srv, f := identityServer(t, WithProfile(identity.Chrome()))
+	u := fmt.Sprintf("https://%s:%d/paced", siteName, srv.Addr().Port)
+	for i := range 2 { // the second reuses the HTTP/2 connection
+		var sent []time.Time
+		_, err := f.FetchWith(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: u, Options: local()},
+			PaceWith(func(_ context.Context, _ *url.URL) error { return nil }, func(_ *url.URL, at time.Time) { sent = append(sent, at) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sent) != 1 || sent[0].IsZero() {
+			t.Fatalf("fetch %d: pacer told %v, want one write time", i, sent)
+		}
+	}
+}

@@ -1,0 +1,326 @@
+package identity
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"slices"
+	"sync"
+	"time"
+
+	fhttp "github.com/bogdanfinn/fhttp"
+	http2 "github.com/bogdanfinn/fhttp/http2"
+	fhttptrace "github.com/bogdanfinn/fhttp/httptrace"
+	utls "github.com/bogdanfinn/utls"
+)
+
+// DialFunc opens a TCP connection; the fetcher's is the guarded dialer.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Config is what a Transport is built with.
+type Config struct {
+	// Dial opens every TCP connection. Required.
+	Dial DialFunc
+	// RootCAs verifies servers' certificates; nil: the system's roots.
+	RootCAs *x509.CertPool
+	// IdleConnTimeout closes idle connections (HTTP/1.1 and HTTP/2);
+	// zero: 90 seconds.
+	IdleConnTimeout time.Duration
+	// MaxResponseHeaderBytes bounds a response's header; zero: fhttp's.
+	MaxResponseHeaderBytes int64
+}
+
+// Transport is a net/http RoundTripper that speaks as a browser profile:
+// its ClientHello over TLS, its preface and pseudo-header order over
+// HTTP/2, its header order on every request. Connections come from
+// Config.Dial alone. It takes the fetcher's requests and gives net/http
+// responses, so the fetcher's client (redirects, retries, traces) works
+// over it unchanged.
+type Transport struct {
+	p   *Profile
+	cfg Config
+	h2  *http2.Transport // frames HTTP/2 connections opened here
+	h1  *fhttp.Transport // HTTP/1.1: http:// and servers that settle it
+
+	mu sync.Mutex
+	// h2conns are the HTTP/2 connections by address; h1addrs the
+	// addresses whose server settled HTTP/1.1; spare the TLS connections
+	// that did, for h1 to take.
+	h2conns map[string][]*h2conn
+	h1addrs map[string]bool
+	spare   map[string][]net.Conn
+}
+
+type h2conn struct {
+	cc  *http2.ClientConn
+	raw net.Conn // the dialled connection under TLS
+}
+
+// Transport returns a transport speaking as p over connections from
+// cfg.Dial (a plain net.Dialer's when nil), or nil for a profile that is
+// not a browser's: distill's own identity is Go's client, and the fetcher
+// keeps its net/http transport for it.
+func (p *Profile) Transport(cfg Config) *Transport {
+	if !p.Browser() {
+		return nil
+	}
+	if cfg.Dial == nil {
+		cfg.Dial = new(net.Dialer).DialContext
+	}
+	if cfg.IdleConnTimeout == 0 {
+		cfg.IdleConnTimeout = 90 * time.Second
+	}
+	t := &Transport{p: p, cfg: cfg, h2conns: map[string][]*h2conn{}, h1addrs: map[string]bool{}, spare: map[string][]net.Conn{}}
+	settings := map[http2.SettingID]uint32{}
+	var order []http2.SettingID
+	for _, s := range p.h2.settings {
+		settings[s.ID] = s.Val
+		order = append(order, s.ID)
+	}
+	prio := p.h2.headerPriority
+	t.h2 = &http2.Transport{
+		Settings:           settings,
+		SettingsOrder:      order,
+		ConnectionFlow:     p.h2.windowUpdate,
+		HeaderPriority:     &prio,
+		PseudoHeaderOrder:  slices.Clone(p.h2.pseudoOrder),
+		IdleConnTimeout:    cfg.IdleConnTimeout,
+		DisableCompression: true, // the fetcher asks for and decodes bodies itself
+	}
+	t.h1 = &fhttp.Transport{
+		DialContext:            cfg.Dial,
+		DialTLSContext:         t.dialTLS1,
+		IdleConnTimeout:        cfg.IdleConnTimeout,
+		MaxIdleConns:           100,
+		MaxResponseHeaderBytes: cfg.MaxResponseHeaderBytes,
+		DisableCompression:     true,
+	}
+	return t
+}
+
+// CloseIdleConnections closes the connections not in use.
+func (t *Transport) CloseIdleConnections() {
+	t.h1.CloseIdleConnections()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for addr, conns := range t.h2conns {
+		for _, c := range conns {
+			_ = c.cc.Shutdown(context.Background())
+		}
+		delete(t.h2conns, addr)
+	}
+	for addr, conns := range t.spare {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		delete(t.spare, addr)
+	}
+}
+
+// RoundTrip sends req as the profile would.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	freq := t.request(req)
+	if req.URL.Scheme != "https" {
+		return t.roundTrip1(req, freq)
+	}
+	addr := hostPort(req)
+	t.mu.Lock()
+	h1 := t.h1addrs[addr]
+	t.mu.Unlock()
+	if h1 {
+		return t.roundTrip1(req, freq)
+	}
+	c, reused, err := t.h2conn(req.Context(), addr)
+	if errors.Is(err, errSettledHTTP1) {
+		return t.roundTrip1(req, freq)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GotConn != nil {
+		trace.GotConn(httptrace.GotConnInfo{Conn: c.raw, Reused: reused})
+	}
+	fresp, err := c.cc.RoundTrip(freq)
+	if err != nil {
+		return nil, err
+	}
+	return response(fresp, req), nil
+}
+
+// roundTrip1 sends freq over HTTP/1.1, telling req's trace of the
+// connection it goes out on.
+func (t *Transport) roundTrip1(req *http.Request, freq *fhttp.Request) (*http.Response, error) {
+	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GotConn != nil {
+		ctx := fhttptrace.WithClientTrace(freq.Context(), &fhttptrace.ClientTrace{
+			GotConn: func(info fhttptrace.GotConnInfo) {
+				conn := info.Conn
+				if uc, ok := conn.(*utls.UConn); ok {
+					conn = uc.NetConn()
+				}
+				trace.GotConn(httptrace.GotConnInfo{Conn: conn, Reused: info.Reused, WasIdle: info.WasIdle, IdleTime: info.IdleTime})
+			},
+		})
+		freq = freq.WithContext(ctx)
+	}
+	fresp, err := t.h1.RoundTrip(freq)
+	if err != nil {
+		return nil, err
+	}
+	return response(fresp, req), nil
+}
+
+// errSettledHTTP1 says the server chose HTTP/1.1; the connection waits
+// in spare.
+var errSettledHTTP1 = errors.New("identity: server settled HTTP/1.1")
+
+// h2conn returns an HTTP/2 connection to addr that can take a request,
+// dialling one when none can, and whether it was reused. A server that
+// settles HTTP/1.1 gives errSettledHTTP1, and is spoken to over HTTP/1.1
+// from then on.
+func (t *Transport) h2conn(ctx context.Context, addr string) (*h2conn, bool, error) {
+	t.mu.Lock()
+	live := t.h2conns[addr][:0]
+	var found *h2conn
+	for _, c := range t.h2conns[addr] {
+		if c.cc.CanTakeNewRequest() {
+			live = append(live, c)
+			if found == nil {
+				found = c
+			}
+		}
+	}
+	t.h2conns[addr] = live
+	t.mu.Unlock()
+	if found != nil {
+		return found, true, nil
+	}
+	conn, raw, err := t.dialTLS(ctx, addr)
+	if err != nil {
+		return nil, false, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if conn.ConnectionState().NegotiatedProtocol != "h2" {
+		t.h1addrs[addr] = true
+		t.spare[addr] = append(t.spare[addr], conn)
+		return nil, false, errSettledHTTP1
+	}
+	cc, err := t.h2.NewClientConn(conn)
+	if err != nil {
+		_ = conn.Close()
+		return nil, false, fmt.Errorf("identity: HTTP/2 to %s: %w", addr, err)
+	}
+	c := &h2conn{cc: cc, raw: raw}
+	t.h2conns[addr] = append(t.h2conns[addr], c)
+	return c, false, nil
+}
+
+// dialTLS1 is the HTTP/1.1 transport's TLS dialer: a connection that
+// settled HTTP/1.1 already, else a new one.
+func (t *Transport) dialTLS1(ctx context.Context, _, addr string) (net.Conn, error) {
+	t.mu.Lock()
+	if spare := t.spare[addr]; len(spare) > 0 {
+		c := spare[len(spare)-1]
+		t.spare[addr] = spare[:len(spare)-1]
+		t.mu.Unlock()
+		return c, nil
+	}
+	t.mu.Unlock()
+	conn, _, err := t.dialTLS(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	if p := conn.ConnectionState().NegotiatedProtocol; p == "h2" {
+		_ = conn.Close()
+		return nil, fmt.Errorf("identity: %s settled HTTP/1.1 before and now %s", addr, p)
+	}
+	return conn, nil
+}
+
+// dialTLS dials addr with the guarded dialer and makes the profile's TLS
+// handshake over it: the TLS connection and the dialled one under it.
+func (t *Transport) dialTLS(ctx context.Context, addr string) (*utls.UConn, net.Conn, error) {
+	raw, err := t.cfg.Dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	conn := utls.UClient(raw, &utls.Config{ServerName: host, RootCAs: t.cfg.RootCAs, OmitEmptyPsk: true}, utls.HelloCustom, false, false, true)
+	if err := conn.ApplyPreset(t.p.hello()); err != nil {
+		_ = raw.Close()
+		return nil, nil, fmt.Errorf("identity: %s ClientHello: %w", t.p.Name(), err)
+	}
+	if err := conn.HandshakeContext(ctx); err != nil {
+		_ = raw.Close()
+		if ve, ok := errors.AsType[*utls.CertificateVerificationError](err); ok {
+			// The fetcher tells a certificate problem (not retried) by
+			// crypto/tls's type.
+			return nil, nil, &tls.CertificateVerificationError{UnverifiedCertificates: ve.UnverifiedCertificates, Err: ve.Err}
+		}
+		return nil, nil, fmt.Errorf("tls handshake with %s: %w", addr, err)
+	}
+	return conn, raw, nil
+}
+
+// request is req for fhttp, with the profile's header order.
+func (t *Transport) request(req *http.Request) *fhttp.Request {
+	h := fhttp.Header(req.Header.Clone())
+	if h == nil {
+		h = fhttp.Header{}
+	}
+	h[fhttp.HeaderOrderKey] = t.p.headerOrder()
+	h[fhttp.PHeaderOrderKey] = slices.Clone(t.p.h2.pseudoOrder)
+	freq := &fhttp.Request{
+		Method:        req.Method,
+		URL:           req.URL,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Body:          req.Body,
+		GetBody:       req.GetBody,
+		ContentLength: req.ContentLength,
+		Host:          req.Host,
+		Close:         req.Close,
+	}
+	return freq.WithContext(req.Context())
+}
+
+// response is fresp for net/http.
+func response(fresp *fhttp.Response, req *http.Request) *http.Response {
+	return &http.Response{
+		Status:           fresp.Status,
+		StatusCode:       fresp.StatusCode,
+		Proto:            fresp.Proto,
+		ProtoMajor:       fresp.ProtoMajor,
+		ProtoMinor:       fresp.ProtoMinor,
+		Header:           http.Header(fresp.Header),
+		Body:             fresp.Body,
+		ContentLength:    fresp.ContentLength,
+		TransferEncoding: fresp.TransferEncoding,
+		Close:            fresp.Close,
+		Uncompressed:     fresp.Uncompressed,
+		Trailer:          http.Header(fresp.Trailer),
+		Request:          req,
+	}
+}
+
+// hostPort is req's address, with the scheme's port when it names none.
+func hostPort(req *http.Request) string {
+	if _, _, err := net.SplitHostPort(req.URL.Host); err == nil {
+		return req.URL.Host
+	}
+	port := "443"
+	if req.URL.Scheme == "http" {
+		port = "80"
+	}
+	return net.JoinHostPort(req.URL.Hostname(), port)
+}
