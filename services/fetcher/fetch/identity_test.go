@@ -29,7 +29,14 @@ const siteName = "distill.test"
 // it as siteName, with opts.
 func identityServer(t *testing.T, opts ...Option) (*identitytest.Server, *Fetcher) {
 	t.Helper()
-	srv, err := identitytest.Start([]string{siteName})
+	return identityServerOf(t, nil, opts...)
+}
+
+// identityServerOf is identityServer with a server that settles one of
+// protos by ALPN (h2 or http/1.1 when nil).
+func identityServerOf(t *testing.T, protos []string, opts ...Option) (*identitytest.Server, *Fetcher) {
+	t.Helper()
+	srv, err := identitytest.Start([]string{siteName}, protos...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,33 +86,57 @@ func fetchCapture(t *testing.T, srv *identitytest.Server, f *Fetcher, path strin
 }
 
 // The chrome profile is the Chromium installed here, as a loopback
-// server measures them both: JA4, the HTTP/2 preface (SETTINGS,
-// WINDOW_UPDATE, PRIORITY), pseudo-header order, and the request headers
-// in order. The day Debian's chromium moves on, this fails.
+// server measures them both: JA4 and what it leaves out of the
+// ClientHello, the HTTP/2 preface (SETTINGS, WINDOW_UPDATE, PRIORITY) and
+// pseudo-header order, and the request headers in order, over HTTP/2 and
+// over HTTP/1.1. The day Debian's chromium moves on, this fails.
 func TestChromeProfileIsTheInstalledChromium(t *testing.T) {
 	t.Parallel()
-	srv, f := identityServer(t, WithProfile(identity.Chrome()))
-	stop, err := identitytest.Chromium(t.Context(), srv, siteName, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+	for _, proto := range []string{"h2", "http/1.1"} {
+		t.Run(proto, func(t *testing.T) {
+			srv, f := identityServerOf(t, []string{proto}, WithProfile(identity.Chrome()))
+			stop, err := identitytest.Chromium(t.Context(), srv, siteName, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			browser := captureOf(t, srv, "/")
+			stop()
+			ours := fetchCapture(t, srv, f, "/profile")
+			t.Logf("chromium:       JA4 %s, h2 %s", browser.JA4, browser.H2)
+			t.Logf("chrome profile: JA4 %s, h2 %s", ours.JA4, ours.H2)
+			sameAsChromium(t, proto, ours, browser)
+		})
 	}
-	browser := captureOf(t, srv, "/")
-	stop()
-	ours := fetchCapture(t, srv, f, "/profile")
+}
 
-	t.Logf("chromium:       JA4 %s, h2 %s", browser.JA4, browser.H2)
-	t.Logf("chrome profile: JA4 %s, h2 %s", ours.JA4, ours.H2)
-	if browser.Proto != "h2" || ours.Proto != "h2" {
-		t.Fatalf("protocols: chromium %s, profile %s; want h2 for both", browser.Proto, ours.Proto)
+// sameAsChromium compares what the profile sent with what Chromium did.
+func sameAsChromium(t *testing.T, proto string, ours, browser identitytest.Capture) {
+	t.Helper()
+	if browser.Proto != proto || ours.Proto != proto {
+		t.Fatalf("protocols: chromium %s, profile %s; want %s for both", browser.Proto, ours.Proto, proto)
 	}
 	if ours.JA4 != browser.JA4 {
 		t.Errorf("JA4: profile %s, chromium %s", ours.JA4, browser.JA4)
 	}
-	if got, want := ours.H2.String(), browser.H2.String(); got != want {
-		t.Errorf("HTTP/2 fingerprint: profile %s, chromium %s", got, want)
+	if proto == "h2" && ours.H2.String() != browser.H2.String() {
+		t.Errorf("HTTP/2 fingerprint: profile %s, chromium %s", ours.H2, browser.H2)
 	}
-	if !slices.Equal(ours.Hello.SigAlgs[1:], browser.Hello.SigAlgs[1:]) || !slices.Equal(ours.Hello.ALPN, browser.Hello.ALPN) {
-		t.Errorf("hello: profile %+v, chromium %+v", ours.Hello, browser.Hello)
+	// What JA4 leaves out: the ALPN list past its first, the groups and
+	// key shares, the signature algorithms' GREASE.
+	grease := func(h *identitytest.Hello) int { return len(h.SigAlgs) - len(identitytest.NonGREASE(h.SigAlgs)) }
+	for _, f := range []struct {
+		name         string
+		ours, theirs any
+	}{
+		{"ALPN", ours.Hello.ALPN, browser.Hello.ALPN},
+		{"supported groups", ours.Hello.Groups, browser.Hello.Groups},
+		{"key shares", ours.Hello.KeyShares, browser.Hello.KeyShares},
+		{"signature algorithms", identitytest.NonGREASE(ours.Hello.SigAlgs), identitytest.NonGREASE(browser.Hello.SigAlgs)},
+		{"GREASEd signature algorithms", grease(ours.Hello), grease(browser.Hello)},
+	} {
+		if fmt.Sprint(f.ours) != fmt.Sprint(f.theirs) {
+			t.Errorf("%s: profile %v, chromium %v", f.name, f.ours, f.theirs)
+		}
 	}
 	if got, want := comparable(ours.Headers), comparable(browser.Headers); !slices.Equal(got, want) {
 		t.Errorf("headers:\nprofile  %q\nchromium %q", got, want)
@@ -119,10 +150,10 @@ func comparable(fields [][2]string) []string {
 	var out []string
 	for _, f := range fields {
 		switch f[0] {
-		case ":authority", ":path":
+		case ":authority", ":path", "Host":
 			out = append(out, f[0])
 			continue
-		case "user-agent":
+		case "user-agent", "User-Agent":
 			f[1] = strings.Replace(f[1], "HeadlessChrome/", "Chrome/", 1)
 		}
 		out = append(out, f[0]+": "+f[1])

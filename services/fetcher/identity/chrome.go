@@ -53,6 +53,13 @@ func Chrome() *Profile {
 			headerPriority: http2.PriorityParam{Exclusive: true, StreamDep: 0, Weight: 255},
 			pseudoOrder:    []string{":method", ":authority", ":scheme", ":path"},
 		},
+		// Over HTTP/1.1 Chromium writes Host and Connection first, its
+		// client hints in lower case and no priority field.
+		h1: h1Form{
+			first: []string{"host", "connection"},
+			lower: []string{"sec-ch-ua", "sec-ch-ua-mobile", "sec-ch-ua-platform"},
+			omit:  []string{"priority"},
+		},
 		headers: [][2]string{
 			{"sec-ch-ua", `"Not:A-Brand";v="8", "Chromium";v="` + ChromeMajor + `"`},
 			{"sec-ch-ua-mobile", "?0"},

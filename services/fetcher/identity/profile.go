@@ -38,8 +38,21 @@ type Profile struct {
 	// for Go's own TLS.
 	hello func() *utls.ClientHelloSpec
 	h2    h2Preface
+	h1    h1Form
 	// headers are the request headers of a page GET, in the order sent.
 	headers [][2]string
+}
+
+// h1Form is how the browser writes the headers over HTTP/1.1, where the
+// case of a name shows.
+type h1Form struct {
+	// first are the fields before the profile's headers (host,
+	// connection), in lower case.
+	first []string
+	// lower are the names sent in lower case; the rest are canonical.
+	lower []string
+	// omit are the fields sent over HTTP/2 only.
+	omit []string
 }
 
 // h2Preface is what an HTTP/2 client sends before and with its first

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,20 +125,19 @@ func (t *Transport) CloseIdleConnections() {
 
 // RoundTrip sends req as the profile would.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	freq := t.request(req)
 	if req.URL.Scheme != "https" {
-		return t.roundTrip1(req, freq)
+		return t.roundTrip1(req)
 	}
 	addr := hostPort(req)
 	t.mu.Lock()
 	h1 := t.h1addrs[addr]
 	t.mu.Unlock()
 	if h1 {
-		return t.roundTrip1(req, freq)
+		return t.roundTrip1(req)
 	}
 	c, reused, err := t.h2conn(req.Context(), addr)
 	if errors.Is(err, errSettledHTTP1) {
-		return t.roundTrip1(req, freq)
+		return t.roundTrip1(req)
 	}
 	if err != nil {
 		return nil, err
@@ -145,16 +145,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GotConn != nil {
 		trace.GotConn(httptrace.GotConnInfo{Conn: c.raw, Reused: reused})
 	}
-	fresp, err := c.cc.RoundTrip(freq)
+	fresp, err := c.cc.RoundTrip(t.request(req, false))
 	if err != nil {
 		return nil, err
 	}
 	return response(fresp, req), nil
 }
 
-// roundTrip1 sends freq over HTTP/1.1, telling req's trace of the
+// roundTrip1 sends req over HTTP/1.1, telling req's trace of the
 // connection it goes out on.
-func (t *Transport) roundTrip1(req *http.Request, freq *fhttp.Request) (*http.Response, error) {
+func (t *Transport) roundTrip1(req *http.Request) (*http.Response, error) {
+	freq := t.request(req, true)
 	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GotConn != nil {
 		ctx := fhttptrace.WithClientTrace(freq.Context(), &fhttptrace.ClientTrace{
 			GotConn: func(info fhttptrace.GotConnInfo) {
@@ -270,13 +271,31 @@ func (t *Transport) dialTLS(ctx context.Context, addr string) (*utls.UConn, net.
 	return conn, raw, nil
 }
 
-// request is req for fhttp, with the profile's header order.
-func (t *Transport) request(req *http.Request) *fhttp.Request {
-	h := fhttp.Header(req.Header.Clone())
-	if h == nil {
-		h = fhttp.Header{}
+// request is req for fhttp, with the profile's header order: over
+// HTTP/1.1 (h1) with the browser's case of each name and without the
+// fields it sends over HTTP/2 alone.
+func (t *Transport) request(req *http.Request, h1 bool) *fhttp.Request {
+	h := fhttp.Header{}
+	for name, values := range req.Header {
+		lower := strings.ToLower(name)
+		switch {
+		case !h1:
+			h[name] = slices.Clone(values)
+		case slices.Contains(t.p.h1.omit, lower):
+		case slices.Contains(t.p.h1.lower, lower):
+			h[lower] = slices.Clone(values)
+		default:
+			h[name] = slices.Clone(values)
+		}
 	}
-	h[fhttp.HeaderOrderKey] = t.p.headerOrder()
+	order := t.p.headerOrder()
+	if h1 {
+		order = append(slices.Clone(t.p.h1.first), order...)
+		if req.Header.Get("Connection") == "" && !req.Close {
+			h["Connection"] = []string{"keep-alive"}
+		}
+	}
+	h[fhttp.HeaderOrderKey] = order
 	h[fhttp.PHeaderOrderKey] = slices.Clone(t.p.h2.pseudoOrder)
 	freq := &fhttp.Request{
 		Method:        req.Method,

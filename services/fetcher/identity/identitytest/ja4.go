@@ -23,6 +23,9 @@ type Hello struct {
 	Extensions []uint16 // in order sent, GREASE removed
 	ALPN       []string
 	SigAlgs    []uint16 // signature_algorithms, in order sent, GREASE kept
+	// Groups are supported_groups, KeyShares the groups of key_share,
+	// in order sent, GREASE removed: what JA4 does not hash.
+	Groups, KeyShares []uint16
 	// Data is each extension's body, by type.
 	Data map[uint16][]byte
 }
@@ -96,9 +99,20 @@ func (h *Hello) readExtension(typ uint16, data reader) {
 		}
 	case 13: // signature_algorithms
 		list, _ := data.vec(2)
+		h.SigAlgs = list.u16s()
+	case 10: // supported_groups
+		list, _ := data.vec(2)
+		h.Groups = NonGREASE(list.u16s())
+	case 51: // key_share
+		list, _ := data.vec(2)
 		for len(list) >= 2 {
-			s, _ := list.u16()
-			h.SigAlgs = append(h.SigAlgs, s)
+			g, _ := list.u16()
+			if _, ok := list.vec(2); !ok {
+				return
+			}
+			if !isGREASE(g) {
+				h.KeyShares = append(h.KeyShares, g)
+			}
 		}
 	case 43: // supported_versions
 		list, _ := data.vec(1)
@@ -129,13 +143,9 @@ func (h *Hello) JA4() string {
 	}
 	slices.Sort(exts)
 	c := hexList(exts)
-	var sigs []uint16
-	for _, s := range h.SigAlgs {
-		if !isGREASE(s) {
-			sigs = append(sigs, s)
-		}
-	}
-	if len(sigs) > 0 {
+	// GREASE is ignored here too (Chromium GREASEs its signature
+	// algorithms).
+	if sigs := NonGREASE(h.SigAlgs); len(sigs) > 0 {
 		c += "_" + hexList(sigs)
 	}
 	return a + "_" + ja4Hash(hexList(ciphers), len(ciphers)) + "_" + ja4Hash(c, len(exts))
@@ -195,6 +205,17 @@ func ja4Hash(s string, n int) string {
 	return hex.EncodeToString(sum[:])[:12]
 }
 
+// NonGREASE is vs without its GREASE values.
+func NonGREASE(vs []uint16) []uint16 {
+	var out []uint16
+	for _, v := range vs {
+		if !isGREASE(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // reader reads TLS's length-prefixed fields.
 type reader []byte
 
@@ -221,6 +242,16 @@ func (r *reader) u16() (uint16, bool) {
 		return 0, false
 	}
 	return binary.BigEndian.Uint16(b), true
+}
+
+// u16s reads the rest as 16-bit values.
+func (r *reader) u16s() []uint16 {
+	var out []uint16
+	for len(*r) >= 2 {
+		v, _ := r.u16()
+		out = append(out, v)
+	}
+	return out
 }
 
 // vec reads a vector whose length takes width bytes (1 to 3).

@@ -37,7 +37,8 @@ type Capture struct {
 	// H2 is the HTTP/2 fingerprint, nil over HTTP/1.1.
 	H2 *H2
 	// Path is the first request's path; Headers its header fields in
-	// order (names in lower case, pseudo-headers included), values as sent.
+	// order, names and values as sent (over HTTP/2 names are in lower
+	// case, and the pseudo-headers are among them).
 	Path    string
 	Headers [][2]string
 }
@@ -83,7 +84,7 @@ type Server struct {
 	captures chan Capture
 	wg       sync.WaitGroup
 	mu       sync.Mutex
-	conns    map[net.Conn]struct{}
+	conns    map[net.Conn]struct{} // nil once closed
 }
 
 // Start listens on 127.0.0.1 with a self-signed certificate for names
@@ -134,6 +135,7 @@ func (s *Server) Close() {
 	for c := range s.conns {
 		_ = c.Close()
 	}
+	s.conns = nil
 	s.mu.Unlock()
 	s.wg.Wait()
 }
@@ -153,6 +155,11 @@ func (s *Server) accept(protos []string) {
 			return
 		}
 		s.mu.Lock()
+		if s.conns == nil {
+			s.mu.Unlock()
+			_ = c.Close()
+			return
+		}
 		s.conns[c] = struct{}{}
 		s.mu.Unlock()
 		s.wg.Go(func() {
@@ -269,7 +276,7 @@ func readHead(br *bufio.Reader) (h1Head, error) {
 			return h, nil
 		}
 		name, value, _ := strings.Cut(line, ":")
-		h.fields = append(h.fields, [2]string{strings.ToLower(name), strings.TrimSpace(value)})
+		h.fields = append(h.fields, [2]string{name, strings.TrimSpace(value)})
 	}
 }
 
