@@ -182,7 +182,10 @@ func (f *Fetcher) newClient(p netpolicy.Policy) *http.Client {
 // transport is the fetcher's HTTP transport over dial: the profile's when
 // it is a browser's, else Go's.
 func (f *Fetcher) transport(dial identity.DialFunc) http.RoundTripper {
-	if t := f.profile.Transport(identity.Config{Dial: dial, RootCAs: f.rootCAs, IdleConnTimeout: 90 * time.Second, MaxResponseHeaderBytes: 1 << 20}); t != nil {
+	if t := f.profile.Transport(identity.Config{
+		Dial: dial, RootCAs: f.rootCAs, IdleConnTimeout: 90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second, MaxResponseHeaderBytes: 1 << 20,
+	}); t != nil {
 		return t
 	}
 	var tlsConfig *tls.Config

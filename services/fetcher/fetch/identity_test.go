@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -77,7 +78,13 @@ func captureOf(t *testing.T, srv *identitytest.Server, path string) identitytest
 // server measured.
 func fetchCapture(t *testing.T, srv *identitytest.Server, f *Fetcher, path string) identitytest.Capture {
 	t.Helper()
-	u := fmt.Sprintf("https://%s:%d%s", siteName, srv.Addr().Port, path)
+	return fetchCaptureAt(t, srv, f, siteName, path)
+}
+
+// fetchCaptureAt is fetchCapture by host, a name or an address.
+func fetchCaptureAt(t *testing.T, srv *identitytest.Server, f *Fetcher, host, path string) identitytest.Capture {
+	t.Helper()
+	u := fmt.Sprintf("https://%s%s", net.JoinHostPort(host, fmt.Sprint(srv.Addr().Port)), path)
 	resp := mustGet(t, f, u, local())
 	if string(resp.GetBody()) != identitytest.Page {
 		t.Fatalf("fetch %s: body %q", u, resp.GetBody())
@@ -89,22 +96,23 @@ func fetchCapture(t *testing.T, srv *identitytest.Server, f *Fetcher, path strin
 // server measures them both: JA4 and what it leaves out of the
 // ClientHello, the HTTP/2 preface (SETTINGS, WINDOW_UPDATE, PRIORITY) and
 // pseudo-header order, and the request headers in order, over HTTP/2 and
-// over HTTP/1.1. The day Debian's chromium moves on, this fails.
+// over HTTP/1.1, to a name and to an address (no server name then). The
+// day Debian's chromium moves on, this fails.
 func TestChromeProfileIsTheInstalledChromium(t *testing.T) {
 	t.Parallel()
-	for _, proto := range []string{"h2", "http/1.1"} {
-		t.Run(proto, func(t *testing.T) {
-			srv, f := identityServerOf(t, []string{proto}, WithProfile(identity.Chrome()))
-			stop, err := identitytest.Chromium(t.Context(), srv, siteName, t.TempDir())
+	for _, tc := range []struct{ proto, host string }{{"h2", siteName}, {"http/1.1", siteName}, {"h2", "127.0.0.1"}} {
+		t.Run(tc.proto+" to "+tc.host, func(t *testing.T) {
+			srv, f := identityServerOf(t, []string{tc.proto}, WithProfile(identity.Chrome()))
+			stop, err := identitytest.Chromium(t.Context(), srv, tc.host, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
 			browser := captureOf(t, srv, "/")
 			stop()
-			ours := fetchCapture(t, srv, f, "/profile")
+			ours := fetchCaptureAt(t, srv, f, tc.host, "/profile")
 			t.Logf("chromium:       JA4 %s, h2 %s", browser.JA4, browser.H2)
 			t.Logf("chrome profile: JA4 %s, h2 %s", ours.JA4, ours.H2)
-			sameAsChromium(t, proto, ours, browser)
+			sameAsChromium(t, tc.proto, ours, browser)
 		})
 	}
 }

@@ -32,7 +32,11 @@ type Config struct {
 	// IdleConnTimeout closes idle connections (HTTP/1.1 and HTTP/2);
 	// zero: 90 seconds.
 	IdleConnTimeout time.Duration
-	// MaxResponseHeaderBytes bounds a response's header; zero: fhttp's.
+	// TLSHandshakeTimeout bounds each handshake; zero: 10 seconds.
+	TLSHandshakeTimeout time.Duration
+	// MaxResponseHeaderBytes bounds a response's header over HTTP/1.1;
+	// zero: fhttp's. Over HTTP/2 the profile's SETTINGS_MAX_HEADER_LIST_SIZE
+	// bounds it, as the browser's does.
 	MaxResponseHeaderBytes int64
 }
 
@@ -75,6 +79,9 @@ func (p *Profile) Transport(cfg Config) *Transport {
 	}
 	if cfg.IdleConnTimeout == 0 {
 		cfg.IdleConnTimeout = 90 * time.Second
+	}
+	if cfg.TLSHandshakeTimeout == 0 {
+		cfg.TLSHandshakeTimeout = 10 * time.Second
 	}
 	t := &Transport{p: p, cfg: cfg, h2conns: map[string][]*h2conn{}, h1addrs: map[string]bool{}, spare: map[string][]net.Conn{}}
 	settings := map[http2.SettingID]uint32{}
@@ -259,7 +266,9 @@ func (t *Transport) dialTLS(ctx context.Context, addr string) (*utls.UConn, net.
 		_ = raw.Close()
 		return nil, nil, fmt.Errorf("identity: %s ClientHello: %w", t.p.Name(), err)
 	}
-	if err := conn.HandshakeContext(ctx); err != nil {
+	hctx, cancel := context.WithTimeoutCause(ctx, t.cfg.TLSHandshakeTimeout, errHandshakeTimeout)
+	defer cancel()
+	if err := conn.HandshakeContext(hctx); err != nil {
 		_ = raw.Close()
 		if ve, ok := errors.AsType[*utls.CertificateVerificationError](err); ok {
 			// The fetcher tells a certificate problem (not retried) by
@@ -270,6 +279,8 @@ func (t *Transport) dialTLS(ctx context.Context, addr string) (*utls.UConn, net.
 	}
 	return conn, raw, nil
 }
+
+var errHandshakeTimeout = errors.New("identity: TLS handshake timed out")
 
 // request is req for fhttp, with the profile's header order: over
 // HTTP/1.1 (h1) with the browser's case of each name and without the

@@ -143,3 +143,24 @@ func TestProfiles(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// To an address, as Chromium does, the profile sends no server name: JA4
+// says i, and counts one extension fewer.
+func TestChromeToAnAddress(t *testing.T) {
+	t.Parallel()
+	srv := start(t)
+	p := identity.Chrome()
+	c := &http.Client{Transport: p.Transport(identity.Config{Dial: loopback(srv), RootCAs: srv.Roots()})}
+	t.Cleanup(c.CloseIdleConnections)
+	if err := get(t, c, fmt.Sprintf("https://127.0.0.1:%d/", srv.Addr().Port), p); err != nil {
+		t.Fatal(err)
+	}
+	got, err := srv.Next(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("chrome profile to an address: JA4 %s", got.JA4)
+	if got.Hello.SNI != "" || !strings.HasPrefix(got.JA4, "t13i1516h2_") {
+		t.Fatalf("JA4 %s, server name %q", got.JA4, got.Hello.SNI)
+	}
+}

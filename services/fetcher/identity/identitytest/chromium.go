@@ -12,10 +12,10 @@ import (
 // ChromiumBin is where Debian's chromium package puts the browser.
 const ChromiumBin = "/usr/bin/chromium"
 
-// Chromium starts headless Chromium at https://host:port/ of s, with host
-// mapped to the server's address, and returns a stop function that ends
-// it. The browser's own connections are those s captures; it ignores the
-// server's self-signed certificate.
+// Chromium starts headless Chromium at https://host:port/ of s (host a
+// name or an address), with host mapped to the server's address, and
+// returns a stop function that ends it. The browser's own connections are
+// those s captures; it ignores the server's self-signed certificate.
 func Chromium(ctx context.Context, s *Server, host, profileDir string) (stop func(), err error) {
 	if _, err := os.Stat(ChromiumBin); err != nil {
 		return nil, fmt.Errorf("identitytest: %s: %w: install Debian's chromium package", ChromiumBin, err)
