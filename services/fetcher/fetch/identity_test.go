@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -248,5 +249,32 @@ func TestChromeProfileTellsThePacer(t *testing.T) {
 		if len(sent) != 1 || sent[0].IsZero() {
 			t.Fatalf("fetch %d: pacer told %v, want one write time", i, sent)
 		}
+	}
+}
+
+// Over the chrome profile's HTTP/1.1 the body reaches the fetcher as the
+// server encoded it, and the fetcher decodes it (fhttp's own HTTP/1.1
+// transport would have decoded gzip and dropped Content-Encoding behind
+// its back), on one kept-alive connection for every fetch.
+func TestChromeProfileOverHTTP1DecodesAsTheFetcher(t *testing.T) {
+	t.Parallel()
+	conns := map[string]bool{}
+	var mu sync.Mutex
+	ts, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		conns[r.RemoteAddr] = true
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(gzipped(t, page))
+	})
+	f := newFetcher(t, WithProfile(identity.Chrome()))
+	for range 3 {
+		if resp := mustGet(t, f, ts.URL+"/", local()); string(resp.GetBody()) != page {
+			t.Fatalf("body %q", resp.GetBody())
+		}
+	}
+	if len(conns) != 1 {
+		t.Fatalf("%d connections for three fetches, want one kept alive", len(conns))
 	}
 }

@@ -16,7 +16,6 @@ import (
 
 	fhttp "github.com/bogdanfinn/fhttp"
 	http2 "github.com/bogdanfinn/fhttp/http2"
-	fhttptrace "github.com/bogdanfinn/fhttp/httptrace"
 	utls "github.com/bogdanfinn/utls"
 )
 
@@ -34,8 +33,8 @@ type Config struct {
 	IdleConnTimeout time.Duration
 	// TLSHandshakeTimeout bounds each handshake; zero: 10 seconds.
 	TLSHandshakeTimeout time.Duration
-	// MaxResponseHeaderBytes bounds a response's header over HTTP/1.1;
-	// zero: fhttp's. Over HTTP/2 the profile's SETTINGS_MAX_HEADER_LIST_SIZE
+	// MaxResponseHeaderBytes bounds a response's head over HTTP/1.1;
+	// zero: 1 MiB. Over HTTP/2 the profile's SETTINGS_MAX_HEADER_LIST_SIZE
 	// bounds it, as the browser's does.
 	MaxResponseHeaderBytes int64
 }
@@ -50,15 +49,14 @@ type Transport struct {
 	p   *Profile
 	cfg Config
 	h2  *http2.Transport // frames HTTP/2 connections opened here
-	h1  *fhttp.Transport // HTTP/1.1: http:// and servers that settle it
 
 	mu sync.Mutex
 	// h2conns are the HTTP/2 connections by address; h1addrs the
-	// addresses whose server settled HTTP/1.1; spare the TLS connections
-	// that did, for h1 to take.
+	// addresses whose server settled HTTP/1.1; h1idle the idle HTTP/1.1
+	// connections by scheme and address.
 	h2conns map[string][]*h2conn
 	h1addrs map[string]bool
-	spare   map[string][]net.Conn
+	h1idle  map[string][]*h1conn
 }
 
 type h2conn struct {
@@ -83,7 +81,10 @@ func (p *Profile) Transport(cfg Config) *Transport {
 	if cfg.TLSHandshakeTimeout == 0 {
 		cfg.TLSHandshakeTimeout = 10 * time.Second
 	}
-	t := &Transport{p: p, cfg: cfg, h2conns: map[string][]*h2conn{}, h1addrs: map[string]bool{}, spare: map[string][]net.Conn{}}
+	if cfg.MaxResponseHeaderBytes <= 0 {
+		cfg.MaxResponseHeaderBytes = 1 << 20
+	}
+	t := &Transport{p: p, cfg: cfg, h2conns: map[string][]*h2conn{}, h1addrs: map[string]bool{}, h1idle: map[string][]*h1conn{}}
 	settings := map[http2.SettingID]uint32{}
 	var order []http2.SettingID
 	for _, s := range p.h2.settings {
@@ -100,20 +101,11 @@ func (p *Profile) Transport(cfg Config) *Transport {
 		IdleConnTimeout:    cfg.IdleConnTimeout,
 		DisableCompression: true, // the fetcher asks for and decodes bodies itself
 	}
-	t.h1 = &fhttp.Transport{
-		DialContext:            cfg.Dial,
-		DialTLSContext:         t.dialTLS1,
-		IdleConnTimeout:        cfg.IdleConnTimeout,
-		MaxIdleConns:           100,
-		MaxResponseHeaderBytes: cfg.MaxResponseHeaderBytes,
-		DisableCompression:     true,
-	}
 	return t
 }
 
 // CloseIdleConnections closes the connections not in use.
 func (t *Transport) CloseIdleConnections() {
-	t.h1.CloseIdleConnections()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for addr, conns := range t.h2conns {
@@ -122,11 +114,12 @@ func (t *Transport) CloseIdleConnections() {
 		}
 		delete(t.h2conns, addr)
 	}
-	for addr, conns := range t.spare {
+	for key, conns := range t.h1idle {
 		for _, c := range conns {
-			_ = c.Close()
+			c.timer.Stop()
+			_ = c.conn.Close()
 		}
-		delete(t.spare, addr)
+		delete(t.h1idle, key)
 	}
 }
 
@@ -159,31 +152,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return response(fresp, req), nil
 }
 
-// roundTrip1 sends req over HTTP/1.1, telling req's trace of the
-// connection it goes out on.
-func (t *Transport) roundTrip1(req *http.Request) (*http.Response, error) {
-	freq := t.request(req, true)
-	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GotConn != nil {
-		ctx := fhttptrace.WithClientTrace(freq.Context(), &fhttptrace.ClientTrace{
-			GotConn: func(info fhttptrace.GotConnInfo) {
-				conn := info.Conn
-				if uc, ok := conn.(*utls.UConn); ok {
-					conn = uc.NetConn()
-				}
-				trace.GotConn(httptrace.GotConnInfo{Conn: conn, Reused: info.Reused, WasIdle: info.WasIdle, IdleTime: info.IdleTime})
-			},
-		})
-		freq = freq.WithContext(ctx)
-	}
-	fresp, err := t.h1.RoundTrip(freq)
-	if err != nil {
-		return nil, err
-	}
-	return response(fresp, req), nil
-}
-
 // errSettledHTTP1 says the server chose HTTP/1.1; the connection waits
-// in spare.
+// among the idle HTTP/1.1 ones.
 var errSettledHTTP1 = errors.New("identity: server settled HTTP/1.1")
 
 // h2conn returns an HTTP/2 connection to addr that can take a request,
@@ -215,9 +185,16 @@ func (t *Transport) h2conn(ctx context.Context, addr string) (*h2conn, bool, err
 	defer t.mu.Unlock()
 	if conn.ConnectionState().NegotiatedProtocol != "h2" {
 		t.h1addrs[addr] = true
-		t.spare[addr] = append(t.spare[addr], conn)
+		c := newH1conn(conn, raw)
+		c.fresh = true
+		t.putIdleLocked("https://"+addr, c)
 		return nil, false, errSettledHTTP1
 	}
+	return t.addH2Locked(addr, conn, raw)
+}
+
+// addH2Locked makes conn an HTTP/2 connection of the transport's.
+func (t *Transport) addH2Locked(addr string, conn *utls.UConn, raw net.Conn) (*h2conn, bool, error) {
 	cc, err := t.h2.NewClientConn(conn)
 	if err != nil {
 		_ = conn.Close()
@@ -226,28 +203,6 @@ func (t *Transport) h2conn(ctx context.Context, addr string) (*h2conn, bool, err
 	c := &h2conn{cc: cc, raw: raw}
 	t.h2conns[addr] = append(t.h2conns[addr], c)
 	return c, false, nil
-}
-
-// dialTLS1 is the HTTP/1.1 transport's TLS dialer: a connection that
-// settled HTTP/1.1 already, else a new one.
-func (t *Transport) dialTLS1(ctx context.Context, _, addr string) (net.Conn, error) {
-	t.mu.Lock()
-	if spare := t.spare[addr]; len(spare) > 0 {
-		c := spare[len(spare)-1]
-		t.spare[addr] = spare[:len(spare)-1]
-		t.mu.Unlock()
-		return c, nil
-	}
-	t.mu.Unlock()
-	conn, _, err := t.dialTLS(ctx, addr)
-	if err != nil {
-		return nil, err
-	}
-	if p := conn.ConnectionState().NegotiatedProtocol; p == "h2" {
-		_ = conn.Close()
-		return nil, fmt.Errorf("identity: %s settled HTTP/1.1 before and now %s", addr, p)
-	}
-	return conn, nil
 }
 
 // dialTLS dials addr with the guarded dialer and makes the profile's TLS
