@@ -1,6 +1,7 @@
 package identity_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -162,5 +164,43 @@ func TestChromeToAnAddress(t *testing.T) {
 	t.Logf("chrome profile to an address: JA4 %s", got.JA4)
 	if got.Hello.SNI != "" || !strings.HasPrefix(got.JA4, "t13i1516h2_") {
 		t.Fatalf("JA4 %s, server name %q", got.JA4, got.Hello.SNI)
+	}
+}
+
+// The profile advertises Chromium's stream window (6 MiB): a server may
+// send that much before the body is read at all, and the transport takes
+// it (fhttp before v0.6.9 counted 4 MiB and failed the connection with
+// FLOW_CONTROL_ERROR).
+func TestChromeTakesTheWindowItAdvertises(t *testing.T) {
+	t.Parallel()
+	const window = 6291456
+	written := make(chan struct{})
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(written)
+		_, _ = w.Write(bytes.Repeat([]byte("x"), window))
+		w.(http.Flusher).Flush()
+	}))
+	ts.EnableHTTP2 = true
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	roots := ts.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	tr := identity.Chrome().Transport(identity.Config{RootCAs: roots, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, ts.Listener.Addr().String())
+	}})
+	t.Cleanup(tr.CloseIdleConnections)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://example.com/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	<-written
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil || n != window || resp.Proto != "HTTP/2.0" {
+		t.Fatalf("%s: read %d bytes of %d: %v", resp.Proto, n, window, err)
 	}
 }
