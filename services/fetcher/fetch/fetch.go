@@ -438,7 +438,7 @@ func (f *Fetcher) fetch(ctx context.Context, c *call) (*internalv1.FetcherServic
 		if err := f.checkRobots(ctx, c, u, where); err != nil {
 			return nil, err
 		}
-		resp, err := f.sendWithRetries(ctx, c, u, send)
+		resp, err := f.sendWithRetries(hopContext(ctx, hop), c, u, send)
 		if err != nil {
 			return nil, c.classify(ctx, where, err)
 		}
@@ -477,6 +477,15 @@ func (f *Fetcher) fetch(ctx context.Context, c *call) (*internalv1.FetcherServic
 		u = nu
 		where = "fetch " + display(c.raw) + ": redirect to " + display(next)
 	}
+}
+
+// hopContext marks the requests of a redirect hop (hop > 0) as such: a
+// browser's profile writes them in the browser's order for a hop.
+func hopContext(ctx context.Context, hop int) context.Context {
+	if hop == 0 {
+		return ctx
+	}
+	return identity.RedirectHop(ctx)
 }
 
 // redirectTarget returns the absolute URL a redirect points to, or "" when

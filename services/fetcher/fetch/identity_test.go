@@ -104,7 +104,7 @@ func TestChromeProfileIsTheInstalledChromium(t *testing.T) {
 	for _, tc := range []struct{ proto, host string }{{"h2", siteName}, {"http/1.1", siteName}, {"h2", "127.0.0.1"}} {
 		t.Run(tc.proto+" to "+tc.host, func(t *testing.T) {
 			srv, f := identityServerOf(t, []string{tc.proto}, WithProfile(identity.Chrome()))
-			stop, err := identitytest.Chromium(t.Context(), srv, tc.host, t.TempDir())
+			stop, err := identitytest.Chromium(t.Context(), srv, tc.host)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -276,5 +276,34 @@ func TestChromeProfileOverHTTP1DecodesAsTheFetcher(t *testing.T) {
 	}
 	if len(conns) != 1 {
 		t.Fatalf("%d connections for three fetches, want one kept alive", len(conns))
+	}
+}
+
+// A redirect hop that carries the cookie the first answer set is the
+// installed Chromium's too: the header fields of the second request, and
+// where the cookie goes among them.
+func TestChromeProfileRedirectHopIsChromium(t *testing.T) {
+	t.Parallel()
+	srv, f := identityServer(t, WithProfile(identity.Chrome()))
+	stop, err := identitytest.ChromiumAt(t.Context(), srv, siteName, identitytest.RedirectPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := captureOf(t, srv, identitytest.AgainPath)
+	stop()
+	u := fmt.Sprintf("https://%s:%d%s", siteName, srv.Addr().Port, identitytest.RedirectPath)
+	resp, err := f.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: u, Options: local(), UseCookies: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(resp.GetBody()) != identitytest.Page {
+		t.Fatalf("body %q", resp.GetBody())
+	}
+	ours := captureOf(t, srv, identitytest.AgainPath)
+	if header(ours.Headers, "cookie") != identitytest.Cookie || header(browser.Headers, "cookie") != identitytest.Cookie {
+		t.Fatalf("cookie: profile %q, chromium %q", header(ours.Headers, "cookie"), header(browser.Headers, "cookie"))
+	}
+	if got, want := comparable(ours.Headers), comparable(browser.Headers); !slices.Equal(got, want) {
+		t.Errorf("headers:\nprofile  %q\nchromium %q", got, want)
 	}
 }

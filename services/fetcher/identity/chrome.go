@@ -75,6 +75,18 @@ func Chrome() *Profile {
 			{"accept-language", "en-US,en;q=0.9"},
 			{"priority", "u=0, i"},
 		},
+		// As measured: the cookie goes before priority; on a redirect
+		// hop the client hints come after the sec-fetch fields.
+		order: []string{
+			"sec-ch-ua", "sec-ch-ua-mobile", "sec-ch-ua-platform", "upgrade-insecure-requests", "user-agent", "accept",
+			"sec-fetch-site", "sec-fetch-mode", "sec-fetch-user", "sec-fetch-dest", "accept-encoding", "accept-language",
+			"cookie", "priority",
+		},
+		hopOrder: []string{
+			"upgrade-insecure-requests", "user-agent", "accept", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-user",
+			"sec-fetch-dest", "sec-ch-ua", "sec-ch-ua-mobile", "sec-ch-ua-platform", "accept-encoding", "accept-language",
+			"cookie", "priority",
+		},
 	}
 }
 

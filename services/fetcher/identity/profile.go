@@ -13,8 +13,10 @@
 package identity
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	http2 "github.com/bogdanfinn/fhttp/http2"
@@ -41,6 +43,9 @@ type Profile struct {
 	h1    h1Form
 	// headers are the request headers of a page GET, in the order sent.
 	headers [][2]string
+	// order and hopOrder are the order of the header names (the profile's
+	// and cookie) on a page's first request and on a redirect hop.
+	order, hopOrder []string
 }
 
 // h1Form is how the browser writes the headers over HTTP/1.1, where the
@@ -100,13 +105,26 @@ func (p *Profile) SetHeaders(h http.Header) {
 	}
 }
 
-// headerOrder is the order of the profile's header names.
-func (p *Profile) headerOrder() []string {
-	order := make([]string, 0, len(p.headers)+2)
-	for _, h := range p.headers {
-		order = append(order, h[0])
+// headerOrder is the order of the header names on a first request, or on
+// a redirect hop; fields it does not name go after, by name.
+func (p *Profile) headerOrder(hop bool) []string {
+	if hop {
+		return slices.Clone(p.hopOrder)
 	}
-	return append(order, "cookie", "content-type")
+	return slices.Clone(p.order)
+}
+
+type hopKey struct{}
+
+// RedirectHop marks a request's context as a redirect hop's, which a
+// browser writes in an order of its own.
+func RedirectHop(ctx context.Context) context.Context {
+	return context.WithValue(ctx, hopKey{}, true)
+}
+
+func isHop(ctx context.Context) bool {
+	hop, _ := ctx.Value(hopKey{}).(bool)
+	return hop
 }
 
 // Distill is distill's own identity: Go's TLS and HTTP/2, the fetcher's

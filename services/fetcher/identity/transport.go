@@ -104,13 +104,16 @@ func (p *Profile) Transport(cfg Config) *Transport {
 	return t
 }
 
-// CloseIdleConnections closes the connections not in use.
+// CloseIdleConnections closes the connections not in use, and the
+// HTTP/2 ones once their requests in flight are over.
 func (t *Transport) CloseIdleConnections() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for addr, conns := range t.h2conns {
 		for _, c := range conns {
-			_ = c.cc.Shutdown(context.Background())
+			// Shutdown waits for the connection's streams to end: a
+			// request in flight finishes, and no new one is given it.
+			go func() { _ = c.cc.Shutdown(context.Background()) }()
 		}
 		delete(t.h2conns, addr)
 	}
@@ -254,7 +257,7 @@ func (t *Transport) request(req *http.Request, h1 bool) *fhttp.Request {
 			h[name] = slices.Clone(values)
 		}
 	}
-	order := t.p.headerOrder()
+	order := t.p.headerOrder(isHop(req.Context()))
 	if h1 {
 		order = append(slices.Clone(t.p.h1.first), order...)
 		if req.Header.Get("Connection") == "" && !req.Close {

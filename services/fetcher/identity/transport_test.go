@@ -97,10 +97,8 @@ func TestChromeOverHTTP1(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Fatalf("header order %q, want %q", names, want)
 	}
-	select {
-	case c := <-srv.Captures():
-		t.Fatalf("a second connection: %s", c.Path)
-	default:
+	if again, err := srv.Next(t.Context()); err != nil || again.Conn != got.Conn || again.Seq != 1 {
+		t.Fatalf("second request: connection %d request %d (%v), want the first's (%d) kept alive", again.Conn, again.Seq, err, got.Conn)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -26,9 +27,19 @@ import (
 // Page is what the server answers to every request.
 const Page = "<!doctype html><title>identity</title><p>measured</p>"
 
-// Capture is what one connection sent before its first request was
-// answered.
+// RedirectPath answers 302 to AgainPath, setting a cookie: what a browser
+// sends on a redirect hop, cookie included, is measured at AgainPath.
+const (
+	RedirectPath = "/redirect"
+	AgainPath    = "/again"
+	Cookie       = "identity=1"
+)
+
+// Capture is what one request said, and the connection it came on.
 type Capture struct {
+	// Conn numbers the connection (1 for the first accepted); Seq the
+	// request on it (0 for its first).
+	Conn, Seq int
 	// Hello is the ClientHello; JA4 its fingerprint.
 	Hello *Hello
 	JA4   string
@@ -114,8 +125,7 @@ func (s *Server) Addr() *net.TCPAddr { return s.ln.Addr().(*net.TCPAddr) }
 // Roots trusts the server's certificate.
 func (s *Server) Roots() *x509.CertPool { return s.pool }
 
-// Captures delivers each connection's capture once its first request is
-// read.
+// Captures delivers a capture for each request, once its head is read.
 func (s *Server) Captures() <-chan Capture { return s.captures }
 
 // Next waits for the next connection's capture.
@@ -149,7 +159,7 @@ func (s *Server) deliver(c Capture) {
 }
 
 func (s *Server) accept(protos []string) {
-	for {
+	for n := 1; ; n++ {
 		c, err := s.ln.Accept()
 		if err != nil {
 			return
@@ -169,14 +179,14 @@ func (s *Server) accept(protos []string) {
 				delete(s.conns, c)
 				s.mu.Unlock()
 			}()
-			_ = s.serve(c, protos)
+			_ = s.serve(c, n, protos)
 		})
 	}
 }
 
 // serve reads the raw ClientHello, replays it into a TLS server, and
 // answers the connection's requests.
-func (s *Server) serve(raw net.Conn, protos []string) error {
+func (s *Server) serve(raw net.Conn, n int, protos []string) error {
 	read, msg, err := readClientHello(raw)
 	if err != nil {
 		return err
@@ -190,7 +200,7 @@ func (s *Server) serve(raw net.Conn, protos []string) error {
 	if err := conn.Handshake(); err != nil {
 		return fmt.Errorf("identitytest: handshake: %w", err)
 	}
-	c := Capture{Hello: hello, JA4: hello.JA4(), Proto: conn.ConnectionState().NegotiatedProtocol}
+	c := Capture{Conn: n, Hello: hello, JA4: hello.JA4(), Proto: conn.ConnectionState().NegotiatedProtocol}
 	if c.Proto == "h2" {
 		return s.serveH2(conn, c)
 	}
@@ -231,23 +241,36 @@ type replayConn struct {
 
 func (c *replayConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
-// serveH1 captures the first request's header order and answers every
-// request.
+// serveH1 captures each request's header order, and answers it.
 func (s *Server) serveH1(conn net.Conn, c Capture) error {
 	br := bufio.NewReader(conn)
-	for first := true; ; first = false {
+	for seq := 0; ; seq++ {
 		head, err := readHead(br)
 		if err != nil {
 			return err
 		}
-		if first {
-			c.Path, c.Headers = head.path, head.fields
-			s.deliver(c)
+		r := c
+		r.Seq, r.Path, r.Headers = seq, head.path, head.fields
+		s.deliver(r)
+		status, extra, body := answer(head.path)
+		var b strings.Builder
+		fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\n", status, http.StatusText(status))
+		for _, kv := range extra {
+			fmt.Fprintf(&b, "%s: %s\r\n", kv[0], kv[1])
 		}
-		if _, err := fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n\r\n%s", len(Page), Page); err != nil {
+		fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n%s", len(body), body)
+		if _, err := io.WriteString(conn, b.String()); err != nil {
 			return err
 		}
 	}
+}
+
+// answer is the server's answer to path: status, fields, body.
+func answer(path string) (int, [][2]string, string) {
+	if path == RedirectPath {
+		return http.StatusFound, [][2]string{{"location", AgainPath}, {"set-cookie", Cookie + "; Path=/"}}, ""
+	}
+	return http.StatusOK, [][2]string{{"content-type", "text/html; charset=utf-8"}}, Page
 }
 
 type h1Head struct {
@@ -293,8 +316,7 @@ func (s *Server) serveH2(conn net.Conn, c Capture) error {
 		return err
 	}
 	h2 := &H2{}
-	c.H2 = h2
-	captured := false
+	captured, seq := false, 0
 	for {
 		f, err := fr.ReadFrame()
 		if err != nil {
@@ -321,12 +343,14 @@ func (s *Server) serveH2(conn net.Conn, c Capture) error {
 				h2.Priorities = append(h2.Priorities, priority(f.StreamID, f.PriorityParam))
 			}
 		case *http2.MetaHeadersFrame:
-			if !captured {
-				captured = true
-				s.captureHeaders(&c, f)
-				s.deliver(c)
-			}
-			if err := answerH2(fr, f.StreamID); err != nil {
+			r, pre := c, *h2
+			r.H2 = &pre
+			r.Seq = seq
+			captured = true
+			seq++
+			s.captureHeaders(&r, f)
+			s.deliver(r)
+			if err := answerH2(fr, f.StreamID, r.Path); err != nil {
 				return err
 			}
 		}
@@ -360,14 +384,16 @@ func (s *Server) captureHeaders(c *Capture, f *http2.MetaHeadersFrame) {
 	}
 }
 
-func answerH2(fr *http2.Framer, stream uint32) error {
+func answerH2(fr *http2.Framer, stream uint32, path string) error {
+	status, extra, body := answer(path)
 	var block bytes.Buffer
 	enc := hpack.NewEncoder(&block)
-	for _, hf := range []hpack.HeaderField{
-		{Name: ":status", Value: "200"},
-		{Name: "content-type", Value: "text/html; charset=utf-8"},
-		{Name: "content-length", Value: fmt.Sprint(len(Page))},
-	} {
+	fields := []hpack.HeaderField{{Name: ":status", Value: fmt.Sprint(status)}}
+	for _, kv := range extra {
+		fields = append(fields, hpack.HeaderField{Name: kv[0], Value: kv[1]})
+	}
+	fields = append(fields, hpack.HeaderField{Name: "content-length", Value: fmt.Sprint(len(body))})
+	for _, hf := range fields {
 		if err := enc.WriteField(hf); err != nil {
 			return err
 		}
@@ -375,7 +401,7 @@ func answerH2(fr *http2.Framer, stream uint32) error {
 	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: stream, BlockFragment: block.Bytes(), EndHeaders: true}); err != nil {
 		return err
 	}
-	return fr.WriteData(stream, true, []byte(Page))
+	return fr.WriteData(stream, true, []byte(body))
 }
 
 // selfSigned makes a certificate for names and 127.0.0.1, and a pool
