@@ -24,7 +24,8 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // Config is what a Transport is built with.
 type Config struct {
-	// Dial opens every TCP connection. Required.
+	// Dial opens every TCP connection: the fetcher gives its guarded
+	// dialer. Nil: a plain net.Dialer's, which judges nothing.
 	Dial DialFunc
 	// RootCAs verifies servers' certificates; nil: the system's roots.
 	RootCAs *x509.CertPool
