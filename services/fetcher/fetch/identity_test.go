@@ -307,3 +307,36 @@ func TestChromeProfileRedirectHopIsChromium(t *testing.T) {
 		t.Errorf("headers:\nprofile  %q\nchromium %q", got, want)
 	}
 }
+
+// A second connection to a site resumes the TLS session of the first, as
+// the installed Chromium's does: its ClientHello (pre_shared_key among its
+// extensions, so JA4 counts 18) is Chromium's.
+func TestChromeProfileResumesAsChromium(t *testing.T) {
+	t.Parallel()
+	srv, f := identityServer(t, WithProfile(identity.Chrome()))
+	stop, err := identitytest.ChromiumAt(t.Context(), srv, siteName, identitytest.RedirectPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := captureOf(t, srv, identitytest.RedirectPath)
+	browser := captureOf(t, srv, identitytest.AgainPath)
+	stop()
+	u := fmt.Sprintf("https://%s:%d%s", siteName, srv.Addr().Port, identitytest.RedirectPath)
+	if _, err := f.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: u, Options: local(), UseCookies: true}); err != nil {
+		t.Fatal(err)
+	}
+	ourFirst := captureOf(t, srv, identitytest.RedirectPath)
+	ours := captureOf(t, srv, identitytest.AgainPath)
+	t.Logf("chromium resuming:       JA4 %s (first connection %s)", browser.JA4, first.JA4)
+	t.Logf("chrome profile resuming: JA4 %s (first connection %s)", ours.JA4, ourFirst.JA4)
+	if browser.Conn == first.Conn || ours.Conn == ourFirst.Conn {
+		t.Fatalf("the hop came on the first connection: chromium %d, profile %d", browser.Conn, ours.Conn)
+	}
+	if !slices.Contains(browser.Hello.Extensions, 41) {
+		t.Fatalf("chromium did not resume: extensions %v", browser.Hello.Extensions)
+	}
+	sameAsChromium(t, "h2", ours, browser)
+	if last := ours.Hello.Extensions[len(ours.Hello.Extensions)-1]; last != 41 {
+		t.Errorf("pre_shared_key is not the last extension: %v", ours.Hello.Extensions)
+	}
+}

@@ -99,7 +99,8 @@ func grease() uint16 {
 
 // chromeHello is Chromium 156's ClientHello: 15 cipher suites and 17
 // extensions besides GREASE, in an order shuffled per connection as
-// Chrome shuffles it.
+// Chrome shuffles it, and an 18th, pre_shared_key, last, on a connection
+// that resumes a session.
 func chromeHello() *utls.ClientHelloSpec {
 	return &utls.ClientHelloSpec{
 		CipherSuites: []uint16{
@@ -147,6 +148,8 @@ func chromeHello() *utls.ClientHelloSpec {
 			&utls.GenericExtension{Id: 0xca34, Data: []byte(chromeTrustAnchors)},
 			utls.BoringGREASEECH(),
 			&utls.UtlsGREASEExtension{},
+			// Last, and only when resuming a session (OmitEmptyPsk).
+			&utls.UtlsPreSharedKeyExtension{},
 		}),
 	}
 }

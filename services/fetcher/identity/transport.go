@@ -50,6 +50,9 @@ type Transport struct {
 	p   *Profile
 	cfg Config
 	h2  *http2.Transport // frames HTTP/2 connections opened here
+	// sessions are the TLS sessions a new connection resumes, as the
+	// browser's does.
+	sessions utls.ClientSessionCache
 
 	mu sync.Mutex
 	// h2conns are the HTTP/2 connections by address; h1addrs the
@@ -85,7 +88,8 @@ func (p *Profile) Transport(cfg Config) *Transport {
 	if cfg.MaxResponseHeaderBytes <= 0 {
 		cfg.MaxResponseHeaderBytes = 1 << 20
 	}
-	t := &Transport{p: p, cfg: cfg, h2conns: map[string][]*h2conn{}, h1addrs: map[string]bool{}, h1idle: map[string][]*h1conn{}}
+	t := &Transport{p: p, cfg: cfg, h2conns: map[string][]*h2conn{}, h1addrs: map[string]bool{}, h1idle: map[string][]*h1conn{},
+		sessions: utls.NewLRUClientSessionCache(64)}
 	settings := map[http2.SettingID]uint32{}
 	var order []http2.SettingID
 	for _, s := range p.h2.settings {
@@ -220,7 +224,7 @@ func (t *Transport) dialTLS(ctx context.Context, addr string) (*utls.UConn, net.
 	if err != nil {
 		host = addr
 	}
-	conn := utls.UClient(raw, &utls.Config{ServerName: host, RootCAs: t.cfg.RootCAs, OmitEmptyPsk: true}, utls.HelloCustom, false, false, true)
+	conn := utls.UClient(raw, &utls.Config{ServerName: host, RootCAs: t.cfg.RootCAs, ClientSessionCache: t.sessions, OmitEmptyPsk: true}, utls.HelloCustom, false, false, true)
 	if err := conn.ApplyPreset(t.p.hello()); err != nil {
 		_ = raw.Close()
 		return nil, nil, fmt.Errorf("identity: %s ClientHello: %w", t.p.Name(), err)

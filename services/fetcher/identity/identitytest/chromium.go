@@ -16,7 +16,8 @@ const ChromiumBin = "/usr/bin/chromium"
 // Chromium starts headless Chromium at https://host:port/ of s (host a
 // name or an address), with host mapped to the server's address, and
 // returns a stop function that ends it. The browser's own connections are
-// those s captures; it ignores the server's self-signed certificate.
+// those s captures; it trusts the server's self-signed certificate by its
+// key (a certificate error would keep it from resuming sessions).
 func Chromium(ctx context.Context, s *Server, host string) (stop func(), err error) {
 	return ChromiumAt(ctx, s, host, "/")
 }
@@ -34,7 +35,7 @@ func ChromiumAt(ctx context.Context, s *Server, host, path string) (stop func(),
 	}
 	port := strconv.Itoa(s.Addr().Port)
 	cmd := exec.CommandContext(ctx, ChromiumBin,
-		"--headless=new", "--no-sandbox", "--ignore-certificate-errors", "--no-first-run",
+		"--headless=new", "--no-sandbox", "--ignore-certificate-errors-spki-list="+s.SPKI(), "--no-first-run",
 		"--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
 		"--disable-sync", "--disable-extensions", "--metrics-recording-only", "--disable-crash-reporter",
 		"--user-data-dir="+dir,

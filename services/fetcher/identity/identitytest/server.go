@@ -7,9 +7,11 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -27,8 +29,10 @@ import (
 // Page is what the server answers to every request.
 const Page = "<!doctype html><title>identity</title><p>measured</p>"
 
-// RedirectPath answers 302 to AgainPath, setting a cookie: what a browser
-// sends on a redirect hop, cookie included, is measured at AgainPath.
+// RedirectPath answers 302 to AgainPath, setting a cookie, and closes its
+// connection (GOAWAY over HTTP/2): what a browser sends on a redirect hop,
+// cookie included, and how it resumes the TLS session on a new
+// connection are measured at AgainPath.
 const (
 	RedirectPath = "/redirect"
 	AgainPath    = "/again"
@@ -121,6 +125,12 @@ func Start(names []string, protos ...string) (*Server, error) {
 
 // Addr is the listening address.
 func (s *Server) Addr() *net.TCPAddr { return s.ln.Addr().(*net.TCPAddr) }
+
+// SPKI is the base64 SHA-256 of the certificate's public key.
+func (s *Server) SPKI() string {
+	sum := sha256.Sum256(s.cert.Leaf.RawSubjectPublicKeyInfo)
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
 
 // Roots trusts the server's certificate.
 func (s *Server) Roots() *x509.CertPool { return s.pool }
@@ -258,8 +268,11 @@ func (s *Server) serveH1(conn net.Conn, c Capture) error {
 		for _, kv := range extra {
 			fmt.Fprintf(&b, "%s: %s\r\n", kv[0], kv[1])
 		}
+		if head.path == RedirectPath {
+			b.WriteString("Connection: close\r\n")
+		}
 		fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n%s", len(body), body)
-		if _, err := io.WriteString(conn, b.String()); err != nil {
+		if _, err := io.WriteString(conn, b.String()); err != nil || head.path == RedirectPath {
 			return err
 		}
 	}
@@ -352,6 +365,11 @@ func (s *Server) serveH2(conn net.Conn, c Capture) error {
 			s.deliver(r)
 			if err := answerH2(fr, f.StreamID, r.Path); err != nil {
 				return err
+			}
+			if r.Path == RedirectPath {
+				// The hop comes on a new connection, which resumes.
+				_ = fr.WriteGoAway(f.StreamID, http2.ErrCodeNo, nil)
+				return nil
 			}
 		}
 	}
