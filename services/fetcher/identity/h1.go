@@ -106,7 +106,7 @@ func (t *Transport) h1conn(ctx context.Context, scheme, addr string) (*h1conn, b
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		delete(t.h1addrs, addr)
-		if _, _, err := t.addH2Locked(addr, conn, raw); err != nil {
+		if _, err := t.addH2Locked(addr, conn, raw); err != nil {
 			return nil, false, err
 		}
 		return nil, false, errSettledHTTP2

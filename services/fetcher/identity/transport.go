@@ -59,6 +59,7 @@ type Transport struct {
 	// addresses whose server settled HTTP/1.1; h1idle the idle HTTP/1.1
 	// connections by scheme and address.
 	h2conns map[string][]*h2conn
+	dialing map[string]*h2dial
 	h1addrs map[string]bool
 	h1idle  map[string][]*h1conn
 }
@@ -88,7 +89,7 @@ func (p *Profile) Transport(cfg Config) *Transport {
 	if cfg.MaxResponseHeaderBytes <= 0 {
 		cfg.MaxResponseHeaderBytes = 1 << 20
 	}
-	t := &Transport{p: p, cfg: cfg, h2conns: map[string][]*h2conn{}, h1addrs: map[string]bool{}, h1idle: map[string][]*h1conn{},
+	t := &Transport{p: p, cfg: cfg, h2conns: map[string][]*h2conn{}, dialing: map[string]*h2dial{}, h1addrs: map[string]bool{}, h1idle: map[string][]*h1conn{},
 		sessions: utls.NewLRUClientSessionCache(64)}
 	settings := map[http2.SettingID]uint32{}
 	var order []http2.SettingID
@@ -165,11 +166,54 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 var errSettledHTTP1 = errors.New("identity: server settled HTTP/1.1")
 
 // h2conn returns an HTTP/2 connection to addr that can take a request,
-// dialling one when none can, and whether it was reused. A server that
+// dialling one when none can, and whether it was reused. Requests that
+// find none while one is being dialled wait for it, as a browser's do:
+// one connection to a site, not one per request in flight. A server that
 // settles HTTP/1.1 gives errSettledHTTP1, and is spoken to over HTTP/1.1
 // from then on.
 func (t *Transport) h2conn(ctx context.Context, addr string) (*h2conn, bool, error) {
-	t.mu.Lock()
+	for {
+		t.mu.Lock()
+		if c := t.liveH2Locked(addr); c != nil {
+			t.mu.Unlock()
+			return c, true, nil
+		}
+		d := t.dialing[addr]
+		if d == nil {
+			d = &h2dial{done: make(chan struct{})}
+			t.dialing[addr] = d
+			t.mu.Unlock()
+			c, err := t.dialH2(ctx, addr)
+			t.mu.Lock()
+			delete(t.dialing, addr)
+			t.mu.Unlock()
+			d.err = err
+			close(d.done)
+			return c, false, err
+		}
+		t.mu.Unlock()
+		select {
+		case <-d.done:
+		case <-ctx.Done():
+			return nil, false, context.Cause(ctx)
+		}
+		if errors.Is(d.err, errSettledHTTP1) {
+			return nil, false, d.err
+		}
+		// Its dial done (or failed, under another request's context),
+		// look again.
+	}
+}
+
+// h2dial is a dial under way that other requests wait for.
+type h2dial struct {
+	done chan struct{}
+	err  error
+}
+
+// liveH2Locked is a connection to addr that can take a request, if any;
+// it forgets those that never will again.
+func (t *Transport) liveH2Locked(addr string) *h2conn {
 	live := t.h2conns[addr][:0]
 	var found *h2conn
 	for _, c := range t.h2conns[addr] {
@@ -181,13 +225,15 @@ func (t *Transport) h2conn(ctx context.Context, addr string) (*h2conn, bool, err
 		}
 	}
 	t.h2conns[addr] = live
-	t.mu.Unlock()
-	if found != nil {
-		return found, true, nil
-	}
+	return found
+}
+
+// dialH2 dials addr for HTTP/2, or leaves the connection for HTTP/1.1
+// when the server settles that.
+func (t *Transport) dialH2(ctx context.Context, addr string) (*h2conn, error) {
 	conn, raw, err := t.dialTLS(ctx, addr)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -196,21 +242,21 @@ func (t *Transport) h2conn(ctx context.Context, addr string) (*h2conn, bool, err
 		c := newH1conn(conn, raw)
 		c.fresh = true
 		t.putIdleLocked("https://"+addr, c)
-		return nil, false, errSettledHTTP1
+		return nil, errSettledHTTP1
 	}
 	return t.addH2Locked(addr, conn, raw)
 }
 
 // addH2Locked makes conn an HTTP/2 connection of the transport's.
-func (t *Transport) addH2Locked(addr string, conn *utls.UConn, raw net.Conn) (*h2conn, bool, error) {
+func (t *Transport) addH2Locked(addr string, conn *utls.UConn, raw net.Conn) (*h2conn, error) {
 	cc, err := t.h2.NewClientConn(conn)
 	if err != nil {
 		_ = conn.Close()
-		return nil, false, fmt.Errorf("identity: HTTP/2 to %s: %w", addr, err)
+		return nil, fmt.Errorf("identity: HTTP/2 to %s: %w", addr, err)
 	}
 	c := &h2conn{cc: cc, raw: raw}
 	t.h2conns[addr] = append(t.h2conns[addr], c)
-	return c, false, nil
+	return c, nil
 }
 
 // dialTLS dials addr with the guarded dialer and makes the profile's TLS

@@ -202,3 +202,33 @@ func TestChromeTakesTheWindowItAdvertises(t *testing.T) {
 		t.Fatalf("%s: read %d bytes of %d: %v", resp.Proto, n, window, err)
 	}
 }
+
+// Requests in flight together share one HTTP/2 connection, as a
+// browser's do: those that find none wait for the one being dialled.
+func TestChromeOneConnectionPerSite(t *testing.T) {
+	t.Parallel()
+	srv := start(t)
+	p := identity.Chrome()
+	c := &http.Client{Transport: p.Transport(identity.Config{Dial: loopback(srv), RootCAs: srv.Roots()})}
+	t.Cleanup(c.CloseIdleConnections)
+	u := fmt.Sprintf("https://%s:%d/", site, srv.Addr().Port)
+	const n = 8
+	errs := make(chan error, n)
+	for range n {
+		go func() { errs <- get(t, c, u, p) }()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		got, err := srv.Next(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Conn != 1 || got.Proto != "h2" {
+			t.Fatalf("request %d came on connection %d (%s), want all on the first over h2", i, got.Conn, got.Proto)
+		}
+	}
+}
