@@ -33,7 +33,10 @@ require (
 	github.com/antchfx/xpath v1.3.9 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/bits-and-blooms/bitset v1.24.0 // indirect
+	github.com/bogdanfinn/fhttp v0.6.9 // indirect
+	github.com/bogdanfinn/utls v1.7.8-barnius // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
+	github.com/cloudflare/circl v1.6.2 // indirect
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/jolestar/go-commons-pool/v2 v2.1.2 // indirect

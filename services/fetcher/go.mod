@@ -5,6 +5,8 @@ go 1.26.0
 require (
 	distill.dev/proto v0.0.0
 	github.com/andybalholm/brotli v1.3.0
+	github.com/bogdanfinn/fhttp v0.6.9
+	github.com/bogdanfinn/utls v1.7.8-barnius
 	github.com/klauspost/compress v1.20.4
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
@@ -20,6 +22,7 @@ require (
 
 require (
 	github.com/bits-and-blooms/bitset v1.24.0 // indirect
+	github.com/cloudflare/circl v1.6.2 // indirect
 	github.com/nlnwa/whatwg-url v0.6.2 // indirect
 )
 

@@ -7,6 +7,8 @@ package fetch
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +29,7 @@ import (
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/fetcher/cache"
 	"distill.dev/services/fetcher/cookies"
+	"distill.dev/services/fetcher/identity"
 	"distill.dev/services/fetcher/robots"
 	"distill.dev/services/platform/netpolicy"
 	"distill.dev/services/platform/telemetry"
@@ -63,6 +66,11 @@ type Fetcher struct {
 	own        *netpolicy.Own
 	// recorder, when set, is handed every HTTP exchange (WithRecorder).
 	recorder Recorder
+	// profile is the identity the fetcher presents (WithProfile): nil or
+	// distill's is Go's client with distill's User-Agent.
+	profile *identity.Profile
+	// rootCAs verifies servers' certificates; nil: the system's.
+	rootCAs *x509.CertPool
 
 	// One client per policy: a connection opened while loopback was
 	// allowed must never be reused by a call that does not allow it.
@@ -108,6 +116,23 @@ func WithOwn(own *netpolicy.Own) Option {
 	return func(f *Fetcher) { f.own = own }
 }
 
+// WithProfile makes the fetcher present the network identity p: with a
+// browser's profile (identity.Chrome) the TLS handshake, the HTTP/2
+// preface and framing and the request headers (User-Agent included, in
+// place of WithUserAgent's) are that browser's. Every connection is still
+// dialled by the fetcher's guarded dialer, so the network policy judges
+// it at connect time whatever the profile. Without it, or with
+// identity.Distill, the fetcher is Go's client and says it is distill.
+func WithProfile(p *identity.Profile) Option {
+	return func(f *Fetcher) { f.profile = p }
+}
+
+// WithRootCAs verifies servers' certificates against roots instead of
+// the system's: a private CA's sites, or a test's server.
+func WithRootCAs(roots *x509.CertPool) Option {
+	return func(f *Fetcher) { f.rootCAs = roots }
+}
+
 func userAgent(version string) string {
 	return "distill/" + version + " (+https://distill.dev)"
 }
@@ -137,30 +162,50 @@ func (f *Fetcher) newClient(p netpolicy.Policy) *http.Client {
 		Resolver:  f.resolver,
 		Control:   p.Control,
 	}
+	// Every connection, whatever speaks over it, is this dialer's: the
+	// policy's check at connect is the one below all profiles.
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &watchedConn{Conn: c}, nil
+	}
 	return &http.Client{
-		Transport: &http.Transport{
-			// A proxy would dial on our behalf, out of the policy's sight.
-			Proxy: nil,
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				c, err := dialer.DialContext(ctx, network, addr)
-				if err != nil {
-					return nil, err
-				}
-				return &watchedConn{Conn: c}, nil
-			},
-			ForceAttemptHTTP2:      true,
-			TLSHandshakeTimeout:    10 * time.Second,
-			MaxIdleConns:           100,
-			IdleConnTimeout:        90 * time.Second,
-			ExpectContinueTimeout:  time.Second,
-			MaxResponseHeaderBytes: 1 << 20,
-			// We ask for compressed bodies and decode ourselves, so the
-			// decoded size is what the byte cap counts.
-			DisableCompression: true,
-		},
+		Transport: f.transport(dial),
 		// Redirects are followed by hand so that each hop is checked,
 		// recorded, and counted against its own host's limits.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// transport is the fetcher's HTTP transport over dial: the profile's when
+// it is a browser's, else Go's.
+func (f *Fetcher) transport(dial identity.DialFunc) http.RoundTripper {
+	if t := f.profile.Transport(identity.Config{
+		Dial: dial, RootCAs: f.rootCAs, IdleConnTimeout: 90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second, MaxResponseHeaderBytes: 1 << 20,
+	}); t != nil {
+		return t
+	}
+	var tlsConfig *tls.Config
+	if f.rootCAs != nil {
+		tlsConfig = &tls.Config{RootCAs: f.rootCAs}
+	}
+	return &http.Transport{
+		// A proxy would dial on our behalf, out of the policy's sight.
+		Proxy:                  nil,
+		DialContext:            dial,
+		TLSClientConfig:        tlsConfig,
+		ForceAttemptHTTP2:      true,
+		TLSHandshakeTimeout:    10 * time.Second,
+		MaxIdleConns:           100,
+		IdleConnTimeout:        90 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: 1 << 20,
+		// We ask for compressed bodies and decode ourselves, so the
+		// decoded size is what the byte cap counts.
+		DisableCompression: true,
 	}
 }
 
@@ -393,7 +438,7 @@ func (f *Fetcher) fetch(ctx context.Context, c *call) (*internalv1.FetcherServic
 		if err := f.checkRobots(ctx, c, u, where); err != nil {
 			return nil, err
 		}
-		resp, err := f.sendWithRetries(ctx, c, u, send)
+		resp, err := f.sendWithRetries(hopContext(ctx, hop), c, u, send)
 		if err != nil {
 			return nil, c.classify(ctx, where, err)
 		}
@@ -432,6 +477,15 @@ func (f *Fetcher) fetch(ctx context.Context, c *call) (*internalv1.FetcherServic
 		u = nu
 		where = "fetch " + display(c.raw) + ": redirect to " + display(next)
 	}
+}
+
+// hopContext marks the requests of a redirect hop (hop > 0) as such: a
+// browser's profile writes them in the browser's order for a hop.
+func hopContext(ctx context.Context, hop int) context.Context {
+	if hop == 0 {
+		return ctx
+	}
+	return identity.RedirectHop(ctx)
 }
 
 // redirectTarget returns the absolute URL a redirect points to, or "" when
@@ -518,6 +572,10 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, m message) (*http.Req
 	}
 	if m.contentType != "" {
 		req.Header.Set("Content-Type", m.contentType)
+	}
+	if f.profile.Browser() {
+		f.profile.SetHeaders(req.Header)
+		return req, nil
 	}
 	req.Header.Set("User-Agent", f.userAgent)
 	req.Header.Set("Accept", accept)
