@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -114,8 +116,15 @@ func (g *globals) appConfig(workers int) app.Config {
 		Chromium:         g.chromium,
 		ExtractMemory:    int64(g.extractMemory) << 20,
 		PDFCacheDir:      g.pdfCacheDir,
+		RootCAs:          testRootCAs.Load(),
 	}
 }
+
+// testRootCAs, set by the package's tests only (export_test.go), is what
+// the in-process fetcher verifies certificates against in place of the
+// system's roots: their loopback TLS servers' own CA. No flag or variable
+// of the command line sets it.
+var testRootCAs atomic.Pointer[x509.CertPool]
 
 // defaultPDFCacheDir is distill-pdfium under the user cache directory,
 // beside the fetch cache rather than in it, so that clearing the cache
