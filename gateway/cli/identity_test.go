@@ -58,7 +58,8 @@ func profileJA4(t *testing.T, srv *identitytest.Server, p *identity.Profile, pat
 
 // distill fetch --browser chrome presents the chrome profile's JA4 and
 // User-Agent; --browser distill, and no --browser, Go's and distill's.
-// distill crawl --browser chrome reads robots.txt and the page as chrome.
+// distill crawl and distill map --browser chrome read robots.txt and the
+// page as chrome.
 func TestFetchBrowserPresentsItsIdentity(t *testing.T) {
 	srv := identityServer(t)
 	chromeJA4 := profileJA4(t, srv, identity.Chrome(), "/ref-chrome")
@@ -76,13 +77,15 @@ func TestFetchBrowserPresentsItsIdentity(t *testing.T) {
 		{[]string{"fetch", "--browser=distill"}, "/distill", goJA4, "distill/"},
 		{[]string{"fetch"}, "/default", goJA4, "distill/"},
 		{[]string{"crawl", "--depth", "0", "--browser", "chrome"}, "/crawl", chromeJA4, "Chrome/"},
+		{[]string{"map", "--map-pages", "1", "--browser", "chrome"}, "/map", chromeJA4, "Chrome/"},
+		{[]string{"map", "--map-pages", "1"}, "/map-default", goJA4, "distill/"},
 	} {
 		args := append(tc.args, "--allow-local", base+tc.path)
 		if _, errOut, code := run(t, args...); code != ExitOK {
 			t.Fatalf("distill %s: exit %d: %s", strings.Join(args, " "), code, errOut)
 		}
 		var seen []identitytest.Capture
-		if tc.args[0] == "crawl" {
+		if tc.args[0] != "fetch" {
 			seen = append(seen, capturedAt(t, srv, "/robots.txt"))
 		}
 		seen = append(seen, capturedAt(t, srv, tc.path))
@@ -107,7 +110,7 @@ func header(fields [][2]string, name string) string {
 // A profile no one has is the command line's mistake, named with the
 // profiles there are, before anything is fetched.
 func TestBrowserUsageError(t *testing.T) {
-	for _, cmd := range []string{"fetch", "crawl"} {
+	for _, cmd := range []string{"fetch", "crawl", "map"} {
 		out, errOut, code := run(t, cmd, "--browser", "netscape", "http://127.0.0.1:1/")
 		if code != ExitUsage || out != "" || !strings.Contains(errOut, `invalid argument "netscape" for "--browser" flag: must be one of distill, chrome`) {
 			t.Errorf("distill %s --browser netscape: exit %d, stdout %q, stderr %q", cmd, code, out, errOut)
