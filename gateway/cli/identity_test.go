@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,8 +25,12 @@ func identityServer(t *testing.T) *identitytest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	testRootCAs.Store(srv.Roots())
-	t.Cleanup(func() { testRootCAs.Store(nil) })
+	// As a user with a private CA would: the standard variable.
+	file := filepath.Join(t.TempDir(), "roots.pem")
+	if err := os.WriteFile(file, srv.CertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(string(certFile), file)
 	return srv
 }
 
