@@ -22,6 +22,7 @@ import (
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/extractor/pick"
 	"distill.dev/services/fetcher/cache"
+	"distill.dev/services/fetcher/identity"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/pipeline"
 	"distill.dev/services/fetcher/siteurl"
@@ -317,6 +318,7 @@ func MapRequestOf(req *distillv1.MapRequest) (mapsite.Request, error) {
 		Delay:        mapsite.DefaultDelay,
 		AllowLocal:   req.GetAllowLocal(),
 		TimeoutSecs:  req.GetTimeoutSecs(),
+		Browser:      req.GetBrowser(),
 	}
 	if req.MapLimit != nil {
 		out.Limit = int(req.GetMapLimit())
@@ -332,6 +334,9 @@ func MapRequestOf(req *distillv1.MapRequest) (mapsite.Request, error) {
 	}
 	if err := fetchopts.Validate(&distillv1.FetchOptions{TimeoutSecs: req.TimeoutSecs}); err != nil {
 		return mapsite.Request{}, failure.Wrap(failure.InvalidArgument, err, "invalid options")
+	}
+	if _, err := identity.Named(req.GetBrowser()); err != nil {
+		return mapsite.Request{}, failure.Wrap(failure.InvalidArgument, err, "browser")
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ package app
 
 import (
 	"context"
+	"crypto/x509"
 	"log/slog"
 	"time"
 
@@ -55,6 +56,10 @@ type Config struct {
 	// *warc.Writer keeps them in a WARC file. It needs the fetcher in this
 	// process: Open refuses it with Cluster, whose fetchers run elsewhere.
 	Recorder fetch.Recorder
+	// RootCAs, when set, verifies the in-process fetcher's servers'
+	// certificates against these roots instead of the system's (a private
+	// CA's sites, or a test's server); never a way to skip verification.
+	RootCAs *x509.CertPool
 
 	// Cluster, when set, makes this process a gateway of distill's
 	// services running apart; the fields below it are then unused.

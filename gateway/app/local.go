@@ -68,7 +68,7 @@ type queue struct {
 func newLocal(logger *slog.Logger, cfg Config) *local {
 	f, c, cacheErr := fetcherserver.NewFetcher(logger, fetcherserver.FetcherConfig{
 		UserAgentVersion: cfg.UserAgentVersion, CacheDir: cfg.CacheDir,
-		AllowLocal: cfg.AllowLocal, Own: cfg.Own, Recorder: cfg.Recorder,
+		AllowLocal: cfg.AllowLocal, Own: cfg.Own, Recorder: cfg.Recorder, RootCAs: cfg.RootCAs,
 	})
 	// One set of listeners for the fetcher and the renderer: a fetch must
 	// not reach a render's egress proxy either.

@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -114,7 +115,33 @@ func (g *globals) appConfig(workers int) app.Config {
 		Chromium:         g.chromium,
 		ExtractMemory:    int64(g.extractMemory) << 20,
 		PDFCacheDir:      g.pdfCacheDir,
+		RootCAs:          g.rootCAs(),
 	}
+}
+
+// certFile is the variable Go's TLS clients take their trusted roots
+// from in place of the system's.
+const certFile envflag.Var = "SSL_CERT_FILE"
+
+// rootCAs are the certificates the in-process fetcher trusts when
+// SSL_CERT_FILE names a file of them, as every Go client of the process
+// does: read from the command's environment, which is not always the
+// process's (a test's). Nil, when it names none or nothing readable: the
+// system's roots, which Go reads from the same variable.
+func (g *globals) rootCAs() *x509.CertPool {
+	path, ok := g.env.Lookup(certFile)
+	if !ok || path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil
+	}
+	return pool
 }
 
 // defaultPDFCacheDir is distill-pdfium under the user cache directory,

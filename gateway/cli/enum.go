@@ -10,6 +10,8 @@ import (
 type enumFlag struct {
 	value   string
 	allowed []string
+	// set says the command line gave the flag.
+	set bool
 }
 
 func newEnum(def string, allowed ...string) *enumFlag {
@@ -22,6 +24,6 @@ func (e *enumFlag) Set(s string) error {
 	if !slices.Contains(e.allowed, s) {
 		return fmt.Errorf("must be one of %s", strings.Join(e.allowed, ", "))
 	}
-	e.value = s
+	e.value, e.set = s, true
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"distill.dev/services/extractor/citations"
 	"distill.dev/services/extractor/extract"
 	"distill.dev/services/extractor/pick"
+	"distill.dev/services/fetcher/identity"
 )
 
 // outputFlags choose what is extracted and how it is printed; fetch and
@@ -163,7 +164,10 @@ type fetchFlags struct {
 	cacheTTL           int64
 	jsWait             int32
 	jsWaitFor          string
-	browser            browserFlags
+	// identity is --browser, the network identity of the plain HTTP
+	// fetches; browser are the headless renderer's flags.
+	identity *enumFlag
+	browser  browserFlags
 }
 
 func (f *fetchFlags) register(fs *pflag.FlagSet) {
@@ -182,6 +186,8 @@ func (f *fetchFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.respectRobots, "respect-robots", false, "obey each site's robots.txt (RFC 9309) and its Crawl-delay; a disallowed URL fails")
 	fs.BoolVar(&f.noCache, "no-cache", false, "neither read nor write the on-disk fetch cache")
 	fs.Int64Var(&f.cacheTTL, "cache-ttl", fetchopts.DefaultCacheTTLSecs, "cache freshness window in seconds (0 = always refetch)")
+	f.identity = newEnum(identity.DistillName, identity.Names()...)
+	fs.Var(f.identity, "browser", "network identity of the HTTP fetches (TLS, HTTP/2 and headers): distill (the honest crawler's, Go's client saying it is distill) or chrome (the installed Chromium's)")
 	f.browser.register(fs)
 }
 
@@ -204,6 +210,9 @@ func (f *fetchFlags) options(fs *pflag.FlagSet) *distillv1.FetchOptions {
 	setIfChanged(fs, "per-host-concurrency", &o.PerHostConcurrency, &f.perHostConcurrency)
 	setIfChanged(fs, "cache-ttl", &o.CacheTtl, &f.cacheTTL)
 	setIfChanged(fs, "js-wait", &o.JsWait, &f.jsWait)
+	if fs.Changed("browser") {
+		o.Browser = f.identity.value
+	}
 	f.browser.apply(fs, o)
 	return o
 }

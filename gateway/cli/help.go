@@ -21,7 +21,7 @@ var fetchGroups = []struct {
 	{"Content", []string{"selector", "profile", "links", "links-all", "tables", "actions", "max-actions", "query", "diff-with", "brand"}},
 	{"Page parts", pagePartFlagNames},
 	{"Picking", []string{"select", "xpath", "field", "find-text", "find-regex", "exact", "case-sensitive", "similar", "max-matches"}},
-	{"Network", []string{"timeout", "max-bytes", "allow-local", "max-retries", "per-host-concurrency", "rate-limit", "respect-robots", "server"}},
+	{"Network", []string{"timeout", "max-bytes", "allow-local", "max-retries", "per-host-concurrency", "rate-limit", "respect-robots", "browser", "server"}},
 	{"Rendering", []string{"js", "js-wait", "js-wait-for", "steps", "scroll", "screenshot", "screenshot-format", "pdf", "mhtml", "output", "capture-network", "capture-types", "capture-credentials", "block"}},
 	{"Batch", []string{"concurrency", "input", "output-dir"}},
 	{"Crawl", crawlFlagNames},

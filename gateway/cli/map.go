@@ -16,6 +16,7 @@ import (
 	"distill.dev/gateway/api"
 	"distill.dev/proto/fetchopts"
 	distillv1 "distill.dev/proto/gen/distill/v1"
+	"distill.dev/services/fetcher/identity"
 	"distill.dev/services/fetcher/mapsite"
 	"distill.dev/services/fetcher/siteurl"
 )
@@ -37,6 +38,17 @@ type mapFlags struct {
 	timeout      int32
 	server       string
 	warc         warcFlag
+	// identity is --browser.
+	identity *enumFlag
+}
+
+// browser is the --browser given, "" when none was: the default is the
+// server's.
+func (c *mapFlags) browser() string {
+	if !c.identity.set {
+		return ""
+	}
+	return c.identity.value
 }
 
 // mapCmd is one `distill map`: the flags cobra fills and the site's URL;
@@ -90,6 +102,8 @@ func (c *mapCmd) register(fs *pflag.FlagSet) {
 	fs.Var(&c.delay, "delay", "shortest time between two requests to one host: milliseconds, or a duration such as 1s")
 	fs.BoolVar(&c.allowLocal, "allow-local", false, "permit loopback targets (loopback only; private ranges stay refused)")
 	fs.Int32Var(&c.timeout, "timeout", fetchopts.DefaultTimeoutSecs, "timeout of each request, in seconds")
+	c.identity = newEnum(identity.DistillName, identity.Names()...)
+	fs.Var(c.identity, "browser", "network identity of the map's requests (TLS, HTTP/2 and headers): distill (the honest crawler's) or chrome (the installed Chromium's)")
 	serverFlag(fs, c.g, &c.server, "map")
 	c.warc.register(fs)
 	fs.SortFlags = false
@@ -154,6 +168,7 @@ func (c *mapCmd) request() *distillv1.MapRequest {
 		Query:             c.query,
 		AllowLocal:        c.allowLocal,
 		TimeoutSecs:       &c.timeout,
+		Browser:           c.browser(),
 	}
 }
 

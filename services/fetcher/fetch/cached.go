@@ -2,6 +2,8 @@ package fetch
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"slices"
 
@@ -10,6 +12,7 @@ import (
 	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	"distill.dev/services/fetcher/cache"
+	"distill.dev/services/fetcher/identity"
 	"distill.dev/services/platform/netpolicy"
 )
 
@@ -32,14 +35,24 @@ func (f *Fetcher) usesCache(c *call) bool {
 		!c.opts.GetNoCache() && fetchopts.Validate(c.opts) == nil
 }
 
-// cacheKey is the cache key of c's URL, or "" when the URL is one the
-// policy refuses or cannot parse; the live path then reports why.
+// cacheKey is the cache key of c's URL under c's profile, or "" when the
+// URL is one the policy refuses or cannot parse; the live path then
+// reports why. The profile is part of the key: a site may answer a
+// browser otherwise than a crawler that says what it is (a challenge
+// page to one, the page to the other), and a call that asked for one
+// identity is owed the page that identity was given. distill's keys are
+// the URL's alone, as before profiles.
 func (c *call) cacheKey() string {
 	u, err := c.policy.CheckURL(c.raw)
 	if err != nil {
 		return ""
 	}
-	return cache.Key(u)
+	key := cache.Key(u)
+	if name := c.profile.Name(); name != identity.DistillName {
+		sum := sha256.Sum256([]byte(name + "\n" + key))
+		key = hex.EncodeToString(sum[:])
+	}
+	return key
 }
 
 // fromCache returns a fresh cached answer that this call may be given. A

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -66,16 +67,25 @@ type Fetcher struct {
 	own        *netpolicy.Own
 	// recorder, when set, is handed every HTTP exchange (WithRecorder).
 	recorder Recorder
-	// profile is the identity the fetcher presents (WithProfile): nil or
-	// distill's is Go's client with distill's User-Agent.
+	// profile is the identity the fetcher presents when a call names
+	// none (WithProfile); distill's, Go's client with distill's
+	// User-Agent, unless set.
 	profile *identity.Profile
 	// rootCAs verifies servers' certificates; nil: the system's.
 	rootCAs *x509.CertPool
 
-	// One client per policy: a connection opened while loopback was
-	// allowed must never be reused by a call that does not allow it.
-	strict, allowLoopback *http.Client
+	// clients are the HTTP clients of each profile a call has asked
+	// for, by name, made on first use and kept: each profile has its own
+	// connection pools, so a connection one identity opened never
+	// carries another's request.
+	mu      sync.Mutex
+	clients map[string]*clients
 }
+
+// clients are one profile's HTTP clients, one per policy: a connection
+// opened while loopback was allowed must never be reused by a call that
+// does not allow it.
+type clients struct{ strict, allowLoopback *http.Client }
 
 // Option configures a Fetcher.
 type Option func(*Fetcher)
@@ -116,7 +126,8 @@ func WithOwn(own *netpolicy.Own) Option {
 	return func(f *Fetcher) { f.own = own }
 }
 
-// WithProfile makes the fetcher present the network identity p: with a
+// WithProfile makes the fetcher present the network identity p to the
+// calls whose options name no browser (FetchOptions.browser): with a
 // browser's profile (identity.Chrome) the TLS handshake, the HTTP/2
 // preface and framing and the request headers (User-Agent included, in
 // place of WithUserAgent's) are that browser's. Every connection is still
@@ -150,12 +161,43 @@ func New(logger *slog.Logger, opts ...Option) *Fetcher {
 	for _, o := range opts {
 		o(f)
 	}
-	f.strict = f.newClient(netpolicy.Policy{Own: f.own})
-	f.allowLoopback = f.newClient(netpolicy.Policy{AllowLoopback: true, Own: f.own})
+	if f.profile == nil {
+		f.profile = identity.Distill()
+	}
+	f.clients = map[string]*clients{}
+	f.clientsOf(f.profile)
 	return f
 }
 
-func (f *Fetcher) newClient(p netpolicy.Policy) *http.Client {
+// profileOf is the profile a call's options name, the fetcher's own when
+// they name none; a name no profile has is the caller's mistake.
+func (f *Fetcher) profileOf(raw string, o *distillv1.FetchOptions) (*identity.Profile, error) {
+	if o.GetBrowser() == "" {
+		return f.profile, nil
+	}
+	p, err := identity.Named(o.GetBrowser())
+	if err != nil {
+		return nil, failure.Wrap(failure.InvalidArgument, err, "fetch %s: --browser", display(raw))
+	}
+	return p, nil
+}
+
+// clientsOf is p's clients, made the first time a call asks for p.
+func (f *Fetcher) clientsOf(p *identity.Profile) *clients {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cs, ok := f.clients[p.Name()]
+	if !ok {
+		cs = &clients{
+			strict:        f.newClient(p, netpolicy.Policy{Own: f.own}),
+			allowLoopback: f.newClient(p, netpolicy.Policy{AllowLoopback: true, Own: f.own}),
+		}
+		f.clients[p.Name()] = cs
+	}
+	return cs
+}
+
+func (f *Fetcher) newClient(prof *identity.Profile, p netpolicy.Policy) *http.Client {
 	dialer := &net.Dialer{
 		Timeout:   10 * time.Second,
 		KeepAlive: 30 * time.Second,
@@ -172,17 +214,17 @@ func (f *Fetcher) newClient(p netpolicy.Policy) *http.Client {
 		return &watchedConn{Conn: c}, nil
 	}
 	return &http.Client{
-		Transport: f.transport(dial),
+		Transport: f.transport(prof, dial),
 		// Redirects are followed by hand so that each hop is checked,
 		// recorded, and counted against its own host's limits.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 
-// transport is the fetcher's HTTP transport over dial: the profile's when
-// it is a browser's, else Go's.
-func (f *Fetcher) transport(dial identity.DialFunc) http.RoundTripper {
-	if t := f.profile.Transport(identity.Config{
+// transport is the fetcher's HTTP transport over dial: p's when it is a
+// browser's, else Go's.
+func (f *Fetcher) transport(p *identity.Profile, dial identity.DialFunc) http.RoundTripper {
+	if t := p.Transport(identity.Config{
 		Dial: dial, RootCAs: f.rootCAs, IdleConnTimeout: 90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second, MaxResponseHeaderBytes: 1 << 20,
 	}); t != nil {
@@ -209,10 +251,15 @@ func (f *Fetcher) transport(dial identity.DialFunc) http.RoundTripper {
 	}
 }
 
-// Close releases idle connections. The Fetcher stays usable.
+// Close releases idle connections, every profile's. The Fetcher stays
+// usable.
 func (f *Fetcher) Close() {
-	f.strict.CloseIdleConnections()
-	f.allowLoopback.CloseIdleConnections()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, cs := range f.clients {
+		cs.strict.CloseIdleConnections()
+		cs.allowLoopback.CloseIdleConnections()
+	}
 }
 
 // message is what one hop sends: the method and, for a POST, its body.
@@ -233,10 +280,14 @@ var robotsGet = message{method: http.MethodGet, anonymous: true}
 
 // call is one Fetch: its options, read once, and the URL it was asked for.
 type call struct {
-	raw        string
-	send       message
-	opts       *distillv1.FetchOptions
-	policy     netpolicy.Policy
+	raw    string
+	send   message
+	opts   *distillv1.FetchOptions
+	policy netpolicy.Policy
+	// profile is the identity the call presents, client its transport
+	// under the call's policy: every hop, retry and robots.txt read of
+	// the call goes through them.
+	profile    *identity.Profile
 	client     *http.Client
 	timeout    time.Duration
 	maxBytes   int64
@@ -372,6 +423,10 @@ func (f *Fetcher) newCall(ctx context.Context, raw string, send message, o *dist
 	if o.GetAllowLocal() && !f.allowLocal {
 		return nil, failure.AllowLocalRefused()
 	}
+	profile, err := f.profileOf(raw, o)
+	if err != nil {
+		return nil, err
+	}
 	c := &call{
 		raw:        raw,
 		send:       send,
@@ -382,10 +437,12 @@ func (f *Fetcher) newCall(ctx context.Context, raw string, send message, o *dist
 		maxRetries: fetchopts.MaxRetries(o),
 		perHost:    fetchopts.PerHostConcurrency(o),
 		rate:       o.GetRateLimit(),
+		profile:    profile,
 	}
-	c.client = f.strict
+	cs := f.clientsOf(profile)
+	c.client = cs.strict
 	if c.policy.AllowLoopback {
-		c.client = f.allowLoopback
+		c.client = cs.allowLoopback
 	}
 	return c, nil
 }
@@ -560,8 +617,8 @@ func portOf(u *url.URL) string {
 	return "80"
 }
 
-// request builds the request of one attempt.
-func (f *Fetcher) request(ctx context.Context, u *url.URL, m message) (*http.Request, error) {
+// request builds the request of one attempt, with p's headers.
+func (f *Fetcher) request(ctx context.Context, p *identity.Profile, u *url.URL, m message) (*http.Request, error) {
 	var body io.Reader
 	if m.method != http.MethodGet {
 		body = bytes.NewReader(m.body)
@@ -573,8 +630,8 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, m message) (*http.Req
 	if m.contentType != "" {
 		req.Header.Set("Content-Type", m.contentType)
 	}
-	if f.profile.Browser() {
-		f.profile.SetHeaders(req.Header)
+	if p.Browser() {
+		p.SetHeaders(req.Header)
 		return req, nil
 	}
 	req.Header.Set("User-Agent", f.userAgent)

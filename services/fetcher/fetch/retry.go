@@ -125,7 +125,7 @@ func (f *Fetcher) sendOnce(ctx context.Context, c *call, u *url.URL, m message) 
 // attemptRequest is the request of one attempt: the message, the caller's
 // headers when u is the site it named, and the session's cookies.
 func (f *Fetcher) attemptRequest(ctx context.Context, c *call, u *url.URL, m message) (*http.Request, error) {
-	req, err := f.request(ctx, u, m)
+	req, err := f.request(ctx, c.profile, u, m)
 	if err != nil {
 		return nil, err
 	}

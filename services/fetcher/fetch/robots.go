@@ -16,7 +16,10 @@ const productToken = "distill"
 // robotsCaches keeps one cache per policy, as the Fetcher keeps one client:
 // rules read through a loopback redirect must not decide for a call that
 // may not reach loopback, nor a refusal under the strict policy for a call
-// that may.
+// that may. The caches are shared by the profiles: robots.txt is read
+// through the asking call's profile (a site that fingerprints sees one
+// client, not two), but the rules kept are distill's group of the site's
+// file whoever read it, so another identity's call may use them.
 type robotsCaches struct{ strict, allowLoopback *robots.Cache }
 
 func newRobotsCaches() robotsCaches {

@@ -131,7 +131,11 @@ func isHop(ctx context.Context) bool {
 // headers. A fetcher with it behaves as one with no profile.
 func Distill() *Profile { return &Profile{name: DistillName} }
 
-// Named is the profile of that name: "distill" (or "") or "chrome".
+// Names are the names of the profiles, the default first.
+func Names() []string { return []string{DistillName, ChromeName} }
+
+// Named is the profile of that name: "distill" (or "") or "chrome". Any
+// other name is an error whose one line names the known ones.
 func Named(name string) (*Profile, error) {
 	switch strings.ToLower(name) {
 	case "", DistillName:
@@ -139,5 +143,5 @@ func Named(name string) (*Profile, error) {
 	case ChromeName:
 		return Chrome(), nil
 	}
-	return nil, fmt.Errorf("identity: no profile %q (have %s, %s)", name, DistillName, ChromeName)
+	return nil, fmt.Errorf("no browser profile %q: one of %s", name, strings.Join(Names(), ", "))
 }

@@ -27,6 +27,7 @@ func (r *run) pageOptions() *distillv1.FetchOptions {
 		RespectRobots: r.base.GetRespectRobots(),
 		RateLimit:     r.base.GetRateLimit(),
 		TimeoutSecs:   r.base.TimeoutSecs,
+		Browser:       r.base.GetBrowser(),
 		LinksFull:     true,
 		Js:            distillv1.JsMode_JS_MODE_OFF,
 		Profile:       distillv1.Profile_PROFILE_METADATA,

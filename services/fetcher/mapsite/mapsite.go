@@ -79,6 +79,9 @@ type Request struct {
 	// AllowLocal and TimeoutSecs are the fetch options of the same names.
 	AllowLocal  bool
 	TimeoutSecs int32
+	// Browser is the network identity of every request of the map
+	// (FetchOptions.browser): sitemaps, robots.txt and pages.
+	Browser string
 }
 
 // Result is a site's URLs and how they were found.
@@ -153,7 +156,7 @@ func (m *Mapper) Map(ctx context.Context, req Request) (*Result, error) {
 	if req.Query == "" && req.Limit > 0 {
 		r.capacity = req.Limit
 	}
-	r.base = &distillv1.FetchOptions{AllowLocal: req.AllowLocal, RespectRobots: !req.IgnoreRobots}
+	r.base = &distillv1.FetchOptions{AllowLocal: req.AllowLocal, RespectRobots: !req.IgnoreRobots, Browser: req.Browser}
 	if req.TimeoutSecs > 0 {
 		r.base.TimeoutSecs = &req.TimeoutSecs
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,6 +42,10 @@ type FetcherConfig struct {
 	// Recorder, when set, is handed every HTTP exchange the fetcher makes
 	// (a WARC file: fetch.WithRecorder).
 	Recorder fetch.Recorder
+	// RootCAs, when set, verifies servers' certificates against these
+	// roots instead of the system's (fetch.WithRootCAs): a private CA's
+	// sites, or a test's server. Certificates are verified either way.
+	RootCAs *x509.CertPool
 }
 
 // NewFetcher builds the fetcher with its on-disk cache. A cache that cannot
@@ -50,6 +55,9 @@ func NewFetcher(logger *slog.Logger, cfg FetcherConfig) (f *fetch.Fetcher, c *ca
 	opts := []fetch.Option{fetch.WithUserAgent(cfg.UserAgentVersion), fetch.WithAllowLocal(cfg.AllowLocal), fetch.WithOwn(cfg.Own)}
 	if cfg.Recorder != nil {
 		opts = append(opts, fetch.WithRecorder(cfg.Recorder))
+	}
+	if cfg.RootCAs != nil {
+		opts = append(opts, fetch.WithRootCAs(cfg.RootCAs))
 	}
 	if cfg.NoCache {
 		cacheErr = errors.New("the fetch cache is off")

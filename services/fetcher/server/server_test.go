@@ -74,6 +74,24 @@ func TestFetcherServiceOverGRPC(t *testing.T) {
 			t.Fatalf("from_cache %v, server hits %d -> %d", resp.GetFromCache(), before, hits.Load())
 		}
 	})
+	t.Run("browser chrome", func(t *testing.T) {
+		// The request's profile crosses the wire with its options.
+		opts := &distillv1.FetchOptions{AllowLocal: true, NoCache: true, Browser: "chrome"}
+		if _, err := client.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: page.URL, Options: opts}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(userAgent, "Chrome/") {
+			t.Fatalf("User-Agent %q, want the chrome profile's", userAgent)
+		}
+	})
+	t.Run("unknown browser", func(t *testing.T) {
+		opts := &distillv1.FetchOptions{AllowLocal: true, Browser: "netscape"}
+		_, err := client.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: page.URL, Options: opts})
+		err = failure.FromRemote(err)
+		if !errors.Is(err, &failure.Error{Code: failure.InvalidArgument}) || !strings.Contains(err.Error(), "one of distill, chrome") {
+			t.Fatalf("got %v, want InvalidArgument naming the profiles", err)
+		}
+	})
 	t.Run("blocked", func(t *testing.T) {
 		_, err := client.Fetch(t.Context(), &internalv1.FetcherServiceFetchRequest{Url: page.URL})
 		err = failure.FromRemote(err)

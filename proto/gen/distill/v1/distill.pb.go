@@ -461,7 +461,10 @@ type MapRequest struct {
 	// Permit loopback targets, when the server's operator allows it.
 	AllowLocal bool `protobuf:"varint,12,opt,name=allow_local,json=allowLocal,proto3" json:"allow_local,omitempty"`
 	// Timeout of each request, in seconds; default 20.
-	TimeoutSecs   *int32 `protobuf:"varint,13,opt,name=timeout_secs,json=timeoutSecs,proto3,oneof" json:"timeout_secs,omitempty"`
+	TimeoutSecs *int32 `protobuf:"varint,13,opt,name=timeout_secs,json=timeoutSecs,proto3,oneof" json:"timeout_secs,omitempty"`
+	// The network identity of the map's requests, as FetchOptions.browser:
+	// "distill" (the default, when empty) or "chrome".
+	Browser       string `protobuf:"bytes,14,opt,name=browser,proto3" json:"browser,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -585,6 +588,13 @@ func (x *MapRequest) GetTimeoutSecs() int32 {
 		return *x.TimeoutSecs
 	}
 	return 0
+}
+
+func (x *MapRequest) GetBrowser() string {
+	if x != nil {
+		return x.Browser
+	}
+	return ""
 }
 
 // MapResponse is one batch of a map's URLs, in order. Only the last
@@ -2333,7 +2343,7 @@ const file_distill_v1_distill_proto_rawDesc = "" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x122\n" +
 	"\aoptions\x18\x02 \x01(\v2\x18.distill.v1.FetchOptionsR\aoptions\"F\n" +
 	"\x0fObserveResponse\x123\n" +
-	"\tdistilled\x18\x01 \x01(\v2\x15.distill.v1.DistilledR\tdistilled\"\xfc\x03\n" +
+	"\tdistilled\x18\x01 \x01(\v2\x15.distill.v1.DistilledR\tdistilled\"\x96\x04\n" +
 	"\n" +
 	"MapRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x1f\n" +
@@ -2352,7 +2362,8 @@ const file_distill_v1_distill_proto_rawDesc = "" +
 	"\x05query\x18\v \x01(\tR\x05query\x12\x1f\n" +
 	"\vallow_local\x18\f \x01(\bR\n" +
 	"allowLocal\x12&\n" +
-	"\ftimeout_secs\x18\r \x01(\x05H\x03R\vtimeoutSecs\x88\x01\x01B\v\n" +
+	"\ftimeout_secs\x18\r \x01(\x05H\x03R\vtimeoutSecs\x88\x01\x01\x12\x18\n" +
+	"\abrowser\x18\x0e \x01(\tR\abrowserB\v\n" +
 	"\t_delay_msB\f\n" +
 	"\n" +
 	"_map_limitB\f\n" +

@@ -255,6 +255,14 @@ type FetchOptions struct {
 	MaxActions *int32 `protobuf:"varint,23,opt,name=max_actions,json=maxActions,proto3,oneof" json:"max_actions,omitempty"`
 	// --concurrency: concurrent requests of a multi-URL batch; default 8.
 	Concurrency *int32 `protobuf:"varint,24,opt,name=concurrency,proto3,oneof" json:"concurrency,omitempty"`
+	// --browser: the network identity the fetcher presents on plain HTTP
+	// (its TLS handshake, HTTP/2 preface and request headers). "distill"
+	// (the default, when empty) is the honest crawler identity: Go's TLS
+	// and HTTP/2 and a User-Agent that says distill. "chrome" is the
+	// installed Chromium's identity (Debian 12's, on Linux). Any other name
+	// is refused with INVALID_ARGUMENT naming the known ones. The headless
+	// renderer is a real browser and ignores it.
+	Browser string `protobuf:"bytes,25,opt,name=browser,proto3" json:"browser,omitempty"`
 	// --select: CSS selector whose matches are picked as values: each
 	// element's visible text, or, when it ends in ::attr(NAME), ::text or
 	// ::html, that attribute, the element's own text or its HTML.
@@ -564,6 +572,13 @@ func (x *FetchOptions) GetConcurrency() int32 {
 	return 0
 }
 
+func (x *FetchOptions) GetBrowser() string {
+	if x != nil {
+		return x.Browser
+	}
+	return ""
+}
+
 func (x *FetchOptions) GetSelect() string {
 	if x != nil {
 		return x.Select
@@ -856,7 +871,7 @@ var File_distill_v1_options_proto protoreflect.FileDescriptor
 const file_distill_v1_options_proto_rawDesc = "" +
 	"\n" +
 	"\x18distill/v1/options.proto\x12\n" +
-	"distill.v1\x1a\x1adistill/v1/distilled.proto\"\xab\x11\n" +
+	"distill.v1\x1a\x1adistill/v1/distilled.proto\"\xc5\x11\n" +
 	"\fFetchOptions\x12*\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x12.distill.v1.FormatR\x06format\x12\x1a\n" +
 	"\bselector\x18\x02 \x01(\tR\bselector\x12-\n" +
@@ -887,7 +902,8 @@ const file_distill_v1_options_proto_rawDesc = "" +
 	"\x0fextract_actions\x18\x16 \x01(\bR\x0eextractActions\x12$\n" +
 	"\vmax_actions\x18\x17 \x01(\x05H\aR\n" +
 	"maxActions\x88\x01\x01\x12%\n" +
-	"\vconcurrency\x18\x18 \x01(\x05H\bR\vconcurrency\x88\x01\x01\x12\x16\n" +
+	"\vconcurrency\x18\x18 \x01(\x05H\bR\vconcurrency\x88\x01\x01\x12\x18\n" +
+	"\abrowser\x18\x19 \x01(\tR\abrowser\x12\x16\n" +
 	"\x06select\x18\x1e \x01(\tR\x06select\x12\x14\n" +
 	"\x05xpath\x18\x1f \x01(\tR\x05xpath\x12-\n" +
 	"\x06fields\x18  \x03(\v2\x15.distill.v1.PickFieldR\x06fields\x12\x1b\n" +

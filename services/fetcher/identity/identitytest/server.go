@@ -12,6 +12,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -134,6 +135,12 @@ func (s *Server) SPKI() string {
 
 // Roots trusts the server's certificate.
 func (s *Server) Roots() *x509.CertPool { return s.pool }
+
+// CertPEM is the server's certificate, PEM-encoded: a file of it is what
+// SSL_CERT_FILE names for a client to trust the server.
+func (s *Server) CertPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.cert.Leaf.Raw})
+}
 
 // Captures delivers a capture for each request, once its head is read.
 func (s *Server) Captures() <-chan Capture { return s.captures }
