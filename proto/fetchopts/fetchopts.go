@@ -5,6 +5,8 @@ package fetchopts
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	distillv1 "distill.dev/proto/gen/distill/v1"
@@ -159,10 +161,28 @@ func Validate(o *distillv1.FetchOptions) error {
 	if err := validateBrowser(o); err != nil {
 		return err
 	}
+	if err := validateProfile(o); err != nil {
+		return err
+	}
 	if err := validateHeaders(o); err != nil {
 		return err
 	}
 	return validateReading(o)
+}
+
+// BrowserProfiles are the names FetchOptions.browser takes: the identities
+// the fetcher presents on plain HTTP (services/fetcher/identity, whose
+// tests hold its profiles to this list), "distill" first, the default.
+func BrowserProfiles() []string { return []string{"distill", "chrome"} }
+
+// validateProfile refuses a browser profile the fetcher does not have,
+// before anything is fetched: a crawl would otherwise fail page by page.
+func validateProfile(o *distillv1.FetchOptions) error {
+	b := o.GetBrowser()
+	if b == "" || slices.Contains(BrowserProfiles(), strings.ToLower(b)) {
+		return nil
+	}
+	return fmt.Errorf("--browser has no profile %q: one of %s", b, strings.Join(BrowserProfiles(), ", "))
 }
 
 // validateReading checks the reading options (query, chunks, citations)

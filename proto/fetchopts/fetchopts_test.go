@@ -100,6 +100,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{"overlap over half", &distillv1.FetchOptions{Chunk: 100, ChunkOverlap: 51}, "--chunk-overlap"},
 		{"citations in text", &distillv1.FetchOptions{Format: distillv1.Format_FORMAT_TEXT, Citations: true}, "--citations"},
 		{"query in html", &distillv1.FetchOptions{Format: distillv1.Format_FORMAT_HTML, Query: "price"}, "--query"},
+		{"unknown browser profile", &distillv1.FetchOptions{Browser: "netscape"}, "--browser"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
