@@ -225,7 +225,7 @@ bench-chunks: ## Check that no chunk of any page of the shared scrapinghub corpu
 	cd services/extractor && go test -run '^$$' -bench 'ChunkBoundOnCorpus' -benchtime 1x ./extract
 
 .PHONY: bench-fetch
-bench-fetch: ## Batch throughput over the NATS fan-out vs the pipeline called directly, on loopback: make bench-fetch [BENCH_ARGS="-count 1000 -concurrency 8 -rounds 5"].
+bench-fetch: ## Batch throughput over the NATS fan-out vs the pipeline called directly, then pages/s and allocations of the fetcher under each browser profile vs net/http over loopback TLS: make bench-fetch [BENCH_ARGS="-count 1000 -concurrency 8 -rounds 5 -fan-out=true -profiles=true"].
 	go run ./gateway/bench/cmd/bench-fetch $(BENCH_ARGS)
 
 .PHONY: bench-cluster

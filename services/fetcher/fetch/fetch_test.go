@@ -21,7 +21,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"distill.dev/proto/failure"
+	"distill.dev/proto/fetchopts"
 	internalv1 "distill.dev/proto/gen/distill/internalv1"
 	distillv1 "distill.dev/proto/gen/distill/v1"
 	"distill.dev/services/platform/netpolicy"
@@ -216,14 +219,30 @@ func TestFetchBlocked(t *testing.T) {
 		{name: "private despite allow_local", url: "http://192.168.1.1/", opts: local(), parts: []string{"192.168.1.1 (private range"}},
 	}
 	f := newFetcher(t)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := get(t, f, tt.url, tt.opts)
-			wantFailure(t, err, failure.Blocked, tt.parts...)
-			if !errors.Is(err, netpolicy.ErrBlocked) {
-				t.Fatalf("%v does not wrap netpolicy.ErrBlocked", err)
+	// Every spelling, under every browser profile, over both schemes: a
+	// profile's transport dials through the same guard.
+	for _, browser := range fetchopts.BrowserProfiles() {
+		for _, scheme := range []string{"http", "https"} {
+			for _, tt := range tests {
+				t.Run(browser+"/"+scheme+"/"+tt.name, func(t *testing.T) {
+					opts := &distillv1.FetchOptions{}
+					if tt.opts != nil {
+						opts = proto.Clone(tt.opts).(*distillv1.FetchOptions)
+					}
+					opts.Browser = browser
+					url := scheme + strings.TrimPrefix(tt.url, "http")
+					parts := make([]string, len(tt.parts))
+					for i, p := range tt.parts {
+						parts[i] = strings.Replace(p, "fetch http://", "fetch "+scheme+"://", 1)
+					}
+					_, err := get(t, f, url, opts)
+					wantFailure(t, err, failure.Blocked, parts...)
+					if !errors.Is(err, netpolicy.ErrBlocked) {
+						t.Fatalf("%v does not wrap netpolicy.ErrBlocked", err)
+					}
+				})
 			}
-		})
+		}
 	}
 	if n := hits.Load(); n != 0 {
 		t.Fatalf("server got %d requests, want none", n)
