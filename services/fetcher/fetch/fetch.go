@@ -85,7 +85,10 @@ type Fetcher struct {
 // clients are one profile's HTTP clients, one per policy: a connection
 // opened while loopback was allowed must never be reused by a call that
 // does not allow it.
-type clients struct{ strict, allowLoopback *http.Client }
+type clients struct {
+	profile               *identity.Profile
+	strict, allowLoopback *http.Client
+}
 
 // Option configures a Fetcher.
 type Option func(*Fetcher)
@@ -175,6 +178,14 @@ func (f *Fetcher) profileOf(raw string, o *distillv1.FetchOptions) (*identity.Pr
 	if o.GetBrowser() == "" {
 		return f.profile, nil
 	}
+	// A profile asked for before is the one its clients were made for:
+	// it is not built again for every call.
+	f.mu.Lock()
+	cs, ok := f.clients[strings.ToLower(o.GetBrowser())]
+	f.mu.Unlock()
+	if ok {
+		return cs.profile, nil
+	}
 	p, err := identity.Named(o.GetBrowser())
 	if err != nil {
 		return nil, failure.Wrap(failure.InvalidArgument, err, "fetch %s: --browser", display(raw))
@@ -189,6 +200,7 @@ func (f *Fetcher) clientsOf(p *identity.Profile) *clients {
 	cs, ok := f.clients[p.Name()]
 	if !ok {
 		cs = &clients{
+			profile:       p,
 			strict:        f.newClient(p, netpolicy.Policy{Own: f.own}),
 			allowLoopback: f.newClient(p, netpolicy.Policy{AllowLoopback: true, Own: f.own}),
 		}
